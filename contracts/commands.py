@@ -1,0 +1,99 @@
+"""Commands bots send to the worker (DESIGN.md sections 3.2, 3.3 and 8)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta, Struct
+
+CommandId = Annotated[str, Meta(min_length=1, max_length=128)]
+DiscordId = Annotated[str, Meta(min_length=1, max_length=64)]
+ShortText = Annotated[str, Meta(max_length=512)]
+# A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
+ReplySubject = Annotated[str, Meta(max_length=256, pattern=r"^[^\s*>.]+(\.[^\s*>.]+)*$")]
+
+
+class Envelope(Struct, kw_only=True, frozen=True):
+    """Fields every command carries."""
+
+    command_id: CommandId
+    issued_at: datetime
+    reply_to: ReplySubject | None = None
+    workspace_id: DiscordId
+
+
+class ReplyProbe(Struct):
+    """The least a broken command may still tell us: where to send the refusal."""
+
+    command_id: Any = None
+    reply_to: Any = None
+
+
+class Persona(Struct, frozen=True):
+    id: int
+    lineage_id: int
+    name: ShortText
+
+
+class Triggerer(Struct, frozen=True):
+    id: DiscordId
+    name: ShortText
+
+
+class Channel(Struct, frozen=True, kw_only=True):
+    id: DiscordId
+    is_dm: bool = False
+    is_private: bool = False
+    everyone_can_view: bool = True
+    url: Annotated[str, Meta(max_length=512)] | None = None
+
+
+class Participant(Struct, frozen=True, kw_only=True):
+    id: Annotated[str, Meta(min_length=1, max_length=256)]
+    kind: Literal["discord", "matrix", "proxy"] = "discord"
+    label: ShortText = ""
+    primary_label: ShortText | None = None
+    aliases: Annotated[list[ShortText], Meta(max_length=64)] = []
+
+
+class MemberMatch(Struct, frozen=True, kw_only=True):
+    id: DiscordId
+    display_name: ShortText | None = None
+    nickname: ShortText | None = None
+    global_name: ShortText | None = None
+    username: ShortText | None = None
+    is_bot: bool = False
+
+
+class Retrieval(Struct, frozen=True, kw_only=True):
+    rag_available: bool = False
+    embedding_model: ShortText | None = None
+    embedding_credentials: bool = False
+
+
+class CreateMemory(Envelope, kw_only=True, frozen=True):
+    """`memory.create`: the model's `create_long_term_memory` tool call."""
+
+    # Deliberately loose: a model's bad arguments are a normal outcome, not a poison message.
+    tool_args: Any = None
+    persona: Persona
+    bot_user_id: DiscordId
+    triggerer: Triggerer | None = None
+    channel: Channel
+    participants: Annotated[list[Participant], Meta(max_length=256)] = []
+    member_matches: Annotated[list[MemberMatch], Meta(max_length=256)] = []
+    retrieval: Retrieval = Retrieval()
+
+
+COMMAND_TYPES: dict[str, type[Envelope]] = {"create": CreateMemory}
+
+
+def decoder_for(kind: str) -> msgspec.json.Decoder:
+    return _DECODERS[kind]
+
+
+_DECODERS = {kind: msgspec.json.Decoder(t) for kind, t in COMMAND_TYPES.items()}
+ENVELOPE_DECODER = msgspec.json.Decoder(Envelope)
+PROBE_DECODER = msgspec.json.Decoder(ReplyProbe)

@@ -1,0 +1,127 @@
+"""Subject names and the token encoding of DESIGN.md section 3.1."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+CommandKind = Literal["create", "manual", "reinforce", "seed_bio"]
+COMMAND_KINDS: tuple[str, ...] = ("create", "manual", "reinforce", "seed_bio")
+
+COMMANDS_STREAM = "MEMORY_COMMANDS"
+EVENTS_STREAM = "MEMORY_EVENTS"
+DLQ_STREAM = "MEMORY_DLQ"
+
+# Where the server files a command after partitioning: cmd.<partition>.<kind>.<workspace token>.
+PARTITIONED_PREFIX = "cmd"
+
+_SAFE = re.compile(r"[A-Za-z0-9_:\-]+")
+_SAFE_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:-")
+
+
+def encode_token(value: str) -> str:
+    """A subject token for an id: kept as is when it is safe, else percent-encoded bytes."""
+    if value and _SAFE.fullmatch(value):
+        return value
+    if not value:
+        raise ValueError("an id used in a subject must not be empty")
+    return "".join(chr(b) if b in _SAFE_BYTES else f"%{b:02X}" for b in value.encode("utf-8"))
+
+
+def decode_token(token: str) -> str:
+    """Inverse of encode_token."""
+    if "%" not in token:
+        return token
+    out = bytearray()
+    i = 0
+    while i < len(token):
+        ch = token[i]
+        if ch == "%" and _is_hex(token[i + 1 : i + 3]):
+            out.append(int(token[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out += ch.encode("utf-8")
+            i += 1
+    return out.decode("utf-8", errors="strict")
+
+
+def _is_hex(s: str) -> bool:
+    return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
+
+
+def command_subject(kind: CommandKind, workspace_id: str) -> str:
+    return f"memory.{kind}.{encode_token(workspace_id)}"
+
+
+def result_subject(command_id: str) -> str:
+    """Core request/reply (no stream): ask the worker for a command's stored result.
+
+    A command re-sent inside JetStream's duplicate window is dropped by the server, so the
+    re-sender gets its result here instead of from a second delivery.
+    """
+    return f"memory.result.{encode_token(command_id)}"
+
+
+RESULT_LOOKUP_SUBJECTS = "memory.result.*"
+
+
+def saved_subject(scope: str, owner_id: str) -> str:
+    return f"memory.saved.{scope}.{encode_token(owner_id)}"
+
+
+def evicted_subject(scope: str, owner_id: str) -> str:
+    return f"memory.evicted.{scope}.{encode_token(owner_id)}"
+
+
+def removed_subject(scope: str, owner_id: str) -> str:
+    return f"memory.removed.{scope}.{encode_token(owner_id)}"
+
+
+def invalidate_subject(cache: str, key: str) -> str:
+    return f"cache.invalidate.{cache}.{encode_token(key)}"
+
+
+METRIC_EVICTION_SUBJECT = "metrics.memory_eviction"
+
+
+def dlq_subject(original_subject: str) -> str:
+    return f"dlq.{original_subject}"
+
+
+def partition_transform(partitions: int) -> tuple[str, str]:
+    """(src, dest) of the stream subject transform that files commands under a partition.
+
+    The partition is a hash of the workspace token only, so every kind of command of one
+    workspace lands in the same partition and keeps its publish order.
+    """
+    return (
+        "memory.*.*",
+        f"{PARTITIONED_PREFIX}.{{{{partition({partitions},2)}}}}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}",
+    )
+
+
+def partition_filter(partition: int) -> str:
+    return f"{PARTITIONED_PREFIX}.{partition}.>"
+
+
+def parse_partitioned(subject: str) -> tuple[str, str]:
+    """(kind, workspace token) from a stored command subject; either form is accepted."""
+    parts = subject.split(".")
+    if len(parts) == 4 and parts[0] == PARTITIONED_PREFIX:
+        return parts[2], parts[3]
+    if len(parts) == 3 and parts[0] == "memory":
+        return parts[1], parts[2]
+    raise ValueError(f"not a command subject: {subject!r}")
+
+
+def original_subject(kind: str, workspace_token: str) -> str:
+    return f"memory.{kind}.{workspace_token}"
+
+
+def partition_of(workspace_token: str, partitions: int) -> int:
+    """The partition the server computes: FNV-1a 32-bit over the token bytes, mod P."""
+    h = 0x811C9DC5
+    for b in workspace_token.encode("utf-8"):
+        h ^= b
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return h % partitions

@@ -1,0 +1,198 @@
+-- Server-side functions for the create flow: one round trip to read what the decision needs,
+-- one round trip (one transaction) to persist it. The per-owner lock is taken in exactly one
+-- place, memory_lock_owner(), and every write function calls it first.
+
+CREATE FUNCTION memory_lock_owner(p_scope text, p_owner_id text) RETURNS void
+LANGUAGE sql AS $$
+    -- Namespaced so the key cannot collide with other advisory-lock users of the database.
+    SELECT pg_advisory_xact_lock(hashtextextended('memory-owner:' || p_scope || ':' || p_owner_id, 0));
+$$;
+
+-- Everything the pure create decision needs, read in one statement at processing time:
+-- a stored result (and its unpublished events) if the command was already handled, the
+-- workspace settings, and the users rows and persona nicknames of the candidate ids.
+CREATE FUNCTION memory_create_context(p_command_id text, p_workspace_id text, p_ids text[],
+                                      p_lineage_id integer) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'stored', (SELECT result FROM processed_commands WHERE command_id = p_command_id),
+        'pending', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                        'id', o.id, 'subject', o.subject, 'headers', o.headers, 'payload', o.payload)
+                        ORDER BY o.id), '[]'::jsonb)
+                    FROM outbox o WHERE o.command_id = p_command_id AND o.published_at IS NULL),
+        'workspace', (SELECT jsonb_build_object(
+                        'server_id', s.server_id,
+                        'self_teaching_enabled', s.self_teaching_enabled,
+                        'personal_memories_enabled', s.personal_memories_enabled,
+                        'memory_decay_enabled', s.memory_decay_enabled,
+                        'memory_decay_days', s.memory_decay_days)
+                      FROM servers s WHERE s.server_disc_id = p_workspace_id),
+        'users', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                        'user_id', u.user_id, 'disc_id', u.user_disc_id,
+                        'nickname', u.user_nickname, 'privacy_level', u.privacy_level,
+                        'persona_nickname', pn.nickname)), '[]'::jsonb)
+                  FROM users u
+                  LEFT JOIN persona_nicknames pn ON pn.user_id = u.user_id AND pn.lineage_id = p_lineage_id
+                  WHERE u.user_disc_id = ANY (p_ids))
+    );
+$$;
+
+-- Store a result that changed nothing (a refusal before persistence). Returns the result
+-- that is now stored: this one, or the one a concurrent delivery stored first.
+CREATE FUNCTION memory_record_result(p_command_id text, p_kind text, p_result jsonb)
+RETURNS TABLE (duplicate boolean, result jsonb)
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO processed_commands (command_id, kind, status, result)
+    VALUES (p_command_id, p_kind, p_result #>> '{data,status}', p_result)
+    ON CONFLICT (command_id) DO NOTHING;
+    IF FOUND THEN
+        RETURN QUERY SELECT false, p_result;
+    ELSE
+        RETURN QUERY SELECT true, pc.result FROM processed_commands pc WHERE pc.command_id = p_command_id;
+    END IF;
+END;
+$$;
+
+-- Write the outbox rows of one command, in order, filling in what only the database knows.
+CREATE FUNCTION memory_outbox_write(p_command_id text, p_events jsonb, p_new_id bigint,
+                                    p_victim_id bigint, p_victim_content text)
+RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    ev jsonb;
+    body jsonb;
+    rows jsonb := '[]'::jsonb;
+    new_row outbox%ROWTYPE;
+BEGIN
+    FOR ev IN SELECT value FROM jsonb_array_elements(p_events) LOOP
+        CONTINUE WHEN (ev ->> 'only_on_evict')::boolean AND p_victim_id IS NULL;
+        body := ev -> 'payload';
+        CASE ev ->> 'fill'
+            WHEN 'saved' THEN
+                body := jsonb_set(body, '{memory_id}', to_jsonb(p_new_id));
+                IF p_victim_id IS NOT NULL THEN
+                    body := jsonb_set(body, '{evicted}', jsonb_build_object(
+                        'memory_id', p_victim_id, 'content', p_victim_content));
+                END IF;
+            WHEN 'evicted' THEN
+                body := body || jsonb_build_object('memory_id', p_victim_id,
+                    'content_forgotten', p_victim_content, 'replaced_by', p_new_id);
+            ELSE NULL;
+        END CASE;
+        INSERT INTO outbox (command_id, subject, headers, payload)
+        VALUES (p_command_id, ev ->> 'subject', ev -> 'headers', body)
+        RETURNING * INTO new_row;
+        rows := rows || jsonb_build_object('id', new_row.id, 'subject', new_row.subject,
+                                           'headers', new_row.headers, 'payload', new_row.payload);
+    END LOOP;
+    RETURN rows;
+END;
+$$;
+
+-- The create transaction (DESIGN.md sections 4 step 8 and 5). p carries the plan the pure
+-- domain made and every possible result and event, pre-built; this function only decides
+-- what needs the owner's rows under the lock (count, eviction victim) and fills in ids.
+CREATE FUNCTION memory_create_save(p jsonb)
+RETURNS TABLE (duplicate boolean, result jsonb, outbox jsonb)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_command_id text := p ->> 'command_id';
+    v_scope      text := p ->> 'scope';
+    v_lineage    integer := (p ->> 'lineage_id')::integer;
+    v_cap        integer := (p ->> 'cap')::integer;
+    v_cutoff     timestamptz := now() - make_interval(days => (p ->> 'decay_days')::integer);
+    v_server_id  integer;
+    v_user_id    integer := (p ->> 'user_id')::integer;
+    v_count      integer;
+    v_victim_id  bigint;
+    v_victim_content text;
+    v_new_id     bigint;
+    v_result     jsonb;
+    v_rows       jsonb := '[]'::jsonb;
+BEGIN
+    PERFORM memory_lock_owner(v_scope, p ->> 'owner_id');
+
+    SELECT pc.result INTO v_result FROM processed_commands pc WHERE pc.command_id = v_command_id;
+    IF FOUND THEN
+        RETURN QUERY SELECT true, v_result, '[]'::jsonb;
+        RETURN;
+    END IF;
+
+    IF v_scope = 'server' THEN
+        SELECT s.server_id INTO v_server_id FROM servers s WHERE s.server_disc_id = p ->> 'workspace_id';
+        IF v_server_id IS NULL THEN
+            INSERT INTO servers (server_disc_id) VALUES (p ->> 'workspace_id')
+            ON CONFLICT (server_disc_id) DO NOTHING;
+            SELECT s.server_id INTO v_server_id FROM servers s WHERE s.server_disc_id = p ->> 'workspace_id';
+        END IF;
+        SELECT count(*) INTO v_count FROM server_memories m
+        WHERE m.server_id = v_server_id AND m.persona_lineage_id = v_lineage;
+    ELSE
+        -- Privacy is read again under the lock: a user who just opted out is never saved.
+        IF (SELECT u.privacy_level FROM users u WHERE u.user_id = v_user_id) IS DISTINCT FROM 0 THEN
+            v_result := p #> '{results,privacy}';
+        END IF;
+        SELECT count(*) INTO v_count FROM personal_memories m
+        WHERE m.user_id = v_user_id AND m.persona_lineage_id IN (v_lineage, 0);
+    END IF;
+
+    IF v_result IS NULL AND v_count > v_cap THEN
+        v_result := jsonb_set(p #> '{results,over_cap}', '{data,current_count}', to_jsonb(v_count));
+    ELSIF v_result IS NULL AND v_count = v_cap THEN
+        IF (p ->> 'may_evict')::boolean THEN
+            -- Never-reinforced first, then least recently reinforced; ties by age, then id.
+            IF v_scope = 'server' THEN
+                SELECT m.server_memory_id, m.content INTO v_victim_id, v_victim_content
+                FROM server_memories m
+                WHERE m.server_id = v_server_id AND m.persona_lineage_id = v_lineage
+                  AND v_lineage <> 0 AND NOT m.manually_written
+                  AND coalesce(m.last_reinforced_at, m.created_at) < v_cutoff
+                ORDER BY m.last_reinforced_at IS NOT NULL, m.last_reinforced_at, m.created_at, m.server_memory_id
+                LIMIT 1;
+                DELETE FROM server_memories WHERE server_memory_id = v_victim_id;
+            ELSE
+                SELECT m.personal_memory_id, m.content INTO v_victim_id, v_victim_content
+                FROM personal_memories m
+                WHERE m.user_id = v_user_id AND m.persona_lineage_id = v_lineage
+                  AND v_lineage <> 0 AND NOT m.manually_written
+                  AND coalesce(m.last_reinforced_at, m.created_at) < v_cutoff
+                ORDER BY m.last_reinforced_at IS NOT NULL, m.last_reinforced_at, m.created_at, m.personal_memory_id
+                LIMIT 1;
+                DELETE FROM personal_memories WHERE personal_memory_id = v_victim_id;
+            END IF;
+        END IF;
+        IF v_victim_id IS NULL THEN
+            v_result := jsonb_set(p #> '{results,at_cap}', '{data,current_count}', to_jsonb(v_count));
+        END IF;
+    END IF;
+
+    IF v_result IS NULL THEN
+        IF v_scope = 'server' THEN
+            INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content,
+                                         manually_written, source)
+            VALUES (v_server_id, (p ->> 'persona_id')::integer, v_lineage,
+                    (SELECT u.user_id FROM users u WHERE u.user_disc_id = p ->> 'teacher_id'),
+                    p ->> 'content', (p ->> 'manually_written')::boolean, p ->> 'source')
+            RETURNING server_memory_id INTO v_new_id;
+        ELSE
+            INSERT INTO personal_memories (user_id, persona_lineage_id, content, manually_written, source)
+            VALUES (v_user_id, v_lineage, p ->> 'content', (p ->> 'manually_written')::boolean, p ->> 'source')
+            RETURNING personal_memory_id INTO v_new_id;
+        END IF;
+        IF v_victim_id IS NULL THEN
+            v_result := jsonb_set(p #> '{results,saved}', '{data,memory_id}', to_jsonb(v_new_id));
+        ELSE
+            v_result := jsonb_set(jsonb_set(p #> '{results,evicted}', '{data,memory_id}', to_jsonb(v_new_id)),
+                                  '{data,content_forgotten}', to_jsonb(v_victim_content));
+        END IF;
+        v_rows := memory_outbox_write(v_command_id, p -> 'events', v_new_id, v_victim_id, v_victim_content);
+    END IF;
+
+    -- A plain insert: should a duplicate slip past the check above, the transaction fails
+    -- whole and the caller reads the stored result.
+    INSERT INTO processed_commands (command_id, kind, status, result)
+    VALUES (v_command_id, 'create', v_result #>> '{data,status}', v_result);
+    RETURN QUERY SELECT false, v_result, v_rows;
+END;
+$$;

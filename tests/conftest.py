@@ -1,0 +1,162 @@
+"""Real servers for the suite: one nats-server and one PostgreSQL per test session, on free
+loopback ports in temporary directories, stopped by PID at the end. Each database test gets
+a fresh database cloned from a migrated template (cheap, and no test sees another's rows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+from pathlib import Path
+
+import asyncpg
+import nats
+import pytest
+
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+from db.migrate import migrate_dsn  # noqa: E402
+from db.repository import create_pool  # noqa: E402
+from worker.embedded import NatsServer, PostgresServer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE_DB = "memory_template"
+_db_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def tmp_root():
+    path = Path(tempfile.mkdtemp(prefix="memory-tests-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_root):
+    server = NatsServer(tmp_root / "nats").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_root):
+    server = PostgresServer(tmp_root / "pg", durable=False).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+async def template_db(pg_server):
+    conn = await asyncpg.connect(pg_server.dsn())
+    await conn.execute(f"CREATE DATABASE {TEMPLATE_DB}")
+    await conn.close()
+    await migrate_dsn(pg_server.dsn(TEMPLATE_DB))
+    return TEMPLATE_DB
+
+
+async def clone_database(pg_server: PostgresServer, template: str) -> str:
+    name = f"t_{os.getpid()}_{next(_db_counter)}"
+    conn = await asyncpg.connect(pg_server.dsn())
+    try:
+        await conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    finally:
+        await conn.close()
+    return pg_server.dsn(name)
+
+
+@pytest.fixture
+async def database_url(pg_server, template_db):
+    return await clone_database(pg_server, template_db)
+
+
+@pytest.fixture
+async def pool(database_url):
+    p = await create_pool(database_url, min_size=1, max_size=20)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
+async def nc(nats_server):
+    client = await nats.connect(nats_server.url)
+    yield client
+    await client.drain()
+
+
+def unique(prefix: str = "") -> str:
+    """An id no other test uses: keeps tests on shared servers out of each other's way."""
+    return f"{prefix}{uuid.uuid4().int % 10**18:018d}"
+
+
+class WorkerProcess:
+    """`memoryctl run` as a real child process, pointed at the test servers."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.env = env
+        self.log_path = log_path
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60.0) -> WorkerProcess:
+        self._log = open(self.log_path, "ab")
+        start_offset = self.log_path.stat().st_size
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "worker.cli", "run"], env=self.env, cwd=ROOT,
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(self.log_path, "rb") as f:
+                f.seek(start_offset)
+                if b"worker_ready" in f.read():
+                    return self
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited early:\n{self.log_path.read_text()[-4000:]}")
+            time.sleep(0.05)
+        raise RuntimeError(f"worker not ready:\n{self.log_path.read_text()[-4000:]}")
+
+    def stop(self, sig: int = 15, timeout: float = 30.0) -> int | None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode if self.proc else None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def worker_env(nats_url: str, database_url: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(NATS_URL=nats_url, DATABASE_URL=database_url, LOG_FORMAT="json", PYTHONPATH=str(ROOT))
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+async def e2e_database_url(pg_server, template_db):
+    return await clone_database(pg_server, template_db)
+
+
+@pytest.fixture(scope="session")
+async def e2e_worker(nats_server, e2e_database_url, tmp_root):
+    """One worker for the e2e suite: tests keep apart by using their own workspace ids."""
+    worker = WorkerProcess(
+        worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5",
+                   MEMORY_PARTITIONS="4", MAX_DELIVER="3"),
+        tmp_root / "e2e-worker.log",
+    )
+    await asyncio.to_thread(worker.start)
+    yield worker
+    await asyncio.to_thread(worker.stop)

@@ -1,0 +1,138 @@
+"""memoryctl: run the worker, apply migrations, play the demo."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+
+import structlog
+
+from worker import logging as worker_logging
+from worker.settings import Settings, SettingsError
+
+log = structlog.get_logger("memoryctl")
+
+DEFAULT_NATS_PORT = 4222
+DEFAULT_PG_PORT = 55432
+
+
+def _port_or_free(preferred: int) -> int:
+    import socket
+
+    from worker.embedded import LOOPBACK, free_port
+
+    with socket.socket() as s:
+        try:
+            s.bind((LOOPBACK, preferred))
+            return preferred
+        except OSError:
+            return free_port()
+
+
+@contextlib.contextmanager
+def local_servers(settings: Settings):
+    """Embedded NATS and PostgreSQL under the data dir for whatever URL is not configured."""
+    from worker.app import Endpoints
+    from worker.embedded import NatsServer, PostgresServer
+
+    started = []
+    data = settings.data_dir.resolve()
+    try:
+        nats_url = settings.nats_url
+        if not nats_url:
+            nats = NatsServer(data / "nats", port=_port_or_free(DEFAULT_NATS_PORT)).start()
+            started.append(nats)
+            nats_url = nats.url
+            log.info("embedded_nats_started", url=nats_url, pid=nats.pid, data=str(nats.data_dir))
+        database_url = settings.database_url
+        if not database_url:
+            pg = PostgresServer(data / "pg", port=_port_or_free(DEFAULT_PG_PORT)).start()
+            started.append(pg)
+            database_url = pg.dsn()
+            log.info("embedded_postgres_started", url=database_url, pid=pg.pid, data=str(pg.data_dir))
+        endpoints = Endpoints(nats_url, database_url)
+        if started:
+            (data / "endpoints.json").write_text(json.dumps({"nats_url": nats_url, "database_url": database_url}))
+        yield endpoints
+    finally:
+        for server in reversed(started):
+            server.stop()
+            log.info("embedded_server_stopped", server=type(server).__name__, pid=server.pid)
+        if started:
+            (data / "endpoints.json").unlink(missing_ok=True)
+
+
+def endpoints_for_clients(settings: Settings):
+    """Where a running worker's servers are: the environment, else what `make run` recorded."""
+    from worker.app import Endpoints
+
+    recorded = settings.data_dir / "endpoints.json"
+    found = json.loads(recorded.read_text()) if recorded.exists() else {}
+    nats_url = settings.nats_url or found.get("nats_url")
+    database_url = settings.database_url or found.get("database_url")
+    if not nats_url or not database_url:
+        raise SystemExit("no running worker found: start one with `make run`, or set NATS_URL and DATABASE_URL")
+    return Endpoints(nats_url, database_url)
+
+
+def _run(settings: Settings) -> int:
+    from worker.app import serve
+
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        with local_servers(settings) as endpoints:
+            await serve(settings, endpoints, stop)
+
+    asyncio.run(main())
+    return 0
+
+
+def _migrate(settings: Settings) -> int:
+    from worker.app import apply_migrations
+
+    with local_servers(Settings(nats_url="unused", database_url=settings.database_url,
+                                data_dir=settings.data_dir)) as endpoints:
+        applied = asyncio.run(apply_migrations(endpoints.database_url))
+    print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
+    return 0
+
+
+def _demo(settings: Settings) -> int:
+    from worker.demo import play
+
+    asyncio.run(play(endpoints_for_clients(settings)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)")
+    sub.add_parser("migrate", help="apply pending database migrations")
+    sub.add_parser("demo", help="play a short scripted conversation against a running worker")
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"memoryctl: configuration error: {exc}", file=sys.stderr)
+        return 2
+    worker_logging.configure(settings.log_format, settings.log_level)
+    return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

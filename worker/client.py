@@ -1,0 +1,118 @@
+"""The bot side: publish a command to JetStream and await its result on a reply inbox."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import nats.errors
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+
+from contracts import subjects
+from contracts.codec import RESULT_DECODER, encode
+from contracts.commands import CreateMemory
+from contracts.results import CommandResult
+
+
+class ResultTimeout(TimeoutError):
+    """No result arrived in time. The command may still be applied: retry with the same id."""
+
+
+class MemoryClient:
+    """One reply subscription per client; results are matched to commands by reply subject.
+
+    Retrying with the same command id is always safe: the worker's inbox answers a repeat
+    with the stored result and changes nothing.
+    """
+
+    def __init__(self, nc: NatsClient, *, timeout: float = 15.0) -> None:
+        self._nc = nc
+        self._js = nc.jetstream()
+        self._timeout = timeout
+        self._prefix = f"_INBOX.memory.{uuid.uuid4().hex}"
+        self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._sub = None
+
+    async def start(self) -> MemoryClient:
+        self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_reply)
+        return self
+
+    async def close(self) -> None:
+        if self._sub is not None:
+            await self._sub.unsubscribe()
+            self._sub = None
+        for fut in self._waiting.values():
+            fut.cancel()
+        self._waiting.clear()
+
+    async def __aenter__(self) -> MemoryClient:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _on_reply(self, msg: Msg) -> None:
+        fut = self._waiting.pop(msg.subject, None)
+        if fut is not None and not fut.done():
+            fut.set_result(msg.data)
+
+    def reply_subject(self) -> str:
+        return f"{self._prefix}.{uuid.uuid4().hex}"
+
+    async def send_raw(self, kind: str, workspace_id: str, payload: bytes, *, command_id: str,
+                       reply_to: str | None, timeout: float | None = None) -> bytes | None:
+        """Publish a command as bytes; await the raw result when reply_to is one of ours."""
+        fut: asyncio.Future[bytes] | None = None
+        if reply_to and reply_to.startswith(self._prefix):
+            fut = asyncio.get_running_loop().create_future()
+            self._waiting[reply_to] = fut
+        try:
+            ack = await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
+                                         headers={"Nats-Msg-Id": command_id}, stream=subjects.COMMANDS_STREAM)
+            if fut is None:
+                return None
+            wait = timeout or self._timeout
+            try:
+                if ack.duplicate:
+                    # JetStream dropped the repeat; the first delivery's result is in the inbox.
+                    return await asyncio.wait_for(self._stored_result(command_id), wait)
+                return await asyncio.wait_for(fut, wait)
+            except TimeoutError:
+                raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
+        finally:
+            if reply_to:
+                self._waiting.pop(reply_to, None)
+
+    async def _stored_result(self, command_id: str, poll: float = 0.05) -> bytes:
+        """Ask the worker for a stored result until the first delivery has been processed."""
+        subject = subjects.result_subject(command_id)
+        while True:
+            try:
+                reply = await self._nc.request(subject, b"", timeout=2.0)
+            except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+                reply = None
+            if reply is not None and reply.data and reply.data != b"null":
+                return reply.data
+            await asyncio.sleep(poll)
+            poll = min(poll * 2, 1.0)
+
+    async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
+        """Send memory.create and return its result. A dict is completed with an id, time and reply."""
+        if isinstance(command, dict):
+            command = new_create(**command)
+        if command.reply_to is None or not command.reply_to.startswith(self._prefix):
+            command = msgspec.structs.replace(command, reply_to=self.reply_subject())
+        raw = await self.send_raw("create", command.workspace_id, encode(command),
+                                  command_id=command.command_id, reply_to=command.reply_to, timeout=timeout)
+        return RESULT_DECODER.decode(raw)
+
+
+def new_create(**fields: Any) -> CreateMemory:
+    """A CreateMemory with a fresh command id and issue time unless given."""
+    fields.setdefault("command_id", uuid.uuid4().hex)
+    fields.setdefault("issued_at", datetime.now(UTC))
+    return msgspec.convert(fields, CreateMemory, from_attributes=True)

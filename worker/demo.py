@@ -1,0 +1,92 @@
+"""`memoryctl demo`: a short conversation through MemoryClient against a running worker.
+
+The demo plays the bot: it writes the directory rows a bot owns (a workspace with decay on,
+a known user) and imports a pre-release memory set so the server is at its cap, then sends
+four tool calls: a save, a personal save, a refusal, and a save that evicts.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import nats
+
+from worker.app import Endpoints
+from worker.client import MemoryClient, new_create
+from worker.settings import Settings
+
+LINEAGE = 7
+
+
+async def _prepare_directory(database_url: str, workspace: str, user: str, cap: int) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        async with conn.transaction():
+            server_id = await conn.fetchval(
+                "INSERT INTO servers (server_disc_id, memory_decay_enabled, memory_decay_days)"
+                " VALUES ($1, true, 30) RETURNING server_id", workspace)
+            await conn.execute("INSERT INTO users (user_disc_id, user_nickname) VALUES ($1, 'Mika')", user)
+            # An import from before the worker: old, never reinforced, so the oldest may be forgotten.
+            await conn.executemany(
+                "INSERT INTO server_memories (server_id, persona_lineage_id, content, source, created_at)"
+                " VALUES ($1, $2, $3, 'legacy', now() - make_interval(days => 90 - $4))",
+                [(server_id, LINEAGE + 1, f"imported fact #{i}", i) for i in range(cap)],
+            )
+    finally:
+        await conn.close()
+
+
+def _show(title: str, result) -> None:
+    data = result.data
+    print(f"\n== {title}")
+    print(f"   status:  {data.status}")
+    if result.success:
+        print(f"   saved:   {data.content_saved!r} (memory {data.memory_id}, scope {data.scope})")
+        if data.content_forgotten:
+            print(f"   forgot:  {data.content_forgotten!r}")
+        print(f"   invalidated: {[f'{k.cache}:{k.key}' for k in result.invalidated]}")
+    else:
+        print(f"   error:   {result.error}")
+
+
+async def play(endpoints: Endpoints) -> None:
+    settings = Settings.from_env()
+    workspace = f"9{uuid.uuid4().int % 10**17:017d}"
+    user = f"8{uuid.uuid4().int % 10**17:017d}"
+    await _prepare_directory(endpoints.database_url, workspace, user, settings.max_server_memories)
+    nc = await nats.connect(endpoints.nats_url)
+    base = {
+        "workspace_id": workspace,
+        "persona": {"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
+        "bot_user_id": "100000000000000001",
+        "triggerer": {"id": user, "name": "Mika"},
+        "channel": {"id": "200000000000000001"},
+        "member_matches": [{"id": user, "display_name": "Mika", "username": "mika"}],
+        "retrieval": {"rag_available": True, "embedding_model": "text-embedding-3-small",
+                      "embedding_credentials": True},
+    }
+    try:
+        async with MemoryClient(nc) as client:
+            print(f"workspace {workspace}, user {user}")
+            _show("Tomori remembers something about the server",
+                  await client.create(dict(base, tool_args={
+                      "memory_content": "The server's movie night is on Fridays",
+                      "memory_scope": "server_wide"})))
+            _show("Tomori remembers something about Mika",
+                  await client.create(dict(base, tool_args={
+                      "memory_content": "{user} prefers green tea", "memory_scope": "target_user",
+                      "target_user": "@Mika"})))
+            _show("A target nobody knows is refused",
+                  await client.create(dict(base, tool_args={
+                      "memory_content": "{user} likes jazz", "memory_scope": "target_user",
+                      "target_user": "Someone Else"})))
+            _show("At the cap, the oldest unused memory makes room",
+                  await client.create(dict(base, persona={"id": 1, "lineage_id": LINEAGE + 1, "name": "Tomori"},
+                                           tool_args={"memory_content": "Mika organises the game nights",
+                                                      "memory_scope": "server_wide"})))
+    finally:
+        await nc.drain()
+
+
+__all__ = ["new_create", "play"]

@@ -1,0 +1,98 @@
+"""The capacity and eviction rule of DESIGN.md section 5, as pure functions.
+
+The database layer counts and selects under the owner lock; these functions say what the
+counts mean and which row may go, so the SQL and the rule can be tested against each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from contracts.commands import Retrieval
+from worker.domain.model import CapacityAction, LimitReason, StoredMemory, Workspace
+
+__all__ = [
+    "GLOBAL_LINEAGE",
+    "capacity_action",
+    "choose_eviction",
+    "eviction_order_key",
+    "eviction_permitted",
+    "is_eligible",
+    "limit_reason",
+]
+
+# Lineage 0 holds a user's global memories (bio seeds among them): never replaced automatically.
+GLOBAL_LINEAGE = 0
+
+
+def is_eligible(row: StoredMemory, *, lineage_id: int, now: datetime, decay_days: int) -> bool:
+    """Same exact lineage (never 0), written by the model, and unused for `decay_days`."""
+    if lineage_id == GLOBAL_LINEAGE or row.lineage_id != lineage_id or row.manually_written:
+        return False
+    last_used = row.last_reinforced_at or row.created_at
+    return last_used < now - timedelta(days=decay_days)
+
+
+def eviction_order_key(row: StoredMemory) -> tuple[bool, datetime, datetime, int]:
+    """`ORDER BY last_reinforced_at NULLS FIRST, created_at, id` as a sort key."""
+    reinforced = row.last_reinforced_at
+    if reinforced is None:
+        return (False, row.created_at, row.created_at, row.memory_id)
+    return (True, reinforced, row.created_at, row.memory_id)
+
+
+def choose_eviction(
+    rows: Iterable[StoredMemory], *, lineage_id: int, now: datetime, decay_days: int
+) -> StoredMemory | None:
+    """The one row a save at the cap may replace, or None when every row is protected."""
+    eligible = [
+        row for row in rows if is_eligible(row, lineage_id=lineage_id, now=now, decay_days=decay_days)
+    ]
+    return min(eligible, key=eviction_order_key) if eligible else None
+
+
+def capacity_action(count: int, cap: int, may_evict: bool, has_candidate: bool) -> CapacityAction:
+    """Insert below the cap; at it, replace one dormant row if permitted; above it, refuse.
+
+    Over the cap (the cap was lowered) a save is refused outright: replacing one row would
+    keep the owner over the cap, and one save never deletes more than one row.
+    """
+    if count < cap:
+        return "insert"
+    if count > cap:
+        return "refuse_over_cap"
+    return "evict" if may_evict and has_candidate else "refuse_at_cap"
+
+
+def limit_reason(action: CapacityAction, may_evict: bool) -> LimitReason | None:
+    """Why a refusing action refused, for the limit_exceeded text; None for insert and evict."""
+    if action == "refuse_over_cap":
+        return "over_cap"
+    if action == "refuse_at_cap":
+        return "nothing_eligible" if may_evict else "eviction_not_permitted"
+    return None
+
+
+def _embedding_model_set(retrieval: Retrieval) -> bool:
+    return bool(retrieval.embedding_model and retrieval.embedding_model.strip())
+
+
+def eviction_permitted(workspace: Workspace, retrieval: Retrieval) -> tuple[bool, str | None]:
+    """Whether a save at the cap may replace a row, and if not, why in words for the user.
+
+    Forgetting is only safe when memories are retrieved by relevance: without retrieval the
+    model sees every memory, and which ones are "unused" means nothing.
+    """
+    missing: list[str] = []
+    if not workspace.memory_decay_enabled:
+        missing.append("memory decay is turned off for this server")
+    if not retrieval.rag_available:
+        missing.append("memory retrieval is not available")
+    if not retrieval.embedding_credentials:
+        missing.append("no embedding credentials are configured")
+    if not _embedding_model_set(retrieval):
+        missing.append("no embedding model is configured")
+    if missing:
+        return False, "; ".join(missing)
+    return True, None

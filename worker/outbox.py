@@ -1,0 +1,100 @@
+"""Publishing outbox rows to MEMORY_EVENTS.
+
+The handler publishes its own command's rows right after commit (so `cache.invalidate`
+reaches cache nodes before the bot gets its result); marking them published is batched off
+the hot path. A sweeper publishes rows a crash left behind. Every event carries
+`Nats-Msg-Id` = its event id, so a row published twice is stored once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import structlog
+from nats.js import JetStreamContext
+
+from contracts.subjects import EVENTS_STREAM
+from db.repository import MemoryRepository, OutboxRow
+
+log = structlog.get_logger("outbox")
+
+
+class OutboxPublisher:
+    def __init__(self, js: JetStreamContext, repo: MemoryRepository, *, ack_timeout: float = 10.0,
+                 sweep_interval: float = 2.0, sweep_age: float = 5.0, batch: int = 500) -> None:
+        self._js = js
+        self._repo = repo
+        self._ack_timeout = ack_timeout
+        self._sweep_interval = sweep_interval
+        self._sweep_age = sweep_age
+        self._batch = batch
+        self._published: list[int] = []
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    async def publish(self, rows: Sequence[OutboxRow]) -> None:
+        """Publish rows in order and wait for JetStream to store them all."""
+        if not rows:
+            return
+        # publish_async writes in call order on one connection; the stream keeps that order.
+        futures = [
+            await self._js.publish_async(row.subject, bytes(row.payload), headers=dict(row.headers),
+                                         stream=EVENTS_STREAM)
+            for row in rows
+        ]
+        await asyncio.wait_for(asyncio.gather(*futures), self._ack_timeout)
+        self._published.extend(row.id for row in rows)
+        if len(self._published) >= self._batch:
+            self._wake.set()
+
+    async def flush(self) -> None:
+        ids, self._published = self._published, []
+        if not ids:
+            return
+        try:
+            await self._repo.mark_published(ids)
+        except Exception:
+            # They were published; at worst the sweeper publishes them again and the
+            # stream drops the duplicates by Nats-Msg-Id.
+            self._published[:0] = ids
+            raise
+
+    async def sweep(self) -> int:
+        """Publish rows older than the in-flight window that nobody marked published."""
+        total = 0
+        while True:
+            rows = await self._repo.unpublished(self._sweep_age, self._batch)
+            if not rows:
+                return total
+            await self.publish(rows)
+            await self.flush()
+            total += len(rows)
+            log.info("outbox_swept", rows=len(rows))
+
+    async def run(self) -> None:
+        """Background loop: batched marking, periodic sweep. Stops with stop()."""
+        loop = asyncio.get_running_loop()
+        next_sweep = loop.time()
+        while not self._stopping:
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=0.05)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.flush()
+                if loop.time() >= next_sweep:
+                    await self.sweep()
+                    next_sweep = loop.time() + self._sweep_interval
+            except Exception as exc:  # the loop must outlive a database or broker outage
+                log.warning("outbox_retry", error=repr(exc))
+                await asyncio.sleep(1.0)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        try:
+            await self.flush()
+        except Exception as exc:
+            log.warning("outbox_flush_on_stop_failed", error=repr(exc))

@@ -1,0 +1,119 @@
+"""memory.create: read the context, decide (pure), persist in one transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import msgspec
+
+from contracts.codec import encode
+from contracts.commands import CreateMemory
+from contracts.results import CommandResult
+from db.repository import CreateContextRow, MemoryRepository, OutboxRow
+from worker.domain import messages
+from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
+from worker.domain.events import EventTemplate, save_events
+from worker.domain.model import CreateContext, KnownUser, Limits, SavePlan, Workspace
+from worker.domain.targets import lookup_ids
+
+
+@dataclass(frozen=True, slots=True)
+class Handled:
+    """What the handler does after the database: publish `events`, then reply `result`."""
+
+    result: bytes
+    events: list[OutboxRow]
+    duplicate: bool
+
+
+class SaveResults(msgspec.Struct, frozen=True):
+    saved: CommandResult
+    evicted: CommandResult
+    at_cap: CommandResult
+    over_cap: CommandResult
+    privacy: CommandResult
+
+
+class CreateSaveRequest(msgspec.Struct, frozen=True):
+    """The argument of memory_create_save(): the plan, every possible result, every event."""
+
+    command_id: str
+    scope: str
+    owner_id: str
+    workspace_id: str
+    user_id: int | None
+    teacher_id: str | None
+    lineage_id: int
+    persona_id: int
+    content: str
+    source: str
+    manually_written: bool
+    cap: int
+    may_evict: bool
+    decay_days: int
+    results: SaveResults
+    events: list[EventTemplate]
+
+
+def context_from_row(row: CreateContextRow) -> CreateContext:
+    ws = row.workspace
+    workspace = Workspace() if ws is None else Workspace(
+        server_id=ws.server_id,
+        self_teaching_enabled=ws.self_teaching_enabled,
+        personal_memories_enabled=ws.personal_memories_enabled,
+        memory_decay_enabled=ws.memory_decay_enabled,
+        memory_decay_days=ws.memory_decay_days,
+    )
+    users = {u.disc_id: KnownUser(u.user_id, u.disc_id, u.nickname, u.privacy_level) for u in row.users}
+    nicknames = {u.disc_id: u.persona_nickname for u in row.users if u.persona_nickname}
+    return CreateContext(workspace=workspace, users=users, persona_nicknames=nicknames)
+
+
+def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: datetime) -> CreateSaveRequest:
+    why_not = None if plan.may_evict else eviction_block_reason(ctx.workspace, cmd.retrieval)
+    return CreateSaveRequest(
+        command_id=cmd.command_id,
+        scope=plan.scope,
+        owner_id=plan.owner_id,
+        workspace_id=cmd.workspace_id,
+        user_id=plan.user_id,
+        teacher_id=cmd.triggerer.id if cmd.triggerer else None,
+        lineage_id=plan.lineage_id,
+        persona_id=plan.persona_id,
+        content=plan.content,
+        source="model",
+        manually_written=False,
+        cap=plan.cap,
+        may_evict=plan.may_evict,
+        decay_days=plan.decay_days,
+        results=SaveResults(
+            saved=messages.saved(cmd, plan, 0, None),
+            evicted=messages.saved(cmd, plan, 0, ""),
+            at_cap=at_cap_refusal(cmd, plan, why_not),
+            over_cap=over_cap_refusal(cmd, plan),
+            # The database reads privacy again under the lock; this is its answer if it changed.
+            privacy=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 1),
+        ),
+        events=save_events(cmd, plan, now.isoformat()),
+    )
+
+
+class CreateMemoryService:
+    def __init__(self, repo: MemoryRepository, limits: Limits) -> None:
+        self._repo = repo
+        self._limits = limits
+
+    async def run(self, cmd: CreateMemory) -> Handled:
+        row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd),
+                                              cmd.persona.lineage_id)
+        if row.stored is not None:
+            # Already handled: the stored result, and any events a crash left unpublished.
+            return Handled(bytes(row.stored), row.pending, duplicate=True)
+        ctx = context_from_row(row)
+        decision = decide_create(cmd, ctx, self._limits)
+        if isinstance(decision, CommandResult):
+            duplicate, stored = await self._repo.record_result(cmd.command_id, "create", encode(decision))
+            return Handled(stored, [], duplicate)
+        saved = await self._repo.create_save(encode(save_request(cmd, decision, ctx, datetime.now(UTC))))
+        return Handled(bytes(saved.result), saved.outbox, saved.duplicate)

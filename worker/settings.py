@@ -1,0 +1,81 @@
+"""Configuration from the environment, read once into a frozen object (DESIGN.md section 10)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+
+class SettingsError(ValueError):
+    """A configuration value is unusable; the message names the variable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    nats_url: str | None = None
+    database_url: str | None = None
+    data_dir: Path = Path(".data")
+    memory_partitions: int = 16
+    max_memory_length: int = 1000
+    max_server_memories: int = 100
+    max_personal_memories: int = 100
+    message_proxy_bio_seed_max_chars: int = 1000
+    metric_sample_retention_days: int = 30
+    max_deliver: int = 10
+    ack_wait_seconds: int = 30
+    db_pool_size: int = 20
+    log_format: str = "console"
+    log_level: str = "info"
+    metrics_port: int = 0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        default_format = "console" if sys.stderr.isatty() else "json"
+        values: dict[str, object] = {
+            "nats_url": env.get("NATS_URL") or None,
+            "database_url": env.get("DATABASE_URL") or None,
+            "data_dir": Path(env.get("MEMORY_DATA_DIR") or ".data"),
+            "log_format": _choice(env, "LOG_FORMAT", ("console", "json"), default_format),
+            "log_level": _choice(env, "LOG_LEVEL", ("debug", "info", "warning", "error"), "info"),
+        }
+        for name, low, high in (
+            ("memory_partitions", 1, 1024),
+            ("max_memory_length", 1, 100_000),
+            ("max_server_memories", 1, 1_000_000),
+            ("max_personal_memories", 1, 1_000_000),
+            ("message_proxy_bio_seed_max_chars", 1, 100_000),
+            ("metric_sample_retention_days", 1, 36_500),
+            ("max_deliver", 1, 1000),
+            ("ack_wait_seconds", 1, 3600),
+            ("db_pool_size", 1, 500),
+            ("metrics_port", 0, 65535),
+        ):
+            default = next(f.default for f in fields(cls) if f.name == name)
+            values[name] = _int(env, name.upper(), default, low, high)
+        return cls(**values)
+
+
+def _int(env: Mapping[str, str], var: str, default: int, low: int, high: int) -> int:
+    raw = env.get(var)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise SettingsError(f"{var} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise SettingsError(f"{var} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _choice(env: Mapping[str, str], var: str, allowed: tuple[str, ...], default: str) -> str:
+    raw = (env.get(var) or "").strip().lower()
+    if not raw:
+        return default
+    if raw not in allowed:
+        raise SettingsError(f"{var} must be one of {', '.join(allowed)}, got {raw!r}")
+    return raw
