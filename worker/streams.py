@@ -18,7 +18,7 @@ from nats.js.api import (
     StreamConfig,
     SubjectTransform,
 )
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import NotFoundError
 
 from contracts import subjects
 
@@ -95,11 +95,9 @@ async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
 
 
 async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
-    try:
-        await js.add_consumer(stream, config)
-    except BadRequestError:
-        # Exists with other settings: replace what may be updated in place.
-        await js.update_consumer(stream, config)
+    # The server's consumer create is create-or-update for a durable name: drifted settings
+    # (max_ack_pending, max_deliver, ack_wait ...) are brought back to what the worker needs.
+    await js.add_consumer(stream, config)
 
 
 async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, max_deliver: int,

@@ -125,7 +125,10 @@ def user_not_found(cmd: CreateMemory | str, query: str, *, label: str | None = N
 
 def invalid_content(cmd: CreateMemory | str, tool_scope: ToolScope, length: int, limit: int) -> CommandResult:
     if length == 0:
-        text = "The memory content is empty, so nothing was saved. Call the tool again with the fact to remember."
+        text = (
+            "The memory content is empty, so nothing was saved. "
+            "Call the tool again with the fact to remember."
+        )
     else:
         text = (
             f"The memory is too long: {length} characters, and the limit is {limit}. Nothing was saved; "

@@ -107,9 +107,10 @@ class CreateMemoryService:
     async def run(self, cmd: CreateMemory) -> Handled:
         row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd),
                                               cmd.persona.lineage_id)
-        if row.stored is not None:
+        stored = MemoryRepository.stored_or_none(row)
+        if stored is not None:
             # Already handled: the stored result, and any events a crash left unpublished.
-            return Handled(bytes(row.stored), row.pending, duplicate=True)
+            return Handled(stored, row.pending, duplicate=True)
         ctx = context_from_row(row)
         decision = decide_create(cmd, ctx, self._limits)
         if isinstance(decision, CommandResult):

@@ -1,0 +1,112 @@
+"""The bot's side of the database, for the e2e suite.
+
+A bot owns the directory tables (`servers` settings, `users`, `persona_nicknames`) and may
+have memories from before the worker existed (legacy or imported rows, some of them old).
+Everything else the suite does goes over NATS, like a bot would; assertions on effects may
+count the memory tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+
+
+async def upsert_server(db: asyncpg.Pool, workspace_id: str, *, self_teaching_enabled: bool = True,
+                        personal_memories_enabled: bool = True, memory_decay_enabled: bool = False,
+                        memory_decay_days: int = 30) -> int:
+    """The workspace's `servers` row with these settings; returns its server_id."""
+    return await db.fetchval(
+        """
+        INSERT INTO servers (server_disc_id, self_teaching_enabled, personal_memories_enabled,
+                             memory_decay_enabled, memory_decay_days)
+        VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (server_disc_id) DO UPDATE SET
+            self_teaching_enabled = EXCLUDED.self_teaching_enabled,
+            personal_memories_enabled = EXCLUDED.personal_memories_enabled,
+            memory_decay_enabled = EXCLUDED.memory_decay_enabled,
+            memory_decay_days = EXCLUDED.memory_decay_days
+        RETURNING server_id
+        """,
+        workspace_id, self_teaching_enabled, personal_memories_enabled, memory_decay_enabled,
+        memory_decay_days,
+    )
+
+
+async def add_user(db: asyncpg.Pool, disc_id: str, *, nickname: str | None = None,
+                   privacy_level: int = 0) -> int:
+    """A `users` row (the bot has met this person); returns its user_id."""
+    return await db.fetchval(
+        """
+        INSERT INTO users (user_disc_id, user_nickname, privacy_level) VALUES ($1, $2, $3)
+        ON CONFLICT (user_disc_id) DO UPDATE SET
+            user_nickname = EXCLUDED.user_nickname, privacy_level = EXCLUDED.privacy_level
+        RETURNING user_id
+        """,
+        disc_id, nickname, privacy_level,
+    )
+
+
+async def set_persona_nickname(db: asyncpg.Pool, lineage_id: int, user_id: int, nickname: str) -> None:
+    await db.execute(
+        """
+        INSERT INTO persona_nicknames (lineage_id, user_id, nickname) VALUES ($1, $2, $3)
+        ON CONFLICT (lineage_id, user_id) DO UPDATE SET nickname = EXCLUDED.nickname
+        """,
+        lineage_id, user_id, nickname,
+    )
+
+
+async def add_old_server_memories(db: asyncpg.Pool, server_id: int, lineage_id: int,
+                                  rows: Sequence[tuple[str, int]], *, source: str = "legacy",
+                                  manually_written: bool = False) -> list[int]:
+    """Pre-existing server memories, `(content, age in days)` each, inserted in the given order.
+
+    Returns their ids in the same order.
+    """
+    ids = []
+    async with db.acquire() as conn, conn.transaction():
+        for content, age_days in rows:
+            ids.append(await conn.fetchval(
+                """
+                INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, content,
+                                             created_at, updated_at, manually_written, source)
+                VALUES ($1, 1, $2, $3, now() - make_interval(days => $4),
+                        now() - make_interval(days => $4), $5, $6)
+                RETURNING server_memory_id
+                """,
+                server_id, lineage_id, content, age_days, manually_written, source,
+            ))
+    return ids
+
+
+async def server_memories(db: asyncpg.Pool, workspace_id: str, lineage_id: int | None = None) -> list[asyncpg.Record]:
+    """The workspace's server memories (optionally of one lineage), by id."""
+    return await db.fetch(
+        """
+        SELECT m.server_memory_id AS id, m.persona_lineage_id AS lineage_id, m.content,
+               m.manually_written, m.source
+        FROM server_memories m JOIN servers s USING (server_id)
+        WHERE s.server_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)
+        ORDER BY m.server_memory_id
+        """,
+        workspace_id, lineage_id,
+    )
+
+
+async def personal_memories(db: asyncpg.Pool, user_disc_id: str) -> list[asyncpg.Record]:
+    return await db.fetch(
+        """
+        SELECT m.personal_memory_id AS id, m.persona_lineage_id AS lineage_id, m.content,
+               m.manually_written, m.source
+        FROM personal_memories m JOIN users u USING (user_id)
+        WHERE u.user_disc_id = $1
+        ORDER BY m.personal_memory_id
+        """,
+        user_disc_id,
+    )
+
+
+async def processed_count(db: asyncpg.Pool, command_id: str) -> int:
+    return await db.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1", command_id)

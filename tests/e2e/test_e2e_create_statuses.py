@@ -1,0 +1,305 @@
+"""One memory.create result per status (DESIGN.md sections 3.4, 4 and 5), through the running worker.
+
+Each test sets up what a bot's database would hold (directory.py), sends the command over
+NATS with MemoryClient like a bot, checks the result the model would see, and counts the
+memory rows to check the effect (or that there was none).
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.e2e.bus import RAG, create_fields, unique
+from tests.e2e.directory import (
+    add_old_server_memories,
+    add_user,
+    personal_memories,
+    server_memories,
+    upsert_server,
+)
+
+from contracts import results as codes
+from contracts.results import CacheKey
+
+LINEAGE = 7
+
+
+def assert_refused(result, status: str) -> None:
+    assert result.data.status == status, result
+    assert result.success is False
+    assert result.data.memory_id is None
+    # Failures carry words a model can relay, in both places models read.
+    assert result.error and result.data.reason
+    assert result.error == result.data.reason
+
+
+# --- memory_saved_successfully ---------------------------------------------------------------
+
+async def test_saved_server_wide(e2e_worker, memory, bot_db):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+
+    result = await memory.create(create_fields(ws, "  {user} calls the mascot {{Otter}} and {bot} agrees  ",
+                                               lineage_id=LINEAGE))
+
+    assert result.success is True
+    assert result.error is None
+    assert result.data.status == codes.SAVED
+    assert result.data.scope == "server_wide"
+    assert result.data.content_forgotten is None
+    # Trimmed; the bot's placeholders kept, any other brace token reduced to its word.
+    assert result.data.content_saved == "{user} calls the mascot Otter and {bot} agrees"
+    assert result.invalidated == [CacheKey("tomori_state", ws)]
+    rows = await server_memories(bot_db, ws)
+    assert [(r["id"], r["lineage_id"], r["content"], r["manually_written"], r["source"]) for r in rows] == [
+        (result.data.memory_id, LINEAGE, "{user} calls the mascot Otter and {bot} agrees", False, "model")
+    ]
+
+
+async def test_saved_for_known_user_by_display_name(e2e_worker, memory, bot_db):
+    ws, alice, bob, a_bot = unique(), unique(), unique(), unique()
+    await upsert_server(bot_db, ws)
+    await add_user(bot_db, alice)
+    await add_user(bot_db, bob)
+    members = [
+        {"id": bob, "display_name": "Bobby", "username": "bob"},
+        {"id": alice, "display_name": "Alice Liddell", "username": "alice_l", "global_name": "Al"},
+        # Bots are never targets, even when their name matches too.
+        {"id": a_bot, "display_name": "Alice Liddell", "username": "alicebot", "is_bot": True},
+    ]
+
+    result = await memory.create(create_fields(ws, "{user} is afraid of cats", scope="target_user",
+                                               target=" @alice   LIDDELL ", member_matches=members))
+
+    assert result.data.status == codes.SAVED, result
+    assert result.success is True
+    assert result.data.scope == "target_user"
+    assert result.data.target_user == "Alice Liddell"
+    assert result.invalidated == [CacheKey("user", alice)]
+    rows = await personal_memories(bot_db, alice)
+    assert [(r["id"], r["lineage_id"], r["content"], r["manually_written"]) for r in rows] == [
+        (result.data.memory_id, LINEAGE, "{user} is afraid of cats", False)
+    ]
+    assert await personal_memories(bot_db, bob) == []
+    assert await server_memories(bot_db, ws) == []
+
+
+# --- memory_saved_with_eviction --------------------------------------------------------------
+
+async def test_saved_with_eviction_forgets_the_oldest(e2e_worker, memory, bot_db):
+    ws = unique()
+    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    # Inserted out of age order, so "lowest id" and "oldest" are different rows.
+    ages = [60, 61, 64, 62, 63]
+    ids = await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"legacy fact {a}d", a) for a in ages])
+    oldest = ids[ages.index(max(ages))]
+
+    result = await memory.create(create_fields(ws, "the server moved to Lisbon", lineage_id=LINEAGE,
+                                               retrieval=RAG))
+
+    assert result.data.status == codes.SAVED_WITH_EVICTION, result
+    assert result.success is True
+    assert result.data.scope == "server_wide"
+    assert result.data.content_saved == "the server moved to Lisbon"
+    assert result.data.content_forgotten == "legacy fact 64d"
+    assert result.invalidated == [CacheKey("tomori_state", ws)]
+    rows = await server_memories(bot_db, ws, LINEAGE)
+    assert len(rows) == 5
+    assert {r["id"] for r in rows} == (set(ids) - {oldest}) | {result.data.memory_id}
+    assert result.data.memory_id not in ids
+
+
+# --- memory_save_failed_invalid_args ---------------------------------------------------------
+
+@pytest.mark.parametrize(("tool_args", "parameter"), [
+    ({"memory_content": "likes tea", "memory_scope": "everywhere"}, "memory_scope"),
+    ({"memory_content": "likes tea"}, "memory_scope"),
+    ({"memory_content": 42, "memory_scope": "server_wide"}, "memory_content"),
+    ({"memory_content": "   ", "memory_scope": "server_wide"}, "memory_content"),
+    ({"memory_scope": "server_wide"}, "memory_content"),
+    ({"memory_content": "likes tea", "memory_scope": "target_user"}, "target_user"),
+    ({"memory_content": "likes tea", "memory_scope": "target_user", "target_user": ["bob"]}, "target_user"),
+], ids=["scope-enum", "scope-missing", "content-type", "content-blank", "content-missing", "target-missing",
+        "target-type"])
+async def test_invalid_args_names_the_parameter(e2e_worker, memory, bot_db, tool_args, parameter):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+
+    result = await memory.create(create_fields(ws, tool_args=tool_args))
+
+    assert_refused(result, codes.INVALID_ARGS)
+    assert parameter in result.data.reason
+    assert await server_memories(bot_db, ws) == []
+
+
+# --- memory_save_failed_disabled -------------------------------------------------------------
+
+async def test_disabled_when_self_teaching_is_off(e2e_worker, memory, bot_db):
+    ws = unique()
+    await upsert_server(bot_db, ws, self_teaching_enabled=False)
+
+    result = await memory.create(create_fields(ws, "likes tea"))
+
+    assert_refused(result, codes.DISABLED)
+    assert await server_memories(bot_db, ws) == []
+
+    # The setting is read at processing time: once the bot turns it back on, saves work.
+    await upsert_server(bot_db, ws, self_teaching_enabled=True)
+    again = await memory.create(create_fields(ws, "likes tea"))
+    assert again.data.status == codes.SAVED, again
+    assert len(await server_memories(bot_db, ws)) == 1
+
+
+# --- memory_save_failed_internal_error -------------------------------------------------------
+
+async def test_internal_error_for_lineage_zero(e2e_worker, memory, bot_db):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+
+    result = await memory.create(create_fields(ws, "likes tea", lineage_id=0))
+
+    assert_refused(result, codes.INTERNAL_ERROR)
+    assert await server_memories(bot_db, ws) == []
+
+
+# --- memory_save_failed_ambiguous_user -------------------------------------------------------
+
+@pytest.mark.parametrize("matching", [2, 4])
+async def test_ambiguous_user_lists_candidates(e2e_worker, memory, bot_db, matching):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+    sams = [unique() for _ in range(matching)]
+    for sam in sams:
+        await add_user(bot_db, sam)
+    members = [{"id": sam, "display_name": "Sam", "username": f"sam_{i}"} for i, sam in enumerate(sams)]
+    members.insert(1, {"id": unique(), "display_name": "Samantha", "username": "samantha"})
+
+    result = await memory.create(create_fields(ws, "{user} plays chess", scope="target_user", target="Sam",
+                                               member_matches=members))
+
+    assert_refused(result, codes.AMBIGUOUS_USER)
+    candidates = result.data.candidates
+    assert isinstance(candidates, list)
+    assert len(candidates) == min(matching, 3)
+    assert len(set(candidates)) == len(candidates)
+    assert all("Sam" in c and "Samantha" not in c for c in candidates), candidates
+    for c in candidates:
+        assert c in result.data.reason
+    for sam in sams:
+        assert await personal_memories(bot_db, sam) == []
+
+
+# --- memory_save_failed_user_not_found -------------------------------------------------------
+
+async def test_user_not_found_when_nobody_matches(e2e_worker, memory, bot_db):
+    ws, bob = unique(), unique()
+    await upsert_server(bot_db, ws)
+    await add_user(bot_db, bob)
+
+    result = await memory.create(create_fields(
+        ws, "{user} likes tea", scope="target_user", target="Bo",  # no prefix matching
+        member_matches=[{"id": bob, "display_name": "Bob", "username": "bobby"}]))
+
+    assert_refused(result, codes.USER_NOT_FOUND)
+    assert await personal_memories(bot_db, bob) == []
+    assert await server_memories(bot_db, ws) == []
+
+
+async def test_user_not_found_when_the_bot_does_not_know_them(e2e_worker, memory, bot_db):
+    ws, stranger = unique(), unique()
+    await upsert_server(bot_db, ws)  # no users row for `stranger`
+
+    result = await memory.create(create_fields(
+        ws, "{user} likes tea", scope="target_user", target="Newcomer",
+        member_matches=[{"id": stranger, "display_name": "Newcomer", "username": "newcomer"}]))
+
+    assert_refused(result, codes.USER_NOT_FOUND)
+    assert await bot_db.fetchval("SELECT count(*) FROM users WHERE user_disc_id = $1", stranger) == 0
+    assert await server_memories(bot_db, ws) == []
+
+
+# --- memory_save_failed_invalid_content ------------------------------------------------------
+
+OTTER = "\N{OTTER}"  # outside the BMP: one Python character, two UTF-16 code units
+
+
+@pytest.mark.parametrize(("content", "status"), [
+    ("a" * 1001, codes.INVALID_CONTENT),
+    ("a" * 999 + OTTER, codes.INVALID_CONTENT),  # 1000 code points, 1001 UTF-16 units
+    ("a" * 998 + OTTER, codes.SAVED),  # exactly 1000 UTF-16 units
+    ("  " + "a" * 1000 + "  ", codes.SAVED),  # length is counted after trimming
+], ids=["ascii-1001", "emoji-1001", "emoji-1000", "trimmed-1000"])
+async def test_content_length_in_utf16_units(e2e_worker, memory, bot_db, content, status):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+
+    result = await memory.create(create_fields(ws, content))
+
+    rows = await server_memories(bot_db, ws)
+    if status == codes.SAVED:
+        assert result.data.status == codes.SAVED, result
+        assert [r["content"] for r in rows] == [content.strip()]
+    else:
+        assert_refused(result, codes.INVALID_CONTENT)
+        assert "1000" in result.data.reason
+        assert rows == []
+
+
+# --- memory_save_failed_privacy_restricted ---------------------------------------------------
+
+@pytest.mark.parametrize("privacy_level", [1, 2])
+async def test_privacy_restricted(e2e_worker, memory, bot_db, privacy_level):
+    ws, carol = unique(), unique()
+    await upsert_server(bot_db, ws)
+    await add_user(bot_db, carol, privacy_level=privacy_level)
+
+    result = await memory.create(create_fields(
+        ws, "{user} lives in Porto", scope="target_user", target="Carol",
+        member_matches=[{"id": carol, "display_name": "Carol", "username": "carol"}]))
+
+    assert_refused(result, codes.PRIVACY_RESTRICTED)
+    assert "/personal config" in result.data.reason
+    assert await personal_memories(bot_db, carol) == []
+    assert await server_memories(bot_db, ws) == []
+
+
+# --- memory_save_failed_limit_exceeded -------------------------------------------------------
+
+async def test_limit_exceeded_with_decay_off(e2e_worker, memory, bot_db):
+    ws = unique()
+    await upsert_server(bot_db, ws, memory_decay_enabled=False)
+    for i in range(5):
+        r = await memory.create(create_fields(ws, f"fact {i}", lineage_id=LINEAGE, retrieval=RAG))
+        assert r.data.status == codes.SAVED, r
+
+    result = await memory.create(create_fields(ws, "fact 5", lineage_id=LINEAGE, retrieval=RAG))
+
+    assert_refused(result, codes.LIMIT_EXCEEDED)
+    assert result.data.current_count == 5
+    assert result.data.max_allowed == 5
+    assert "decay" in result.data.reason
+    assert "/memories" in result.data.reason
+    assert [r["content"] for r in await server_memories(bot_db, ws, LINEAGE)] == [f"fact {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("why", ["retrieval-unavailable", "no-embedding-model", "nothing-dormant", "manual-rows"])
+async def test_limit_exceeded_when_no_row_may_be_replaced(e2e_worker, memory, bot_db, why):
+    ws = unique()
+    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
+    retrieval = RAG
+    if why == "retrieval-unavailable":
+        retrieval = {**RAG, "rag_available": False}
+    elif why == "no-embedding-model":
+        retrieval = {**RAG, "embedding_model": "  "}
+    age = 10 if why == "nothing-dormant" else 60
+    await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {i}", age + i) for i in range(5)],
+                                  manually_written=why == "manual-rows")
+    # Old rows of another lineage are never eligible either.
+    await add_old_server_memories(bot_db, server_id, LINEAGE + 1, [("other lineage", 90)])
+    before = await server_memories(bot_db, ws)
+
+    result = await memory.create(create_fields(ws, "new fact", lineage_id=LINEAGE, retrieval=retrieval))
+
+    assert_refused(result, codes.LIMIT_EXCEEDED)
+    assert result.data.current_count == 5
+    assert result.data.max_allowed == 5
+    assert await server_memories(bot_db, ws) == before

@@ -1,0 +1,154 @@
+"""Events in MEMORY_EVENTS (DESIGN.md sections 2 guarantee 4, 3.5 and 5), read as a cache node,
+a bot and a metrics sink would: with their own consumers on the stream.
+
+The worker stores a command's events in the stream before it replies, so once the result is
+in, reading the stream from the start finds all of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import msgspec
+
+from contracts import results as codes
+from contracts import subjects
+from contracts.events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
+from contracts.results import CacheKey
+from tests.e2e.bus import RAG, create_fields, read_stream, unique
+from tests.e2e.directory import add_old_server_memories, add_user, upsert_server
+
+LINEAGE = 11
+
+
+def server_subjects(ws: str) -> list[str]:
+    return [
+        subjects.invalidate_subject("tomori_state", ws),
+        subjects.saved_subject("server", ws),
+        subjects.evicted_subject("server", ws),
+    ]
+
+
+def assert_each_once(events) -> None:
+    counts = Counter(m.msg_id for m in events)
+    assert None not in counts, "every event carries Nats-Msg-Id"
+    assert all(n == 1 for n in counts.values()), counts
+
+
+async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_saved(e2e_worker, memory, bot_db, nc):
+    ws = unique()
+    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
+    ids = await add_old_server_memories(bot_db, server_id, LINEAGE,
+                                        [("old 61", 61), ("old 75", 75), ("old 60", 60), ("old 70", 70), ("old 65", 65)])
+
+    result = await memory.create(create_fields(ws, "{user} switched to green tea", lineage_id=LINEAGE,
+                                               retrieval=RAG))
+
+    assert result.data.status == codes.SAVED_WITH_EVICTION, result
+    assert result.invalidated == [CacheKey("tomori_state", ws)]
+    cid, new_id, victim_id = result.command_id, result.data.memory_id, ids[1]
+
+    events = await read_stream(nc, subjects.EVENTS_STREAM, server_subjects(ws))
+    assert_each_once(events)
+    by_id = {m.msg_id: m for m in events}
+    assert set(by_id) == {f"{cid}:invalidate:tomori_state:{ws}", f"{cid}:saved", f"{cid}:evicted"}
+    invalidate, saved, evicted = by_id[f"{cid}:invalidate:tomori_state:{ws}"], by_id[f"{cid}:saved"], by_id[f"{cid}:evicted"]
+    assert invalidate.seq < evicted.seq and invalidate.seq < saved.seq
+    assert (invalidate.subject, saved.subject, evicted.subject) == tuple(server_subjects(ws))
+
+    inv = msgspec.json.decode(invalidate.data, type=CacheInvalidate)
+    assert (inv.event_id, inv.command_id, inv.cache, inv.key) == (invalidate.msg_id, cid, "tomori_state", ws)
+    assert inv.reason and inv.occurred_at
+
+    sv = msgspec.json.decode(saved.data, type=MemorySaved)
+    assert sv.event_id == saved.msg_id and sv.command_id == cid and sv.occurred_at
+    assert (sv.scope, sv.workspace_id, sv.owner_id, sv.lineage_id) == ("server", ws, ws, LINEAGE)
+    assert (sv.memory_id, sv.content, sv.source, sv.manually_written) == (
+        new_id, "{user} switched to green tea", "model", False)
+    assert sv.evicted is not None
+    assert (sv.evicted.memory_id, sv.evicted.content) == (victim_id, "old 75")
+
+    ev = msgspec.json.decode(evicted.data, type=MemoryEvicted)
+    assert ev.event_id == evicted.msg_id and ev.command_id == cid and ev.occurred_at
+    assert (ev.scope, ev.owner_id, ev.lineage_id) == ("server", ws, LINEAGE)
+    assert (ev.memory_id, ev.content_forgotten, ev.replaced_by, ev.decay_days) == (victim_id, "old 75", new_id, 30)
+
+    # The metric travels without content or ids; its event id is only in Nats-Msg-Id.
+    metrics = [m for m in await read_stream(nc, subjects.EVENTS_STREAM, [subjects.METRIC_EVICTION_SUBJECT])
+               if m.msg_id == f"{cid}:metric:eviction"]
+    assert len(metrics) == 1
+    assert metrics[0].json() == {"scope": "server", "decay_days": 30}
+    msgspec.json.decode(metrics[0].data, type=MemoryEvictionMetric)
+    assert metrics[0].seq > invalidate.seq
+
+
+async def test_plain_save_publishes_invalidate_then_saved_and_no_eviction(e2e_worker, memory, bot_db, nc):
+    ws = unique()
+    await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=45)
+
+    result = await memory.create(create_fields(ws, "the server's motto is 'tea first'", lineage_id=LINEAGE,
+                                               retrieval=RAG))
+
+    assert result.data.status == codes.SAVED, result
+    cid = result.command_id
+    events = await read_stream(nc, subjects.EVENTS_STREAM, server_subjects(ws))
+    assert_each_once(events)
+    assert [(m.subject, m.msg_id) for m in events] == [
+        (subjects.invalidate_subject("tomori_state", ws), f"{cid}:invalidate:tomori_state:{ws}"),
+        (subjects.saved_subject("server", ws), f"{cid}:saved"),
+    ]
+    saved = msgspec.json.decode(events[1].data, type=MemorySaved)
+    assert saved.memory_id == result.data.memory_id
+    assert saved.evicted is None
+    metrics = await read_stream(nc, subjects.EVENTS_STREAM, [subjects.METRIC_EVICTION_SUBJECT])
+    assert not [m for m in metrics if m.msg_id and m.msg_id.startswith(f"{cid}:")]
+
+
+async def test_personal_save_invalidates_the_user_cache(e2e_worker, memory, bot_db, nc):
+    ws, dana = unique(), unique()
+    await upsert_server(bot_db, ws)
+    await add_user(bot_db, dana)
+
+    result = await memory.create(create_fields(
+        ws, "{user} is learning Japanese", scope="target_user", target="Dana", lineage_id=LINEAGE,
+        member_matches=[{"id": dana, "display_name": "Dana", "username": "dana"}]))
+
+    assert result.data.status == codes.SAVED, result
+    assert result.invalidated == [CacheKey("user", dana)]
+    cid = result.command_id
+    events = await read_stream(nc, subjects.EVENTS_STREAM, [
+        subjects.invalidate_subject("user", dana), subjects.saved_subject("personal", dana),
+        subjects.evicted_subject("personal", dana), *server_subjects(ws)])
+    assert_each_once(events)
+    assert [(m.subject, m.msg_id) for m in events] == [
+        (subjects.invalidate_subject("user", dana), f"{cid}:invalidate:user:{dana}"),
+        (subjects.saved_subject("personal", dana), f"{cid}:saved"),
+    ]
+    saved = msgspec.json.decode(events[1].data, type=MemorySaved)
+    assert (saved.scope, saved.workspace_id, saved.owner_id, saved.memory_id) == (
+        "personal", ws, dana, result.data.memory_id)
+
+
+async def test_a_refusal_publishes_nothing(e2e_worker, memory, bot_db, nc):
+    """Refusals decided before the database (disabled) and under the owner lock (at the cap)
+    leave no event behind; a later save of the same workspace publishes only its own."""
+    ws = unique()
+    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=False)
+    await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {i}", 90) for i in range(5)])
+
+    at_cap = await memory.create(create_fields(ws, "one too many", lineage_id=LINEAGE, retrieval=RAG))
+    await upsert_server(bot_db, ws, self_teaching_enabled=False)
+    disabled = await memory.create(create_fields(ws, "not now", lineage_id=LINEAGE + 1))
+    await upsert_server(bot_db, ws, self_teaching_enabled=True)
+    saved = await memory.create(create_fields(ws, "room here", lineage_id=LINEAGE + 1))
+
+    assert at_cap.data.status == codes.LIMIT_EXCEEDED, at_cap
+    assert disabled.data.status == codes.DISABLED, disabled
+    assert saved.data.status == codes.SAVED, saved
+    events = await read_stream(nc, subjects.EVENTS_STREAM, server_subjects(ws))
+    assert [(m.subject, m.msg_id) for m in events] == [
+        (subjects.invalidate_subject("tomori_state", ws), f"{saved.command_id}:invalidate:tomori_state:{ws}"),
+        (subjects.saved_subject("server", ws), f"{saved.command_id}:saved"),
+    ]
+    refused_ids = {at_cap.command_id, disabled.command_id}
+    assert not {m.json()["command_id"] for m in events} & refused_ids

@@ -1,0 +1,79 @@
+"""Directory rows and commands for integration tests (the bot's side of the database)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+
+from contracts.commands import CreateMemory
+from worker.client import new_create
+
+GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
+
+
+async def add_server(conn: asyncpg.Connection, disc_id: str, *, decay: bool = False, decay_days: int = 30,
+                     self_teaching: bool = True) -> int:
+    return await conn.fetchval(
+        "INSERT INTO servers (server_disc_id, memory_decay_enabled, memory_decay_days, self_teaching_enabled)"
+        " VALUES ($1, $2, $3, $4) RETURNING server_id", disc_id, decay, decay_days, self_teaching)
+
+
+async def add_user(conn: asyncpg.Connection, disc_id: str, *, nickname: str | None = None,
+                   privacy: int = 0) -> int:
+    return await conn.fetchval(
+        "INSERT INTO users (user_disc_id, user_nickname, privacy_level) VALUES ($1, $2, $3) RETURNING user_id",
+        disc_id, nickname, privacy)
+
+
+async def add_server_memories(conn: asyncpg.Connection, server_id: int, lineage: int, ages_days: list[float], *,
+                              manual: bool = False, source: str = "legacy",
+                              reinforced_days_ago: list[float | None] | None = None) -> list[int]:
+    now = datetime.now(UTC)
+    rows = []
+    for i, age in enumerate(ages_days):
+        reinforced = reinforced_days_ago[i] if reinforced_days_ago else None
+        rows.append((server_id, lineage, f"old #{i}", manual, source, now - timedelta(days=age),
+                     None if reinforced is None else now - timedelta(days=reinforced)))
+    ids = []
+    for row in rows:
+        ids.append(await conn.fetchval(
+            "INSERT INTO server_memories (server_id, persona_lineage_id, content, manually_written, source,"
+            " created_at, last_reinforced_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING server_memory_id",
+            *row))
+    return ids
+
+
+async def add_personal_memories(conn: asyncpg.Connection, user_id: int, lineage: int, ages_days: list[float],
+                                source: str = "legacy") -> list[int]:
+    now = datetime.now(UTC)
+    return [
+        await conn.fetchval(
+            "INSERT INTO personal_memories (user_id, persona_lineage_id, content, source, created_at)"
+            " VALUES ($1, $2, $3, $4, $5) RETURNING personal_memory_id",
+            user_id, lineage, f"personal #{i}", source, now - timedelta(days=age))
+        for i, age in enumerate(ages_days)
+    ]
+
+
+def server_save(workspace: str, content: str, *, lineage: int = 7, retrieval: dict | None = None,
+                **over) -> CreateMemory:
+    fields = dict(
+        workspace_id=workspace, persona={"id": 1, "lineage_id": lineage, "name": "Tomori"},
+        bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
+        tool_args={"memory_content": content, "memory_scope": "server_wide"},
+        retrieval=retrieval or {},
+    )
+    fields.update(over)
+    return new_create(**fields)
+
+
+def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *, lineage: int = 7,
+                  retrieval: dict | None = None) -> CreateMemory:
+    return new_create(
+        workspace_id=workspace, persona={"id": 1, "lineage_id": lineage, "name": "Tomori"},
+        bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
+        member_matches=[{"id": user_disc_id, "display_name": name}],
+        tool_args={"memory_content": content, "memory_scope": "target_user", "target_user": name},
+        retrieval=retrieval or {},
+    )

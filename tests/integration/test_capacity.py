@@ -1,0 +1,318 @@
+"""Capacity and eviction on real PostgreSQL: the lock, the count, the victim, the rollback."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+import msgspec
+import pytest
+
+from contracts import results as status
+from contracts.codec import RESULT_DECODER
+from db.repository import MemoryRepository
+from worker.domain.capacity import choose_eviction
+from worker.domain.model import Limits, StoredMemory
+from worker.services.create_memory import CreateMemoryService
+
+from ..conftest import unique
+from .helpers import (
+    GOOD_RETRIEVAL,
+    add_personal_memories,
+    add_server,
+    add_server_memories,
+    add_user,
+    personal_save,
+    server_save,
+)
+
+
+def service(pool, **limits) -> CreateMemoryService:
+    return CreateMemoryService(MemoryRepository(pool), Limits(**limits))
+
+
+async def run(svc: CreateMemoryService, cmd):
+    handled = await svc.run(cmd)
+    return RESULT_DECODER.decode(handled.result), handled
+
+
+async def test_200_concurrent_saves_at_the_cap_evict_exactly_the_oldest_in_order(pool):
+    ws = unique()
+    cap = 250
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True)
+        # 250 eligible rows, oldest first by id: the 200 oldest must go, one per save.
+        old_ids = await add_server_memories(conn, server_id, 7, [300 - i * 0.5 for i in range(cap)])
+    svc = service(pool, max_server_memories=cap)
+
+    outcomes = await asyncio.gather(*(run(svc, server_save(ws, f"new fact {i}", retrieval=GOOD_RETRIEVAL))
+                                      for i in range(200)))
+
+    assert {r.data.status for r, _ in outcomes} == {status.SAVED_WITH_EVICTION}
+    async with pool.acquire() as conn:
+        count = await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id)
+        left = [r["server_memory_id"] for r in await conn.fetch(
+            "SELECT server_memory_id FROM server_memories WHERE server_id = $1 AND source = 'legacy'"
+            " ORDER BY server_memory_id", server_id)]
+    assert count == cap
+    assert left == old_ids[200:]
+    # Processing order is the order of the new ids (taken under the lock); the victims must
+    # follow the eviction order in that same sequence: the i-th save forgot the i-th oldest.
+    by_processing = sorted((r for r, _ in outcomes), key=lambda r: r.data.memory_id)
+    assert [r.data.content_forgotten for r in by_processing] == [f"old #{i}" for i in range(200)]
+
+
+async def test_200_concurrent_saves_at_the_cap_without_eviction_are_all_refused(pool):
+    ws = unique()
+    cap = 250
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=False)
+        await add_server_memories(conn, server_id, 7, [300 - i * 0.5 for i in range(cap)])
+    svc = service(pool, max_server_memories=cap)
+
+    outcomes = await asyncio.gather(*(run(svc, server_save(ws, f"new fact {i}", retrieval=GOOD_RETRIEVAL))
+                                      for i in range(200)))
+
+    for result, handled in outcomes:
+        assert result.data.status == status.LIMIT_EXCEEDED
+        assert (result.data.current_count, result.data.max_allowed) == (cap, cap)
+        assert "decay" in result.error
+        assert handled.events == []
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == cap
+        assert await conn.fetchval("SELECT count(*) FROM outbox") == 0
+
+
+async def test_concurrent_saves_below_the_cap_stop_exactly_at_it(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws)
+    svc = service(pool, max_server_memories=10)
+
+    outcomes = await asyncio.gather(*(run(svc, server_save(ws, f"fact {i}")) for i in range(60)))
+
+    statuses = [r.data.status for r, _ in outcomes]
+    assert statuses.count(status.SAVED) == 10
+    assert statuses.count(status.LIMIT_EXCEEDED) == 50
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 10
+
+
+async def test_personal_count_includes_lineage_zero_and_lineages_stay_isolated(pool):
+    ws, user = unique(), unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+        user_id = await add_user(conn, user)
+        await add_personal_memories(conn, user_id, 0, [1, 2, 3])  # global rows count for every lineage
+        await add_personal_memories(conn, user_id, 7, [1, 2])
+    svc = service(pool, max_personal_memories=5)
+
+    at_cap, _ = await run(svc, personal_save(ws, user, "Mika", "{user} likes tea", lineage=7))
+    other_lineage, _ = await run(svc, personal_save(ws, user, "Mika", "{user} likes tea", lineage=8))
+
+    assert at_cap.data.status == status.LIMIT_EXCEEDED
+    assert at_cap.data.current_count == 5
+    assert other_lineage.data.status == status.SAVED
+
+
+async def test_server_lineages_are_isolated(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws)
+        await add_server_memories(conn, server_id, 7, [1, 2, 3])
+    svc = service(pool, max_server_memories=3)
+
+    full, _ = await run(svc, server_save(ws, "x", lineage=7))
+    other, _ = await run(svc, server_save(ws, "x", lineage=9))
+
+    assert full.data.status == status.LIMIT_EXCEEDED
+    assert other.data.status == status.SAVED
+
+
+async def test_personal_eviction_never_takes_lineage_zero(pool):
+    ws, user = unique(), unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws, decay=True)
+        user_id = await add_user(conn, user)
+        await add_personal_memories(conn, user_id, 0, [400, 300])  # oldest, but global
+        await add_personal_memories(conn, user_id, 7, [100, 90, 80])
+    svc = service(pool, max_personal_memories=5)
+
+    result, _ = await run(svc, personal_save(ws, user, "Mika", "new", lineage=7, retrieval=GOOD_RETRIEVAL))
+
+    assert result.data.status == status.SAVED_WITH_EVICTION
+    assert result.data.content_forgotten == "personal #0"  # the 100-day-old lineage-7 row
+    async with pool.acquire() as conn:
+        assert await conn.fetchval(
+            "SELECT count(*) FROM personal_memories WHERE user_id = $1 AND persona_lineage_id = 0", user_id) == 2
+
+
+async def test_over_the_cap_is_refused_and_nothing_is_deleted(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True)
+        await add_server_memories(conn, server_id, 7, [100, 90, 80, 70])
+    svc = service(pool, max_server_memories=3)  # the cap was lowered below what is stored
+
+    result, _ = await run(svc, server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
+
+    assert result.data.status == status.LIMIT_EXCEEDED
+    assert result.data.current_count == 4
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 4
+
+
+async def test_at_the_cap_with_nothing_eligible_is_refused_with_that_reason(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True)
+        await add_server_memories(conn, server_id, 7, [100, 90], manual=True)
+        await add_server_memories(conn, server_id, 7, [1])  # too recent to be dormant
+    svc = service(pool, max_server_memories=3)
+
+    result, _ = await run(svc, server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
+
+    assert result.data.status == status.LIMIT_EXCEEDED
+    assert result.data.current_count == 3
+
+
+async def test_a_save_whose_insert_fails_after_its_delete_keeps_the_old_memory(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True)
+        old = await add_server_memories(conn, server_id, 7, [100, 90])
+        # Make the insert fail after the victim's delete, inside the same transaction.
+        await conn.execute("""
+            CREATE FUNCTION fail_on_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.content = 'boom' THEN RAISE EXCEPTION 'insert failed on purpose'; END IF;
+                  RETURN NEW; END $$;
+            CREATE TRIGGER fail_on_boom BEFORE INSERT ON server_memories
+                FOR EACH ROW EXECUTE FUNCTION fail_on_boom();""")
+    svc = service(pool, max_server_memories=2)
+    cmd = server_save(ws, "boom", retrieval=GOOD_RETRIEVAL)
+
+    with pytest.raises(asyncpg.RaiseError, match="on purpose"):
+        await svc.run(cmd)
+
+    async with pool.acquire() as conn:
+        ids = [r[0] for r in await conn.fetch(
+            "SELECT server_memory_id FROM server_memories WHERE server_id = $1 ORDER BY 1", server_id)]
+        assert ids == old
+        assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
+                                   cmd.command_id) == 0
+        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = $1", cmd.command_id) == 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_the_database_picks_the_victim_the_pure_rule_picks(pool, seed):
+    rng = random.Random(seed)
+    ws = unique()
+    n = rng.randint(3, 12)
+    ages = [rng.choice([5.0, 40.0, 41.0, 90.0, 200.0]) + rng.random() for _ in range(n)]
+    reinforced = [rng.choice([None, None, 2.0, 35.0, 60.0]) for _ in range(n)]
+    manual = [rng.random() < 0.25 for _ in range(n)]
+    lineages = [rng.choice([7, 7, 7, 8]) for _ in range(n)]
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True, decay_days=30)
+        for i in range(n):
+            await add_server_memories(conn, server_id, lineages[i], [ages[i]], manual=manual[i],
+                                      reinforced_days_ago=[reinforced[i]])
+        rows = await conn.fetch(
+            "SELECT server_memory_id, persona_lineage_id, manually_written, created_at, last_reinforced_at,"
+            " content FROM server_memories WHERE server_id = $1", server_id)
+    stored = [StoredMemory(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+    cap = sum(1 for x in lineages if x == 7)
+    expected = choose_eviction(stored, lineage_id=7, now=datetime.now(UTC), decay_days=30)
+
+    result, _ = await run(service(pool, max_server_memories=cap), server_save(ws, "new", retrieval=GOOD_RETRIEVAL))
+
+    if expected is None:
+        assert result.data.status == status.LIMIT_EXCEEDED
+    else:
+        assert result.data.status == status.SAVED_WITH_EVICTION
+        async with pool.acquire() as conn:
+            gone = await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1",
+                                       expected.memory_id)
+        assert gone == 0
+        assert result.data.content_forgotten == expected.content
+
+
+async def test_dormancy_boundary_follows_the_workspace_decay_days(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True, decay_days=10)
+        await add_server_memories(conn, server_id, 7, [9.9, 10.1])
+    result, _ = await run(service(pool, max_server_memories=2), server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
+    assert result.data.status == status.SAVED_WITH_EVICTION
+    assert result.data.content_forgotten == "old #1"
+
+
+async def test_events_are_written_in_publish_order_with_ids_filled(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True)
+        old = await add_server_memories(conn, server_id, 7, [100])
+    result, handled = await run(service(pool, max_server_memories=1), server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
+
+    subjects_ = [row.subject for row in handled.events]
+    assert subjects_ == [f"cache.invalidate.tomori_state.{ws}", f"memory.saved.server.{ws}",
+                         f"memory.evicted.server.{ws}", "metrics.memory_eviction"]
+    saved = msgspec.json.decode(bytes(handled.events[1].payload))
+    evicted = msgspec.json.decode(bytes(handled.events[2].payload))
+    assert saved["memory_id"] == result.data.memory_id
+    assert saved["evicted"] == {"memory_id": old[0], "content": "old #0"}
+    assert (evicted["memory_id"], evicted["replaced_by"], evicted["content_forgotten"]) == (
+        old[0], result.data.memory_id, "old #0")
+    assert msgspec.json.decode(bytes(handled.events[3].payload)) == {"scope": "server", "decay_days": 30}
+    assert [row.headers["Nats-Msg-Id"] for row in handled.events] == [
+        f"{result.command_id}:invalidate:tomori_state:{ws}", f"{result.command_id}:saved",
+        f"{result.command_id}:evicted", f"{result.command_id}:metric:eviction"]
+
+
+async def test_a_repeated_command_returns_the_stored_result_and_changes_nothing(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws)
+    svc = service(pool)
+    cmd = server_save(ws, "once")
+
+    results = await asyncio.gather(*(svc.run(cmd) for _ in range(8)))
+
+    assert len({h.result for h in results}) == 1
+    assert sum(not h.duplicate for h in results) == 1
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 1
+        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = $1", cmd.command_id) == 2
+
+
+async def test_privacy_is_read_again_under_the_lock(pool):
+    """A user who opts out between the context read and the save is not saved."""
+    ws, user = unique(), unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+        user_id = await add_user(conn, user)
+    repo = MemoryRepository(pool)
+    svc = CreateMemoryService(repo, Limits())
+    original = repo.create_context
+
+    async def context_then_opt_out(*args, **kwargs):
+        row = await original(*args, **kwargs)
+        async with pool.acquire() as conn:
+            await conn.execute("UPDATE users SET privacy_level = 2 WHERE user_id = $1", user_id)
+        return row
+
+    repo.create_context = context_then_opt_out
+    result = RESULT_DECODER.decode((await svc.run(personal_save(ws, user, "Mika", "{user} likes tea"))).result)
+
+    assert result.data.status == status.PRIVACY_RESTRICTED
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
+
+
+def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [StoredMemory(2, 7, False, t, None), StoredMemory(1, 7, False, t, None),
+            StoredMemory(3, 7, False, t - timedelta(days=1), t)]
+    assert choose_eviction(rows, lineage_id=7, now=t + timedelta(days=60), decay_days=30).memory_id == 1

@@ -1,0 +1,209 @@
+"""The capacity and eviction rule of section 5."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from contracts.commands import Retrieval
+from worker.domain.capacity import (
+    capacity_action,
+    choose_eviction,
+    eviction_order_key,
+    eviction_permitted,
+    is_eligible,
+    limit_reason,
+)
+from worker.domain.model import StoredMemory, Workspace
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+LINEAGE = 7
+DAYS = 30
+OLD = NOW - timedelta(days=90)
+
+
+def row(
+    memory_id: int,
+    *,
+    created: datetime = OLD,
+    reinforced: datetime | None = None,
+    lineage: int = LINEAGE,
+    manual: bool = False,
+) -> StoredMemory:
+    return StoredMemory(
+        memory_id=memory_id,
+        lineage_id=lineage,
+        manually_written=manual,
+        created_at=created,
+        last_reinforced_at=reinforced,
+        content=f"m{memory_id}",
+    )
+
+
+def eligible(r: StoredMemory, lineage: int = LINEAGE, days: int = DAYS) -> bool:
+    return is_eligible(r, lineage_id=lineage, now=NOW, decay_days=days)
+
+
+def test_dormant_model_row_of_the_lineage_is_eligible() -> None:
+    assert eligible(row(1))
+
+
+def test_manual_rows_are_protected() -> None:
+    assert not eligible(row(1, manual=True))
+
+
+@pytest.mark.parametrize(("row_lineage", "lineage"), [(8, 7), (7, 8), (0, 7)])
+def test_other_lineages_are_never_eligible(row_lineage: int, lineage: int) -> None:
+    assert not eligible(row(1, lineage=row_lineage), lineage=lineage)
+
+
+def test_lineage_zero_is_never_eligible() -> None:
+    assert not eligible(row(1, lineage=0), lineage=0)
+
+
+@pytest.mark.parametrize(
+    ("age", "expected"),
+    [
+        (timedelta(days=DAYS, microseconds=1), True),
+        (timedelta(days=DAYS), False),
+        (timedelta(days=DAYS) - timedelta(microseconds=1), False),
+        (timedelta(days=1), False),
+    ],
+)
+def test_dormancy_boundary_on_created_at(age: timedelta, expected: bool) -> None:
+    assert eligible(row(1, created=NOW - age)) is expected
+
+
+@pytest.mark.parametrize(
+    ("age", "expected"),
+    [(timedelta(days=DAYS, seconds=1), True), (timedelta(days=DAYS), False), (timedelta(hours=1), False)],
+)
+def test_dormancy_uses_last_reinforced_at_when_set(age: timedelta, expected: bool) -> None:
+    assert eligible(row(1, created=OLD, reinforced=NOW - age)) is expected
+
+
+def test_decay_days_is_honoured() -> None:
+    r = row(1, created=NOW - timedelta(days=10))
+    assert eligible(r, days=7)
+    assert not eligible(r, days=14)
+
+
+def test_order_never_reinforced_first_then_oldest_reinforcement() -> None:
+    never_new = row(1, created=NOW - timedelta(days=40))
+    never_old = row(2, created=NOW - timedelta(days=80))
+    reinforced_old = row(3, created=NOW - timedelta(days=200), reinforced=NOW - timedelta(days=100))
+    reinforced_new = row(4, created=NOW - timedelta(days=300), reinforced=NOW - timedelta(days=50))
+    rows = [reinforced_new, never_new, reinforced_old, never_old]
+    assert sorted(rows, key=eviction_order_key) == [never_old, never_new, reinforced_old, reinforced_new]
+
+
+def test_order_ties_by_created_at_then_id() -> None:
+    when = NOW - timedelta(days=60)
+    a = row(5, created=NOW - timedelta(days=90), reinforced=when)
+    b = row(2, created=NOW - timedelta(days=80), reinforced=when)
+    c = row(1, created=NOW - timedelta(days=80), reinforced=when)
+    d = row(9, created=OLD)
+    e = row(3, created=OLD)
+    shuffled = [b, d, a, e, c]
+    random.Random(4).shuffle(shuffled)
+    assert sorted(shuffled, key=eviction_order_key) == [e, d, a, c, b]
+
+
+def test_choose_eviction_picks_first_eligible_in_order() -> None:
+    rows = [
+        row(1, manual=True, created=NOW - timedelta(days=500)),
+        row(2, lineage=8, created=NOW - timedelta(days=400)),
+        row(3, created=NOW - timedelta(days=5)),
+        row(4, created=NOW - timedelta(days=300), reinforced=NOW - timedelta(days=40)),
+        row(5, created=NOW - timedelta(days=45)),
+        row(6, created=NOW - timedelta(days=200), reinforced=NOW - timedelta(days=2)),
+    ]
+    chosen = choose_eviction(rows, lineage_id=LINEAGE, now=NOW, decay_days=DAYS)
+    assert chosen is not None and chosen.memory_id == 5
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [],
+        [row(1, manual=True), row(2, manual=True)],
+        [row(1, created=NOW - timedelta(days=1)), row(2, reinforced=NOW - timedelta(days=3))],
+        [row(1, lineage=8), row(2, lineage=0)],
+    ],
+)
+def test_choose_eviction_none_when_nothing_eligible(rows: list[StoredMemory]) -> None:
+    assert choose_eviction(rows, lineage_id=LINEAGE, now=NOW, decay_days=DAYS) is None
+
+
+def test_choose_eviction_never_for_lineage_zero() -> None:
+    assert choose_eviction([row(1, lineage=0)], lineage_id=0, now=NOW, decay_days=DAYS) is None
+
+
+@pytest.mark.parametrize(
+    ("count", "cap", "may_evict", "has_candidate", "expected"),
+    [
+        (0, 100, False, False, "insert"),
+        (99, 100, False, False, "insert"),
+        (99, 100, True, True, "insert"),
+        (100, 100, True, True, "evict"),
+        (100, 100, False, True, "refuse_at_cap"),
+        (100, 100, True, False, "refuse_at_cap"),
+        (100, 100, False, False, "refuse_at_cap"),
+        (101, 100, True, True, "refuse_over_cap"),
+        (150, 100, False, False, "refuse_over_cap"),
+        (0, 0, True, False, "refuse_at_cap"),
+    ],
+)
+def test_capacity_action(count: int, cap: int, may_evict: bool, has_candidate: bool, expected: str) -> None:
+    assert capacity_action(count, cap, may_evict, has_candidate) == expected
+
+
+@pytest.mark.parametrize(
+    ("action", "may_evict", "expected"),
+    [
+        ("insert", False, None),
+        ("evict", True, None),
+        ("refuse_at_cap", False, "eviction_not_permitted"),
+        ("refuse_at_cap", True, "nothing_eligible"),
+        ("refuse_over_cap", True, "over_cap"),
+        ("refuse_over_cap", False, "over_cap"),
+    ],
+)
+def test_limit_reason(action: str, may_evict: bool, expected: str | None) -> None:
+    assert limit_reason(action, may_evict) == expected  # type: ignore[arg-type]
+
+
+READY = Retrieval(rag_available=True, embedding_model="text-embedding-3-small", embedding_credentials=True)
+DECAY_ON = Workspace(memory_decay_enabled=True)
+
+
+def test_eviction_permitted_when_all_prerequisites_hold() -> None:
+    assert eviction_permitted(DECAY_ON, READY) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("workspace", "retrieval", "fragment"),
+    [
+        (Workspace(), READY, "decay is turned off"),
+        (DECAY_ON, Retrieval(embedding_model="m", embedding_credentials=True), "retrieval is not available"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_model="m"), "embedding credentials"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_credentials=True), "embedding model"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_model="", embedding_credentials=True), "embedding model"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_model="  ", embedding_credentials=True), "embedding model"),
+    ],
+)
+def test_eviction_not_permitted_names_what_is_missing(
+    workspace: Workspace, retrieval: Retrieval, fragment: str
+) -> None:
+    permitted, why = eviction_permitted(workspace, retrieval)
+    assert permitted is False
+    assert why is not None and fragment in why
+
+
+def test_eviction_not_permitted_names_every_missing_prerequisite() -> None:
+    permitted, why = eviction_permitted(Workspace(), Retrieval())
+    assert permitted is False and why is not None
+    for fragment in ("decay is turned off", "retrieval is not available", "credentials", "embedding model"):
+        assert fragment in why
