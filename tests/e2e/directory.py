@@ -110,3 +110,30 @@ async def personal_memories(db: asyncpg.Pool, user_disc_id: str) -> list[asyncpg
 
 async def processed_count(db: asyncpg.Pool, command_id: str) -> int:
     return await db.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1", command_id)
+
+
+async def add_old_personal_memories(db: asyncpg.Pool, user_id: int, rows: Sequence[tuple[int, str, int]], *,
+                                    source: str = "import", manually_written: bool = False) -> list[int]:
+    """Pre-existing personal memories, `(lineage, content, age in days)` each, in the given order."""
+    ids = []
+    async with db.acquire() as conn, conn.transaction():
+        for lineage_id, content, age_days in rows:
+            ids.append(await conn.fetchval(
+                """
+                INSERT INTO personal_memories (user_id, persona_lineage_id, content, created_at, updated_at,
+                                               manually_written, source)
+                VALUES ($1, $2, $3, now() - make_interval(days => $4), now() - make_interval(days => $4), $5, $6)
+                RETURNING personal_memory_id
+                """,
+                user_id, lineage_id, content, age_days, manually_written, source,
+            ))
+    return ids
+
+
+async def set_reinforced(db: asyncpg.Pool, server_memory_id: int, days_ago: int) -> None:
+    """What an earlier memory.reinforce left on a legacy row."""
+    await db.execute(
+        "UPDATE server_memories SET last_reinforced_at = now() - make_interval(days => $2),"
+        " reinforcement_count = reinforcement_count + 1 WHERE server_memory_id = $1",
+        server_memory_id, days_ago,
+    )

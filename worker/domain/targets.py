@@ -140,19 +140,19 @@ def _by_snowflake(snowflake: str, cmd: CreateMemory) -> Resolution | None:
     return None
 
 
-def _participant_names(participant: Participant) -> set[str]:
-    names = {normalize(alias) for alias in participant.aliases}
-    names.add(normalize(participant.label))
-    if participant.primary_label:
-        names.add(normalize(participant.primary_label))
-    return names
+def _participant_matches(query: str, participant: Participant) -> bool:
+    if normalize(participant.label) == query:
+        return True
+    if participant.primary_label and normalize(participant.primary_label) == query:
+        return True
+    return any(normalize(alias) == query for alias in participant.aliases)
 
 
 def _by_participant_alias(query: str, participants: Iterable[Participant]) -> Resolution | None:
     matches: dict[str, tuple[Resolved, str]] = {}
     primary: dict[str, tuple[Resolved, str]] = {}
     for participant in participants:
-        if participant.id in matches or query not in _participant_names(participant):
+        if participant.id in matches or not _participant_matches(query, participant):
             continue
         label = participant_label(participant)
         entry = (Resolved(participant.kind, participant.id, label), label)

@@ -1,0 +1,106 @@
+"""Malformed commands never block their partition (DESIGN.md sections 2 guarantee 6, 3.2 and 9).
+
+Each is dead-lettered at once with reason `invalid_command` on `dlq.<original subject>`;
+one with a readable `reply_to` is answered with `memory_command_invalid` and a reason that
+names what is wrong. The next valid command on the same subject is processed.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from contracts import results as codes
+from contracts import subjects
+from tests.e2e.bus import command_payload, create_fields, encode, publish_command, read_stream, unique
+from tests.e2e.directory import server_memories, upsert_server
+
+
+def assert_invalid(raw: bytes, command_id: str, field: str) -> None:
+    result = msgspec.json.decode(raw)
+    assert result["data"]["status"] == codes.COMMAND_INVALID, result
+    assert result["success"] is False
+    assert result["command_id"] == command_id
+    assert result["error"]
+    assert field in result["data"]["reason"], result["data"]["reason"]
+
+
+async def test_poison_is_dead_lettered_and_the_partition_moves_on(e2e_worker, nc, inbox, bot_db):
+    ws, other_ws = unique(), unique()
+    await upsert_server(bot_db, ws)
+    await upsert_server(bot_db, other_ws)
+    subject = subjects.command_subject("create", ws)
+
+    garbage = b"\x00\xffthis is not JSON {"
+    bad_envelope_id = unique("bad-envelope-")
+    bad_envelope = encode(command_payload(create_fields(ws, "never saved"), command_id=bad_envelope_id,
+                                          reply_to=inbox.subject(bad_envelope_id)) | {"issued_at": "last tuesday"})
+    mismatch_id = unique("mismatch-")
+    mismatch = encode(command_payload(create_fields(other_ws, "never saved either"), command_id=mismatch_id,
+                                      reply_to=inbox.subject(mismatch_id)))
+    valid_id = unique("valid-")
+    valid = encode(command_payload(create_fields(ws, "saved after the poison"), command_id=valid_id,
+                                   reply_to=inbox.subject(valid_id)))
+
+    # Published back to back on the one subject, without waiting for anything in between.
+    for msg_id, payload in ((unique("garbage-"), garbage), (bad_envelope_id, bad_envelope),
+                            (mismatch_id, mismatch), (valid_id, valid)):
+        await publish_command(nc, "create", ws, payload, msg_id=msg_id)
+
+    replies = await inbox.wait_for([inbox.subject(c) for c in (bad_envelope_id, mismatch_id, valid_id)])
+
+    assert_invalid(replies[inbox.subject(bad_envelope_id)], bad_envelope_id, "issued_at")
+    assert_invalid(replies[inbox.subject(mismatch_id)], mismatch_id, "workspace_id")
+    ok = msgspec.json.decode(replies[inbox.subject(valid_id)])
+    assert ok["data"]["status"] == codes.SAVED, ok
+    assert [r["content"] for r in await server_memories(bot_db, ws)] == ["saved after the poison"]
+    assert await server_memories(bot_db, other_ws) == []
+
+    dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subject)])
+    assert [m.data for m in dead] == [garbage, bad_envelope, mismatch]
+    for m in dead:
+        assert m.subject == f"dlq.memory.create.{ws}"
+        assert m.headers.get("Dlq-Reason") == "invalid_command", m.headers
+        assert m.headers.get("Dlq-Original-Subject") == subject
+        assert m.headers.get("Dlq-Error")
+        assert m.headers.get("Dlq-Deliveries") == "1"
+        assert m.headers.get("Dlq-First-Failed-At")
+    assert "issued_at" in dead[1].headers["Dlq-Error"]
+    assert "workspace_id" in dead[2].headers["Dlq-Error"]
+    # Only the valid command reached the inbox.
+    assert await bot_db.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = ANY($1::text[])",
+                                 [bad_envelope_id, mismatch_id, valid_id]) == 1
+
+
+async def test_missing_required_field_is_named(e2e_worker, nc, inbox, bot_db):
+    ws = unique()
+    cid = unique("no-persona-")
+    payload = command_payload(create_fields(ws, "x"), command_id=cid, reply_to=inbox.subject(cid))
+    del payload["persona"]
+
+    await publish_command(nc, "create", ws, encode(payload), msg_id=cid)
+
+    raw = (await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)]
+    assert_invalid(raw, cid, "persona")
+    dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
+    assert len(dead) == 1 and dead[0].headers.get("Dlq-Reason") == "invalid_command"
+    assert await server_memories(bot_db, ws) == []
+
+
+async def test_wildcard_reply_to_is_dead_lettered(e2e_worker, nc, inbox, bot_db):
+    """A reply_to that is no publishable subject (a wildcard) makes the envelope invalid; a
+    later valid command on the same subject still runs."""
+    ws = unique()
+    cid = unique("wild-")
+    bad = command_payload(create_fields(ws, "x"), command_id=cid, reply_to=f"{inbox.prefix}.*")
+    valid_id = unique("valid-")
+    valid = command_payload(create_fields(ws, "fine"), command_id=valid_id, reply_to=inbox.subject(valid_id))
+
+    await publish_command(nc, "create", ws, encode(bad), msg_id=cid)
+    await publish_command(nc, "create", ws, encode(valid), msg_id=valid_id)
+
+    replies = await inbox.wait_for([inbox.subject(valid_id)])
+    assert msgspec.json.decode(replies[inbox.subject(valid_id)])["data"]["status"] == codes.SAVED
+    dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
+    assert len(dead) == 1 and dead[0].headers.get("Dlq-Reason") == "invalid_command"
+    assert "reply_to" in dead[0].headers.get("Dlq-Error", "")
+    assert [r["content"] for r in await server_memories(bot_db, ws)] == ["fine"]
