@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,6 +54,21 @@ def command_payload(fields: dict[str, Any], *, command_id: str, reply_to: str | 
             **fields}
 
 
+async def wait_until(condition, *, timeout: float, interval: float = 0.02) -> None:
+    """Poll `condition` (plain or async) until it is true; fail after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        met = condition()
+        if inspect.isawaitable(met):
+            met = await met
+        if met:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(interval)
+
+
 def encode(obj: Any) -> bytes:
     return msgspec.json.encode(obj)
 
@@ -95,13 +111,10 @@ class Inbox:
         return {s: self.replies[s][0] for s in reply_subjects}
 
 
-async def publish_command(nc: NatsClient, kind: str, workspace_id: str, payload: bytes, *,
-                          msg_id: str, subject_token: str | None = None):
-    """Publish to MEMORY_COMMANDS as a bot does (Nats-Msg-Id set); returns the PubAck."""
-    subject = (f"memory.{kind}.{subject_token}" if subject_token is not None
-               else subjects.command_subject(kind, workspace_id))
-    return await nc.jetstream().publish(subject, payload, headers={"Nats-Msg-Id": msg_id},
-                                        stream=subjects.COMMANDS_STREAM)
+async def publish_command(nc: NatsClient, kind: str, workspace_id: str, payload: bytes, *, msg_id: str):
+    """Publish to memory.<kind>.<workspace> as a bot does (Nats-Msg-Id set); returns the PubAck."""
+    return await nc.jetstream().publish(subjects.command_subject(kind, workspace_id), payload,
+                                        headers={"Nats-Msg-Id": msg_id}, stream=subjects.COMMANDS_STREAM)
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,7 @@ class StoredMsg:
     seq: int
     headers: dict[str, str]
     data: bytes
+    stored_at: datetime | None = None  # when the stream stored it
 
     @property
     def msg_id(self) -> str | None:
@@ -119,7 +133,8 @@ class StoredMsg:
         return msgspec.json.decode(self.data)
 
 
-async def read_stream(nc: NatsClient, stream: str, filter_subjects: list[str], timeout: float = 10.0) -> list[StoredMsg]:
+async def read_stream(nc: NatsClient, stream: str, filter_subjects: list[str],
+                      timeout: float = 10.0) -> list[StoredMsg]:
     """Every message stored so far in `stream` on these subjects, in stream order.
 
     An ephemeral pull consumer (deliver all) counts what matches when it is created and fetches
@@ -144,7 +159,7 @@ async def read_stream(nc: NatsClient, stream: str, filter_subjects: list[str], t
                         raise AssertionError(f"read {len(out)} of {pending} messages of {stream} {filter_subjects}")
                     for msg in await sub.fetch(batch=pending - len(out), timeout=left):
                         out.append(StoredMsg(msg.subject, msg.metadata.sequence.stream, dict(msg.headers or {}),
-                                             msg.data))
+                                             msg.data, msg.metadata.timestamp))
                         await msg.ack()
             finally:
                 await sub.unsubscribe()

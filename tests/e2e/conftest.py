@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncpg
 import pytest
-from tests.e2e.bus import Inbox
 
+from tests.e2e.bus import Inbox
 from worker.client import MemoryClient
 
 

@@ -137,3 +137,27 @@ async def set_reinforced(db: asyncpg.Pool, server_memory_id: int, days_ago: int)
         " reinforcement_count = reinforcement_count + 1 WHERE server_memory_id = $1",
         server_memory_id, days_ago,
     )
+
+
+async def add_proxy_identity(db: asyncpg.Pool, synthetic_id: str, *, namespace_id: str | None,
+                             hosts: Sequence[str] = ()) -> int:
+    """A stable proxy identity: its synthetic users row, its namespace, the namespace's host accounts.
+
+    `namespace_id` None leaves the identity without any host link.
+    """
+    async with db.acquire() as conn, conn.transaction():
+        user_id = await conn.fetchval(
+            "INSERT INTO users (user_disc_id) VALUES ($1) RETURNING user_id", synthetic_id)
+        if namespace_id is not None:
+            await conn.execute("INSERT INTO message_proxy_identities (user_id, namespace_id) VALUES ($1, $2)",
+                               user_id, namespace_id)
+            for host in hosts:
+                await conn.execute(
+                    "INSERT INTO message_proxy_namespace_accounts (namespace_id, host_user_disc_id) VALUES ($1, $2)",
+                    namespace_id, host)
+    return user_id
+
+
+async def blacklist(db: asyncpg.Pool, server_id: int, user_disc_id: str) -> None:
+    await db.execute("INSERT INTO personalization_blacklist (server_id, user_disc_id) VALUES ($1, $2)",
+                     server_id, user_disc_id)

@@ -8,6 +8,9 @@ memory rows to check the effect (or that there was none).
 from __future__ import annotations
 
 import pytest
+
+from contracts import results as codes
+from contracts.results import CacheKey
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import (
     add_old_server_memories,
@@ -16,9 +19,6 @@ from tests.e2e.directory import (
     server_memories,
     upsert_server,
 )
-
-from contracts import results as codes
-from contracts.results import CacheKey
 
 LINEAGE = 7
 

@@ -15,8 +15,9 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
 from contracts.results import CacheKey
-from tests.e2e.bus import RAG, create_fields, read_stream, unique
-from tests.e2e.directory import add_old_server_memories, add_user, upsert_server
+from tests.e2e.bus import RAG, create_fields, read_stream, unique, wait_until
+from tests.e2e.directory import add_old_server_memories, add_user, server_memories, upsert_server
+from worker.client import new_create
 
 LINEAGE = 11
 
@@ -38,8 +39,8 @@ def assert_each_once(events) -> None:
 async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_saved(e2e_worker, memory, bot_db, nc):
     ws = unique()
     server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
-    ids = await add_old_server_memories(bot_db, server_id, LINEAGE,
-                                        [("old 61", 61), ("old 75", 75), ("old 60", 60), ("old 70", 70), ("old 65", 65)])
+    ages = [61, 75, 60, 70, 65]  # the oldest is not the lowest id
+    ids = await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {a}", a) for a in ages])
 
     result = await memory.create(create_fields(ws, "{user} switched to green tea", lineage_id=LINEAGE,
                                                retrieval=RAG))
@@ -52,7 +53,8 @@ async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_sa
     assert_each_once(events)
     by_id = {m.msg_id: m for m in events}
     assert set(by_id) == {f"{cid}:invalidate:tomori_state:{ws}", f"{cid}:saved", f"{cid}:evicted"}
-    invalidate, saved, evicted = by_id[f"{cid}:invalidate:tomori_state:{ws}"], by_id[f"{cid}:saved"], by_id[f"{cid}:evicted"]
+    invalidate = by_id[f"{cid}:invalidate:tomori_state:{ws}"]
+    saved, evicted = by_id[f"{cid}:saved"], by_id[f"{cid}:evicted"]
     assert invalidate.seq < evicted.seq and invalidate.seq < saved.seq
     assert (invalidate.subject, saved.subject, evicted.subject) == tuple(server_subjects(ws))
 
@@ -152,3 +154,45 @@ async def test_a_refusal_publishes_nothing(e2e_worker, memory, bot_db, nc):
     ]
     refused_ids = {at_cap.command_id, disabled.command_id}
     assert not {m.json()["command_id"] for m in events} & refused_ids
+
+
+async def test_events_follow_the_commit_and_precede_the_result(e2e_worker, memory, bot_db, nc):
+    """Section 4 step 9: after commit, the outbox rows are published (cache.invalidate first),
+    then the result. One subscription sees everything in the order the server delivered it,
+    as a bot that is also a cache node would."""
+    ws = unique()
+    await upsert_server(bot_db, ws)
+    invalidate_subject = subjects.invalidate_subject("tomori_state", ws)
+    saved_subject = subjects.saved_subject("server", ws)
+    reply_to = memory.reply_subject()
+    seen: list[tuple[str, bytes]] = []
+    rows_when_saved: list[list] = []
+
+    async def on_message(msg) -> None:
+        if msg.subject in (invalidate_subject, saved_subject, reply_to):
+            seen.append((msg.subject, msg.data))
+        if msg.subject == saved_subject:
+            # Published after commit: the row is visible to anyone by then.
+            rows_when_saved.append([r["id"] for r in await server_memories(bot_db, ws)])
+
+    everything = await nc.subscribe(">", cb=on_message)
+    try:
+        command = new_create(**create_fields(ws, "{user} brews tea at five", lineage_id=LINEAGE),
+                             reply_to=reply_to)
+        result = await memory.create(command)
+        await wait_until(lambda: len(seen) >= 3 and rows_when_saved, timeout=5.0)
+    finally:
+        await everything.unsubscribe()
+
+    assert result.data.status == codes.SAVED, result
+    assert [s for s, _ in seen] == [invalidate_subject, saved_subject, reply_to]
+    assert rows_when_saved == [[result.data.memory_id]]
+
+    # The relay marks what it published, so its sweeper will not publish it again.
+    async def all_marked() -> bool:
+        return await bot_db.fetchval(
+            "SELECT count(*) = 2 AND count(*) FILTER (WHERE published_at IS NULL) = 0"
+            " FROM outbox WHERE command_id = $1", result.command_id)
+
+    await wait_until(all_marked, timeout=10.0)
+

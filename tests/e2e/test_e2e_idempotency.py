@@ -9,6 +9,7 @@ its inbox answers with the stored result, changing nothing.
 from __future__ import annotations
 
 import msgspec
+import pytest
 
 from contracts import results as codes
 from contracts import subjects
@@ -20,11 +21,13 @@ from worker.client import new_create
 LINEAGE = 3
 
 
-async def test_same_command_id_twice_gives_one_row_and_identical_results(e2e_worker, memory, bot_db, nc):
+@pytest.mark.parametrize("command_id", [None, "bot-7.turn 12/tool-call:α*>"], ids=["uuid", "odd-characters"])
+async def test_same_command_id_twice_gives_one_row_and_identical_results(e2e_worker, memory, bot_db, command_id):
     ws = unique()
     await upsert_server(bot_db, ws)
+    extra = {} if command_id is None else {"command_id": f"{command_id}{unique()}"}
     cmd = new_create(**create_fields(ws, "{user} collects stamps", lineage_id=LINEAGE),
-                     reply_to=memory.reply_subject())
+                     reply_to=memory.reply_subject(), **extra)
     payload = encode(cmd)
 
     first = await memory.send_raw("create", ws, payload, command_id=cmd.command_id, reply_to=cmd.reply_to)

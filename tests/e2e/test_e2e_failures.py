@@ -1,0 +1,123 @@
+"""Commands that fail in processing (DESIGN.md sections 3.3 and 9).
+
+A failure that persists through `max_deliver` attempts (3 for the e2e worker) is
+dead-lettered with `Dlq-Reason: max_deliver_exhausted` and answered with
+`memory_save_failed_db_error`. To get one without taking the shared database down, a
+workspace is given a decay period PostgreSQL cannot subtract from now() (timestamp out of
+range on every attempt).
+
+A model's odd content is not such a failure: it is an ordinary refusal, answered at once.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import nats
+import pytest
+
+from contracts import results as codes
+from contracts import subjects
+from tests.e2e.bus import (
+    Inbox,
+    command_payload,
+    create_fields,
+    encode,
+    publish_command,
+    read_stream,
+    unique,
+)
+from tests.e2e.directory import add_user, personal_memories, server_memories, upsert_server
+
+UNSUBTRACTABLE_DAYS = 2**31 - 1
+
+
+@pytest.fixture(scope="module")
+async def exhausted(e2e_worker, module_nc, bot_db, module_inbox):
+    """One command that fails on every delivery: its reply, DLQ entry and timings."""
+    nc, inbox = module_nc, module_inbox
+    ws = unique()
+    await upsert_server(bot_db, ws, memory_decay_days=UNSUBTRACTABLE_DAYS)
+    cid = unique("doomed-")
+    payload = encode(command_payload(create_fields(ws, "never stored"), command_id=cid, reply_to=inbox.subject(cid)))
+    published_at = datetime.now(UTC)
+    await publish_command(nc, "create", ws, payload, msg_id=cid)
+    reply = (await inbox.wait_for([inbox.subject(cid)], timeout=30.0))[inbox.subject(cid)]
+    dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
+    return {"ws": ws, "command_id": cid, "payload": payload, "published_at": published_at,
+            "result": msgspec.json.decode(reply), "dead": dead}
+
+
+# Module-scoped twins of the suite's `nc` and `inbox`, for the module fixture above.
+@pytest.fixture(scope="module")
+async def module_nc(nats_server):
+    client = await nats.connect(nats_server.url)
+    yield client
+    await client.drain()
+
+
+@pytest.fixture(scope="module")
+async def module_inbox(module_nc, e2e_worker):
+    box = await Inbox(module_nc).start()
+    yield box
+    await box.stop()
+
+
+async def test_exhausted_command_is_dead_lettered_and_answered_db_error(e2e_worker, exhausted, bot_db):
+    result = exhausted["result"]
+    assert result["data"]["status"] == codes.DB_ERROR, result
+    assert result["success"] is False and result["command_id"] == exhausted["command_id"]
+    assert result["error"] and result["data"]["reason"]
+    assert await server_memories(bot_db, exhausted["ws"]) == []
+    [dead] = exhausted["dead"]
+    assert dead.data == exhausted["payload"]
+    assert dead.headers.get("Dlq-Reason") == "max_deliver_exhausted", dead.headers
+    assert dead.headers.get("Dlq-Deliveries") == "3"
+    assert dead.headers.get("Dlq-Original-Subject") == subjects.command_subject("create", exhausted["ws"])
+    assert "out of range" in dead.headers.get("Dlq-Error", ""), dead.headers  # the failure we provoked
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "worker/handlers.py CommandHandler._failed calls dead_letters.dead_letter() without "
+    "first_failed_at, so dead_letters.py stamps Dlq-First-Failed-At with datetime.now() at the "
+    "last attempt: the header holds the time of the final failure, not the first"))
+async def test_dlq_first_failed_at_is_the_first_failure(e2e_worker, exhausted):
+    [dead] = exhausted["dead"]
+    first_failed = datetime.fromisoformat(dead.headers["Dlq-First-Failed-At"])
+    assert first_failed >= exhausted["published_at"] - timedelta(seconds=1)
+    # Three deliveries with the worker's nak delays (0.5 s, then 1 s) in between: the first
+    # failure is well before the dead letter was stored.
+    assert dead.stored_at - first_failed >= timedelta(seconds=1), (first_failed, dead.stored_at)
+
+
+NUL_IS_RETRIED_AS_DB_ERROR = (
+    "a NUL character in the model's arguments is not refused: it reaches PostgreSQL inside the "
+    "jsonb plan/result (worker/services/create_memory.py -> db/repository.py create_save / "
+    "record_result, '$1::jsonb'), which raises UntranslatableCharacterError on every attempt; "
+    "worker/handlers.py CommandHandler._failed treats it as transient, retries max_deliver times, "
+    "dead-letters it as max_deliver_exhausted and tells the model memory_save_failed_db_error "
+    "'It is safe to try again in a moment'"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=NUL_IS_RETRIED_AS_DB_ERROR)
+@pytest.mark.parametrize("where", ["memory_content", "target_user"])
+async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, memory, bot_db, nc, where):
+    ws, bob = unique(), unique()
+    await upsert_server(bot_db, ws)
+    await add_user(bot_db, bob)
+    members = [{"id": bob, "display_name": "Bob", "username": "bob"}]
+    if where == "memory_content":
+        fields = create_fields(ws, "tea\x00time", member_matches=members)
+        allowed = {codes.INVALID_CONTENT, codes.INVALID_ARGS}
+    else:
+        fields = create_fields(ws, "{user} likes tea", scope="target_user", target="Bo\x00b", member_matches=members)
+        allowed = {codes.USER_NOT_FOUND, codes.INVALID_ARGS}
+
+    result = await memory.create(fields)
+
+    assert await server_memories(bot_db, ws) == [] and await personal_memories(bot_db, bob) == []
+    dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
+    assert dead == [], [m.headers for m in dead]
+    assert result.data.status in allowed, result

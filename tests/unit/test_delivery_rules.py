@@ -1,0 +1,43 @@
+import msgspec
+import pytest
+
+from worker.handlers import CommandHandler, Invalid, _probe, retry_delay
+
+
+@pytest.mark.parametrize(("deliveries", "delay"), [(1, 0.5), (2, 1.0), (3, 2.0), (6, 16.0), (7, 30.0), (50, 30.0)])
+def test_retry_delay_grows_and_is_capped(deliveries, delay):
+    assert retry_delay(deliveries) == delay
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        (b"not json", (None, None)),
+        (b'{"command_id": "c1", "reply_to": "_INBOX.a.b"}', ("c1", "_INBOX.a.b")),
+        (b'{"command_id": 5, "reply_to": "_INBOX.a.b"}', (None, "_INBOX.a.b")),
+        (b'{"command_id": "c1", "reply_to": "bad subject.*"}', ("c1", None)),
+        (b'{"command_id": "c1", "reply_to": "a..b"}', ("c1", None)),
+        (b"[1, 2]", (None, None)),
+    ],
+)
+def test_probe_reads_what_a_broken_command_still_tells(payload, expected):
+    assert _probe(payload) == expected
+
+
+def _create(**over) -> bytes:
+    body = {"command_id": "c", "issued_at": "2026-01-01T00:00:00Z", "workspace_id": "a.b",
+            "persona": {"id": 1, "lineage_id": 1, "name": "T"}, "bot_user_id": "1", "channel": {"id": "2"}}
+    body.update(over)
+    return msgspec.json.encode(body)
+
+
+def test_decode_checks_the_workspace_against_the_subject_token():
+    assert not isinstance(CommandHandler._decode("create", "a%2Eb", _create()), Invalid)
+    mismatch = CommandHandler._decode("create", "other", _create())
+    assert isinstance(mismatch, Invalid) and "does not match" in mismatch.reason
+
+
+def test_decode_refuses_unknown_kinds_and_names_bad_fields():
+    assert "not handled" in CommandHandler._decode("teleport", "x", _create()).reason
+    bad = CommandHandler._decode("create", "a%2Eb", _create(persona={"id": "one"}))
+    assert isinstance(bad, Invalid) and "$.persona" in bad.reason

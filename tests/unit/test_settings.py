@@ -1,0 +1,31 @@
+import pytest
+
+from worker.settings import Settings, SettingsError
+
+
+def test_defaults():
+    s = Settings.from_env({})
+    assert (s.memory_partitions, s.max_memory_length, s.max_server_memories, s.max_personal_memories) == (
+        16, 1000, 100, 100)
+    assert s.nats_url is None and s.database_url is None
+
+
+def test_values_are_read():
+    s = Settings.from_env({"MEMORY_PARTITIONS": "4", "MAX_SERVER_MEMORIES": " 7 ", "LOG_FORMAT": "JSON",
+                           "NATS_URL": "nats://127.0.0.1:1"})
+    assert (s.memory_partitions, s.max_server_memories, s.log_format, s.nats_url) == (
+        4, 7, "json", "nats://127.0.0.1:1")
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"MEMORY_PARTITIONS": "many"}, "MEMORY_PARTITIONS must be an integer, got 'many'"),
+        ({"MEMORY_PARTITIONS": "0"}, "MEMORY_PARTITIONS must be between 1 and 1024, got 0"),
+        ({"MAX_MEMORY_LENGTH": "-5"}, "MAX_MEMORY_LENGTH must be between"),
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of console, json, got 'xml'"),
+    ],
+)
+def test_bad_values_name_the_variable(env, message):
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(")):
+        Settings.from_env(env)
