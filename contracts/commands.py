@@ -8,9 +8,12 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta, Struct
 
-CommandId = Annotated[str, Meta(min_length=1, max_length=128)]
-DiscordId = Annotated[str, Meta(min_length=1, max_length=64)]
-ShortText = Annotated[str, Meta(max_length=512)]
+# PostgreSQL text and jsonb cannot hold NUL: a string with one is refused at decoding, with
+# the field's path, instead of failing the database on every retry.
+_NO_NUL = r"^[^\x00]*$"
+CommandId = Annotated[str, Meta(min_length=1, max_length=128, pattern=_NO_NUL)]
+DiscordId = Annotated[str, Meta(min_length=1, max_length=64, pattern=_NO_NUL)]
+ShortText = Annotated[str, Meta(max_length=512, pattern=_NO_NUL)]
 # A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
 ReplySubject = Annotated[str, Meta(max_length=256, pattern=r"^[^\s*>.]+(\.[^\s*>.]+)*$")]
 
@@ -47,11 +50,11 @@ class Channel(Struct, frozen=True, kw_only=True):
     is_dm: bool = False
     is_private: bool = False
     everyone_can_view: bool = True
-    url: Annotated[str, Meta(max_length=512)] | None = None
+    url: ShortText | None = None
 
 
 class Participant(Struct, frozen=True, kw_only=True):
-    id: Annotated[str, Meta(min_length=1, max_length=256)]
+    id: Annotated[str, Meta(min_length=1, max_length=256, pattern=_NO_NUL)]
     kind: Literal["discord", "matrix", "proxy"] = "discord"
     label: ShortText = ""
     primary_label: ShortText | None = None

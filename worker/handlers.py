@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import msgspec
 import structlog
@@ -46,6 +47,26 @@ def retry_delay(deliveries: int) -> float:
 @dataclass(frozen=True, slots=True)
 class Invalid:
     reason: str
+    code: str = dead_letters.INVALID_COMMAND
+
+
+class FirstFailures:
+    """When each failing message first failed, for Dlq-First-Failed-At (bounded, in memory:
+    after a worker restart the first failure seen by this process stands in)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._seen: dict[int, datetime] = {}
+        self._limit = limit
+
+    def note(self, seq: int) -> datetime:
+        if seq not in self._seen:
+            if len(self._seen) >= self._limit:
+                self._seen.pop(next(iter(self._seen)))
+            self._seen[seq] = datetime.now(UTC)
+        return self._seen[seq]
+
+    def forget(self, seq: int) -> None:
+        self._seen.pop(seq, None)
 
 
 class CommandHandler:
@@ -56,6 +77,7 @@ class CommandHandler:
         self._outbox = outbox
         self._create = create
         self._max_deliver = max_deliver
+        self._first_failures = FirstFailures()
 
     async def __call__(self, msg: Msg) -> None:
         started = time.perf_counter()
@@ -66,7 +88,7 @@ class CommandHandler:
 
         decoded = self._decode(kind, token, msg.data)
         if isinstance(decoded, Invalid):
-            await self._reject_invalid(msg, original, decoded.reason, bound, started)
+            await self._reject_invalid(msg, original, decoded, bound, started)
             return
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
@@ -85,7 +107,7 @@ class CommandHandler:
     @staticmethod
     def _decode(kind: str, token: str, data: bytes):
         if kind not in COMMAND_TYPES:
-            return Invalid(f"memory.{kind} is not handled by this worker version")
+            return Invalid(f"memory.{kind} is not handled by this worker version", dead_letters.UNSUPPORTED_COMMAND)
         try:
             cmd = decoder_for(kind).decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -96,14 +118,15 @@ class CommandHandler:
             )
         return cmd
 
-    async def _reject_invalid(self, msg: Msg, original: str, reason: str, bound, started: float) -> None:
+    async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> None:
         """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
+        reason = invalid.reason
         command_id, reply_to = _probe(msg.data)
         bound = bound.bind(command_id=command_id)
         try:
             await dead_letters.dead_letter(
                 self._js, original_subject=original, payload=msg.data,
-                reason=dead_letters.INVALID_COMMAND, error=reason,
+                reason=invalid.code, error=reason,
                 deliveries=msg.metadata.num_delivered if msg.metadata else 1,
             )
             if reply_to:
@@ -117,6 +140,8 @@ class CommandHandler:
 
     async def _failed(self, msg: Msg, original: str, cmd, exc: Exception, deliveries: int, bound,
                       started: float) -> None:
+        seq = msg.metadata.sequence.stream if msg.metadata else 0
+        first_failed_at = self._first_failures.note(seq)
         if deliveries < self._max_deliver:
             delay = retry_delay(deliveries)
             bound.warning("command_retry", error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
@@ -130,10 +155,12 @@ class CommandHandler:
             await dead_letters.dead_letter(
                 self._js, original_subject=original, payload=msg.data,
                 reason=dead_letters.EXHAUSTED, error=repr(exc), deliveries=deliveries,
+                first_failed_at=first_failed_at,
             )
             if cmd.reply_to:
                 await self._nc.publish(cmd.reply_to, encode(messages.db_error(cmd)))
             await msg.ack()
+            self._first_failures.forget(seq)
         except Exception as dlq_exc:
             bound.error("dead_letter_failed", error=repr(dlq_exc))
             await msg.nak(delay=retry_delay(deliveries))

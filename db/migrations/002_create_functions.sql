@@ -105,6 +105,7 @@ DECLARE
     v_server_id  integer;
     v_user_id    integer := (p ->> 'user_id')::integer;
     v_count      integer;
+    v_privacy    integer;
     v_victim_id  bigint;
     v_victim_content text;
     v_new_id     bigint;
@@ -130,8 +131,10 @@ BEGIN
         WHERE m.server_id = v_server_id AND m.persona_lineage_id = v_lineage;
     ELSE
         -- Privacy is read again under the lock: a user who just opted out is never saved.
-        IF (SELECT u.privacy_level FROM users u WHERE u.user_id = v_user_id) IS DISTINCT FROM 0 THEN
-            v_result := p #> '{results,privacy}';
+        SELECT u.privacy_level INTO v_privacy FROM users u WHERE u.user_id = v_user_id;
+        IF v_privacy IS DISTINCT FROM 0 THEN
+            -- Fails closed: a vanished user row reads as full privacy.
+            v_result := p -> 'results' -> ('privacy_' || coalesce(v_privacy, 2));
         END IF;
         SELECT count(*) INTO v_count FROM personal_memories m
         WHERE m.user_id = v_user_id AND m.persona_lineage_id IN (v_lineage, 0);

@@ -78,10 +78,6 @@ async def test_exhausted_command_is_dead_lettered_and_answered_db_error(e2e_work
     assert "out of range" in dead.headers.get("Dlq-Error", ""), dead.headers  # the failure we provoked
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "worker/handlers.py CommandHandler._failed calls dead_letters.dead_letter() without "
-    "first_failed_at, so dead_letters.py stamps Dlq-First-Failed-At with datetime.now() at the "
-    "last attempt: the header holds the time of the final failure, not the first"))
 async def test_dlq_first_failed_at_is_the_first_failure(e2e_worker, exhausted):
     [dead] = exhausted["dead"]
     first_failed = datetime.fromisoformat(dead.headers["Dlq-First-Failed-At"])
@@ -91,17 +87,6 @@ async def test_dlq_first_failed_at_is_the_first_failure(e2e_worker, exhausted):
     assert dead.stored_at - first_failed >= timedelta(seconds=1), (first_failed, dead.stored_at)
 
 
-NUL_IS_RETRIED_AS_DB_ERROR = (
-    "a NUL character in the model's arguments is not refused: it reaches PostgreSQL inside the "
-    "jsonb plan/result (worker/services/create_memory.py -> db/repository.py create_save / "
-    "record_result, '$1::jsonb'), which raises UntranslatableCharacterError on every attempt; "
-    "worker/handlers.py CommandHandler._failed treats it as transient, retries max_deliver times, "
-    "dead-letters it as max_deliver_exhausted and tells the model memory_save_failed_db_error "
-    "'It is safe to try again in a moment'"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=NUL_IS_RETRIED_AS_DB_ERROR)
 @pytest.mark.parametrize("where", ["memory_content", "target_user"])
 async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, memory, bot_db, nc, where):
     ws, bob = unique(), unique()
@@ -110,10 +95,10 @@ async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, mem
     members = [{"id": bob, "display_name": "Bob", "username": "bob"}]
     if where == "memory_content":
         fields = create_fields(ws, "tea\x00time", member_matches=members)
-        allowed = {codes.INVALID_CONTENT, codes.INVALID_ARGS}
+        allowed = {codes.INVALID_ARGS}
     else:
         fields = create_fields(ws, "{user} likes tea", scope="target_user", target="Bo\x00b", member_matches=members)
-        allowed = {codes.USER_NOT_FOUND, codes.INVALID_ARGS}
+        allowed = {codes.INVALID_ARGS}
 
     result = await memory.create(fields)
 
@@ -121,3 +106,4 @@ async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, mem
     dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     assert dead == [], [m.headers for m in dead]
     assert result.data.status in allowed, result
+    assert f"{where} must not contain NUL" in result.error

@@ -307,6 +307,7 @@ async def test_privacy_is_read_again_under_the_lock(pool):
     result = RESULT_DECODER.decode((await svc.run(personal_save(ws, user, "Mika", "{user} likes tea"))).result)
 
     assert result.data.status == status.PRIVACY_RESTRICTED
+    assert "full" in result.error  # the level read under the lock, not the one read before
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
 

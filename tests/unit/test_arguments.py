@@ -133,3 +133,20 @@ def test_target_type_errors_name_the_parameter(targets: dict[str, Any], fragment
 def test_unknown_keys_are_ignored() -> None:
     parsed = parse_tool_args({"memory_content": "x", "memory_scope": "server_wide", "extra": [1]})
     assert parsed == ToolArguments("x", "server_wide", None)
+
+
+@pytest.mark.parametrize("name", ["target_user", "target_user_nickname"])
+def test_nul_in_a_target_is_refused_naming_the_parameter(name):
+    result = parse_tool_args({"memory_content": "x", "memory_scope": "target_user", name: "Bo\x00b"})
+    assert isinstance(result, InvalidArguments)
+    assert result.reason == f"{name} must not contain NUL characters (\\u0000)"
+
+
+def test_nul_in_content_is_refused():
+    result = parse_tool_args({"memory_content": "tea\x00", "memory_scope": "server_wide"})
+    assert isinstance(result, InvalidArguments) and "memory_content must not contain NUL" in result.reason
+
+
+def test_a_long_bad_scope_is_shown_shortened():
+    result = parse_tool_args({"memory_content": "x", "memory_scope": "g" * 500})
+    assert isinstance(result, InvalidArguments) and len(result.reason) < 200

@@ -101,3 +101,9 @@ def test_result_omits_unset_extras_but_keeps_nulls():
 def test_eviction_metric_has_exactly_scope_and_decay_days():
     assert msgspec.json.decode(encode(MemoryEvictionMetric(scope="server", decay_days=30))) == {
         "scope": "server", "decay_days": 30}
+
+
+@pytest.mark.parametrize("field", ["command_id", "workspace_id", "bot_user_id"])
+def test_nul_in_an_envelope_string_is_invalid(field):
+    with pytest.raises(msgspec.ValidationError, match=rf"\$\.{field}"):
+        decoder_for("create").decode(_create(**{field: "a\x00b"}))

@@ -40,6 +40,10 @@ class InvalidArguments:
     reason: str
 
 
+# A NUL cannot be stored (PostgreSQL text): a model's stray control character is its error.
+_NUL_REASON = "{name} must not contain NUL characters (\\u0000)"
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -64,6 +68,8 @@ def _content(args: dict[str, Any]) -> str | InvalidArguments:
         return InvalidArguments(f"memory_content must be a string, got {_json_type(value)}")
     if not value.strip():
         return InvalidArguments("memory_content must not be empty or only whitespace")
+    if "\x00" in value:
+        return InvalidArguments(_NUL_REASON.format(name="memory_content"))
     return value
 
 
@@ -76,7 +82,8 @@ def _scope(args: dict[str, Any]) -> ToolScope | InvalidArguments:
             f"memory_scope must be one of 'server_wide' or 'target_user', got {_json_type(value)}"
         )
     if value not in TOOL_SCOPES:
-        return InvalidArguments(f"memory_scope must be one of 'server_wide' or 'target_user', got {value!r}")
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        return InvalidArguments(f"memory_scope must be one of 'server_wide' or 'target_user', got {shown!r}")
     return value  # type: ignore[return-value]
 
 
@@ -89,6 +96,8 @@ def _target(args: dict[str, Any]) -> str | InvalidArguments:
             value = str(value)
         elif not isinstance(value, str):
             return InvalidArguments(f"{name} must be a string, got {_json_type(value)}")
+        if "\x00" in value:
+            return InvalidArguments(_NUL_REASON.format(name=name))
         value = value.strip()
         if value:
             return value

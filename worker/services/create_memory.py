@@ -32,7 +32,8 @@ class SaveResults(msgspec.Struct, frozen=True):
     evicted: CommandResult
     at_cap: CommandResult
     over_cap: CommandResult
-    privacy: CommandResult
+    privacy_1: CommandResult
+    privacy_2: CommandResult
 
 
 class CreateSaveRequest(msgspec.Struct, frozen=True):
@@ -92,8 +93,9 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
             evicted=messages.saved(cmd, plan, 0, ""),
             at_cap=at_cap_refusal(cmd, plan, why_not),
             over_cap=over_cap_refusal(cmd, plan),
-            # The database reads privacy again under the lock; this is its answer if it changed.
-            privacy=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 1),
+            # The database reads privacy again under the lock; these are its answers if it changed.
+            privacy_1=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 1),
+            privacy_2=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 2),
         ),
         events=save_events(cmd, plan, now.isoformat()),
     )
