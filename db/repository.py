@@ -57,9 +57,17 @@ async def _json_as_text(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(typ, encoder=lambda v: v, decoder=lambda v: v, schema="pg_catalog")
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Release without asyncpg's default reset query (a round trip on every release).
+
+    Pool connections never change session state: locks are transaction-scoped, nothing is
+    SET, LISTENed or left open; asyncpg still rolls back a transaction left open.
+    """
+
+
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asyncpg.Pool:
     return await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_json_as_text,
+        dsn, min_size=min_size, max_size=max_size, init=_json_as_text, reset=_keep_session,
         # The lock and statement timeouts turn a stuck database into a retryable error
         # instead of a partition that silently stops.
         server_settings={"lock_timeout": "10s", "statement_timeout": "30s",
