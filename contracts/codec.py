@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from .results import CommandResult
+from .results import CommandResult, OpResult
 
 ENCODER = msgspec.json.Encoder()
 encode = ENCODER.encode
 RESULT_DECODER = msgspec.json.Decoder(CommandResult)
+OP_RESULT_DECODER = msgspec.json.Decoder(OpResult)

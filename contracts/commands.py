@@ -90,7 +90,61 @@ class CreateMemory(Envelope, kw_only=True, frozen=True):
     retrieval: Retrieval = Retrieval()
 
 
-COMMAND_TYPES: dict[str, type[Envelope]] = {"create": CreateMemory}
+# Long enough for any panel entry; MAX_MEMORY_LENGTH is checked by the worker with its own
+# refusal (content-too-long), so only absurd payloads fail decoding.
+PanelText = Annotated[str, Meta(max_length=20_000, pattern=_NO_NUL)]
+SyntheticId = Annotated[str, Meta(min_length=1, max_length=128, pattern=_NO_NUL)]
+MemoryScope = Literal["server", "personal"]
+
+
+class Actor(Struct, frozen=True, kw_only=True):
+    id: DiscordId
+    # ManageGuild in a server; anyone in a DM.
+    is_manager: bool = False
+
+
+class ManualMemory(Envelope, kw_only=True, frozen=True):
+    """`memory.manual`: the `/memories` and `/personal memories` panels."""
+
+    actor: Actor
+    scope: MemoryScope
+    action: Literal["add", "add_batch", "edit", "remove"]
+    lineage_id: int
+    persona_id: int | None = None
+    identity_id: SyntheticId | None = None
+    memory_id: int | None = None
+    content: PanelText | None = None
+    contents: Annotated[list[PanelText], Meta(max_length=2000)] | None = None
+    tags: Annotated[str, Meta(max_length=2000, pattern=_NO_NUL)] | Annotated[
+        list[ShortText], Meta(max_length=100)] | None = None
+
+
+class MemoryRef(Struct, frozen=True):
+    scope: MemoryScope
+    memory_id: int
+
+
+class ReinforceMemories(Envelope, kw_only=True, frozen=True):
+    """`memory.reinforce`: the memories a reply used."""
+
+    lineage_id: int
+    memories: Annotated[list[MemoryRef], Meta(max_length=500)] = []
+
+
+class SeedBio(Envelope, kw_only=True, frozen=True):
+    """`memory.seed_bio`: the one-time bio snapshot of a new proxy identity."""
+
+    identity_user_id: SyntheticId
+    is_new_identity: bool
+    bio: PanelText | None = None
+
+
+COMMAND_TYPES: dict[str, type[Envelope]] = {
+    "create": CreateMemory,
+    "manual": ManualMemory,
+    "reinforce": ReinforceMemories,
+    "seed_bio": SeedBio,
+}
 
 
 def decoder_for(kind: str) -> msgspec.json.Decoder:

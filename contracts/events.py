@@ -31,6 +31,17 @@ class MemorySaved(Struct, kw_only=True):
     notice: dict[str, Any] | None = None
 
 
+class MemoryRemoved(Struct, kw_only=True):
+    event_id: str
+    command_id: str
+    occurred_at: str
+    scope: Scope
+    owner_id: str
+    lineage_id: int
+    memory_id: int
+    content: str
+
+
 class MemoryEvicted(Struct, kw_only=True):
     event_id: str
     command_id: str

@@ -53,3 +53,47 @@ class CommandResult(Struct, kw_only=True):
     data: ResultData
     invalidated: list[CacheKey] = []
     notice: dict[str, Any] | None = None
+
+
+# Statuses of memory.manual, memory.reinforce and memory.seed_bio (DESIGN.md section 8).
+ADDED = "added"
+UPDATED = "updated"
+UNCHANGED = "unchanged"
+REMOVED = "removed"
+PRIVACY_BLOCKED = "privacy-blocked"
+HOST_PROTECTED = "host-protected"
+EMPTY_CONTENT = "empty-content"
+CONTENT_TOO_LONG = "content-too-long"
+LIMIT_REACHED = "limit-reached"
+BATCH_LIMIT_REACHED = "batch-limit-reached"
+ALL_DUPLICATES = "all-duplicates"
+NOT_FOUND = "not-found"
+BLACKLISTED = "blacklisted"
+TEACHING_DISABLED = "teaching-disabled"
+REINFORCED = "reinforced"
+SEEDED = "seeded"
+SKIPPED = "skipped"
+FAILED = "failed"  # the worker gave up on the command after its retries
+
+
+class OpData(Struct, kw_only=True):
+    """`data` of the other commands' results: a status, a reason, and what the status needs."""
+
+    status: str
+    reason: str | None = None
+    memory_id: int | UnsetType = UNSET
+    memory_ids: list[int] | UnsetType = UNSET
+    available: int | UnsetType = UNSET
+    requested: int | UnsetType = UNSET
+    count: int | UnsetType = UNSET
+    skipped_duplicates: int | UnsetType = UNSET
+
+
+class OpResult(Struct, kw_only=True):
+    """Result of memory.manual, memory.reinforce and memory.seed_bio."""
+
+    command_id: str
+    success: bool
+    error: str | None = None
+    data: OpData
+    invalidated: list[CacheKey] = []

@@ -8,16 +8,21 @@ from pathlib import Path
 
 import msgspec
 
-from .commands import CreateMemory, Envelope
-from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
-from .results import CommandResult
+from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved
+from .results import CommandResult, OpResult
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 
 TYPES: dict[str, type] = {
     "envelope": Envelope,
     "memory.create": CreateMemory,
+    "memory.manual": ManualMemory,
+    "memory.reinforce": ReinforceMemories,
+    "memory.seed_bio": SeedBio,
     "result": CommandResult,
+    "result.op": OpResult,
+    "memory.removed": MemoryRemoved,
     "memory.saved": MemorySaved,
     "memory.evicted": MemoryEvicted,
     "cache.invalidate": CacheInvalidate,

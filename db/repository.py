@@ -1,10 +1,12 @@
-"""Explicit SQL, one statement per call. Transactions and the owner lock live in the
-server-side functions of db/migrations (memory_lock_owner is the only place the lock is
-taken), so every write is one round trip and one transaction."""
+"""Explicit SQL. The owner lock is taken only by the SQL function memory_lock_owner(), which
+two places call: memory_create_save() (the create hot path: one round trip, one transaction)
+and MemoryRepository.owner_transaction() (the panels, reinforcement and bio seeds: a Python
+transaction that reads, decides and writes under the lock)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 
 import asyncpg
 import msgspec
@@ -25,12 +27,53 @@ class WorkspaceRow(msgspec.Struct, frozen=True):
     memory_decay_days: int
 
 
+class HostRow(msgspec.Struct, frozen=True):
+    disc_id: str
+    privacy_level: int
+    blacklisted: bool
+
+
 class UserRow(msgspec.Struct, frozen=True):
     user_id: int
     disc_id: str
     nickname: str | None
     privacy_level: int
     persona_nickname: str | None
+    proxy_hosts: list[HostRow] | None = None  # set for proxy identities
+
+
+class IdentityRow(msgspec.Struct, frozen=True):
+    user_id: int
+    disc_id: str
+    hosts: list[HostRow]
+
+
+class PanelRow(msgspec.Struct, frozen=True):
+    memory_id: int
+    lineage_id: int
+    content: str
+    tags: list[str]
+    manually_written: bool
+    taught_by: str | None
+    source: str
+
+
+class ManualContextRow(msgspec.Struct, frozen=True):
+    workspace: WorkspaceRow | None
+    actor_privacy_level: int
+    actor_blacklisted: bool
+    identity: IdentityRow | None
+    identity_hosted_by_actor: bool
+    owner_user_id: int | None
+    count: int
+    target: PanelRow | None
+    existing: list[str]
+
+
+class SeedContextRow(msgspec.Struct, frozen=True):
+    identity: IdentityRow | None
+    already_seeded: bool
+    lineage0_count: int
 
 
 class CreateContextRow(msgspec.Struct, frozen=True):
@@ -48,6 +91,8 @@ class SaveRow(msgspec.Struct, frozen=True):
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _OUTBOX = msgspec.json.Decoder(list[OutboxRow])
+_MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
+_SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
 
 async def _json_as_text(conn: asyncpg.Connection) -> None:
@@ -75,9 +120,130 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asy
     )
 
 
+class Tx:
+    """Statements inside one owner-locked transaction (see MemoryRepository.owner_transaction)."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def stored(self, command_id: str) -> tuple[bytes, list[OutboxRow]] | None:
+        """A repeat's stored result and the events a crash left unpublished, or None."""
+        row = await self.conn.fetchrow(
+            "SELECT result, (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'subject', o.subject,"
+            " 'headers', o.headers, 'payload', o.payload) ORDER BY o.id), '[]'::jsonb)"
+            " FROM outbox o WHERE o.command_id = $1 AND o.published_at IS NULL) AS pending"
+            " FROM processed_commands WHERE command_id = $1", command_id)
+        if row is None:
+            return None
+        return row["result"].encode(), _OUTBOX.decode(row["pending"])
+
+    async def store_result(self, command_id: str, kind: str, status: str, result_json: bytes) -> None:
+        await self.conn.execute(
+            "INSERT INTO processed_commands (command_id, kind, status, result) VALUES ($1, $2, $3, $4::jsonb)",
+            command_id, kind, status, result_json.decode())
+
+    async def write_outbox(self, command_id: str, events_json: bytes) -> list[OutboxRow]:
+        raw = await self.conn.fetchval(
+            "SELECT memory_outbox_write($1, $2::jsonb, NULL, NULL, NULL)", command_id, events_json.decode())
+        return _OUTBOX.decode(raw)
+
+    async def manual_context(self, request_json: bytes) -> ManualContextRow:
+        raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", request_json.decode())
+        return _MANUAL_CONTEXT.decode(raw)
+
+    async def seed_context(self, identity: str, workspace_id: str) -> SeedContextRow:
+        raw = await self.conn.fetchval("SELECT memory_seed_context($1, $2)", identity, workspace_id)
+        return _SEED_CONTEXT.decode(raw)
+
+    async def ensure_server(self, workspace_id: str) -> int:
+        return await self.conn.fetchval(
+            "WITH ins AS (INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING"
+            " RETURNING server_id) SELECT server_id FROM ins UNION ALL"
+            " SELECT server_id FROM servers WHERE server_disc_id = $1 LIMIT 1", workspace_id)
+
+    async def ensure_user(self, disc_id: str) -> int:
+        return await self.conn.fetchval(
+            "WITH ins AS (INSERT INTO users (user_disc_id) VALUES ($1) ON CONFLICT DO NOTHING"
+            " RETURNING user_id) SELECT user_id FROM ins UNION ALL"
+            " SELECT user_id FROM users WHERE user_disc_id = $1 LIMIT 1", disc_id)
+
+    async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
+                                     teacher_user_id: int | None, contents: Sequence[str],
+                                     tags: Sequence[str], source: str, manually_written: bool) -> list[int]:
+        rows = await self.conn.fetch(
+            "INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content, tags,"
+            " manually_written, source)"
+            " SELECT $1, $2, $3, $4, c, $6, $8, $7 FROM unnest($5::text[]) WITH ORDINALITY AS t(c, n)"
+            " ORDER BY n RETURNING server_memory_id",
+            server_id, persona_id, lineage_id, teacher_user_id, list(contents), list(tags), source,
+            manually_written)
+        return sorted(r[0] for r in rows)
+
+    async def insert_personal_memories(self, user_id: int, lineage_id: int, contents: Sequence[str],
+                                       tags: Sequence[str], source: str, manually_written: bool) -> list[int]:
+        rows = await self.conn.fetch(
+            "INSERT INTO personal_memories (user_id, persona_lineage_id, content, tags, manually_written, source)"
+            " SELECT $1, $2, c, $4, $6, $5 FROM unnest($3::text[]) WITH ORDINALITY AS t(c, n)"
+            " ORDER BY n RETURNING personal_memory_id",
+            user_id, lineage_id, list(contents), list(tags), source, manually_written)
+        return sorted(r[0] for r in rows)
+
+    async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
+        # Protects the row (manually_written) and never touches last_reinforced_at.
+        table, key = _TABLES[scope]
+        await self.conn.execute(
+            f"UPDATE {table} SET content = $2, tags = $3, manually_written = true, updated_at = now()"
+            f" WHERE {key} = $1", memory_id, content, list(tags))
+
+    async def delete_memory(self, scope: str, memory_id: int) -> None:
+        table, key = _TABLES[scope]
+        await self.conn.execute(f"DELETE FROM {table} WHERE {key} = $1", memory_id)
+
+    async def record_bio_seed(self, user_id: int, memory_id: int) -> None:
+        await self.conn.execute("INSERT INTO bio_seeds (user_id, memory_id) VALUES ($1, $2)", user_id, memory_id)
+
+    async def personal_owners(self, memory_ids: Sequence[int], lineage_id: int) -> list[str]:
+        """The Discord ids owning these personal memories (of the lineage or lineage 0)."""
+        rows = await self.conn.fetch(
+            "SELECT DISTINCT u.user_disc_id FROM personal_memories m JOIN users u ON u.user_id = m.user_id"
+            " WHERE m.personal_memory_id = ANY($1::bigint[]) AND m.persona_lineage_id IN ($2, 0)",
+            list(memory_ids), lineage_id)
+        return [r[0] for r in rows]
+
+    async def lock_owners(self, owners: Iterable[tuple[str, str]]) -> None:
+        # A fixed order: two transactions locking overlapping owners never deadlock.
+        for scope, owner_id in sorted(set(owners)):
+            await self.conn.execute("SELECT memory_lock_owner($1, $2)", scope, owner_id)
+
+    async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
+                        personal_ids: Sequence[int]) -> int:
+        return await self.conn.fetchval(
+            "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
+            "             reinforcement_count = reinforcement_count + 1"
+            "           FROM servers w WHERE w.server_id = m.server_id AND w.server_disc_id = $1"
+            "             AND m.persona_lineage_id = $2 AND m.server_memory_id = ANY($3::bigint[]) RETURNING 1),"
+            " p AS (UPDATE personal_memories SET last_reinforced_at = now(),"
+            "             reinforcement_count = reinforcement_count + 1"
+            "           WHERE persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[]) RETURNING 1)"
+            " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)",
+            workspace_id, lineage_id, list(server_ids), list(personal_ids))
+
+
+_TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
+
+
 class MemoryRepository:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
+
+    @asynccontextmanager
+    async def owner_transaction(self, owners: Iterable[tuple[str, str]]) -> AsyncIterator[Tx]:
+        """One transaction holding the advisory locks of `owners` ((scope, Discord id) pairs)
+        from its first statement to commit or rollback."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            tx = Tx(conn)
+            await tx.lock_owners(owners)
+            yield tx
 
     async def create_context(self, command_id: str, workspace_id: str, ids: Sequence[str],
                              lineage_id: int) -> CreateContextRow:

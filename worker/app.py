@@ -19,6 +19,9 @@ from worker.domain.model import Limits
 from worker.handlers import CommandHandler
 from worker.outbox import OutboxPublisher
 from worker.services.create_memory import CreateMemoryService
+from worker.services.manual import ManualMemoryService
+from worker.services.reinforce import ReinforceService
+from worker.services.seed_bio import SeedBioService
 from worker.settings import Settings
 
 log = structlog.get_logger("worker")
@@ -104,8 +107,14 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                             max_deliver=settings.max_deliver)
     outbox = OutboxPublisher(js, repo)
     swept = await outbox.sweep()
-    handler_ref[0] = CommandHandler(nc, js, outbox, CreateMemoryService(repo, limits_from(settings)),
-                                    max_deliver=settings.max_deliver)
+    limits = limits_from(settings)
+    services = {
+        "create": CreateMemoryService(repo, limits),
+        "manual": ManualMemoryService(repo, limits),
+        "reinforce": ReinforceService(repo),
+        "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
+    }
+    handler_ref[0] = CommandHandler(nc, js, outbox, services, max_deliver=settings.max_deliver)
     relay = asyncio.create_task(outbox.run(), name="outbox-relay")
     lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
                                  cb=_result_lookup(repo))

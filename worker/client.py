@@ -13,9 +13,9 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
 from contracts import subjects
-from contracts.codec import RESULT_DECODER, encode
-from contracts.commands import CreateMemory
-from contracts.results import CommandResult
+from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER, encode
+from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from contracts.results import CommandResult, OpResult
 
 
 class ResultTimeout(TimeoutError):
@@ -100,19 +100,41 @@ class MemoryClient:
             await asyncio.sleep(poll)
             poll = min(poll * 2, 1.0)
 
-    async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
-        """Send memory.create and return its result. A dict is completed with an id, time and reply."""
-        if isinstance(command, dict):
-            command = new_create(**command)
+    async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
         if command.reply_to is None or not command.reply_to.startswith(self._prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())
-        raw = await self.send_raw("create", command.workspace_id, encode(command),
+        raw = await self.send_raw(kind, command.workspace_id, encode(command),
                                   command_id=command.command_id, reply_to=command.reply_to, timeout=timeout)
-        return RESULT_DECODER.decode(raw)
+        return decoder.decode(raw)
+
+    async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
+        """Send memory.create and return its result. A dict is completed with an id, time and reply."""
+        return await self._send("create", _complete(command, CreateMemory), RESULT_DECODER, timeout)
+
+    async def manual(self, command: ManualMemory | dict[str, Any], *, timeout: float | None = None) -> OpResult:
+        """Send memory.manual (a panel action) and return its result."""
+        return await self._send("manual", _complete(command, ManualMemory), OP_RESULT_DECODER, timeout)
+
+    async def reinforce(self, command: ReinforceMemories | dict[str, Any], *,
+                        timeout: float | None = None) -> OpResult:
+        """Send memory.reinforce (the memories a reply used) and return its result."""
+        return await self._send("reinforce", _complete(command, ReinforceMemories), OP_RESULT_DECODER, timeout)
+
+    async def seed_bio(self, command: SeedBio | dict[str, Any], *, timeout: float | None = None) -> OpResult:
+        """Send memory.seed_bio (a new proxy identity's bio) and return its result."""
+        return await self._send("seed_bio", _complete(command, SeedBio), OP_RESULT_DECODER, timeout)
+
+
+def _complete(command: Envelope | dict[str, Any], kind: type[Envelope]) -> Envelope:
+    """A command from a dict, with a fresh command id and issue time unless given."""
+    if isinstance(command, kind):
+        return command
+    fields = dict(command)
+    fields.setdefault("command_id", uuid.uuid4().hex)
+    fields.setdefault("issued_at", datetime.now(UTC))
+    return msgspec.convert(fields, kind, from_attributes=True)
 
 
 def new_create(**fields: Any) -> CreateMemory:
     """A CreateMemory with a fresh command id and issue time unless given."""
-    fields.setdefault("command_id", uuid.uuid4().hex)
-    fields.setdefault("issued_at", datetime.now(UTC))
-    return msgspec.convert(fields, CreateMemory, from_attributes=True)
+    return _complete(fields, CreateMemory)

@@ -8,6 +8,7 @@ canonical log line per command.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,11 +24,12 @@ from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for
 from worker import dead_letters
 from worker.domain import messages
 from worker.outbox import OutboxPublisher
-from worker.services.create_memory import CreateMemoryService, Handled
+from worker.services.base import CommandService, Handled
 
 log = structlog.get_logger("worker")
 
 
+# Every result, whatever its command, has data.status: enough for the canonical log line.
 class _Status(msgspec.Struct, frozen=True):
     status: str = "?"
 
@@ -71,11 +73,11 @@ class FirstFailures:
 
 class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
-                 create: CreateMemoryService, *, max_deliver: int) -> None:
+                 services: Mapping[str, CommandService], *, max_deliver: int) -> None:
         self._nc = nc
         self._js = js
         self._outbox = outbox
-        self._create = create
+        self._services = services
         self._max_deliver = max_deliver
         self._first_failures = FirstFailures()
 
@@ -87,19 +89,22 @@ class CommandHandler:
         bound = log.bind(kind=kind, subject=original, deliveries=deliveries)
 
         decoded = self._decode(kind, token, msg.data)
+        service = self._services.get(kind)
+        if service is None and not isinstance(decoded, Invalid):
+            decoded = Invalid(f"memory.{kind} is not handled by this worker", dead_letters.UNSUPPORTED_COMMAND)
         if isinstance(decoded, Invalid):
             await self._reject_invalid(msg, original, decoded, bound, started)
             return
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
         try:
-            handled: Handled = await self._create.run(decoded)
+            handled: Handled = await service.run(decoded)
             await self._outbox.publish(handled.events)
             if decoded.reply_to:
                 await self._nc.publish(decoded.reply_to, handled.result)
             await msg.ack()
         except Exception as exc:
-            await self._failed(msg, original, decoded, exc, deliveries, bound, started)
+            await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
             return
         bound.info("command", status=_STATUS.decode(handled.result).data.status, duplicate=handled.duplicate,
                    events=len(handled.events), duration_ms=_ms(started))
@@ -138,8 +143,8 @@ class CommandHandler:
             return
         bound.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(started))
 
-    async def _failed(self, msg: Msg, original: str, cmd, exc: Exception, deliveries: int, bound,
-                      started: float) -> None:
+    async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
+                      deliveries: int, bound, started: float) -> None:
         seq = msg.metadata.sequence.stream if msg.metadata else 0
         first_failed_at = self._first_failures.note(seq)
         if deliveries < self._max_deliver:
@@ -158,7 +163,7 @@ class CommandHandler:
                 first_failed_at=first_failed_at,
             )
             if cmd.reply_to:
-                await self._nc.publish(cmd.reply_to, encode(messages.db_error(cmd)))
+                await self._nc.publish(cmd.reply_to, service.failure_result(cmd))
             await msg.ack()
             self._first_failures.forget(seq)
         except Exception as dlq_exc:

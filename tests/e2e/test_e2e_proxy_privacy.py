@@ -16,14 +16,6 @@ from contracts.results import CacheKey
 from tests.e2e.bus import create_fields, unique
 from tests.e2e.directory import add_proxy_identity, add_user, blacklist, personal_memories, upsert_server
 
-PROXY_PRIVACY_NOT_CHECKED = (
-    "worker does not implement the proxy-host rule of DESIGN.md section 4 step 7: "
-    "memory_create_context (db/migrations/002_create_functions.sql) never reads "
-    "message_proxy_identities / message_proxy_namespace_accounts / personalization_blacklist, and "
-    "decide_create (worker/domain/create.py) checks only the target's own privacy_level, so the "
-    "save goes through"
-)
-
 
 def proxy_save(ws: str, proxy_id: str):
     participants = [{"id": proxy_id, "kind": "proxy", "label": "Nova", "aliases": ["Nova"]}]
@@ -51,7 +43,6 @@ async def test_proxy_identity_with_an_open_host_gets_a_personal_memory(e2e_worke
     assert await personal_memories(bot_db, host) == []
 
 
-@pytest.mark.xfail(reason=PROXY_PRIVACY_NOT_CHECKED, strict=True)
 @pytest.mark.parametrize("case", ["host-full-privacy", "host-blacklisted", "one-of-two-hosts-full", "no-host-link"])
 async def test_proxy_identity_protected_by_its_hosts_is_refused(e2e_worker, memory, bot_db, case):
     ws, host, other_host, proxy = unique(), unique(), unique(), new_proxy_id()

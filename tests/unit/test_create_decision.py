@@ -13,7 +13,9 @@ from contracts.commands import Channel, CreateMemory, MemberMatch, Participant, 
 from contracts.results import CacheKey, CommandResult
 from worker.domain import messages
 from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
-from worker.domain.model import CreateContext, KnownUser, Limits, SavePlan, Workspace
+from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SavePlan, Workspace
+from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
+from worker.domain.targets import lookup_ids
 
 WORKSPACE = "500000000000000001"
 BOT = "900000000000000001"
@@ -236,19 +238,105 @@ def test_matrix_substitution_counts_towards_the_length() -> None:
     assert "1002" in result.error  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("target", [PROXY, "Nova"])
+NOVA = Participant(id=PROXY, kind="proxy", label="Nova")
+NOVA_ROW = KnownUser(user_id=99, disc_id=PROXY)
+OPEN_HOST = HostLink(ALICE)
+
+
+def proxy_context(*hosts: HostLink, users: dict[str, KnownUser] | None = None, known: bool = True) -> CreateContext:
+    """A context where PROXY has a users row and (when `known`) an identity row with `hosts`."""
+    proxies = {PROXY: ProxyIdentity(99, PROXY, hosts)} if known else {}
+    return CreateContext(users={PROXY: NOVA_ROW} if users is None else users, proxies=proxies)
+
+
+@pytest.mark.parametrize("target", [PROXY, PROXY.upper(), "Nova"])
 def test_proxy_identity_stays_personal(target: str) -> None:
-    cmd = command(personal_args(target), participants=[Participant(id=PROXY, kind="proxy", label="Nova")])
-    row = KnownUser(user_id=99, disc_id=PROXY)
-    plan = planned(decide(cmd, context(users={PROXY: row})))
+    cmd = command(personal_args(target), participants=[NOVA])
+    plan = planned(decide(cmd, proxy_context(OPEN_HOST)))
     assert (plan.scope, plan.owner_id, plan.user_id, plan.target_label) == ("personal", PROXY, 99, "Nova")
     assert plan.invalidate == (CacheKey("user", PROXY),)
 
 
 def test_proxy_identity_without_users_row_is_not_found() -> None:
-    cmd = command(personal_args(PROXY), participants=[Participant(id=PROXY, kind="proxy", label="Nova")])
-    result = refused(decide(cmd, context(users={})), codes.USER_NOT_FOUND)
+    cmd = command(personal_args(PROXY), participants=[NOVA])
+    result = refused(decide(cmd, proxy_context(OPEN_HOST, users={})), codes.USER_NOT_FOUND)
     assert "users I already know" in result.error  # type: ignore[operator]
+
+
+# --- step 7 for proxy identities: host protection ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hosts", "known", "why"),
+    [
+        ((HostLink(ALICE, privacy_level=2),), True, HOST_FULL_PRIVACY),
+        ((HostLink(ALICE, blacklisted=True),), True, HOST_BLACKLISTED),
+        ((OPEN_HOST, HostLink(BOB, privacy_level=2)), True, HOST_FULL_PRIVACY),
+        ((HostLink(BOB, privacy_level=2), OPEN_HOST), True, HOST_FULL_PRIVACY),
+        ((OPEN_HOST, HostLink(BOB, blacklisted=True)), True, HOST_BLACKLISTED),
+        ((), True, NO_HOST),
+        ((OPEN_HOST,), False, NO_HOST),
+    ],
+    ids=["host-full", "host-blacklisted", "second-of-two-full", "first-of-two-full",
+         "one-of-two-blacklisted", "no-host-link", "no-identity-row"],
+)
+@pytest.mark.parametrize("target", [PROXY, "Nova"])
+def test_protected_host_refuses(target: str, hosts: tuple[HostLink, ...], known: bool, why: str) -> None:
+    cmd = command(personal_args(target), participants=[NOVA])
+    result = refused(decide(cmd, proxy_context(*hosts, known=known)), codes.PRIVACY_RESTRICTED)
+    assert why in result.error  # type: ignore[operator]
+    assert "Nova" in result.error and "Nothing was saved" in result.error  # type: ignore[operator]
+    assert (result.data.scope, result.data.target_user) == ("target_user", "Nova")
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    [(OPEN_HOST,), (HostLink(ALICE, privacy_level=1),), (OPEN_HOST, HostLink(BOB, privacy_level=1))],
+    ids=["open", "partial", "open-and-partial"],
+)
+def test_open_or_partial_hosts_save_as_personal(hosts: tuple[HostLink, ...]) -> None:
+    plan = planned(decide(command(personal_args("Nova"), participants=[NOVA]), proxy_context(*hosts)))
+    assert (plan.scope, plan.tool_scope, plan.owner_id, plan.user_id) == ("personal", "target_user", PROXY, 99)
+
+
+def test_host_protection_fails_closed_without_users_row_either() -> None:
+    # No identity row and no users row: protected wins, so the model does not retry in vain.
+    cmd = command(personal_args(PROXY), participants=[NOVA])
+    refused(decide(cmd, proxy_context(users={}, known=False)), codes.PRIVACY_RESTRICTED)
+
+
+def test_host_protection_comes_before_the_content_checks() -> None:
+    cmd = command(personal_args("Nova", "a" * 1001), participants=[NOVA])
+    refused(decide(cmd, proxy_context(HostLink(ALICE, privacy_level=2))), codes.PRIVACY_RESTRICTED)
+
+
+def test_identity_privacy_still_applies_with_open_hosts() -> None:
+    users = {PROXY: KnownUser(user_id=99, disc_id=PROXY, privacy_level=1)}
+    cmd = command(personal_args("Nova"), participants=[NOVA])
+    result = refused(decide(cmd, proxy_context(OPEN_HOST, users=users)), codes.PRIVACY_RESTRICTED)
+    assert "partial" in result.error  # type: ignore[operator]
+
+
+def test_synthetic_id_is_protected_whatever_its_participant_kind() -> None:
+    # A bot that labels a proxy participant "discord" must not open a way around the hosts.
+    cmd = command(personal_args("Nova"), participants=[Participant(id=PROXY, label="Nova")])
+    refused(decide(cmd, proxy_context(known=False)), codes.PRIVACY_RESTRICTED)
+    assert planned(decide(cmd, proxy_context(OPEN_HOST))).owner_id == PROXY
+
+
+def test_host_protection_ignores_personal_saves_of_discord_users() -> None:
+    ctx = CreateContext(users={ALICE: ALICE_ROW}, proxies={})
+    assert planned(decide(command(personal_args()), ctx)).owner_id == ALICE
+
+
+def test_host_protection_ignores_server_saves() -> None:
+    plan = planned(decide(command(server_args()), proxy_context(known=False)))
+    assert plan.scope == "server"
+
+
+@pytest.mark.parametrize("target", [PROXY, "Nova", "nobody"])
+def test_lookup_ids_include_proxy_identities(target: str) -> None:
+    assert PROXY in lookup_ids(command(personal_args(target), participants=[NOVA]))
 
 
 def test_known_member_without_users_row_is_not_found() -> None:

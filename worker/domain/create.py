@@ -5,9 +5,14 @@ the persistence layer, which then applies the capacity rule (section 5) under th
 and builds the final result with `worker.domain.messages`. The caller first loads the
 `users` rows and persona nicknames of `targets.lookup_ids(cmd)` into the `CreateContext`.
 
-One ordering choice beyond the spec: the personal-memories switch is checked once the target
+Ordering choices beyond the spec: the personal-memories switch is checked once the target
 is resolved, not with self-teaching up front, because a target that turns out to be the bot
-or a Matrix bridge user is saved server-wide and must not be refused for it.
+or a Matrix bridge user is saved server-wide and must not be refused for it. The host
+protection of a proxy identity (step 7) is checked right after resolution, before the users
+row and the content checks, so the model is not sent to shorten a memory that could never be
+saved anyway. A resolved id shaped like a proxy id (`pk:`/`pb:`) is treated as a proxy
+identity whatever kind the bot labelled its participant with (fail closed). The caller also
+loads `ctx.proxies` for the ids of `targets.lookup_ids(cmd)`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from worker.domain.arguments import InvalidArguments, ToolArguments, parse_tool_
 from worker.domain.capacity import GLOBAL_LINEAGE, eviction_permitted
 from worker.domain.content import replace_user_placeholder, sanitize, utf16_length
 from worker.domain.model import CreateContext, KnownUser, Limits, SavePlan, ToolScope, Workspace
+from worker.domain.proxy import host_protection, is_synthetic_id
 from worker.domain.targets import Ambiguous, Resolved, bridge_name, resolve_target
 
 __all__ = [
@@ -59,6 +65,12 @@ def _resolve(args: ToolArguments, cmd: CreateMemory, ctx: CreateContext) -> _Tar
         return _Target("server_wide", content, None, None)
     if not ctx.workspace.personal_memories_enabled:
         return messages.disabled(cmd, "target_user", personal=True)
+    if found.kind == "proxy" or is_synthetic_id(found.id):
+        # The hosts' protection comes before the users row: an identity nobody can vouch for
+        # is refused as protected (fail closed), not reported as an unknown user.
+        why = host_protection(ctx.proxies.get(found.id))
+        if why is not None:
+            return messages.host_protected(cmd, found.label, why)
     user = ctx.users.get(found.id)
     if user is None:
         return messages.user_not_found(cmd, args.target, label=found.label)

@@ -22,6 +22,7 @@ __all__ = [
     "ambiguous",
     "db_error",
     "disabled",
+    "host_protected",
     "internal_error",
     "invalid_args",
     "invalid_command",
@@ -142,6 +143,15 @@ def privacy_restricted(cmd: CreateMemory | str, label: str, privacy_level: int) 
     text = (
         f"{label} has limited what I may remember about them (privacy setting: {setting}), so no "
         f"personal memory was saved. Only they can change this, with {_PRIVACY_PANEL}."
+    )
+    return refusal(cmd, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
+
+
+def host_protected(cmd: CreateMemory | str, label: str, why: str) -> CommandResult:
+    """A proxy identity whose host protects it (DESIGN.md section 4 step 7); `why` says how."""
+    text = (
+        f"{label} is written through a message proxy, and I can't save personal memories about "
+        f"them: {why}. Nothing was saved."
     )
     return refusal(cmd, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
 

@@ -42,6 +42,24 @@ class KnownUser:
 
 
 @dataclass(frozen=True, slots=True)
+class HostLink:
+    """A Discord account hosting a proxy identity's namespace, as this workspace sees it."""
+
+    disc_id: str
+    privacy_level: int = 0  # the host's users.privacy_level (0 when the host has no users row)
+    blacklisted: bool = False  # in personalization_blacklist of the command's workspace
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyIdentity:
+    """A message-proxy identity (`pk:<uuid>`, `pb:<digits>`): a synthetic users row."""
+
+    user_id: int
+    disc_id: str
+    hosts: tuple[HostLink, ...] = ()  # empty: no resolvable host link
+
+
+@dataclass(frozen=True, slots=True)
 class CreateContext:
     """What the database knows that the create decision needs, read at processing time."""
 
@@ -50,6 +68,8 @@ class CreateContext:
     users: Mapping[str, KnownUser] = field(default_factory=dict)
     # persona nickname (for the command's lineage) by Discord id
     persona_nicknames: Mapping[str, str] = field(default_factory=dict)
+    # proxy identities among the looked-up ids, by synthetic id (absent: no identity row)
+    proxies: Mapping[str, ProxyIdentity] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +104,77 @@ class StoredMemory:
 
 CapacityAction = Literal["insert", "evict", "refuse_at_cap", "refuse_over_cap"]
 LimitReason = Literal["eviction_not_permitted", "nothing_eligible", "over_cap"]
+
+
+@dataclass(frozen=True, slots=True)
+class PanelMemory:
+    """A memory row as the panels see it."""
+
+    memory_id: int
+    lineage_id: int
+    content: str
+    tags: tuple[str, ...] = ()
+    manually_written: bool = False
+    taught_by: str | None = None  # Discord id of the teacher (server rows); None if unknown
+
+
+@dataclass(frozen=True, slots=True)
+class ManualContext:
+    """What a memory.manual decision needs, read inside the owner's locked transaction."""
+
+    workspace: Workspace = field(default_factory=Workspace)
+    actor_privacy_level: int = 0  # 0 when the actor has no users row
+    actor_blacklisted: bool = False  # actor in this workspace's personalization_blacklist
+    identity: ProxyIdentity | None = None  # set when identity_id names a known identity
+    identity_hosted_by_actor: bool = False
+    count: int = 0  # the owner's rows as the cap counts them (personal: lineage + lineage 0)
+    target: PanelMemory | None = None  # edit/remove: memory_id within this owner and exact lineage
+    existing_contents: tuple[str, ...] = ()  # add/add_batch: contents at this owner and lineage
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    status: str
+    reason: str
+    extra: Mapping[str, int] = field(default_factory=dict)  # available/requested for batches
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    contents: tuple[str, ...]
+    tags: tuple[str, ...]
+    skipped_duplicates: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    memory_id: int
+    content: str
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    memory_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    memory_id: int
+    content: str
+
+
+ManualDecision = Refuse | Insert | Update | Unchanged | Delete
+
+
+@dataclass(frozen=True, slots=True)
+class SeedPlan:
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeedSkip:
+    reason: str
+
+
+SeedDecision = SeedPlan | SeedSkip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import msgspec
@@ -10,21 +9,14 @@ import msgspec
 from contracts.codec import encode
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
-from db.repository import CreateContextRow, MemoryRepository, OutboxRow
+from db.repository import CreateContextRow, MemoryRepository
 from worker.domain import messages
 from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
 from worker.domain.events import EventTemplate, save_events
-from worker.domain.model import CreateContext, KnownUser, Limits, SavePlan, Workspace
+from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SavePlan
+from worker.services import rows
 from worker.domain.targets import lookup_ids
-
-
-@dataclass(frozen=True, slots=True)
-class Handled:
-    """What the handler does after the database: publish `events`, then reply `result`."""
-
-    result: bytes
-    events: list[OutboxRow]
-    duplicate: bool
+from worker.services.base import Handled
 
 
 class SaveResults(msgspec.Struct, frozen=True):
@@ -58,17 +50,12 @@ class CreateSaveRequest(msgspec.Struct, frozen=True):
 
 
 def context_from_row(row: CreateContextRow) -> CreateContext:
-    ws = row.workspace
-    workspace = Workspace() if ws is None else Workspace(
-        server_id=ws.server_id,
-        self_teaching_enabled=ws.self_teaching_enabled,
-        personal_memories_enabled=ws.personal_memories_enabled,
-        memory_decay_enabled=ws.memory_decay_enabled,
-        memory_decay_days=ws.memory_decay_days,
-    )
     users = {u.disc_id: KnownUser(u.user_id, u.disc_id, u.nickname, u.privacy_level) for u in row.users}
     nicknames = {u.disc_id: u.persona_nickname for u in row.users if u.persona_nickname}
-    return CreateContext(workspace=workspace, users=users, persona_nicknames=nicknames)
+    proxies = {u.disc_id: ProxyIdentity(u.user_id, u.disc_id, rows.hosts(u.proxy_hosts))
+               for u in row.users if u.proxy_hosts is not None}
+    return CreateContext(workspace=rows.workspace(row.workspace), users=users, persona_nicknames=nicknames,
+                         proxies=proxies)
 
 
 def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: datetime) -> CreateSaveRequest:
@@ -120,3 +107,6 @@ class CreateMemoryService:
             return Handled(stored, [], duplicate)
         saved = await self._repo.create_save(encode(save_request(cmd, decision, ctx, datetime.now(UTC))))
         return Handled(bytes(saved.result), saved.outbox, saved.duplicate)
+
+    def failure_result(self, cmd: CreateMemory) -> bytes:
+        return encode(messages.db_error(cmd))

@@ -1,0 +1,151 @@
+"""The directory a bot would otherwise write, for operators (memoryctl). Explicit SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+PRIVACY_LEVELS = {"open": 0, "partial": 1, "full": 2}
+
+# Settings an operator may change, with the column each maps to.
+WORKSPACE_SETTINGS = {
+    "self_teaching": "self_teaching_enabled",
+    "personal_memories": "personal_memories_enabled",
+    "decay": "memory_decay_enabled",
+    "decay_days": "memory_decay_days",
+    "notice_verbosity": "tool_notice_verbosity",
+    "hidden_keys": "tool_notice_hidden_keys",
+    "thought_log": "thought_log_channel_id",
+    "private_channels": "private_channel_ids",
+}
+
+
+async def ensure_user(conn: asyncpg.Connection, disc_id: str) -> int:
+    await conn.execute("INSERT INTO users (user_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
+    return await conn.fetchval("SELECT user_id FROM users WHERE user_disc_id = $1", disc_id)
+
+
+async def ensure_server(conn: asyncpg.Connection, disc_id: str) -> int:
+    await conn.execute("INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
+    return await conn.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", disc_id)
+
+
+async def set_privacy(conn: asyncpg.Connection, disc_id: str, level: int) -> None:
+    async with conn.transaction():
+        await ensure_user(conn, disc_id)
+        await conn.execute("UPDATE users SET privacy_level = $2 WHERE user_disc_id = $1", disc_id, level)
+
+
+async def set_nickname(conn: asyncpg.Connection, disc_id: str, nickname: str | None) -> None:
+    async with conn.transaction():
+        await ensure_user(conn, disc_id)
+        await conn.execute("UPDATE users SET user_nickname = $2 WHERE user_disc_id = $1", disc_id, nickname)
+
+
+async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict[str, object]) -> dict:
+    """Apply setting changes (keys of WORKSPACE_SETTINGS) and return the row as it now is."""
+    async with conn.transaction():
+        await ensure_server(conn, disc_id)
+        for key, value in changes.items():
+            column = WORKSPACE_SETTINGS[key]  # a fixed whitelist: never a caller's string in SQL
+            await conn.execute(f"UPDATE servers SET {column} = $2 WHERE server_disc_id = $1", disc_id, value)
+        return await workspace(conn, disc_id)
+
+
+async def workspace(conn: asyncpg.Connection, disc_id: str) -> dict | None:
+    row = await conn.fetchrow(
+        "SELECT server_disc_id, " + ", ".join(WORKSPACE_SETTINGS.values()) + " FROM servers WHERE server_disc_id = $1",
+        disc_id)
+    return dict(row) if row else None
+
+
+async def blacklist(conn: asyncpg.Connection, workspace_id: str, user_disc_id: str, *, add: bool) -> bool:
+    """Add or remove an entry; returns whether anything changed."""
+    async with conn.transaction():
+        server_id = await ensure_server(conn, workspace_id)
+        if add:
+            status = await conn.execute(
+                "INSERT INTO personalization_blacklist (server_id, user_disc_id) VALUES ($1, $2)"
+                " ON CONFLICT DO NOTHING", server_id, user_disc_id)
+        else:
+            status = await conn.execute(
+                "DELETE FROM personalization_blacklist WHERE server_id = $1 AND user_disc_id = $2",
+                server_id, user_disc_id)
+    return not status.endswith(" 0")
+
+
+async def blacklisted(conn: asyncpg.Connection, workspace_id: str) -> list[str]:
+    rows = await conn.fetch(
+        "SELECT b.user_disc_id FROM personalization_blacklist b JOIN servers s USING (server_id)"
+        " WHERE s.server_disc_id = $1 ORDER BY 1", workspace_id)
+    return [r[0] for r in rows]
+
+
+async def link_proxy(conn: asyncpg.Connection, identity: str, namespace: str, host: str) -> None:
+    """Register a proxy identity (its synthetic users row) in a namespace hosted by `host`."""
+    async with conn.transaction():
+        user_id = await ensure_user(conn, identity)
+        await conn.execute(
+            "INSERT INTO message_proxy_identities (user_id, namespace_id) VALUES ($1, $2)"
+            " ON CONFLICT (user_id) DO UPDATE SET namespace_id = EXCLUDED.namespace_id", user_id, namespace)
+        await conn.execute(
+            "INSERT INTO message_proxy_namespace_accounts (namespace_id, host_user_disc_id) VALUES ($1, $2)"
+            " ON CONFLICT DO NOTHING", namespace, host)
+
+
+async def unlink_host(conn: asyncpg.Connection, namespace: str, host: str) -> bool:
+    status = await conn.execute(
+        "DELETE FROM message_proxy_namespace_accounts WHERE namespace_id = $1 AND host_user_disc_id = $2",
+        namespace, host)
+    return not status.endswith(" 0")
+
+
+async def proxy(conn: asyncpg.Connection, identity: str) -> dict | None:
+    row = await conn.fetchrow(
+        "SELECT u.user_disc_id, i.namespace_id,"
+        " coalesce(array_agg(a.host_user_disc_id ORDER BY a.host_user_disc_id)"
+        "   FILTER (WHERE a.host_user_disc_id IS NOT NULL), '{}') AS hosts"
+        " FROM users u JOIN message_proxy_identities i USING (user_id)"
+        " LEFT JOIN message_proxy_namespace_accounts a ON a.namespace_id = i.namespace_id"
+        " WHERE u.user_disc_id = $1 GROUP BY u.user_disc_id, i.namespace_id", identity)
+    return dict(row) if row else None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryListing:
+    memory_id: int
+    lineage_id: int
+    content: str
+    tags: Sequence[str]
+    source: str
+    manually_written: bool
+    created_at: datetime
+    last_reinforced_at: datetime | None
+    reinforcement_count: int
+    idle_days: float
+    decay_days: int | None
+
+
+async def list_memories(conn: asyncpg.Connection, *, workspace_id: str | None = None,
+                        user_id: str | None = None, lineage_id: int | None = None) -> list[MemoryListing]:
+    """An owner's memories with what decides their fate: protection, idleness, decay setting."""
+    common = ("{id} AS memory_id, m.persona_lineage_id AS lineage_id, m.content, m.tags, m.source,"
+              " m.manually_written, m.created_at, m.last_reinforced_at, m.reinforcement_count,"
+              " extract(epoch FROM now() - coalesce(m.last_reinforced_at, m.created_at)) / 86400 AS idle_days")
+    if workspace_id is not None:
+        rows = await conn.fetch(
+            "SELECT " + common.format(id="m.server_memory_id") + ","
+            " CASE WHEN s.memory_decay_enabled THEN s.memory_decay_days END AS decay_days"
+            " FROM server_memories m JOIN servers s USING (server_id)"
+            " WHERE s.server_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
+            " ORDER BY m.persona_lineage_id, m.server_memory_id", workspace_id, lineage_id)
+    else:
+        rows = await conn.fetch(
+            "SELECT " + common.format(id="m.personal_memory_id") + ", NULL::int AS decay_days"
+            " FROM personal_memories m JOIN users u USING (user_id)"
+            " WHERE u.user_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
+            " ORDER BY m.persona_lineage_id, m.personal_memory_id", user_id, lineage_id)
+    return [MemoryListing(**dict(r)) for r in rows]

@@ -1,0 +1,229 @@
+"""memoryctl's operator commands on the directory and on memories."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+import asyncpg
+
+from db import directory
+from worker.domain.proxy import is_synthetic_id
+
+ON_OFF = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
+
+
+def _on_off(value: str) -> bool:
+    try:
+        return ON_OFF[value.lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"expected on or off, got {value!r}") from None
+
+
+def _privacy(value: str) -> int:
+    if value.lower() in directory.PRIVACY_LEVELS:
+        return directory.PRIVACY_LEVELS[value.lower()]
+    if value in ("0", "1", "2"):
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected open, partial or full (or 0, 1, 2), got {value!r}")
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of days, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 day, got {number}")
+    return number
+
+
+def _list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    user = sub.add_parser("user", help="users: privacy level, saved nickname").add_subparsers(dest="action",
+                                                                                          required=True)
+    p = user.add_parser("privacy", help="set a user's privacy level (open, partial, full)")
+    p.add_argument("user_id")
+    p.add_argument("level", type=_privacy)
+    p = user.add_parser("nickname", help="set (or clear with 'none') a user's saved nickname")
+    p.add_argument("user_id")
+    p.add_argument("nickname")
+
+    ws = sub.add_parser("workspace", help="workspace settings").add_subparsers(dest="action", required=True)
+    ws.add_parser("show", help="print a workspace's settings").add_argument("workspace_id")
+    p = ws.add_parser("set", help="change workspace settings (only the options given)")
+    p.add_argument("workspace_id")
+    p.add_argument("--self-teaching", type=_on_off, metavar="on|off")
+    p.add_argument("--personal-memories", type=_on_off, metavar="on|off")
+    p.add_argument("--decay", type=_on_off, metavar="on|off")
+    p.add_argument("--decay-days", type=_positive, metavar="DAYS")
+    p.add_argument("--notice-verbosity", choices=["minimal", "verbose"])
+    p.add_argument("--hidden-keys", type=_list, metavar="KEY,KEY")
+    p.add_argument("--thought-log", metavar="CHANNEL|none")
+    p.add_argument("--private-channels", type=_list, metavar="CHANNEL,CHANNEL")
+
+    bl = sub.add_parser("blacklist", help="personalization blacklist entries").add_subparsers(dest="action",
+                                                                                          required=True)
+    for name in ("add", "remove"):
+        p = bl.add_parser(name)
+        p.add_argument("workspace_id")
+        p.add_argument("user_id")
+    bl.add_parser("list").add_argument("workspace_id")
+
+    px = sub.add_parser("proxy", help="message-proxy identities and their hosts").add_subparsers(dest="action",
+                                                                                              required=True)
+    p = px.add_parser("link", help="register an identity (pk:<uuid> or pb:<digits>) under a host")
+    p.add_argument("identity_id")
+    p.add_argument("--namespace", required=True)
+    p.add_argument("--host", required=True, help="the hosting Discord user id")
+    p = px.add_parser("unlink", help="remove a host from a namespace")
+    p.add_argument("--namespace", required=True)
+    p.add_argument("--host", required=True)
+    px.add_parser("show").add_argument("identity_id")
+
+    mem = sub.add_parser("memories", help="inspect memories").add_subparsers(dest="action", required=True)
+    p = mem.add_parser("list", help="an owner's memories with protection and dormancy")
+    owner = p.add_mutually_exclusive_group(required=True)
+    owner.add_argument("--workspace", help="server memories of this workspace")
+    owner.add_argument("--user", help="personal memories of this user")
+    p.add_argument("--lineage", type=int)
+    p.add_argument("--decay-days", type=_positive, default=30,
+                   help="dormancy threshold shown for personal memories (default 30)")
+
+
+async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = print) -> int:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return await _COMMANDS[(args.command, args.action)](conn, args, out)
+    finally:
+        await conn.close()
+
+
+async def _user_privacy(conn, args, out) -> int:
+    await directory.set_privacy(conn, args.user_id, args.level)
+    out(f"user {args.user_id}: privacy {args.level} ({_level_name(args.level)})")
+    return 0
+
+
+async def _user_nickname(conn, args, out) -> int:
+    nickname = None if args.nickname.lower() == "none" else args.nickname
+    await directory.set_nickname(conn, args.user_id, nickname)
+    out(f"user {args.user_id}: nickname {nickname!r}")
+    return 0
+
+
+async def _workspace_show(conn, args, out) -> int:
+    row = await directory.workspace(conn, args.workspace_id)
+    if row is None:
+        out(f"workspace {args.workspace_id} is not registered (defaults apply)")
+        return 1
+    _print_settings(row, out)
+    return 0
+
+
+async def _workspace_set(conn, args, out) -> int:
+    changes = {key: getattr(args, key) for key in directory.WORKSPACE_SETTINGS if getattr(args, key) is not None}
+    if str(changes.get("thought_log", "")).lower() in ("none", "off"):
+        changes["thought_log"] = None
+    if not changes:
+        out("nothing to change: give at least one option (see memoryctl workspace set --help)")
+        return 2
+    _print_settings(await directory.update_workspace(conn, args.workspace_id, changes), out)
+    return 0
+
+
+async def _blacklist_add(conn, args, out) -> int:
+    changed = await directory.blacklist(conn, args.workspace_id, args.user_id, add=True)
+    out(f"{args.user_id} {'added to' if changed else 'was already on'} the blacklist of {args.workspace_id}")
+    return 0
+
+
+async def _blacklist_remove(conn, args, out) -> int:
+    changed = await directory.blacklist(conn, args.workspace_id, args.user_id, add=False)
+    out(f"{args.user_id} {'removed from' if changed else 'was not on'} the blacklist of {args.workspace_id}")
+    return 0 if changed else 1
+
+
+async def _blacklist_list(conn, args, out) -> int:
+    users = await directory.blacklisted(conn, args.workspace_id)
+    out("\n".join(users) if users else f"no blacklist entries in {args.workspace_id}")
+    return 0
+
+
+async def _proxy_link(conn, args, out) -> int:
+    if not is_synthetic_id(args.identity_id):
+        out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid> or pb:<digits>")
+        return 2
+    await directory.link_proxy(conn, args.identity_id, args.namespace, args.host)
+    out(f"{args.identity_id} in namespace {args.namespace}, hosted by {args.host}")
+    return 0
+
+
+async def _proxy_unlink(conn, args, out) -> int:
+    changed = await directory.unlink_host(conn, args.namespace, args.host)
+    out(f"host {args.host} {'removed from' if changed else 'was not in'} namespace {args.namespace}")
+    return 0 if changed else 1
+
+
+async def _proxy_show(conn, args, out) -> int:
+    row = await directory.proxy(conn, args.identity_id)
+    if row is None:
+        out(f"{args.identity_id} is not a registered proxy identity")
+        return 1
+    hosts = ", ".join(row["hosts"]) or "none (writes for it are refused: no resolvable host)"
+    out(f"{row['user_disc_id']}: namespace {row['namespace_id']}, hosts {hosts}")
+    return 0
+
+
+async def _memories_list(conn, args, out) -> int:
+    rows = await directory.list_memories(conn, workspace_id=args.workspace, user_id=args.user,
+                                         lineage_id=args.lineage)
+    if not rows:
+        out("no memories")
+        return 0
+    out(f"{'id':>8} {'lineage':>7} {'protected':<9} {'idle':>7} {'state':<10} {'source':<8} {'used':>4}  content")
+    for r in rows:
+        decay = r.decay_days if args.workspace else args.decay_days
+        state = _state(r, decay)
+        content = r.content if len(r.content) <= 60 else r.content[:57] + "..."
+        out(f"{r.memory_id:>8} {r.lineage_id:>7} {'yes' if r.manually_written else 'no':<9} "
+            f"{r.idle_days:>6.1f}d {state:<10} {r.source:<8} {r.reinforcement_count:>4}  {content}")
+    return 0
+
+
+def _state(row: directory.MemoryListing, decay_days: int | None) -> str:
+    if row.lineage_id == 0:
+        return "global"
+    if row.manually_written:
+        return "protected"
+    if decay_days is None:
+        return "kept"  # decay is off for this workspace: nothing is ever replaced
+    return "dormant" if row.idle_days > decay_days else "active"
+
+
+def _level_name(level: int) -> str:
+    return {v: k for k, v in directory.PRIVACY_LEVELS.items()}[level]
+
+
+def _print_settings(row: dict, out) -> None:
+    out(f"workspace {row['server_disc_id']}")
+    for key, column in directory.WORKSPACE_SETTINGS.items():
+        out(f"  {key:<18} {row[column]}")
+
+
+_COMMANDS = {
+    ("user", "privacy"): _user_privacy,
+    ("user", "nickname"): _user_nickname,
+    ("workspace", "show"): _workspace_show,
+    ("workspace", "set"): _workspace_set,
+    ("blacklist", "add"): _blacklist_add,
+    ("blacklist", "remove"): _blacklist_remove,
+    ("blacklist", "list"): _blacklist_list,
+    ("proxy", "link"): _proxy_link,
+    ("proxy", "unlink"): _proxy_unlink,
+    ("proxy", "show"): _proxy_show,
+    ("memories", "list"): _memories_list,
+}

@@ -1,0 +1,253 @@
+"""The `memory.manual` decision (the `/memories` and `/personal memories` panels, DESIGN.md 8.1).
+
+`decide_manual` takes what the persistence layer read under the owner lock (`ManualContext`)
+and answers with a refusal or the one write to make. Checks run in a fixed order: first who
+may act on this owner at all (blacklist, privacy, proxy identity and its host, the teaching
+switch), then the action's own checks, so a person who may not act learns that before being
+told about their content.
+
+People write these memories by hand, so unlike model saves they are only trimmed, never
+sanitized, and they never evict: at the cap a manual add is refused and the person chooses
+what to remove. Every add and edit is written `manually_written`, which protects the row
+from eviction; that is why an edit of an unprotected row is an `Update` even when nothing
+visible changes.
+
+Beyond the spec:
+- `identity_id` is ignored for server memories (it only means something for personal ones).
+- An edit that keeps the stored content (tags only, or the same text) is not length-checked:
+  a limit lowered after the row was written must not block changing its tags.
+- A target whose id or lineage differs from the command's is treated as not found, so a
+  loader mistake cannot lead to a write outside the owner's exact lineage.
+- A server row with no known teacher (`taught_by` None) is hidden from non-managers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from contracts import results as codes
+from contracts.commands import ManualMemory
+from worker.domain.content import utf16_length
+from worker.domain.model import (
+    Delete,
+    Insert,
+    Limits,
+    ManualContext,
+    ManualDecision,
+    PanelMemory,
+    Refuse,
+    Unchanged,
+    Update,
+)
+from worker.domain.proxy import PRIVACY_FULL, host_protection
+from worker.domain.tags import parse_tags
+
+__all__ = ["decide_manual"]
+
+_SERVER_PANEL = "/memories"
+_PERSONAL_PANEL = "/personal memories"
+_PRIVACY_PANEL = "/personal config"
+
+
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    """Whose memories the command touches, as far as the wording and the cap go."""
+
+    cap: int
+    panel: str
+    has: str  # "This server has", "You have", ...: the start of the limit sentences
+    only_own: bool  # a non-manager on server memories: rows taught by others are invisible
+
+
+def _owner(cmd: ManualMemory, limits: Limits) -> _Owner:
+    if cmd.scope == "server":
+        return _Owner(limits.max_server_memories, _SERVER_PANEL, "This server has", not cmd.actor.is_manager)
+    has = "This identity has" if cmd.identity_id is not None else "You have"
+    return _Owner(limits.max_personal_memories, _PERSONAL_PANEL, has, False)
+
+
+# --- who may act --------------------------------------------------------------------------
+
+
+def _server_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
+    if cmd.actor.is_manager:
+        return None  # managers run the server's memories whatever their own standing
+    if ctx.actor_blacklisted:
+        return Refuse(
+            codes.BLACKLISTED,
+            "You are excluded from personalization on this server, so you can't change its "
+            "memories. A server manager can change that.",
+        )
+    if cmd.action != "remove" and not ctx.workspace.self_teaching_enabled:
+        # Removing stays open: people may always take back what they taught.
+        return Refuse(
+            codes.TEACHING_DISABLED,
+            "Teaching is turned off on this server, so only server managers can add or edit "
+            f"its memories. You can still remove memories you taught with {_SERVER_PANEL}.",
+        )
+    return None
+
+
+def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
+    if ctx.identity is None or not ctx.identity_hosted_by_actor:
+        return Refuse(
+            codes.NOT_FOUND,
+            f"No such identity among yours: {cmd.identity_id} is not a proxy identity you host.",
+        )
+    why = host_protection(ctx.identity)
+    if why is not None:
+        return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {why}.")
+    return None
+
+
+def _personal_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
+    if cmd.identity_id is not None:
+        return _identity_refusal(cmd, ctx)
+    # Only FULL blocks: PARTIAL limits what the bot learns on its own, not what people write.
+    if ctx.actor_privacy_level >= PRIVACY_FULL:
+        return Refuse(
+            codes.PRIVACY_BLOCKED,
+            "Your privacy setting is full, so no personal memories are kept about you. "
+            f"You can change that with {_PRIVACY_PANEL}.",
+        )
+    return None
+
+
+def _actor_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
+    if cmd.scope == "server":
+        return _server_refusal(cmd, ctx)
+    return _personal_refusal(cmd, ctx)
+
+
+# --- content --------------------------------------------------------------------------------
+
+_EMPTY = Refuse(codes.EMPTY_CONTENT, "The memory is empty; write the fact to remember and try again.")
+
+
+def _too_long(content: str, limits: Limits, which: str = "The memory") -> Refuse | None:
+    length = utf16_length(content)
+    if length <= limits.max_memory_length:
+        return None
+    return Refuse(
+        codes.CONTENT_TOO_LONG,
+        f"{which} is too long: {length} characters, and the limit is {limits.max_memory_length}. "
+        "Shorten it and try again.",
+    )
+
+
+def _unique(items: Iterable[str], existing: Iterable[str]) -> tuple[list[str], int]:
+    """Items not already seen (case-insensitively) in `existing` or earlier in the batch."""
+    seen = {text.strip().casefold() for text in existing}
+    kept: list[str] = []
+    skipped = 0
+    for item in items:
+        key = item.casefold()
+        if key in seen:
+            skipped += 1
+            continue
+        seen.add(key)
+        kept.append(item)
+    return kept, skipped
+
+
+def _batch_items(cmd: ManualMemory) -> list[str]:
+    # The typed entry comes last, after the lines of the uploaded file.
+    raw = list(cmd.contents or [])
+    if cmd.content is not None:
+        raw.append(cmd.content)
+    return [text for text in (item.strip() for item in raw) if text]
+
+
+# --- actions ----------------------------------------------------------------------------------
+
+
+def _add(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+    content = (cmd.content or "").strip()
+    if not content:
+        return _EMPTY
+    if refusal := _too_long(content, limits):
+        return refusal
+    if ctx.count >= owner.cap:
+        return Refuse(
+            codes.LIMIT_REACHED,
+            f"{owner.has} reached the limit of {owner.cap} memories, and memories added by hand "
+            f"never replace old ones. Remove some with {owner.panel} to make room.",
+        )
+    return Insert((content,), parse_tags(cmd.tags))
+
+
+def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+    given = _batch_items(cmd)
+    if not given:
+        return _EMPTY
+    items, skipped = _unique(given, ctx.existing_contents)
+    if not items:
+        return Refuse(
+            codes.ALL_DUPLICATES,
+            "Every memory in the batch is already saved (or repeats another line), so nothing was added.",
+        )
+    for position, item in enumerate(items, start=1):
+        if refusal := _too_long(item, limits, f"Memory {position} of the batch"):
+            return refusal
+    requested = len(items)
+    if ctx.count + requested > owner.cap:
+        # All or nothing: a partial upload would leave the person guessing which lines made it.
+        available = max(owner.cap - ctx.count, 0)
+        return Refuse(
+            codes.BATCH_LIMIT_REACHED,
+            f"The batch has {requested} new memories, but only {available} more fit under the limit "
+            f"of {owner.cap}, so nothing was added. Remove some with {owner.panel}, or add fewer.",
+            {"available": available, "requested": requested},
+        )
+    return Insert(tuple(items), parse_tags(cmd.tags), skipped_duplicates=skipped)
+
+
+def _visible(row: PanelMemory, cmd: ManualMemory, owner: _Owner) -> bool:
+    if row.memory_id != cmd.memory_id or row.lineage_id != cmd.lineage_id:
+        return False
+    return not owner.only_own or row.taught_by == cmd.actor.id
+
+
+def _not_found(cmd: ManualMemory, owner: _Owner) -> Refuse:
+    if cmd.memory_id is None:
+        return Refuse(codes.NOT_FOUND, f"No memory was chosen to {cmd.action}. Pick one in {owner.panel}.")
+    mine = " among the server memories you taught" if owner.only_own else ""
+    return Refuse(
+        codes.NOT_FOUND,
+        f"Memory {cmd.memory_id} was not found{mine}; it may have been removed already or belong "
+        f"to another persona. Check the list in {owner.panel}.",
+    )
+
+
+def _edit(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+    row = ctx.target
+    if row is None or not _visible(row, cmd, owner):
+        return _not_found(cmd, owner)
+    content = cmd.content.strip() if cmd.content is not None else row.content
+    if not content:
+        return _EMPTY
+    if content != row.content and (refusal := _too_long(content, limits)):
+        return refusal
+    tags = parse_tags(cmd.tags) if cmd.tags is not None else row.tags
+    if content == row.content and tags == row.tags and row.manually_written:
+        return Unchanged(row.memory_id)
+    return Update(row.memory_id, content, tags)
+
+
+def _remove(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+    row = ctx.target
+    if row is None or not _visible(row, cmd, owner):
+        return _not_found(cmd, owner)
+    return Delete(row.memory_id, row.content)
+
+
+_Action = Callable[[ManualMemory, ManualContext, Limits, _Owner], ManualDecision]
+_ACTIONS: dict[str, _Action] = {"add": _add, "add_batch": _add_batch, "edit": _edit, "remove": _remove}
+
+
+def decide_manual(cmd: ManualMemory, ctx: ManualContext, limits: Limits) -> ManualDecision:
+    """Who may act first, then the action's own checks; the first refusal is the answer."""
+    if refusal := _actor_refusal(cmd, ctx):
+        return refusal
+    return _ACTIONS[cmd.action](cmd, ctx, limits, _owner(cmd, limits))

@@ -1,0 +1,98 @@
+"""Results of `memory.manual`, `memory.reinforce` and `memory.seed_bio` (DESIGN.md section 8).
+
+Each builder fills exactly the `OpData` fields its status calls for; the others stay unset and
+are left out of the JSON. A refusal carries its reason in both `error` and `data.reason`,
+like the create results, because a panel or a model may read either. A skip is a normal
+outcome (`success` true) whose `data.reason` says why nothing was written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from msgspec import UNSET
+
+from contracts import results as codes
+from contracts.results import CacheKey, OpData, OpResult
+from worker.domain.model import Refuse
+
+__all__ = [
+    "FAILED",
+    "added",
+    "failed",
+    "refused",
+    "reinforced",
+    "removed",
+    "seeded",
+    "skipped",
+    "unchanged",
+    "updated",
+]
+
+# Not in contracts.results: only the worker gives up on a command, after its retries.
+FAILED = "failed"
+
+
+def _done(command_id: str, data: OpData, invalidated: Iterable[CacheKey] = ()) -> OpResult:
+    return OpResult(command_id=command_id, success=True, data=data, invalidated=list(invalidated))
+
+
+def refused(command_id: str, refuse: Refuse) -> OpResult:
+    return OpResult(
+        command_id=command_id,
+        success=False,
+        error=refuse.reason,
+        data=OpData(
+            status=refuse.status,
+            reason=refuse.reason,
+            available=refuse.extra.get("available", UNSET),
+            requested=refuse.extra.get("requested", UNSET),
+        ),
+    )
+
+
+def added(
+    command_id: str,
+    memory_ids: list[int],
+    invalidated: Iterable[CacheKey],
+    skipped_duplicates: int = 0,
+) -> OpResult:
+    """`memory_id` too when exactly one row was added: a single add's caller reads just that."""
+    data = OpData(
+        status=codes.ADDED,
+        memory_id=memory_ids[0] if len(memory_ids) == 1 else UNSET,
+        memory_ids=list(memory_ids),
+        skipped_duplicates=skipped_duplicates,
+    )
+    return _done(command_id, data, invalidated)
+
+
+def updated(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) -> OpResult:
+    return _done(command_id, OpData(status=codes.UPDATED, memory_id=memory_id), invalidated)
+
+
+def unchanged(command_id: str, memory_id: int) -> OpResult:
+    # Nothing was written, so no cache holds anything stale.
+    return _done(command_id, OpData(status=codes.UNCHANGED, memory_id=memory_id))
+
+
+def removed(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) -> OpResult:
+    return _done(command_id, OpData(status=codes.REMOVED, memory_id=memory_id), invalidated)
+
+
+def reinforced(command_id: str, count: int) -> OpResult:
+    # Reinforcement changes nothing a bot shows: no cache invalidation (DESIGN.md 8.2).
+    return _done(command_id, OpData(status=codes.REINFORCED, count=count))
+
+
+def seeded(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) -> OpResult:
+    return _done(command_id, OpData(status=codes.SEEDED, memory_id=memory_id), invalidated)
+
+
+def skipped(command_id: str, reason: str) -> OpResult:
+    return _done(command_id, OpData(status=codes.SKIPPED, reason=reason))
+
+
+def failed(command_id: str, reason: str) -> OpResult:
+    """The answer for a command the worker gave up on after its retries (it went to the DLQ)."""
+    return OpResult(command_id=command_id, success=False, error=reason, data=OpData(status=FAILED, reason=reason))

@@ -1,0 +1,57 @@
+"""Message-proxy identities and the host protection of DESIGN.md section 4 step 7.
+
+A proxy identity (PluralKit `pk:<uuid>`, a bridge's `pb:<digits>`) is a synthetic user
+whose messages are written by real Discord accounts, its hosts. Whatever the identity's own
+settings, its memories are only written when every host allows it: a host at FULL privacy
+or blacklisted in this workspace protects the identity, and an identity whose hosts cannot
+be resolved is protected too (fail closed: not knowing the host must not open a way around
+the host's privacy). PARTIAL host privacy does not protect: it limits what is remembered
+about the host, not about the characters they write.
+"""
+
+from __future__ import annotations
+
+import re
+
+from worker.domain.model import ProxyIdentity
+
+__all__ = ["PRIVACY_FULL", "host_protection", "is_synthetic_id"]
+
+PRIVACY_FULL = 2  # users.privacy_level: 0 open, 1 partial, 2 full
+
+# The prefixes are lowercase as the proxies write them; the UUID's hex may come in either case.
+_HEX = "[0-9a-fA-F]"
+_SYNTHETIC_ID = re.compile(
+    rf"pk:{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}|pb:[0-9]+"
+)
+
+NO_HOST = (
+    "this proxy identity is not linked to any account I can check, so I can't confirm that "
+    "its host allows it"
+)
+HOST_FULL_PRIVACY = (
+    "the account that hosts this proxy identity has full privacy turned on; only they can "
+    "change that, with /personal config"
+)
+HOST_BLACKLISTED = (
+    "the account that hosts this proxy identity is excluded from personalization on this "
+    "server; a server manager can change that"
+)
+
+
+def is_synthetic_id(value: str) -> bool:
+    """`pk:` and a dashed UUID (hex in any case), or `pb:` and ASCII digits; nothing around them."""
+    return _SYNTHETIC_ID.fullmatch(value) is not None
+
+
+def host_protection(identity: ProxyIdentity | None) -> str | None:
+    """Why nothing may be written for `identity`, or None when every host allows it."""
+    if identity is None or not identity.hosts:
+        return NO_HOST
+    # Privacy is the host's own choice and holds everywhere, so it is named before a
+    # workspace's blacklist when both apply.
+    if any(host.privacy_level >= PRIVACY_FULL for host in identity.hosts):
+        return HOST_FULL_PRIVACY
+    if any(host.blacklisted for host in identity.hosts):
+        return HOST_BLACKLISTED
+    return None

@@ -1,0 +1,120 @@
+"""memory.manual: the panels' add, add_batch, edit and remove, under the owner lock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+
+from contracts.codec import encode
+from contracts.commands import ManualMemory
+from contracts.results import CacheKey, OpResult
+from db.repository import ManualContextRow, MemoryRepository, Tx
+from worker.domain import events, op_results
+from worker.domain.events import EventTemplate
+from worker.domain.manual import decide_manual
+from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
+from worker.services import rows
+from worker.services.base import Handled
+
+
+class ManualContextRequest(msgspec.Struct, frozen=True):
+    """The argument of memory_manual_context()."""
+
+    scope: str
+    workspace_id: str
+    owner_id: str
+    actor_id: str
+    identity_id: str | None
+    lineage_id: int
+    memory_id: int | None
+    want_existing: bool
+
+
+def owner_of(cmd: ManualMemory) -> str:
+    """Server memories belong to the workspace; personal ones to the actor or the identity."""
+    if cmd.scope == "server":
+        return cmd.workspace_id
+    return cmd.identity_id or cmd.actor.id
+
+
+def context_from_row(row: ManualContextRow) -> ManualContext:
+    return ManualContext(
+        workspace=rows.workspace(row.workspace),
+        actor_privacy_level=row.actor_privacy_level,
+        actor_blacklisted=row.actor_blacklisted,
+        identity=rows.identity(row.identity),
+        identity_hosted_by_actor=row.identity_hosted_by_actor,
+        count=row.count,
+        target=rows.panel_memory(row.target),
+        existing_contents=tuple(row.existing),
+    )
+
+
+class ManualMemoryService:
+    def __init__(self, repo: MemoryRepository, limits: Limits) -> None:
+        self._repo = repo
+        self._limits = limits
+
+    async def run(self, cmd: ManualMemory) -> Handled:
+        owner_id = owner_of(cmd)
+        async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
+            stored = await tx.stored(cmd.command_id)
+            if stored is not None:
+                return Handled(stored[0], stored[1], duplicate=True)
+            row = await tx.manual_context(encode(ManualContextRequest(
+                scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id, actor_id=cmd.actor.id,
+                identity_id=cmd.identity_id, lineage_id=cmd.lineage_id, memory_id=cmd.memory_id,
+                want_existing=cmd.action in ("add", "add_batch"),
+            )))
+            decision = decide_manual(cmd, context_from_row(row), self._limits)
+            result, pending = await self._apply(tx, cmd, owner_id, row, decision)
+            result_json = encode(result)
+            await tx.store_result(cmd.command_id, "manual", result.data.status, result_json)
+            outbox = await tx.write_outbox(cmd.command_id, encode(pending)) if pending else []
+        return Handled(result_json, outbox, duplicate=False)
+
+    def failure_result(self, cmd: ManualMemory) -> bytes:
+        return encode(op_results.failed(cmd.command_id, "the change could not be saved; try again shortly"))
+
+    async def _apply(self, tx: Tx, cmd: ManualMemory, owner_id: str, row: ManualContextRow,
+                     decision: ManualDecision) -> tuple[OpResult, list[EventTemplate]]:
+        cid = cmd.command_id
+        if isinstance(decision, Refuse):
+            return op_results.refused(cid, decision), []
+        if isinstance(decision, Unchanged):
+            return op_results.unchanged(cid, decision.memory_id), []
+        key = CacheKey("tomori_state", cmd.workspace_id) if cmd.scope == "server" else CacheKey("user", owner_id)
+        now = datetime.now(UTC).isoformat()
+        pending = events.invalidations(cid, [key], now, f"memory_{cmd.action}")
+        common = {"scope": cmd.scope, "owner_id": owner_id, "lineage_id": cmd.lineage_id}
+        if isinstance(decision, Delete):
+            await tx.delete_memory(cmd.scope, decision.memory_id)
+            pending.append(events.removed(cid, now, memory_id=decision.memory_id, content=decision.content, **common))
+            return op_results.removed(cid, decision.memory_id, [key]), pending
+        if isinstance(decision, Update):
+            await tx.update_memory(cmd.scope, decision.memory_id, decision.content, decision.tags)
+            pending.append(events.saved(cid, now, workspace_id=cmd.workspace_id, memory_id=decision.memory_id,
+                                        content=decision.content, source=row.target.source,
+                                        manually_written=True, suffix=f"saved:{decision.memory_id}", **common))
+            return op_results.updated(cid, decision.memory_id, [key]), pending
+        assert isinstance(decision, Insert)
+        ids = await self._insert(tx, cmd, row, decision)
+        for memory_id, content in zip(ids, decision.contents, strict=True):
+            pending.append(events.saved(cid, now, workspace_id=cmd.workspace_id, memory_id=memory_id,
+                                        content=content, source="manual", manually_written=True,
+                                        suffix=f"saved:{memory_id}", **common))
+        return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
+
+    async def _insert(self, tx: Tx, cmd: ManualMemory, row: ManualContextRow, decision: Insert) -> list[int]:
+        if cmd.scope == "server":
+            server_id = row.workspace.server_id if row.workspace else await tx.ensure_server(cmd.workspace_id)
+            teacher = await tx.ensure_user(cmd.actor.id)
+            return await tx.insert_server_memories(server_id, cmd.persona_id, cmd.lineage_id, teacher,
+                                                   decision.contents, decision.tags, "manual", True)
+        if row.identity is not None:
+            user_id = row.identity.user_id
+        else:
+            user_id = row.owner_user_id or await tx.ensure_user(cmd.actor.id)
+        return await tx.insert_personal_memories(user_id, cmd.lineage_id, decision.contents, decision.tags,
+                                                 "manual", True)

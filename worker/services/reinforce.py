@@ -1,0 +1,36 @@
+"""memory.reinforce: mark the memories a reply used, so decay spares them."""
+
+from __future__ import annotations
+
+from contracts.codec import encode
+from contracts.commands import ReinforceMemories
+from db.repository import MemoryRepository
+from worker.domain import op_results
+from worker.services.base import Handled
+
+
+class ReinforceService:
+    def __init__(self, repo: MemoryRepository) -> None:
+        self._repo = repo
+
+    async def run(self, cmd: ReinforceMemories) -> Handled:
+        server_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "server"})
+        personal_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "personal"})
+        async with self._repo.owner_transaction([]) as tx:
+            stored = await tx.stored(cmd.command_id)
+            if stored is not None:
+                return Handled(stored[0], stored[1], duplicate=True)
+            # Every owner whose rows change is locked, all at once in a fixed order. A row's
+            # owner never changes, so reading the owners before locking them is safe.
+            owners = [("server", cmd.workspace_id)] if server_ids else []
+            if personal_ids:
+                owners += [("personal", o) for o in await tx.personal_owners(personal_ids, cmd.lineage_id)]
+            await tx.lock_owners(owners)
+            count = await tx.reinforce(cmd.workspace_id, cmd.lineage_id, server_ids, personal_ids)
+            result = encode(op_results.reinforced(cmd.command_id, count))
+            # No cache invalidation: reinforcement does not change what a bot shows.
+            await tx.store_result(cmd.command_id, "reinforce", "reinforced", result)
+        return Handled(result, [], duplicate=False)
+
+    def failure_result(self, cmd: ReinforceMemories) -> bytes:
+        return encode(op_results.failed(cmd.command_id, "the memories could not be marked as used"))

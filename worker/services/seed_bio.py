@@ -1,0 +1,60 @@
+"""memory.seed_bio: the one-time bio snapshot of a new proxy identity, at lineage 0."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from contracts.codec import encode
+from contracts.commands import SeedBio
+from contracts.results import CacheKey
+from db.repository import MemoryRepository
+from worker.domain import events, op_results
+from worker.domain.bio import decide_seed
+from worker.domain.capacity import GLOBAL_LINEAGE
+from worker.domain.model import Limits, SeedPlan
+from worker.services import rows
+from worker.services.base import Handled
+
+
+class SeedBioService:
+    def __init__(self, repo: MemoryRepository, limits: Limits, max_units: int) -> None:
+        self._repo = repo
+        self._limits = limits
+        self._max_units = max_units
+
+    async def run(self, cmd: SeedBio) -> Handled:
+        cid = cmd.command_id
+        # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
+        # transaction, makes every later seed a no-op whatever its command id.
+        async with self._repo.owner_transaction([("personal", cmd.identity_user_id)]) as tx:
+            stored = await tx.stored(cid)
+            if stored is not None:
+                return Handled(stored[0], stored[1], duplicate=True)
+            row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)
+            identity = rows.identity(row.identity)
+            decision = decide_seed(cmd, identity, already_seeded=row.already_seeded,
+                                   lineage0_count=row.lineage0_count, limits=self._limits,
+                                   max_units=self._max_units)
+            pending = []
+            if isinstance(decision, SeedPlan):
+                (memory_id,) = await tx.insert_personal_memories(identity.user_id, GLOBAL_LINEAGE,
+                                                                 [decision.content], [], "bio_seed", False)
+                await tx.record_bio_seed(identity.user_id, memory_id)
+                key = CacheKey("user", cmd.identity_user_id)
+                now = datetime.now(UTC).isoformat()
+                # The user cache is invalidated only after a write, and only by this command.
+                pending = events.invalidations(cid, [key], now, "bio_seeded")
+                pending.append(events.saved(cid, now, scope="personal", workspace_id=cmd.workspace_id,
+                                            owner_id=cmd.identity_user_id, lineage_id=GLOBAL_LINEAGE,
+                                            memory_id=memory_id, content=decision.content, source="bio_seed",
+                                            manually_written=False))
+                result = op_results.seeded(cid, memory_id, [key])
+            else:
+                result = op_results.skipped(cid, decision.reason)
+            result_json = encode(result)
+            await tx.store_result(cid, "seed_bio", result.data.status, result_json)
+            outbox = await tx.write_outbox(cid, encode(pending)) if pending else []
+        return Handled(result_json, outbox, duplicate=False)
+
+    def failure_result(self, cmd: SeedBio) -> bytes:
+        return encode(op_results.failed(cmd.command_id, "the bio could not be saved"))
