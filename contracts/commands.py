@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -15,7 +16,16 @@ CommandId = Annotated[str, Meta(min_length=1, max_length=128, pattern=_NO_NUL)]
 DiscordId = Annotated[str, Meta(min_length=1, max_length=64, pattern=_NO_NUL)]
 ShortText = Annotated[str, Meta(max_length=512, pattern=_NO_NUL)]
 # A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
-ReplySubject = Annotated[str, Meta(max_length=256, pattern=r"^[^\s*>.]+(\.[^\s*>.]+)*$")]
+_REPLY_SUBJECT = r"^[^\s*>.]+(\.[^\s*>.]+)*$"
+ReplySubject = Annotated[str, Meta(max_length=256, pattern=_REPLY_SUBJECT)]
+_REPLY_SUBJECT_RE = re.compile(_REPLY_SUBJECT)
+# Ids of the bot's database: PostgreSQL integer columns.
+Int32 = Annotated[int, Meta(ge=0, le=2**31 - 1)]
+MemoryId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
+
+
+def is_reply_subject(value: str) -> bool:
+    return len(value) <= 256 and _REPLY_SUBJECT_RE.match(value) is not None
 
 
 class Envelope(Struct, kw_only=True, frozen=True):
@@ -35,8 +45,8 @@ class ReplyProbe(Struct):
 
 
 class Persona(Struct, frozen=True):
-    id: int
-    lineage_id: int
+    id: Int32
+    lineage_id: Int32
     name: ShortText
 
 
@@ -109,10 +119,10 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
     actor: Actor
     scope: MemoryScope
     action: Literal["add", "add_batch", "edit", "remove"]
-    lineage_id: int
-    persona_id: int | None = None
+    lineage_id: Int32
+    persona_id: Int32 | None = None
     identity_id: SyntheticId | None = None
-    memory_id: int | None = None
+    memory_id: MemoryId | None = None
     content: PanelText | None = None
     contents: Annotated[list[PanelText], Meta(max_length=2000)] | None = None
     tags: Annotated[str, Meta(max_length=2000, pattern=_NO_NUL)] | Annotated[
@@ -121,13 +131,13 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
 
 class MemoryRef(Struct, frozen=True):
     scope: MemoryScope
-    memory_id: int
+    memory_id: MemoryId
 
 
 class ReinforceMemories(Envelope, kw_only=True, frozen=True):
     """`memory.reinforce`: the memories a reply used."""
 
-    lineage_id: int
+    lineage_id: Int32
     memories: Annotated[list[MemoryRef], Meta(max_length=500)] = []
 
 
@@ -152,5 +162,4 @@ def decoder_for(kind: str) -> msgspec.json.Decoder:
 
 
 _DECODERS = {kind: msgspec.json.Decoder(t) for kind, t in COMMAND_TYPES.items()}
-ENVELOPE_DECODER = msgspec.json.Decoder(Envelope)
 PROBE_DECODER = msgspec.json.Decoder(ReplyProbe)

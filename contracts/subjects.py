@@ -53,16 +53,17 @@ def command_subject(kind: CommandKind, workspace_id: str) -> str:
     return f"memory.{kind}.{encode_token(workspace_id)}"
 
 
-def result_subject(command_id: str) -> str:
+def result_subject(workspace_id: str, command_id: str) -> str:
     """Core request/reply (no stream): ask the worker for a command's stored result.
 
     A command re-sent inside JetStream's duplicate window is dropped by the server, so the
-    re-sender gets its result here instead of from a second delivery.
+    re-sender gets its result here instead of from a second delivery. Scoped by workspace:
+    a result is only ever answered to its own workspace's subject.
     """
-    return f"memory.result.{encode_token(command_id)}"
+    return f"memory.result.{encode_token(workspace_id)}.{encode_token(command_id)}"
 
 
-RESULT_LOOKUP_SUBJECTS = "memory.result.*"
+RESULT_LOOKUP_SUBJECTS = "memory.result.*.*"
 
 
 def saved_subject(scope: str, owner_id: str) -> str:
@@ -105,13 +106,11 @@ def partition_filter(partition: int) -> str:
 
 
 def parse_partitioned(subject: str) -> tuple[str, str]:
-    """(kind, workspace token) from a stored command subject; either form is accepted."""
+    """(kind, workspace token) from a command subject as the stream stores it."""
     parts = subject.split(".")
     if len(parts) == 4 and parts[0] == PARTITIONED_PREFIX:
         return parts[2], parts[3]
-    if len(parts) == 3 and parts[0] == "memory":
-        return parts[1], parts[2]
-    raise ValueError(f"not a command subject: {subject!r}")
+    raise ValueError(f"not a partitioned command subject: {subject!r}")
 
 
 def original_subject(kind: str, workspace_token: str) -> str:

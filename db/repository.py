@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import asyncpg
 import msgspec
@@ -78,6 +79,7 @@ class SeedContextRow(msgspec.Struct, frozen=True):
 
 class CreateContextRow(msgspec.Struct, frozen=True):
     stored: msgspec.Raw  # JSON null when the command has no stored result (Raw | None decodes only null)
+    stored_workspace: str | None
     pending: list[OutboxRow]
     workspace: WorkspaceRow | None
     users: list[UserRow]
@@ -115,9 +117,16 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asy
         dsn, min_size=min_size, max_size=max_size, init=_json_as_text, reset=_keep_session,
         # The lock and statement timeouts turn a stuck database into a retryable error
         # instead of a partition that silently stops.
-        server_settings={"lock_timeout": "10s", "statement_timeout": "30s",
+        server_settings={"lock_timeout": "5s", "statement_timeout": "15s",
                          "application_name": "memory-worker"},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    result: bytes
+    workspace_id: str | None
+    pending: list[OutboxRow]
 
 
 class Tx:
@@ -126,21 +135,20 @@ class Tx:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    async def stored(self, command_id: str) -> tuple[bytes, list[OutboxRow]] | None:
+    async def stored(self, command_id: str) -> Stored | None:
         """A repeat's stored result and the events a crash left unpublished, or None."""
         row = await self.conn.fetchrow(
-            "SELECT result, (SELECT coalesce(jsonb_agg(jsonb_build_object('id', o.id, 'subject', o.subject,"
-            " 'headers', o.headers, 'payload', o.payload) ORDER BY o.id), '[]'::jsonb)"
-            " FROM outbox o WHERE o.command_id = $1 AND o.published_at IS NULL) AS pending"
+            "SELECT result, workspace_id, memory_pending_outbox($1) AS pending"
             " FROM processed_commands WHERE command_id = $1", command_id)
         if row is None:
             return None
-        return row["result"].encode(), _OUTBOX.decode(row["pending"])
+        return Stored(row["result"].encode(), row["workspace_id"], _OUTBOX.decode(row["pending"]))
 
-    async def store_result(self, command_id: str, kind: str, status: str, result_json: bytes) -> None:
+    async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
+                           result_json: bytes) -> None:
         await self.conn.execute(
-            "INSERT INTO processed_commands (command_id, kind, status, result) VALUES ($1, $2, $3, $4::jsonb)",
-            command_id, kind, status, result_json.decode())
+            "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb)", command_id, kind, workspace_id, status, result_json.decode())
 
     async def write_outbox(self, command_id: str, events_json: bytes) -> list[OutboxRow]:
         raw = await self.conn.fetchval(
@@ -261,15 +269,22 @@ class MemoryRepository:
         row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
         return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
 
-    async def record_result(self, command_id: str, kind: str, result_json: bytes) -> tuple[bool, bytes]:
+    async def record_result(self, command_id: str, kind: str, workspace_id: str,
+                            result_json: bytes) -> tuple[bool, bytes]:
         row = await self._pool.fetchrow(
-            "SELECT * FROM memory_record_result($1, $2, $3::jsonb)", command_id, kind, result_json.decode()
-        )
+            "SELECT * FROM memory_record_result($1, $2, $3, $4::jsonb)", command_id, kind, workspace_id,
+            result_json.decode())
         return row["duplicate"], row["result"].encode()
 
-    async def stored_result(self, command_id: str) -> bytes | None:
-        raw = await self._pool.fetchval("SELECT result FROM processed_commands WHERE command_id = $1", command_id)
+    async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
+        """The stored result of a command of this workspace (never another workspace's)."""
+        raw = await self._pool.fetchval(
+            "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
+            command_id, workspace_id)
         return raw.encode() if raw is not None else None
+
+    async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
+        return await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
 
     async def mark_published(self, ids: Sequence[int]) -> None:
         await self._pool.execute(

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 
-import asyncpg
 import structlog
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.annotations import NatsMessage
 
 from contracts import subjects
-from db.migrate import migrate
+from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from worker import streams
 from worker.domain.model import Limits
@@ -25,6 +25,10 @@ from worker.services.seed_bio import SeedBioService
 from worker.settings import Settings
 
 log = structlog.get_logger("worker")
+
+# Published events stay in the outbox this long after publishing (the stream keeps 7 days).
+OUTBOX_RETENTION_DAYS = 7
+PRUNE_INTERVAL_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,29 +45,25 @@ def limits_from(settings: Settings) -> Limits:
     )
 
 
-async def apply_migrations(database_url: str) -> list[str]:
-    conn = await asyncpg.connect(database_url)
-    try:
-        return await migrate(conn)
-    finally:
-        await conn.close()
+def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, settings: Settings) -> CommandHandler:
+    limits = limits_from(settings)
+    services = {
+        "create": CreateMemoryService(repo, limits),
+        "manual": ManualMemoryService(repo, limits),
+        "reinforce": ReinforceService(repo),
+        "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
+    }
+    return CommandHandler(nc, js, outbox, services, repo.stored_result, max_deliver=settings.max_deliver,
+                          reply_prefixes=settings.reply_subject_prefixes)
 
 
-def build_broker(nats_url: str, settings: Settings, handler_ref: list) -> NatsBroker:
-    broker = NatsBroker(
-        nats_url.split(","),
-        max_reconnect_attempts=-1,  # keep trying: a restarted NATS must not need a worker restart
-        reconnect_time_wait=1,
-        connect_timeout=5,
-        logger=None,
-        name="memory-worker",
-    )
+def subscribe_partitions(broker: NatsBroker, handler: CommandHandler, partitions: int) -> None:
     stream = JStream(subjects.COMMANDS_STREAM, declare=False)
 
     async def on_command(message: NatsMessage) -> None:
-        await handler_ref[0](message.raw_message)
+        await handler(message.raw_message)
 
-    for partition in range(settings.memory_partitions):
+    for partition in range(partitions):
         broker.subscriber(
             subjects.partition_filter(partition),
             stream=stream,
@@ -73,7 +73,6 @@ def build_broker(nats_url: str, settings: Settings, handler_ref: list) -> NatsBr
             ack_policy=AckPolicy.MANUAL,
             no_reply=True,
         )(on_command)
-    return broker
 
 
 def _result_lookup(repo: MemoryRepository):
@@ -81,57 +80,79 @@ def _result_lookup(repo: MemoryRepository):
         if not msg.reply:
             return
         try:
-            command_id = subjects.decode_token(msg.subject.split(".", 2)[2])
-            stored = await repo.stored_result(command_id)
+            _, _, workspace_token, command_token = msg.subject.split(".", 3)
+            stored = await repo.stored_result(subjects.decode_token(command_token),
+                                              subjects.decode_token(workspace_token))
         except Exception as exc:  # a lookup must never take the worker down; the asker retries
-            log.warning("result_lookup_failed", error=repr(exc))
+            log.warning("result_lookup_failed", subject=msg.subject, error=repr(exc))
             return
         await msg.respond(stored if stored is not None else b"null")
 
     return answer
 
 
+async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
+    while True:
+        try:
+            removed = await repo.prune(inbox_days, OUTBOX_RETENTION_DAYS)
+            if removed:
+                log.info("pruned", rows=removed)
+        except Exception as exc:
+            log.warning("prune_failed", error=repr(exc))
+        await asyncio.sleep(PRUNE_INTERVAL_S)
+
+
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied = await apply_migrations(endpoints.database_url)
+    applied = await migrate_dsn(endpoints.database_url)
     if applied:
         log.info("migrations_applied", names=applied)
-    pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
-    repo = MemoryRepository(pool)
-    handler_ref: list = [None]
-    broker = build_broker(endpoints.nats_url, settings, handler_ref)
-    await broker.connect()
-    nc = broker.connection
-    js = nc.jetstream()
-    await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
-                            max_deliver=settings.max_deliver)
-    outbox = OutboxPublisher(js, repo)
-    swept = await outbox.sweep()
-    limits = limits_from(settings)
-    services = {
-        "create": CreateMemoryService(repo, limits),
-        "manual": ManualMemoryService(repo, limits),
-        "reinforce": ReinforceService(repo),
-        "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
-    }
-    handler_ref[0] = CommandHandler(nc, js, outbox, services, max_deliver=settings.max_deliver)
-    relay = asyncio.create_task(outbox.run(), name="outbox-relay")
-    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
-                                 cb=_result_lookup(repo))
-    await broker.start()
-    log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
-             swept_outbox_rows=swept)
-    if ready is not None:
-        ready.set()
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
+        stack.push_async_callback(pool.close)
+        repo = MemoryRepository(pool)
+        broker = NatsBroker(
+            endpoints.nats_url.split(","),
+            max_reconnect_attempts=-1,  # keep trying: a restarted NATS must not need a worker restart
+            reconnect_time_wait=1,
+            connect_timeout=5,
+            # Long enough for the command in hand to finish: statement and lock timeouts plus publishing.
+            graceful_timeout=float(settings.ack_wait_seconds),
+            logger=None,
+            name="memory-worker",
+        )
+        await broker.connect()
+        stack.push_async_callback(broker.stop)
+        nc = broker.connection
+        js = nc.jetstream()
+        await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds)
+
+        outbox = OutboxPublisher(js, repo)
+        stack.push_async_callback(outbox.stop)
+        swept = await outbox.sweep()  # leftovers of a crash go out before anything new
+        tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),
+                 asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune")]
+        stack.push_async_callback(_cancel, tasks)
+
+        lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
+                                     cb=_result_lookup(repo))
+
+        subscribe_partitions(broker, build_handler(nc, js, outbox, repo, settings), settings.memory_partitions)
+        await broker.start()
+        log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
+                 swept_outbox_rows=swept)
+        if ready is not None:
+            ready.set()
         await stop.wait()
-    finally:
         log.info("worker_stopping")
-        # Stops fetching and lets the command in hand finish before the connection drains.
+        # First stop taking work and let the command in hand finish (it still needs the outbox
+        # and the pool); the exit stack then stops the relay, flushes, and closes the pool.
         await lookups.unsubscribe()
         await broker.stop()
-        await outbox.stop()
-        relay.cancel()
-        await asyncio.gather(relay, return_exceptions=True)
-        await pool.close()
-        log.info("worker_stopped")
+    log.info("worker_stopped")
+
+
+async def _cancel(tasks: list[asyncio.Task]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -76,10 +76,18 @@ class MemoryClient:
             if fut is None:
                 return None
             wait = timeout or self._timeout
+            if ack.duplicate:
+                # JetStream dropped the repeat as a duplicate. If the first delivery has been
+                # processed, its stored result is the answer; otherwise (still queued, or it was
+                # dead-lettered) send it again under a derived message id: the inbox keeps a
+                # second delivery harmless.
+                stored = await self._lookup(workspace_id, command_id)
+                if stored is not None:
+                    return stored
+                await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
+                                       headers={"Nats-Msg-Id": f"{command_id}:resend:{uuid.uuid4().hex}"},
+                                       stream=subjects.COMMANDS_STREAM)
             try:
-                if ack.duplicate:
-                    # JetStream dropped the repeat; the first delivery's result is in the inbox.
-                    return await asyncio.wait_for(self._stored_result(command_id), wait)
                 return await asyncio.wait_for(fut, wait)
             except TimeoutError:
                 raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
@@ -87,18 +95,13 @@ class MemoryClient:
             if reply_to:
                 self._waiting.pop(reply_to, None)
 
-    async def _stored_result(self, command_id: str, poll: float = 0.05) -> bytes:
-        """Ask the worker for a stored result until the first delivery has been processed."""
-        subject = subjects.result_subject(command_id)
-        while True:
-            try:
-                reply = await self._nc.request(subject, b"", timeout=2.0)
-            except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-                reply = None
-            if reply is not None and reply.data and reply.data != b"null":
-                return reply.data
-            await asyncio.sleep(poll)
-            poll = min(poll * 2, 1.0)
+    async def _lookup(self, workspace_id: str, command_id: str) -> bytes | None:
+        """The worker's stored result for a command, or None (not processed, or no worker)."""
+        try:
+            reply = await self._nc.request(subjects.result_subject(workspace_id, command_id), b"", timeout=2.0)
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            return None
+        return reply.data if reply.data and reply.data != b"null" else None
 
     async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
         if command.reply_to is None or not command.reply_to.startswith(self._prefix):

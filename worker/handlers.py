@@ -8,7 +8,7 @@ canonical log line per command.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -20,13 +20,16 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for
+from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for, is_reply_subject
 from worker import dead_letters
 from worker.domain import messages
+from worker.failures import is_permanent
 from worker.outbox import OutboxPublisher
 from worker.services.base import CommandService, Handled
 
 log = structlog.get_logger("worker")
+
+StoredResult = Callable[[str, str], Awaitable[bytes | None]]
 
 
 # Every result, whatever its command, has data.status: enough for the canonical log line.
@@ -73,12 +76,17 @@ class FirstFailures:
 
 class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
-                 services: Mapping[str, CommandService], *, max_deliver: int) -> None:
+                 services: Mapping[str, CommandService], stored_result: StoredResult, *, max_deliver: int,
+                 reply_prefixes: tuple[str, ...]) -> None:
         self._nc = nc
         self._js = js
         self._outbox = outbox
         self._services = services
+        self._stored_result = stored_result
+        # Enforced here, not by the consumer (whose max_deliver is unlimited): a message whose
+        # dead-lettering fails must be delivered again, never dropped by the server.
         self._max_deliver = max_deliver
+        self._reply_prefixes = reply_prefixes
         self._first_failures = FirstFailures()
 
     async def __call__(self, msg: Msg) -> None:
@@ -88,7 +96,7 @@ class CommandHandler:
         original = subjects.original_subject(kind, token)
         bound = log.bind(kind=kind, subject=original, deliveries=deliveries)
 
-        decoded = self._decode(kind, token, msg.data)
+        decoded = self._decode(kind, token, msg.data, self._reply_prefixes)
         service = self._services.get(kind)
         if service is None and not isinstance(decoded, Invalid):
             decoded = Invalid(f"memory.{kind} is not handled by this worker", dead_letters.UNSUPPORTED_COMMAND)
@@ -110,7 +118,7 @@ class CommandHandler:
                    events=len(handled.events), duration_ms=_ms(started))
 
     @staticmethod
-    def _decode(kind: str, token: str, data: bytes):
+    def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)):
         if kind not in COMMAND_TYPES:
             return Invalid(f"memory.{kind} is not handled by this worker version", dead_letters.UNSUPPORTED_COMMAND)
         try:
@@ -121,18 +129,21 @@ class CommandHandler:
             return Invalid(
                 f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
             )
+        if cmd.reply_to is not None and not cmd.reply_to.startswith(reply_prefixes):
+            # The worker publishes results only to reply inboxes, never into event or command subjects.
+            return Invalid(f"reply_to must start with one of {', '.join(reply_prefixes)}, got {cmd.reply_to!r}")
         return cmd
 
     async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> None:
         """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
         reason = invalid.reason
-        command_id, reply_to = _probe(msg.data)
+        command_id, reply_to = _probe(msg.data, self._reply_prefixes)
         bound = bound.bind(command_id=command_id)
         try:
             await dead_letters.dead_letter(
                 self._js, original_subject=original, payload=msg.data,
                 reason=invalid.code, error=reason,
-                deliveries=msg.metadata.num_delivered if msg.metadata else 1,
+                deliveries=msg.metadata.num_delivered if msg.metadata else 1, stream_seq=_seq(msg),
             )
             if reply_to:
                 await self._nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
@@ -145,9 +156,10 @@ class CommandHandler:
 
     async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
                       deliveries: int, bound, started: float) -> None:
-        seq = msg.metadata.sequence.stream if msg.metadata else 0
+        seq = _seq(msg)
         first_failed_at = self._first_failures.note(seq)
-        if deliveries < self._max_deliver:
+        permanent = is_permanent(exc)
+        if not permanent and deliveries < self._max_deliver:
             delay = retry_delay(deliveries)
             bound.warning("command_retry", error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
             try:
@@ -155,37 +167,43 @@ class CommandHandler:
             except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
                 bound.warning("nak_failed", error=repr(nak_exc))
             return
-        bound.error("command", status="dead_lettered", error=repr(exc), duration_ms=_ms(started))
         try:
-            await dead_letters.dead_letter(
-                self._js, original_subject=original, payload=msg.data,
-                reason=dead_letters.EXHAUSTED, error=repr(exc), deliveries=deliveries,
-                first_failed_at=first_failed_at,
-            )
+            # Giving up: if the command was in fact applied (the failure came after commit),
+            # its stored result is the answer and the sweeper publishes its events.
+            stored = await self._stored_result(cmd.command_id, cmd.workspace_id)
+            if stored is None:
+                await dead_letters.dead_letter(
+                    self._js, original_subject=original, payload=msg.data,
+                    reason=dead_letters.PERMANENT if permanent else dead_letters.EXHAUSTED, error=repr(exc),
+                    deliveries=deliveries, first_failed_at=first_failed_at, stream_seq=seq,
+                )
             if cmd.reply_to:
-                await self._nc.publish(cmd.reply_to, service.failure_result(cmd))
+                await self._nc.publish(cmd.reply_to, stored if stored is not None else service.failure_result(cmd))
             await msg.ack()
             self._first_failures.forget(seq)
         except Exception as dlq_exc:
-            bound.error("dead_letter_failed", error=repr(dlq_exc))
+            bound.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry_delay(deliveries))
             await msg.nak(delay=retry_delay(deliveries))
+            return
+        status = "answered_from_inbox" if stored is not None else "dead_lettered"
+        bound.error("command", status=status, error=repr(exc), permanent=permanent, duration_ms=_ms(started))
 
 
-def _probe(data: bytes) -> tuple[str | None, str | None]:
+def _probe(data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)) -> tuple[str | None, str | None]:
     """The command id and reply subject of a command that failed to decode, if readable."""
     try:
         probe = PROBE_DECODER.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None, None
     command_id = probe.command_id if isinstance(probe.command_id, str) and probe.command_id else None
-    reply_to = probe.reply_to if isinstance(probe.reply_to, str) and _valid_subject(probe.reply_to) else None
+    reply_to = probe.reply_to
+    if not (isinstance(reply_to, str) and is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)):
+        reply_to = None
     return command_id, reply_to
 
 
-def _valid_subject(subject: str) -> bool:
-    if not subject or len(subject) > 256:
-        return False
-    return all(tok and not any(c in tok for c in " \t\r\n*>") for tok in subject.split("."))
+def _seq(msg: Msg) -> int:
+    return msg.metadata.sequence.stream if msg.metadata else 0
 
 
 def _ms(started: float) -> float:

@@ -18,6 +18,7 @@ from contracts.subjects import EVENTS_STREAM
 from db.repository import MemoryRepository, OutboxRow
 
 log = structlog.get_logger("outbox")
+_INVALIDATE = "cache.invalidate."
 
 
 class OutboxPublisher:
@@ -34,9 +35,22 @@ class OutboxPublisher:
         self._stopping = False
 
     async def publish(self, rows: Sequence[OutboxRow]) -> None:
-        """Publish rows in order and wait for JetStream to store them all."""
+        """Publish rows in order and wait for JetStream to store them all.
+
+        Invalidations are stored before anything after them is sent: should one fail while a
+        later event succeeds, the retry would otherwise put the invalidation second.
+        """
         if not rows:
             return
+        split = next((i for i, row in enumerate(rows) if not row.subject.startswith(_INVALIDATE)), len(rows))
+        for batch in (rows[:split], rows[split:]):
+            if batch:
+                await self._publish_in_order(batch)
+        self._published.extend(row.id for row in rows)
+        if len(self._published) >= self._batch:
+            self._wake.set()
+
+    async def _publish_in_order(self, rows: Sequence[OutboxRow]) -> None:
         # publish_async writes in call order on one connection; the stream keeps that order.
         futures = [
             await self._js.publish_async(row.subject, bytes(row.payload), headers=dict(row.headers),
@@ -44,9 +58,6 @@ class OutboxPublisher:
             for row in rows
         ]
         await asyncio.wait_for(asyncio.gather(*futures), self._ack_timeout)
-        self._published.extend(row.id for row in rows)
-        if len(self._published) >= self._batch:
-            self._wake.set()
 
     async def flush(self) -> None:
         ids, self._published = self._published, []

@@ -25,7 +25,9 @@ class Settings:
     message_proxy_bio_seed_max_chars: int = 1000
     metric_sample_retention_days: int = 30
     max_deliver: int = 10
-    ack_wait_seconds: int = 30
+    ack_wait_seconds: int = 60
+    inbox_retention_days: int = 30
+    reply_subject_prefixes: tuple[str, ...] = ("_INBOX.",)
     db_pool_size: int = 20
     log_format: str = "console"
     log_level: str = "info"
@@ -41,6 +43,7 @@ class Settings:
             "data_dir": Path(env.get("MEMORY_DATA_DIR") or ".data"),
             "log_format": _choice(env, "LOG_FORMAT", ("console", "json"), default_format),
             "log_level": _choice(env, "LOG_LEVEL", ("debug", "info", "warning", "error"), "info"),
+            "reply_subject_prefixes": _prefixes(env, "REPLY_SUBJECT_PREFIXES", ("_INBOX.",)),
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),
@@ -50,7 +53,8 @@ class Settings:
             ("message_proxy_bio_seed_max_chars", 1, 100_000),
             ("metric_sample_retention_days", 1, 36_500),
             ("max_deliver", 1, 1000),
-            ("ack_wait_seconds", 1, 3600),
+            ("ack_wait_seconds", 20, 3600),
+            ("inbox_retention_days", 1, 36_500),
             ("db_pool_size", 1, 500),
             ("metrics_port", 0, 65535),
         ):
@@ -70,6 +74,17 @@ def _int(env: Mapping[str, str], var: str, default: int, low: int, high: int) ->
     if not low <= value <= high:
         raise SettingsError(f"{var} must be between {low} and {high}, got {value}")
     return value
+
+
+def _prefixes(env: Mapping[str, str], var: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    raw = env.get(var)
+    if raw is None or not raw.strip():
+        return default
+    prefixes = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for prefix in prefixes:
+        if any(c in prefix for c in "*> \t") or prefix.startswith(".") or ".." in prefix:
+            raise SettingsError(f"{var} must be comma-separated subject prefixes without wildcards, got {prefix!r}")
+    return prefixes
 
 
 def _choice(env: Mapping[str, str], var: str, allowed: tuple[str, ...], default: str) -> str:

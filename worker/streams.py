@@ -71,7 +71,7 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-def partition_consumer(partition: int, *, ack_wait_s: float, max_deliver: int) -> ConsumerConfig:
+def partition_consumer(partition: int, *, ack_wait_s: float) -> ConsumerConfig:
     return ConsumerConfig(
         durable_name=partition_consumer_name(partition),
         filter_subject=subjects.partition_filter(partition),
@@ -80,7 +80,9 @@ def partition_consumer(partition: int, *, ack_wait_s: float, max_deliver: int) -
         # One command in flight per partition: a workspace's commands run one at a time, in order.
         max_ack_pending=1,
         ack_wait=ack_wait_s,
-        max_deliver=max_deliver,
+        # Unlimited: the worker counts deliveries and dead-letters at MAX_DELIVER itself. A
+        # server-side limit would drop a message whose dead-lettering failed, unacknowledged.
+        max_deliver=-1,
         max_waiting=512,
     )
 
@@ -100,11 +102,9 @@ async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerCon
     await js.add_consumer(stream, config)
 
 
-async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, max_deliver: int,
-                    replicas: int = 1) -> None:
+async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, replicas: int = 1) -> None:
     await ensure_stream(js, command_stream(partitions, replicas))
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
     for partition in range(partitions):
-        await ensure_consumer(js, subjects.COMMANDS_STREAM,
-                              partition_consumer(partition, ack_wait_s=ack_wait_s, max_deliver=max_deliver))
+        await ensure_consumer(js, subjects.COMMANDS_STREAM, partition_consumer(partition, ack_wait_s=ack_wait_s))

@@ -3,8 +3,8 @@
 A failure that persists through `max_deliver` attempts (3 for the e2e worker) is
 dead-lettered with `Dlq-Reason: max_deliver_exhausted` and answered with
 `memory_save_failed_db_error`. To get one without taking the shared database down, a
-workspace is given a decay period PostgreSQL cannot subtract from now() (timestamp out of
-range on every attempt).
+trigger (the bot's database side) fails inserts of marked contents with a retryable
+serialization failure, or with a data error that no retry can fix.
 
 A model's odd content is not such a failure: it is an ordinary refusal, answered at once.
 """
@@ -30,23 +30,56 @@ from tests.e2e.bus import (
 )
 from tests.e2e.directory import add_user, personal_memories, server_memories, upsert_server
 
-UNSUBTRACTABLE_DAYS = 2**31 - 1
+FAILING_INSERTS = """
+CREATE OR REPLACE FUNCTION e2e_failing_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.content LIKE 'transient failure%' THEN
+        RAISE EXCEPTION 'provoked transient failure' USING ERRCODE = '40001';
+    ELSIF NEW.content LIKE 'permanent failure%' THEN
+        RAISE EXCEPTION 'provoked permanent failure' USING ERRCODE = '22023';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER e2e_failing_inserts BEFORE INSERT ON server_memories
+    FOR EACH ROW EXECUTE FUNCTION e2e_failing_inserts();
+"""
 
 
-@pytest.fixture(scope="module")
-async def exhausted(e2e_worker, module_nc, bot_db, module_inbox):
-    """One command that fails on every delivery: its reply, DLQ entry and timings."""
-    nc, inbox = module_nc, module_inbox
-    ws = unique()
-    await upsert_server(bot_db, ws, memory_decay_days=UNSUBTRACTABLE_DAYS)
+async def _fail(nc, inbox, ws: str, content: str) -> dict:
     cid = unique("doomed-")
-    payload = encode(command_payload(create_fields(ws, "never stored"), command_id=cid, reply_to=inbox.subject(cid)))
+    payload = encode(command_payload(create_fields(ws, content), command_id=cid, reply_to=inbox.subject(cid)))
     published_at = datetime.now(UTC)
     await publish_command(nc, "create", ws, payload, msg_id=cid)
     reply = (await inbox.wait_for([inbox.subject(cid)], timeout=30.0))[inbox.subject(cid)]
     dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     return {"ws": ws, "command_id": cid, "payload": payload, "published_at": published_at,
             "result": msgspec.json.decode(reply), "dead": dead}
+
+
+@pytest.fixture(scope="module")
+async def failing_inserts(bot_db):
+    await bot_db.execute(FAILING_INSERTS)
+
+
+@pytest.fixture(scope="module")
+async def exhausted(e2e_worker, module_nc, bot_db, module_inbox, failing_inserts):
+    """One command that fails on every delivery: its reply, DLQ entry and timings."""
+    nc, inbox = module_nc, module_inbox
+    ws = unique()
+    await upsert_server(bot_db, ws)
+    return await _fail(nc, inbox, ws, "transient failure every time")
+
+
+async def test_a_failure_no_retry_can_fix_is_dead_lettered_at_once(e2e_worker, module_nc, module_inbox, bot_db,
+                                                                    failing_inserts):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+    outcome = await _fail(module_nc, module_inbox, ws, "permanent failure, whatever the retries")
+    assert outcome["result"]["data"]["status"] == codes.DB_ERROR
+    [dead] = outcome["dead"]
+    assert dead.headers["Dlq-Reason"] == "permanent_error"
+    assert dead.headers["Dlq-Deliveries"] == "1"
+    assert "provoked permanent failure" in dead.headers["Dlq-Error"]
 
 
 # Module-scoped twins of the suite's `nc` and `inbox`, for the module fixture above.
@@ -75,7 +108,7 @@ async def test_exhausted_command_is_dead_lettered_and_answered_db_error(e2e_work
     assert dead.headers.get("Dlq-Reason") == "max_deliver_exhausted", dead.headers
     assert dead.headers.get("Dlq-Deliveries") == "3"
     assert dead.headers.get("Dlq-Original-Subject") == subjects.command_subject("create", exhausted["ws"])
-    assert "out of range" in dead.headers.get("Dlq-Error", ""), dead.headers  # the failure we provoked
+    assert "provoked transient failure" in dead.headers.get("Dlq-Error", ""), dead.headers
 
 
 async def test_dlq_first_failed_at_is_the_first_failure(e2e_worker, exhausted):

@@ -32,7 +32,7 @@ def own_nats(tmp_root):
 async def js(own_nats):
     client = await nats.connect(own_nats.url)
     jsctx = client.jetstream()
-    await streams.provision(jsctx, partitions=PARTITIONS, ack_wait_s=5, max_deliver=3)
+    await streams.provision(jsctx, partitions=PARTITIONS, ack_wait_s=20)
     yield jsctx
     await client.close()
 
@@ -59,14 +59,14 @@ async def test_the_server_files_each_workspace_under_the_partition_we_compute(js
 
 async def test_provisioning_updates_a_consumer_whose_settings_drifted(js):
     name = streams.partition_consumer_name(0)
-    drifted = streams.partition_consumer(0, ack_wait_s=5, max_deliver=3)
-    drifted.max_deliver = 99
+    drifted = streams.partition_consumer(0, ack_wait_s=20)
+    drifted.max_ack_pending = 99
     await js.add_consumer(subjects.COMMANDS_STREAM, drifted)
-    assert (await js.consumer_info(subjects.COMMANDS_STREAM, name)).config.max_deliver == 99
-    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=5, max_deliver=3)
+    assert (await js.consumer_info(subjects.COMMANDS_STREAM, name)).config.max_ack_pending == 99
+    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=20)
     info = await js.consumer_info(subjects.COMMANDS_STREAM, name)
-    assert info.config.max_deliver == 3
     assert info.config.max_ack_pending == 1
+    assert info.config.max_deliver == -1
 
 
 async def _insert_outbox(pool, command_id: str, n: int) -> list[int]:

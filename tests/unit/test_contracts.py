@@ -51,7 +51,8 @@ def test_subject_builders():
     assert subjects.saved_subject("personal", "42") == "memory.saved.personal.42"
     assert subjects.invalidate_subject("tomori_state", "9") == "cache.invalidate.tomori_state.9"
     assert subjects.parse_partitioned("cmd.3.create.ws") == ("create", "ws")
-    assert subjects.parse_partitioned("memory.create.ws") == ("create", "ws")
+    with pytest.raises(ValueError):
+        subjects.parse_partitioned("memory.create.ws")
     with pytest.raises(ValueError):
         subjects.parse_partitioned("memory.saved.server.1")
 

@@ -1,12 +1,14 @@
-"""What every command service gives the handler."""
+"""What every command service gives the handler, and how any of them answers a repeat."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
 
+from contracts.codec import encode
 from contracts.commands import Envelope
-from db.repository import OutboxRow
+from db.repository import OutboxRow, Stored
+from worker.domain import messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,4 +25,16 @@ class CommandService(Protocol):
         """Apply the command once (the inbox answers repeats) and return what to publish."""
 
     def failure_result(self, cmd: Envelope) -> bytes:
-        """The answer when the worker gives up on the command after its retries."""
+        """The answer when the worker gives up on the command."""
+
+
+def answer_repeat(cmd: Envelope, stored: Stored) -> Handled:
+    """The stored result of a command seen before, with the events a crash left unpublished.
+
+    Command ids must be unique across workspaces; a clash is refused rather than answered
+    with another workspace's result.
+    """
+    if stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id:
+        reason = "command_id was already used by a command of another workspace: use a fresh, unique id"
+        return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
+    return Handled(stored.result, stored.pending, duplicate=True)

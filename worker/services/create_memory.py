@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import asyncpg
 import msgspec
 
 from contracts.codec import encode
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
-from db.repository import CreateContextRow, MemoryRepository
+from db.repository import CreateContextRow, MemoryRepository, Stored
 from worker.domain import messages
 from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
 from worker.domain.events import EventTemplate, save_events
 from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SavePlan
 from worker.services import rows
 from worker.domain.targets import lookup_ids
-from worker.services.base import Handled
+from worker.services.base import Handled, answer_repeat
 
 
 class SaveResults(msgspec.Struct, frozen=True):
@@ -98,14 +99,19 @@ class CreateMemoryService:
                                               cmd.persona.lineage_id)
         stored = MemoryRepository.stored_or_none(row)
         if stored is not None:
-            # Already handled: the stored result, and any events a crash left unpublished.
-            return Handled(stored, row.pending, duplicate=True)
+            return answer_repeat(cmd, Stored(stored, row.stored_workspace, row.pending))
         ctx = context_from_row(row)
         decision = decide_create(cmd, ctx, self._limits)
         if isinstance(decision, CommandResult):
-            duplicate, stored = await self._repo.record_result(cmd.command_id, "create", encode(decision))
+            duplicate, stored = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id,
+                                                               encode(decision))
             return Handled(stored, [], duplicate)
-        saved = await self._repo.create_save(encode(save_request(cmd, decision, ctx, datetime.now(UTC))))
+        try:
+            saved = await self._repo.create_save(encode(save_request(cmd, decision, ctx, datetime.now(UTC))))
+        except asyncpg.UniqueViolationError:
+            # A concurrent delivery of this command stored a refusal (which takes no lock) first;
+            # the save rolled back whole, and the stored result is the answer.
+            return await self.run(cmd)
         return Handled(bytes(saved.result), saved.outbox, saved.duplicate)
 
     def failure_result(self, cmd: CreateMemory) -> bytes:

@@ -15,7 +15,7 @@ from worker.domain.events import EventTemplate
 from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
 from worker.services import rows
-from worker.services.base import Handled
+from worker.services.base import Handled, answer_repeat
 
 
 class ManualContextRequest(msgspec.Struct, frozen=True):
@@ -61,7 +61,7 @@ class ManualMemoryService:
         async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
             stored = await tx.stored(cmd.command_id)
             if stored is not None:
-                return Handled(stored[0], stored[1], duplicate=True)
+                return answer_repeat(cmd, stored)
             row = await tx.manual_context(encode(ManualContextRequest(
                 scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id, actor_id=cmd.actor.id,
                 identity_id=cmd.identity_id, lineage_id=cmd.lineage_id, memory_id=cmd.memory_id,
@@ -70,7 +70,7 @@ class ManualMemoryService:
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
             result_json = encode(result)
-            await tx.store_result(cmd.command_id, "manual", result.data.status, result_json)
+            await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, result.data.status, result_json)
             outbox = await tx.write_outbox(cmd.command_id, encode(pending)) if pending else []
         return Handled(result_json, outbox, duplicate=False)
 

@@ -6,7 +6,7 @@ from contracts.codec import encode
 from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository
 from worker.domain import op_results
-from worker.services.base import Handled
+from worker.services.base import Handled, answer_repeat
 
 
 class ReinforceService:
@@ -19,7 +19,7 @@ class ReinforceService:
         async with self._repo.owner_transaction([]) as tx:
             stored = await tx.stored(cmd.command_id)
             if stored is not None:
-                return Handled(stored[0], stored[1], duplicate=True)
+                return answer_repeat(cmd, stored)
             # Every owner whose rows change is locked, all at once in a fixed order. A row's
             # owner never changes, so reading the owners before locking them is safe.
             owners = [("server", cmd.workspace_id)] if server_ids else []
@@ -29,7 +29,7 @@ class ReinforceService:
             count = await tx.reinforce(cmd.workspace_id, cmd.lineage_id, server_ids, personal_ids)
             result = encode(op_results.reinforced(cmd.command_id, count))
             # No cache invalidation: reinforcement does not change what a bot shows.
-            await tx.store_result(cmd.command_id, "reinforce", "reinforced", result)
+            await tx.store_result(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result)
         return Handled(result, [], duplicate=False)
 
     def failure_result(self, cmd: ReinforceMemories) -> bytes:

@@ -13,7 +13,7 @@ from worker.domain.bio import decide_seed
 from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import Limits, SeedPlan
 from worker.services import rows
-from worker.services.base import Handled
+from worker.services.base import Handled, answer_repeat
 
 
 class SeedBioService:
@@ -29,7 +29,7 @@ class SeedBioService:
         async with self._repo.owner_transaction([("personal", cmd.identity_user_id)]) as tx:
             stored = await tx.stored(cid)
             if stored is not None:
-                return Handled(stored[0], stored[1], duplicate=True)
+                return answer_repeat(cmd, stored)
             row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)
             identity = rows.identity(row.identity)
             decision = decide_seed(cmd, identity, already_seeded=row.already_seeded,
@@ -52,7 +52,7 @@ class SeedBioService:
             else:
                 result = op_results.skipped(cid, decision.reason)
             result_json = encode(result)
-            await tx.store_result(cid, "seed_bio", result.data.status, result_json)
+            await tx.store_result(cid, "seed_bio", cmd.workspace_id, result.data.status, result_json)
             outbox = await tx.write_outbox(cid, encode(pending)) if pending else []
         return Handled(result_json, outbox, duplicate=False)
 
