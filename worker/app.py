@@ -54,7 +54,8 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
         "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
     }
     return CommandHandler(nc, js, outbox, services, repo.stored_result, max_deliver=settings.max_deliver,
-                          reply_prefixes=settings.reply_subject_prefixes)
+                          reply_prefixes=settings.reply_subject_prefixes,
+                          max_command_bytes=settings.max_command_bytes)
 
 
 def subscribe_partitions(broker: NatsBroker, handler: CommandHandler, partitions: int) -> None:

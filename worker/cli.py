@@ -11,7 +11,7 @@ import sys
 
 import structlog
 
-from worker import admin
+from worker import admin, dlq_cli
 from worker import logging as worker_logging
 from worker.settings import Settings, SettingsError
 
@@ -67,15 +67,15 @@ def local_servers(settings: Settings):
             (data / "endpoints.json").unlink(missing_ok=True)
 
 
-def endpoints_for_clients(settings: Settings, *, need_nats: bool = True):
+def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_database: bool = True):
     """Where a running worker's servers are: the environment, else what `make run` recorded."""
     from worker.app import Endpoints
 
     recorded = settings.data_dir / "endpoints.json"
     found = json.loads(recorded.read_text()) if recorded.exists() else {}
     nats_url = settings.nats_url or found.get("nats_url") or ("" if not need_nats else None)
-    database_url = settings.database_url or found.get("database_url")
-    if nats_url is None or not database_url:
+    database_url = settings.database_url or found.get("database_url") or ("" if not need_database else None)
+    if nats_url is None or database_url is None:
         raise SystemExit("no running worker found: start one with `make run`, or set NATS_URL and DATABASE_URL")
     return Endpoints(nats_url, database_url)
 
@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("migrate", help="apply pending database migrations")
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
     admin.add_parsers(sub)
+    dlq_cli.add_parsers(sub)
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
@@ -135,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     worker_logging.configure(settings.log_format, settings.log_level)
     if args.command in ("run", "migrate", "demo"):
         return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
+    if args.command == "dlq":
+        return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url))
     return asyncio.run(admin.run(args, endpoints_for_clients(settings, need_nats=False).database_url))
 
 

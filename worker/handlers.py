@@ -77,7 +77,7 @@ class FirstFailures:
 class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
                  services: Mapping[str, CommandService], stored_result: StoredResult, *, max_deliver: int,
-                 reply_prefixes: tuple[str, ...]) -> None:
+                 reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536) -> None:
         self._nc = nc
         self._js = js
         self._outbox = outbox
@@ -87,6 +87,7 @@ class CommandHandler:
         # dead-lettering fails must be delivered again, never dropped by the server.
         self._max_deliver = max_deliver
         self._reply_prefixes = reply_prefixes
+        self._max_command_bytes = max_command_bytes
         self._first_failures = FirstFailures()
 
     async def __call__(self, msg: Msg) -> None:
@@ -96,7 +97,10 @@ class CommandHandler:
         original = subjects.original_subject(kind, token)
         bound = log.bind(kind=kind, subject=original, deliveries=deliveries)
 
-        decoded = self._decode(kind, token, msg.data, self._reply_prefixes)
+        if len(msg.data) > self._max_command_bytes:
+            decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
+        else:
+            decoded = self._decode(kind, token, msg.data, self._reply_prefixes)
         service = self._services.get(kind)
         if service is None and not isinstance(decoded, Invalid):
             decoded = Invalid(f"memory.{kind} is not handled by this worker", dead_letters.UNSUPPORTED_COMMAND)

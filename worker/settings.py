@@ -27,6 +27,7 @@ class Settings:
     max_deliver: int = 10
     ack_wait_seconds: int = 60
     inbox_retention_days: int = 30
+    max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = ("_INBOX.",)
     db_pool_size: int = 20
     log_format: str = "console"
@@ -55,6 +56,7 @@ class Settings:
             ("max_deliver", 1, 1000),
             ("ack_wait_seconds", 20, 3600),
             ("inbox_retention_days", 1, 36_500),
+            ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
             ("metrics_port", 0, 65535),
         ):

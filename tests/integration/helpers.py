@@ -77,3 +77,30 @@ def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *,
         tool_args={"memory_content": content, "memory_scope": "target_user", "target_user": name},
         retrieval=retrieval or {},
     )
+
+
+async def add_proxy_identity(conn: asyncpg.Connection, synthetic_id: str, *, namespace_id: str | None,
+                             hosts: list[str] = ()) -> int:
+    """A proxy identity's synthetic users row, its namespace and the namespace's host accounts.
+
+    `namespace_id` None leaves the identity without any host link.
+    """
+    user_id = await add_user(conn, synthetic_id)
+    if namespace_id is not None:
+        await conn.execute("INSERT INTO message_proxy_identities (user_id, namespace_id) VALUES ($1, $2)",
+                           user_id, namespace_id)
+        for host in hosts:
+            await conn.execute("INSERT INTO message_proxy_namespace_accounts (namespace_id, host_user_disc_id)"
+                               " VALUES ($1, $2)", namespace_id, host)
+    return user_id
+
+
+async def blacklist(conn: asyncpg.Connection, server_id: int, user_disc_id: str) -> None:
+    await conn.execute("INSERT INTO personalization_blacklist (server_id, user_disc_id) VALUES ($1, $2)",
+                       server_id, user_disc_id)
+
+
+async def outbox_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:
+    """The subjects a command wrote to the outbox, in publish order."""
+    return [r[0] for r in await conn.fetch("SELECT subject FROM outbox WHERE command_id = $1 ORDER BY id",
+                                           command_id)]

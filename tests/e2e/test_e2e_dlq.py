@@ -1,0 +1,111 @@
+"""The dead-letter round trip: a command that keeps failing lands in MEMORY_DLQ with its
+headers; once the fault is fixed, `memoryctl dlq replay` applies it exactly once."""
+
+from __future__ import annotations
+
+import argparse
+
+import msgspec
+
+from contracts import results as codes
+from contracts import subjects
+from tests.e2e.bus import Inbox, command_payload, create_fields, encode, publish_command, unique, wait_until
+from tests.e2e.directory import processed_count, server_memories, upsert_server
+from tests.e2e.test_e2e_delivery import FAIL_SWITCH
+from worker import dead_letters, dlq_cli
+from worker.cli import main as memoryctl
+
+
+def _args(action: str, *seqs: int, all_: bool = False, reason: str | None = None, dry_run: bool = False):
+    return argparse.Namespace(command="dlq", action=action, seqs=list(seqs), seq=seqs[0] if seqs else None,
+                              all=all_, reason=reason, dry_run=dry_run)
+
+
+async def _letters_for(js, ws: str) -> list[dead_letters.DeadLetter]:
+    original = subjects.command_subject("create", ws)
+    return [d async for d in dead_letters.entries(js) if d.original_subject == original]
+
+
+async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, nats_server, bot_db):
+    js = nc.jetstream()
+    ws = unique()
+    content = f"dead then replayed {ws}"
+    await upsert_server(bot_db, ws)
+    await bot_db.execute(FAIL_SWITCH)
+    await bot_db.execute("INSERT INTO e2e_fail_switch VALUES ($1)", content)
+    inbox = await Inbox(nc).start()
+    cid = unique("dlq-")
+    payload = encode(command_payload(create_fields(ws, content), command_id=cid, reply_to=inbox.subject(cid)))
+    await publish_command(nc, "create", ws, payload, msg_id=cid)
+    reply = (await inbox.wait_for([inbox.subject(cid)], timeout=30))[inbox.subject(cid)]
+    assert msgspec.json.decode(reply)["data"]["status"] == codes.DB_ERROR
+
+    [letter] = await _letters_for(js, ws)
+    assert letter.reason == "max_deliver_exhausted"
+    assert letter.deliveries == 3
+    assert letter.payload == payload
+    assert letter.command_id == cid
+    assert {"Dlq-Reason", "Dlq-Error", "Dlq-Deliveries", "Dlq-Original-Subject",
+            "Dlq-First-Failed-At"} <= set(letter.headers)
+
+    lines: list[str] = []
+    assert await dlq_cli.run(_args("list", reason="max_deliver_exhausted"), nats_server.url, lines.append) == 0
+    assert any(str(letter.seq) in line and letter.original_subject in line for line in lines)
+    lines.clear()
+    assert await dlq_cli.run(_args("replay", letter.seq, dry_run=True), nats_server.url, lines.append) == 0
+    assert await server_memories(bot_db, ws) == [] and len(await _letters_for(js, ws)) == 1
+
+    await bot_db.execute("DELETE FROM e2e_fail_switch WHERE content = $1", content)  # the fault is fixed
+    lines.clear()
+    assert await dlq_cli.run(_args("replay", letter.seq), nats_server.url, lines.append) == 0
+    assert "replayed 1 dead letter(s): 1 max_deliver_exhausted" in lines[-1]
+
+    async def applied():
+        return len(await server_memories(bot_db, ws)) == 1 and await processed_count(bot_db, cid) == 1
+
+    await wait_until(applied, timeout=15)
+    assert await _letters_for(js, ws) == []
+    # The replay reused the reply subject: the bot hears the real outcome this time.
+    reply_subject = inbox.subject(cid)
+    await wait_until(lambda: len(inbox.replies[reply_subject]) == 2, timeout=15)
+    second = inbox.replies[reply_subject][1]
+    assert msgspec.json.decode(second)["data"]["status"] == codes.SAVED
+
+    # Replaying a command that was in fact applied changes nothing: the inbox answers it.
+    await js.publish(subjects.dlq_subject(letter.original_subject), payload,
+                     headers={"Dlq-Reason": "max_deliver_exhausted",
+                              "Dlq-Original-Subject": letter.original_subject},
+                     stream=subjects.DLQ_STREAM)
+    [again] = await _letters_for(js, ws)
+    assert await dlq_cli.run(_args("replay", again.seq), nats_server.url, lambda _: None) == 0
+    await wait_until(lambda: len(inbox.replies[reply_subject]) == 3, timeout=15)
+    assert inbox.replies[reply_subject][2] == second
+    assert len(await server_memories(bot_db, ws)) == 1
+    await inbox.stop()
+
+
+async def test_drop_and_show(e2e_worker, nc, nats_server):
+    js = nc.jetstream()
+    ws = unique()
+    await publish_command(nc, "create", ws, b"not json at all", msg_id=unique("garbage-"))
+
+    async def dead():
+        return len(await _letters_for(js, ws)) == 1
+
+    await wait_until(dead, timeout=10)
+    [letter] = await _letters_for(js, ws)
+    lines: list[str] = []
+    assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 0
+    assert "  Dlq-Reason: invalid_command" in lines
+    assert any("not JSON" in line for line in lines)
+    assert await dlq_cli.run(_args("drop", letter.seq), nats_server.url, lines.append) == 0
+    assert await _letters_for(js, ws) == []
+    assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 1
+
+
+def test_the_cli_refuses_seqs_with_all(capsys):
+    try:
+        memoryctl(["dlq", "replay", "3", "--all"])
+    except SystemExit as exit_:
+        assert exit_.code == 2
+    assert "not allowed with argument SEQ" in capsys.readouterr().err

@@ -1,0 +1,133 @@
+"""memoryctl dlq: list, show, replay and drop dead-lettered commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import msgspec
+import nats
+from nats.js.errors import NotFoundError
+
+from worker import dead_letters
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    dlq = sub.add_parser("dlq", help="dead-lettered commands").add_subparsers(dest="action", required=True)
+    p = dlq.add_parser("list", help="a table of dead letters")
+    p.add_argument("--reason", help="only this Dlq-Reason (e.g. invalid_command, max_deliver_exhausted)")
+    dlq.add_parser("show", help="headers and payload of one dead letter").add_argument("seq", type=int)
+    p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("seqs", nargs="*", type=int, default=[], metavar="SEQ")
+    which.add_argument("--all", action="store_true")
+    p.add_argument("--reason", help="with --all: only this Dlq-Reason")
+    p.add_argument("--dry-run", action="store_true", help="say what would be replayed, change nothing")
+    p = dlq.add_parser("drop", help="delete dead letters")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("seqs", nargs="*", type=int, default=[], metavar="SEQ")
+    which.add_argument("--all", action="store_true")
+    p.add_argument("--reason", help="with --all: only this Dlq-Reason")
+
+
+async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
+              progress: Callable[[int, int], None] | None = None) -> int:
+    nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2)
+    try:
+        js = nc.jetstream()
+        if args.action == "list":
+            return await _list(js, args, out)
+        if args.action == "show":
+            return await _show(js, args, out)
+        return await _replay_or_drop(js, args, out, progress or _progress_bar)
+    finally:
+        await nc.close()
+
+
+def _age(at: datetime | None, now: datetime) -> str:
+    if at is None:
+        return "?"
+    seconds = int((now - at).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _time(at: datetime | None) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if at else "?"
+
+
+async def _list(js, args, out) -> int:
+    now = datetime.now(UTC)
+    rows = [letter async for letter in dead_letters.entries(js, args.reason)]
+    if not rows:
+        out("no dead letters" + (f" with reason {args.reason}" if args.reason else ""))
+        return 0
+    out(f"{'seq':>6}  {'original subject':<40} {'reason':<22} {'dlv':>3}  {'first failure':<19}  "
+        f"{'last failure':<19}  age")
+    for r in rows:
+        out(f"{r.seq:>6}  {r.original_subject[:40]:<40} {r.reason[:22]:<22} {r.deliveries:>3}  "
+            f"{_time(r.first_failed_at):<19}  {_time(r.dead_lettered_at):<19}  {_age(r.dead_lettered_at, now)}")
+    out(f"{len(rows)} dead letter(s)")
+    return 0
+
+
+async def _show(js, args, out) -> int:
+    try:
+        letter = await dead_letters.get(js, args.seq)
+    except NotFoundError:
+        out(f"no dead letter with sequence {args.seq}")
+        return 1
+    out(f"seq {letter.seq}")
+    for key in sorted(letter.headers):
+        out(f"  {key}: {letter.headers[key]}")
+    try:
+        pretty = msgspec.json.format(letter.payload, indent=2).decode("utf-8", errors="replace")
+    except msgspec.DecodeError:
+        pretty = f"(not JSON, {len(letter.payload)} bytes) {letter.payload[:2000]!r}"
+    out(pretty)
+    return 0
+
+
+async def _replay_or_drop(js, args, out, progress) -> int:
+    if args.all:
+        targets = [letter async for letter in dead_letters.entries(js, args.reason)]
+    else:
+        targets, missing = [], []
+        for seq in args.seqs:
+            try:
+                targets.append(await dead_letters.get(js, seq))
+            except NotFoundError:
+                missing.append(seq)
+        if missing:
+            out(f"no dead letter with sequence {', '.join(map(str, missing))}: nothing done")
+            return 1
+    verb = "replay" if args.action == "replay" else "drop"
+    if getattr(args, "dry_run", False):
+        for letter in targets:
+            out(f"would {verb} {letter.seq}: {letter.original_subject} ({letter.reason})")
+        out(f"dry run: {len(targets)} dead letter(s) would be {verb}ed")
+        return 0
+    done: Counter[str] = Counter()
+    for i, letter in enumerate(targets, 1):
+        if verb == "replay":
+            await dead_letters.replay(js, letter)
+        else:
+            await dead_letters.drop(js, letter.seq)
+        done[letter.reason] += 1
+        progress(i, len(targets))
+    summary = ", ".join(f"{n} {reason}" for reason, n in sorted(done.items())) or "nothing"
+    out(f"{verb}ed {len(targets)} dead letter(s): {summary}")
+    return 0
+
+
+def _progress_bar(done: int, total: int, width: int = 30) -> None:
+    if total < 2:
+        return
+    filled = width * done // total
+    end = "\n" if done == total else ""
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end=end, file=sys.stderr, flush=True)
