@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-unit test-integration test-e2e demo bench-smoke schemas clean
+.PHONY: install run test test-unit test-integration test-e2e test-chaos demo bench-smoke schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +18,9 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/memoryctl run
 
-## The whole default suite: unit, integration and end-to-end, on real servers it starts itself.
+## The whole default suite: unit, integration, end-to-end and short chaos runs, on real servers it starts itself.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
@@ -30,6 +30,10 @@ test-integration: $(STAMP)
 
 test-e2e: $(STAMP)
 	$(PY) -m pytest -q tests/e2e
+
+## The long chaos runs: 5,000 creates with worker kills, database and NATS outages.
+test-chaos: $(STAMP)
+	CHAOS_COMMANDS=5000 CHAOS_KILLS=8 $(PY) -m pytest -q -s -p no:cacheprovider tests/chaos
 
 ## With `make run` going in another terminal: a short scripted conversation.
 demo: $(STAMP)

@@ -283,6 +283,13 @@ class MemoryRepository:
             command_id, workspace_id)
         return raw.encode() if raw is not None else None
 
+    async def outbox_backlog(self) -> tuple[int, float]:
+        """Unpublished outbox rows and the age in seconds of the oldest (0 when none)."""
+        row = await self._pool.fetchrow(
+            "SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age"
+            " FROM outbox WHERE published_at IS NULL")
+        return row["n"], row["age"]
+
     async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
         return await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
 

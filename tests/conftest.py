@@ -25,7 +25,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from db.migrate import migrate_dsn  # noqa: E402
 from db.repository import create_pool  # noqa: E402
-from worker.embedded import NatsServer, PostgresServer  # noqa: E402
+from worker.embedded import NatsServer, PostgresServer, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_DB = "memory_template"
@@ -139,7 +139,9 @@ class WorkerProcess:
 
 def worker_env(nats_url: str, database_url: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(NATS_URL=nats_url, DATABASE_URL=database_url, LOG_FORMAT="json", PYTHONPATH=str(ROOT))
+    # No metrics endpoint unless a test asks for one: several workers share this machine.
+    env.update(NATS_URL=nats_url, DATABASE_URL=database_url, LOG_FORMAT="json", PYTHONPATH=str(ROOT),
+               METRICS_PORT="0")
     env.update(extra)
     return env
 
@@ -152,11 +154,13 @@ async def e2e_database_url(pg_server, template_db):
 @pytest.fixture(scope="session")
 async def e2e_worker(nats_server, e2e_database_url, tmp_root):
     """One worker for the e2e suite: tests keep apart by using their own workspace ids."""
+    metrics_port = free_port()
     worker = WorkerProcess(
         worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5",
-                   MEMORY_PARTITIONS="4", MAX_DELIVER="3"),
+                   MEMORY_PARTITIONS="4", MAX_DELIVER="3", METRICS_PORT=str(metrics_port)),
         tmp_root / "e2e-worker.log",
     )
+    worker.metrics_url = f"http://127.0.0.1:{metrics_port}"
     await asyncio.to_thread(worker.start)
     yield worker
     await asyncio.to_thread(worker.stop)

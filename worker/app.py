@@ -14,7 +14,7 @@ from faststream.nats.annotations import NatsMessage
 from contracts import subjects
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
-from worker import streams
+from worker import metrics, streams
 from worker.domain.model import Limits
 from worker.handlers import CommandHandler
 from worker.outbox import OutboxPublisher
@@ -121,6 +121,10 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             graceful_timeout=float(settings.ack_wait_seconds),
             logger=None,
             name="memory-worker",
+            disconnected_cb=_nats_disconnected,
+            reconnected_cb=_nats_reconnected,
+            error_cb=_nats_error,
+            middlewares=_telemetry(),
         )
         await broker.connect()
         stack.push_async_callback(broker.stop)
@@ -140,6 +144,12 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
 
         subscribe_partitions(broker, build_handler(nc, js, outbox, repo, settings), settings.memory_partitions)
         await broker.start()
+        started = True
+        if settings.metrics_port:
+            http = await metrics.serve_http(settings.metrics_host, settings.metrics_port,
+                                            healthy=lambda: started and nc.is_connected and not stop.is_set())
+            stack.push_async_callback(_close_server, http)
+        metrics.READY.set(1)
         log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
                  swept_outbox_rows=swept)
         if ready is not None:
@@ -148,9 +158,37 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         log.info("worker_stopping")
         # First stop taking work and let the command in hand finish (it still needs the outbox
         # and the pool); the exit stack then stops the relay, flushes, and closes the pool.
+        metrics.READY.set(0)
         await lookups.unsubscribe()
         await broker.stop()
     log.info("worker_stopped")
+
+
+def _telemetry() -> tuple:
+    """OpenTelemetry tracing of every consumed command, when the `otel` extra is installed
+    (the process's tracer provider decides where spans go)."""
+    try:
+        from faststream.nats.opentelemetry import NatsTelemetryMiddleware
+    except ImportError:
+        return ()
+    return (NatsTelemetryMiddleware(),)
+
+
+async def _nats_disconnected() -> None:
+    log.warning("nats_disconnected", note="reconnecting; commands wait in JetStream meanwhile")
+
+
+async def _nats_reconnected() -> None:
+    log.info("nats_reconnected")
+
+
+async def _nats_error(exc: Exception) -> None:
+    log.warning("nats_error", error=repr(exc))
+
+
+async def _close_server(server: asyncio.Server) -> None:
+    server.close()
+    await server.wait_closed()
 
 
 async def _cancel(tasks: list[asyncio.Task]) -> None:

@@ -1,18 +1,39 @@
-"""Which failures retrying can fix."""
+"""Which failures retrying can fix, and which mean a dependency is away."""
 
 from __future__ import annotations
 
+import asyncio
+
 import asyncpg
+import nats.errors
 
 # Deterministic database refusals: the same data fails the same way on every attempt, so
-# retrying only blocks the partition. Everything else (connection loss, lock or statement
-# timeout, serialization failure, a broker hiccup) is retried with a growing delay.
+# retrying only blocks the partition. Dead-lettered at once.
 _PERMANENT = (
     asyncpg.DataError,  # SQLSTATE class 22: out-of-range numbers, bad text
     asyncpg.IntegrityConstraintViolationError,  # class 23
     asyncpg.RaiseError,  # P0001: a RAISE in a server-side function or trigger
 )
 
+# A dependency is unreachable: not the command's fault. Retried without counting towards
+# MAX_DELIVER, so an outage delays commands instead of dead-lettering the whole queue.
+_UNAVAILABLE = (
+    OSError,  # connection refused or reset (ConnectionError is a subclass)
+    asyncpg.PostgresConnectionError,  # class 08
+    asyncpg.InterfaceError,  # the connection was lost mid-call
+    asyncpg.CannotConnectNowError,  # 57P03: starting up or shutting down
+    asyncpg.AdminShutdownError,  # 57P01
+    asyncpg.TooManyConnectionsError,  # 53300
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.NoRespondersError,  # JetStream not answering (restarting)
+    asyncio.TimeoutError,  # a publish ack or reply that never came
+)
+
 
 def is_permanent(exc: BaseException) -> bool:
     return isinstance(exc, _PERMANENT)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    return isinstance(exc, _UNAVAILABLE) and not is_permanent(exc)

@@ -20,10 +20,11 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
+from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
 from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for, is_reply_subject
-from worker import dead_letters
+from worker import dead_letters, metrics
 from worker.domain import messages
-from worker.failures import is_permanent
+from worker.failures import is_permanent, is_unavailable
 from worker.outbox import OutboxPublisher
 from worker.services.base import CommandService, Handled
 
@@ -35,6 +36,7 @@ StoredResult = Callable[[str, str], Awaitable[bytes | None]]
 # Every result, whatever its command, has data.status: enough for the canonical log line.
 class _Status(msgspec.Struct, frozen=True):
     status: str = "?"
+    scope: str | None = None
 
 
 class _StatusProbe(msgspec.Struct):
@@ -118,8 +120,11 @@ class CommandHandler:
         except Exception as exc:
             await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
             return
-        bound.info("command", status=_STATUS.decode(handled.result).data.status, duplicate=handled.duplicate,
-                   events=len(handled.events), duration_ms=_ms(started))
+        data = _STATUS.decode(handled.result).data
+        metrics.observe(kind, data.status, time.perf_counter() - started, deliveries, handled.duplicate,
+                        data.scope if data.status == SAVED_WITH_EVICTION else None)
+        bound.info("command", status=data.status, duplicate=handled.duplicate, events=len(handled.events),
+                   duration_ms=_ms(started))
 
     @staticmethod
     def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)):
@@ -156,6 +161,8 @@ class CommandHandler:
             bound.warning("command_invalid_not_recorded", error=repr(exc))
             await msg.nak(delay=1.0)
             return
+        metrics.DEAD_LETTERS.labels(invalid.code).inc()
+        metrics.COMMANDS.labels(kind_of(original), COMMAND_INVALID).inc()
         bound.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(started))
 
     async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
@@ -163,9 +170,12 @@ class CommandHandler:
         seq = _seq(msg)
         first_failed_at = self._first_failures.note(seq)
         permanent = is_permanent(exc)
-        if not permanent and deliveries < self._max_deliver:
+        unavailable = is_unavailable(exc)
+        if unavailable or (not permanent and deliveries < self._max_deliver):
             delay = retry_delay(deliveries)
-            bound.warning("command_retry", error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
+            event = "waiting_for_dependency" if unavailable else "command_retry"
+            metrics.RETRIES.labels(cmd_kind(msg)).inc()
+            bound.warning(event, error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
             try:
                 await msg.nak(delay=delay)
             except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
@@ -190,6 +200,8 @@ class CommandHandler:
             await msg.nak(delay=retry_delay(deliveries))
             return
         status = "answered_from_inbox" if stored is not None else "dead_lettered"
+        if stored is None:
+            metrics.DEAD_LETTERS.labels(dead_letters.PERMANENT if permanent else dead_letters.EXHAUSTED).inc()
         bound.error("command", status=status, error=repr(exc), permanent=permanent, duration_ms=_ms(started))
 
 
@@ -204,6 +216,14 @@ def _probe(data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)) -> tuple
     if not (isinstance(reply_to, str) and is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)):
         reply_to = None
     return command_id, reply_to
+
+
+def cmd_kind(msg: Msg) -> str:
+    return subjects.parse_partitioned(msg.subject)[0]
+
+
+def kind_of(original_subject: str) -> str:
+    return original_subject.split(".")[1]
 
 
 def _seq(msg: Msg) -> int:

@@ -16,6 +16,7 @@ from nats.js import JetStreamContext
 
 from contracts.subjects import EVENTS_STREAM
 from db.repository import MemoryRepository, OutboxRow
+from worker import metrics
 
 log = structlog.get_logger("outbox")
 _INVALIDATE = "cache.invalidate."
@@ -97,6 +98,9 @@ class OutboxPublisher:
                 await self.flush()
                 if loop.time() >= next_sweep:
                     await self.sweep()
+                    backlog, age = await self._repo.outbox_backlog()
+                    metrics.OUTBOX_BACKLOG.set(backlog)
+                    metrics.OUTBOX_OLDEST_AGE.set(age)
                     next_sweep = loop.time() + self._sweep_interval
             except Exception as exc:  # the loop must outlive a database or broker outage
                 log.warning("outbox_retry", error=repr(exc))

@@ -32,7 +32,8 @@ class Settings:
     db_pool_size: int = 20
     log_format: str = "console"
     log_level: str = "info"
-    metrics_port: int = 0
+    metrics_port: int = 9464  # 0 turns the /metrics and /healthz endpoint off
+    metrics_host: str = "127.0.0.1"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -45,6 +46,7 @@ class Settings:
             "log_format": _choice(env, "LOG_FORMAT", ("console", "json"), default_format),
             "log_level": _choice(env, "LOG_LEVEL", ("debug", "info", "warning", "error"), "info"),
             "reply_subject_prefixes": _prefixes(env, "REPLY_SUBJECT_PREFIXES", ("_INBOX.",)),
+            "metrics_host": (env.get("METRICS_HOST") or "127.0.0.1").strip(),
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),

@@ -1,0 +1,331 @@
+"""The notice planner of DESIGN.md section 6, as a pure function (no I/O).
+
+The worker decides where a memory-save notice goes and what it says; the bot only delivers
+the plan. The plan is a plain JSON-ready dict, carried unchanged in the result's `notice`
+field (section 3.4) and in the `memory.saved` event's `notice` field (section 3.5).
+A failed delivery is the bot's concern and never undoes the save.
+
+Plan shape (`plan_notice` always returns one; every key is always present)::
+
+    {
+      "version": 1,
+      "key": "memory_update",              # the notice key, matched against hidden keys
+      "verbosity": "minimal" | "verbose",  # the workspace setting the plan was made under
+      "hidden": bool,                      # the key is in tool_notice_hidden_keys
+      "title": str,                        # "Memory saved" / "Memory saved (one forgotten to make room)"
+      "conversation": null | {             # post in the channel the command came from
+        "channel_id": str,
+        "mode": "title" | "card",          # title: post `title` only; card: post `card`
+        "title": str,
+        "card": null | Card,               # set exactly when mode == "card"
+        "expand": null | Expand,           # set when a card field was truncated
+        "attachment": null | Attachment,   # set when the expanded text exceeds 4096
+      },
+      "thought_log": null | {              # post in the workspace's thought-log channel
+        "channel_id": str,                 # thought_log_channel_id
+        "card": Card,                      # always the full card
+        "source_url": str | null,          # the command channel's url (link to the source)
+        "expand": null | Expand,           # same rule as the conversation's
+        "attachment": null | Attachment,
+      },
+      "thought_log_skipped": null | "not_configured" | "dm" | "private"
+                             | "listed_private" | "not_readable_by_everyone",
+      "dropped_reason": null | "hidden_key_no_thought_log" | "hidden_key_non_public_channel",
+    }
+
+    Card       = {"title": str, "fields": [{"name": str, "value": str}, ...], "footer": str}
+    Expand     = {"label": str, "delivery": "description" | "attachment",
+                  "description": str | null}
+    Attachment = {"filename": "notice.txt", "content": str, "ephemeral": true}
+
+Card fields, in order: "Scope" (the scope label), "Saved" (the saved content) and, for an
+eviction, "Forgotten" (the evicted content). A field value longer than Discord's embed field
+limit (1024 characters) is cut to 1024 characters ending in "…", and the destination then
+carries an `expand` action whose content is the full text (title, scope, persona, saved and
+forgotten content, uncut). When that full text fits an embed description (4096 characters)
+the action shows it as `description` (`delivery: "description"`); past that it is sent as an
+ephemeral `notice.txt` attachment holding the full text (`delivery: "attachment"`,
+`description: null`, and `attachment` set). Limits are counted in characters (code points).
+
+Routing:
+
+- Hidden key: `conversation` is null; the full card goes to the thought log only when one
+  is configured and the command's channel is public; otherwise both destinations are null
+  and `dropped_reason` says why.
+- Minimal (default): the conversation gets the title only; the full card is mirrored to the
+  thought log under the same public-channel rule.
+- Verbose: the conversation gets the full card; the thought log gets no mirror.
+
+A channel is public when it is not a DM, not flagged private, readable by everyone, and its
+id is not in the workspace's `private_channel_ids`. `thought_log_skipped` tells why the
+thought log got nothing when a copy was due (hidden or minimal); it is null in verbose mode
+and when the copy was made. `dropped_reason` is set only when the notice goes nowhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from contracts.commands import Channel
+
+__all__ = [
+    "DESCRIPTION_LIMIT",
+    "Attachment",
+    "Card",
+    "CardField",
+    "ConversationNotice",
+    "Expand",
+    "NoticePlan",
+    "ThoughtLogNotice",
+    "FIELD_VALUE_LIMIT",
+    "NOTICE_FILENAME",
+    "NOTICE_KEY",
+    "NoticeSettings",
+    "NoticeSubject",
+    "channel_privacy",
+    "full_text",
+    "plan_notice",
+    "truncate_field",
+]
+
+NOTICE_KEY = "memory_update"
+PLAN_VERSION = 1
+# Discord's embed limits.
+FIELD_VALUE_LIMIT = 1024
+DESCRIPTION_LIMIT = 4096
+NOTICE_FILENAME = "notice.txt"
+ELLIPSIS = "…"
+EMPTY_VALUE = "(empty)"  # Discord rejects an empty field value
+EXPAND_LABEL = "Show full text"
+
+TITLE_SAVED = "Memory saved"
+TITLE_SAVED_WITH_EVICTION = "Memory saved (one forgotten to make room)"
+
+Verbosity = Literal["minimal", "verbose"]
+SubjectKind = Literal["saved", "saved_with_eviction"]
+ChannelPrivacy = Literal["dm", "private", "listed_private", "not_readable_by_everyone"]
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeSettings:
+    """The workspace's notice settings (the `servers` row; defaults when there is none)."""
+
+    verbosity: Verbosity = "minimal"  # servers.tool_notice_verbosity
+    hidden_keys: tuple[str, ...] = ()  # servers.tool_notice_hidden_keys
+    thought_log_channel_id: str | None = None  # servers.thought_log_channel_id
+    private_channel_ids: tuple[str, ...] = ()  # servers.private_channel_ids
+
+    def __post_init__(self) -> None:
+        if self.verbosity not in ("minimal", "verbose"):
+            raise ValueError(f"notice verbosity must be minimal or verbose, not {self.verbosity!r}")
+        # Database arrays arrive as lists; keep the value immutable and hashable.
+        object.__setattr__(self, "hidden_keys", tuple(self.hidden_keys))
+        object.__setattr__(self, "private_channel_ids", tuple(str(i) for i in self.private_channel_ids))
+
+    def hides(self, key: str) -> bool:
+        """Hidden keys match ignoring case and surrounding blanks."""
+        wanted = key.strip().casefold()
+        return any(k.strip().casefold() == wanted for k in self.hidden_keys)
+
+    @property
+    def thought_log(self) -> str | None:
+        """The configured thought-log channel id; blank counts as not configured."""
+        value = (self.thought_log_channel_id or "").strip()
+        return value or None
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeSubject:
+    """What happened: a save, possibly with the one memory it replaced."""
+
+    kind: SubjectKind
+    scope_label: str  # e.g. "server", "personal: Mika"
+    content_saved: str
+    content_forgotten: str | None
+    persona_name: str
+
+    def __post_init__(self) -> None:
+        if self.kind == "saved_with_eviction":
+            if self.content_forgotten is None:
+                raise ValueError("an eviction notice needs the forgotten content")
+        elif self.kind == "saved":
+            if self.content_forgotten is not None:
+                raise ValueError("a plain save has no forgotten content")
+        else:
+            raise ValueError(f"unknown notice subject kind {self.kind!r}")
+
+    @property
+    def title(self) -> str:
+        return TITLE_SAVED_WITH_EVICTION if self.kind == "saved_with_eviction" else TITLE_SAVED
+
+
+class CardField(TypedDict):
+    name: str
+    value: str
+
+
+class Card(TypedDict):
+    title: str
+    fields: list[CardField]
+    footer: str
+
+
+class Expand(TypedDict):
+    label: str
+    delivery: Literal["description", "attachment"]
+    description: str | None
+
+
+class Attachment(TypedDict):
+    filename: str
+    content: str
+    ephemeral: bool
+
+
+class ConversationNotice(TypedDict):
+    channel_id: str
+    mode: Literal["title", "card"]
+    title: str
+    card: Card | None
+    expand: Expand | None
+    attachment: Attachment | None
+
+
+class ThoughtLogNotice(TypedDict):
+    channel_id: str
+    card: Card
+    source_url: str | None
+    expand: Expand | None
+    attachment: Attachment | None
+
+
+class NoticePlan(TypedDict):
+    version: int
+    key: str
+    verbosity: Verbosity
+    hidden: bool
+    title: str
+    conversation: ConversationNotice | None
+    thought_log: ThoughtLogNotice | None
+    thought_log_skipped: str | None
+    dropped_reason: str | None
+
+
+def truncate_field(value: str, limit: int = FIELD_VALUE_LIMIT) -> tuple[str, bool]:
+    """The value as an embed field shows it, and whether it was cut."""
+    if not value:
+        return EMPTY_VALUE, False
+    if len(value) <= limit:
+        return value, False
+    return value[: limit - len(ELLIPSIS)].rstrip() + ELLIPSIS, True
+
+
+def channel_privacy(channel: Channel, private_channel_ids: tuple[str, ...]) -> ChannelPrivacy | None:
+    """Why the channel is not public, or None when it is."""
+    if channel.is_dm:
+        return "dm"
+    if channel.is_private:
+        return "private"
+    if channel.id in private_channel_ids:
+        return "listed_private"
+    if not channel.everyone_can_view:
+        return "not_readable_by_everyone"
+    return None
+
+
+def full_text(subject: NoticeSubject) -> str:
+    """The uncut notice as plain text: what the expand action and notice.txt deliver."""
+    parts = [
+        subject.title,
+        f"Scope: {subject.scope_label}",
+        f"Persona: {subject.persona_name}",
+        "",
+        "Saved:",
+        subject.content_saved,
+    ]
+    if subject.content_forgotten is not None:
+        parts += ["", "Forgotten:", subject.content_forgotten]
+    return "\n".join(parts)
+
+
+def _card(subject: NoticeSubject) -> tuple[Card, bool]:
+    values = [("Scope", subject.scope_label), ("Saved", subject.content_saved)]
+    if subject.content_forgotten is not None:
+        values.append(("Forgotten", subject.content_forgotten))
+    fields: list[CardField] = []
+    truncated = False
+    for name, raw in values:
+        value, cut = truncate_field(raw)
+        truncated = truncated or cut
+        fields.append({"name": name, "value": value})
+    card: Card = {"title": subject.title, "fields": fields, "footer": f"Saved by {subject.persona_name}"}
+    return card, truncated
+
+
+def _expansion(subject: NoticeSubject, truncated: bool) -> tuple[Expand | None, Attachment | None]:
+    if not truncated:
+        return None, None
+    text = full_text(subject)
+    if len(text) <= DESCRIPTION_LIMIT:
+        return {"label": EXPAND_LABEL, "delivery": "description", "description": text}, None
+    expand: Expand = {"label": EXPAND_LABEL, "delivery": "attachment", "description": None}
+    return expand, {"filename": NOTICE_FILENAME, "content": text, "ephemeral": True}
+
+
+def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubject) -> NoticePlan:
+    """Where the `memory_update` notice of a save goes, and what each destination shows.
+
+    Always returns a plan (a plain dict, JSON-ready); a notice that goes nowhere has both
+    destinations null and `dropped_reason` set.
+    """
+    hidden = settings.hides(NOTICE_KEY)
+    card, truncated = _card(subject)
+    expand, attachment = _expansion(subject, truncated)
+
+    conversation: ConversationNotice | None = None
+    if not hidden:
+        verbose = settings.verbosity == "verbose"
+        conversation = {
+            "channel_id": channel.id,
+            "mode": "card" if verbose else "title",
+            "title": subject.title,
+            "card": card if verbose else None,
+            "expand": expand if verbose else None,
+            "attachment": attachment if verbose else None,
+        }
+
+    thought_log: ThoughtLogNotice | None = None
+    skipped: str | None = None
+    if hidden or settings.verbosity == "minimal":
+        log_channel = settings.thought_log
+        privacy = channel_privacy(channel, settings.private_channel_ids)
+        if log_channel is None:
+            skipped = "not_configured"
+        elif privacy is not None:
+            skipped = privacy
+        else:
+            thought_log = {
+                "channel_id": log_channel,
+                "card": card,
+                "source_url": channel.url,
+                "expand": expand,
+                "attachment": attachment,
+            }
+
+    dropped: str | None = None
+    if conversation is None and thought_log is None:
+        dropped = "hidden_key_no_thought_log" if skipped == "not_configured" else "hidden_key_non_public_channel"
+
+    return {
+        "version": PLAN_VERSION,
+        "key": NOTICE_KEY,
+        "verbosity": settings.verbosity,
+        "hidden": hidden,
+        "title": subject.title,
+        "conversation": conversation,
+        "thought_log": thought_log,
+        "thought_log_skipped": skipped,
+        "dropped_reason": dropped,
+    }
+

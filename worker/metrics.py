@@ -1,0 +1,74 @@
+"""The worker's Prometheus metrics, and the tiny HTTP server for /metrics and /healthz."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+log = structlog.get_logger("metrics")
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+COMMANDS = Counter("memory_commands", "Commands handled, by kind and result status.", ["kind", "status"],
+                   registry=REGISTRY)
+DURATION = Histogram("memory_command_duration_seconds", "From delivery to acknowledgement.", ["kind"],
+                     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+                     registry=REGISTRY)
+EVICTIONS = Counter("memory_evictions", "Memories forgotten to make room, by scope.", ["scope"], registry=REGISTRY)
+DEAD_LETTERS = Counter("memory_dead_letters", "Commands sent to MEMORY_DLQ, by reason.", ["reason"],
+                       registry=REGISTRY)
+REDELIVERIES = Counter("memory_redeliveries", "Deliveries after the first, by kind.", ["kind"], registry=REGISTRY)
+RETRIES = Counter("memory_retries", "Failed attempts sent back for a retry, by kind.", ["kind"], registry=REGISTRY)
+OUTBOX_BACKLOG = Gauge("memory_outbox_backlog", "Outbox rows not yet published.", registry=REGISTRY)
+OUTBOX_OLDEST_AGE = Gauge("memory_outbox_oldest_age_seconds", "Age of the oldest unpublished outbox row.",
+                          registry=REGISTRY)
+READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
+
+# Result status -> eviction scope: a save that evicted is the only status that forgot something.
+_EVICTED_SCOPE = {"server_wide": "server", "target_user": "personal"}
+
+
+def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: bool,
+            evicted_scope: str | None = None) -> None:
+    COMMANDS.labels(kind, status).inc()
+    DURATION.labels(kind).observe(seconds)
+    if deliveries > 1:
+        REDELIVERIES.labels(kind).inc()
+    if evicted_scope and not duplicate:
+        EVICTIONS.labels(_EVICTED_SCOPE.get(evicted_scope, evicted_scope)).inc()
+
+
+async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:
+    """GET /metrics (Prometheus text format) and GET /healthz (200 ready, 503 not).
+
+    Loopback by default; a container sets METRICS_HOST=0.0.0.0 for its probes and scraper."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await asyncio.wait_for(reader.readline(), 5)
+            while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
+                pass
+            parts = request.decode("latin-1").split()
+            path = parts[1] if len(parts) >= 2 else ""
+            if path == "/metrics":
+                status, body, ctype = "200 OK", generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+            elif path == "/healthz":
+                ok = healthy()
+                status = "200 OK" if ok else "503 Service Unavailable"
+                body, ctype = (b"ok\n" if ok else b"not ready\n"), "text/plain; charset=utf-8"
+            else:
+                status, body, ctype = "404 Not Found", b"not found\n", "text/plain; charset=utf-8"
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+                         f"Connection: close\r\n\r\n".encode() + body)
+            await writer.drain()
+        except (TimeoutError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, host=host, port=port)
+    log.info("metrics_listening", port=server.sockets[0].getsockname()[1])
+    return server
