@@ -43,9 +43,9 @@ demo: $(STAMP)
 bench-smoke: $(STAMP)
 	$(PY) -m tests.bench.smoke
 
-## Regenerate contracts/schema/*.json from the msgspec Structs.
+## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs.
 schemas: $(STAMP)
-	$(PY) -m contracts.schema
+	$(PY) -m contracts.asyncapi
 
 clean:
 	rm -rf $(VENV) .data
