@@ -5,7 +5,7 @@ transaction that reads, decides and writes under the lock)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -26,6 +26,11 @@ class WorkspaceRow(msgspec.Struct, frozen=True):
     personal_memories_enabled: bool
     memory_decay_enabled: bool
     memory_decay_days: int
+    # Notice settings: read by the create context only.
+    tool_notice_verbosity: str = "minimal"
+    tool_notice_hidden_keys: list[str] = []
+    thought_log_channel_id: str | None = None
+    private_channel_ids: list[str] = []
 
 
 class HostRow(msgspec.Struct, frozen=True):
@@ -89,6 +94,10 @@ class SaveRow(msgspec.Struct, frozen=True):
     duplicate: bool
     result: msgspec.Raw
     outbox: list[OutboxRow]
+
+
+class _CommandIdOnly(msgspec.Struct):
+    command_id: str
 
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
@@ -265,9 +274,27 @@ class MemoryRepository:
         stored = bytes(row.stored)
         return None if stored == b"null" else stored
 
-    async def create_save(self, plan_json: bytes) -> SaveRow:
-        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
-        return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
+    async def create_save(self, plan_json: bytes,
+                          notice_after: Callable[[bytes], bytes | None] | None = None) -> SaveRow:
+        """memory_create_save(): one round trip, one transaction.
+
+        With `notice_after`, the save runs in an explicit transaction and the callback may
+        return a notice for the stored result (given the result the save produced), which is
+        set before commit: used when a save may evict, since the eviction card shows the
+        forgotten content that only the locked transaction knows.
+        """
+        if notice_after is None:
+            row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
+            return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
+        async with self._pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
+            notice = None if row["duplicate"] else notice_after(row["result"].encode())
+            if notice is None:
+                return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
+            command_id = msgspec.json.decode(plan_json, type=_CommandIdOnly).command_id
+            filled = await conn.fetchrow("SELECT * FROM memory_set_notice($1, $2::jsonb)", command_id,
+                                         notice.decode())
+            return SaveRow(False, msgspec.Raw(filled["result"].encode()), _OUTBOX.decode(filled["outbox"]))
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str,
                             result_json: bytes) -> tuple[bool, bytes]:

@@ -315,7 +315,8 @@ def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubje
 
     dropped: str | None = None
     if conversation is None and thought_log is None:
-        dropped = "hidden_key_no_thought_log" if skipped == "not_configured" else "hidden_key_non_public_channel"
+        no_log = skipped == "not_configured"
+        dropped = "hidden_key_no_thought_log" if no_log else "hidden_key_non_public_channel"
 
     return {
         "version": PLAN_VERSION,

@@ -15,6 +15,7 @@ from worker.domain import messages
 from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
 from worker.domain.events import EventTemplate, save_events
 from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SavePlan
+from worker.domain.notice import NoticeSettings, NoticeSubject, plan_notice
 from worker.services import rows
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled, answer_repeat
@@ -59,8 +60,41 @@ def context_from_row(row: CreateContextRow) -> CreateContext:
                          proxies=proxies)
 
 
-def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: datetime) -> CreateSaveRequest:
+def notice_settings(row: CreateContextRow) -> NoticeSettings:
+    ws = row.workspace
+    if ws is None:
+        return NoticeSettings()
+    return NoticeSettings(verbosity=ws.tool_notice_verbosity, hidden_keys=tuple(ws.tool_notice_hidden_keys),
+                          thought_log_channel_id=ws.thought_log_channel_id,
+                          private_channel_ids=tuple(ws.private_channel_ids))
+
+
+def plan_save_notice(cmd: CreateMemory, plan: SavePlan, settings: NoticeSettings,
+                     forgotten: str | None) -> dict:
+    scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
+    subject = NoticeSubject(kind="saved" if forgotten is None else "saved_with_eviction", scope_label=scope_label,
+                            content_saved=plan.content, content_forgotten=forgotten,
+                            persona_name=cmd.persona.name)
+    return dict(plan_notice(settings, cmd.channel, subject))
+
+
+class _Forgotten(msgspec.Struct):
+    content_forgotten: str | None = None
+
+
+class _EvictionProbe(msgspec.Struct):
+    data: _Forgotten
+
+
+_EVICTION = msgspec.json.Decoder(_EvictionProbe)
+
+
+def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: datetime,
+                 settings: NoticeSettings) -> CreateSaveRequest:
     why_not = None if plan.may_evict else eviction_block_reason(ctx.workspace, cmd.retrieval)
+    notice = plan_save_notice(cmd, plan, settings, None)
+    saved = messages.saved(cmd, plan, 0, None)
+    saved.notice = notice
     return CreateSaveRequest(
         command_id=cmd.command_id,
         scope=plan.scope,
@@ -77,7 +111,8 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
         may_evict=plan.may_evict,
         decay_days=plan.decay_days,
         results=SaveResults(
-            saved=messages.saved(cmd, plan, 0, None),
+            saved=saved,
+            # Its notice shows the forgotten content: set under the lock (see CreateMemoryService).
             evicted=messages.saved(cmd, plan, 0, ""),
             at_cap=at_cap_refusal(cmd, plan, why_not),
             over_cap=over_cap_refusal(cmd, plan),
@@ -85,7 +120,7 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
             privacy_1=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 1),
             privacy_2=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 2),
         ),
-        events=save_events(cmd, plan, now.isoformat()),
+        events=save_events(cmd, plan, now.isoformat(), notice=notice),
     )
 
 
@@ -106,8 +141,16 @@ class CreateMemoryService:
             duplicate, stored = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id,
                                                                encode(decision))
             return Handled(stored, [], duplicate)
+        settings = notice_settings(row)
+        request = encode(save_request(cmd, decision, ctx, datetime.now(UTC), settings))
+
+        def eviction_notice(result: bytes) -> bytes | None:
+            forgotten = _EVICTION.decode(result).data.content_forgotten
+            return None if forgotten is None else encode(plan_save_notice(cmd, decision, settings, forgotten))
+
         try:
-            saved = await self._repo.create_save(encode(save_request(cmd, decision, ctx, datetime.now(UTC))))
+            # Only a save that may evict needs the notice filled in under the lock.
+            saved = await self._repo.create_save(request, eviction_notice if decision.may_evict else None)
         except asyncpg.UniqueViolationError:
             # A concurrent delivery of this command stored a refusal (which takes no lock) first;
             # the save rolled back whole, and the stored result is the answer.
