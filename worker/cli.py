@@ -8,6 +8,7 @@ import contextlib
 import json
 import signal
 import sys
+from pathlib import Path
 
 import structlog
 
@@ -119,6 +120,40 @@ def _demo(settings: Settings) -> int:
     return 0
 
 
+def _until_signalled(run) -> int:
+    """Run `run(stop)` until SIGINT or SIGTERM."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await run(stop)
+
+    asyncio.run(main())
+    return 0
+
+
+def _sinks(settings: Settings, args) -> int:
+    from worker.sinks import run_sinks
+
+    endpoints = endpoints_for_clients(settings, need_database=not args.no_postgres)
+    if args.no_postgres and args.jsonl is None:
+        print("memoryctl sinks: nothing to run: give --jsonl PATH or leave PostgreSQL on", file=sys.stderr)
+        return 2
+    database_url = None if args.no_postgres else endpoints.database_url
+    return _until_signalled(lambda stop: run_sinks(endpoints.nats_url, database_url, args.jsonl,
+                                                   settings.metric_sample_retention_days, stop,
+                                                   consumer_prefix=args.consumer_prefix))
+
+
+def _cache_node(settings: Settings, args) -> int:
+    from worker.cache_node import run_cache_node
+
+    endpoints = endpoints_for_clients(settings, need_database=False)
+    return _until_signalled(lambda stop: run_cache_node(endpoints.nats_url, args.name, stop))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -127,6 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
     admin.add_parsers(sub)
     dlq_cli.add_parsers(sub)
+    sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)")
+    sinks.add_argument("--jsonl", type=Path, metavar="PATH", help="append metrics to this JSON-lines file")
+    sinks.add_argument("--no-postgres", action="store_true", help="do not write metric_samples")
+    sinks.add_argument("--consumer-prefix", default="metrics-sink",
+                       help="durable consumer name prefix (one per independent sink deployment)")
+    node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates")
+    node.add_argument("--name", default="cache-node", help="durable consumer name of this node")
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
@@ -134,6 +176,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memoryctl: configuration error: {exc}", file=sys.stderr)
         return 2
     worker_logging.configure(settings.log_format, settings.log_level)
+    if args.command == "sinks":
+        return _sinks(settings, args)
+    if args.command == "cache-node":
+        return _cache_node(settings, args)
     if args.command in ("run", "migrate", "demo"):
         return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
     if args.command == "dlq":

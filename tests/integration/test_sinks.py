@@ -1,0 +1,260 @@
+"""The metrics sinks (worker/sinks.py) on real NATS and PostgreSQL.
+
+Metrics are published to MEMORY_EVENTS as the worker's outbox does (subject
+`metrics.memory_eviction`, header Nats-Msg-Id). The stream is shared with the rest of the
+session, so each test uses its own durable consumers and event ids, and looks only at its ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from urllib.parse import urlsplit
+
+import asyncpg
+import msgspec
+import pytest
+from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.errors import NotFoundError
+from structlog.testing import capture_logs
+
+from contracts import subjects
+from db.repository import create_pool
+from worker import streams
+from worker.sinks import InvalidMetric, JsonLinesSink, PostgresSink, parse_metric
+
+from ..conftest import TEMPLATE_DB, unique
+
+EVICTION = subjects.METRIC_EVICTION_SUBJECT
+FAST = {"fetch_timeout": 0.2}
+
+
+async def wait_until(condition, timeout: float = 10.0, interval: float = 0.05) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        met = condition()
+        if asyncio.iscoroutine(met):
+            met = await met
+        if met:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(interval)
+
+
+@pytest.fixture
+async def js(nc):
+    ctx = nc.jetstream()
+    await streams.ensure_stream(ctx, streams.events_stream())
+    return ctx
+
+
+async def publish(js, payload: dict | bytes, *, event_id: str, subject: str = EVICTION) -> None:
+    data = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
+    await js.publish(subject, data, headers={"Nats-Msg-Id": event_id}, stream=subjects.EVENTS_STREAM)
+
+
+@contextlib.asynccontextmanager
+async def running(sink, js):
+    stop = asyncio.Event()
+    task = asyncio.create_task(sink.run(js, stop))
+    try:
+        yield task
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+
+def lines(path) -> list[dict]:
+    """The complete lines (a reader ignores a last line still without its newline)."""
+    if not path.exists():
+        return []
+    return [msgspec.json.decode(raw) for raw in path.read_bytes().split(b"\n")[:-1]]
+
+
+def by_id(path, ids) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {i: [] for i in ids}
+    for line in lines(path):
+        if line["event_id"] in found:
+            found[line["event_id"]].append(line)
+    return found
+
+
+async def settled(js, durable: str) -> bool:
+    """Everything on the consumer delivered and acknowledged (False until the sink created it)."""
+    try:
+        info = await js.consumer_info(subjects.EVENTS_STREAM, durable)
+    except NotFoundError:
+        return False
+    return info.num_pending == 0 and info.num_ack_pending == 0
+
+
+def test_validation_accepts_exactly_the_eviction_shape():
+    assert parse_metric(EVICTION, b'{"scope":"server","decay_days":30}') == (
+        "memory_eviction", {"scope": "server", "decay_days": 30})
+    for bad in (b'{"scope":"server","decay_days":30,"content":"likes tea"}', b'{"scope":"server"}',
+                b'{"scope":"guild","decay_days":30}', b'{"scope":"server","decay_days":"30"}',
+                b'{"scope":"server","decay_days":true}', b'{"scope":"server","decay_days":0}',
+                b"[1]", b"not json"):
+        with pytest.raises(InvalidMetric):
+            parse_metric(EVICTION, bad)
+    assert parse_metric("metrics.dead_letter", b'{"reason":"poison","kind":"create"}')[0] == "dead_letter"
+    with pytest.raises(InvalidMetric):
+        parse_metric("metrics.dead_letter", b'{"nested":{"a":1}}')
+
+
+async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, tmp_path):
+    path, durable = tmp_path / "metrics.jsonl", f"t-jsonl-{unique()}"
+    good = {f"{unique('c')}:metric:eviction": {"scope": s, "decay_days": d}
+            for s, d in (("server", 30), ("personal", 7), ("server", 90))}
+    bad = [unique("bad"), unique("bad")]
+    for event_id, payload in good.items():
+        await publish(js, payload, event_id=event_id)
+    await publish(js, {"scope": "server", "decay_days": 30, "content": "likes tea"}, event_id=bad[0])
+    await publish(js, b"not json", event_id=bad[1])
+
+    with capture_logs() as logs:
+        sink = JsonLinesSink(path, durable=durable, **FAST)
+        async with running(sink, js):
+            await wait_until(lambda: all(by_id(path, good).values()))
+            await wait_until(lambda: settled(js, durable))
+
+    found = by_id(path, [*good, *bad])
+    for event_id, payload in good.items():
+        [line] = found[event_id]
+        assert set(line) == {"metric", "fields", "event_id", "received_at"}
+        assert line["metric"] == "memory_eviction"
+        assert line["fields"] == payload and list(line["fields"]) == ["scope", "decay_days"]
+    assert found[bad[0]] == [] and found[bad[1]] == []
+    rejected = [e for e in logs if e["event"] == "metric_rejected" and e["event_id"] in bad]
+    assert len(rejected) == 2
+    assert "likes tea" not in repr(logs)  # the payload of a rejected metric is never logged
+
+
+async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
+    """A crash after writing but before acking, a torn last line, and metrics sent while down."""
+    path, durable = tmp_path / "metrics.jsonl", f"t-jsonl-{unique()}"
+    ids = [f"{unique('c')}:metric:eviction" for _ in range(6)]
+    payload = {"scope": "personal", "decay_days": 30}
+
+    # The durable exists before the first run, so everything published now waits for it.
+    await js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
+        durable_name=durable, filter_subject="metrics.>", ack_policy=AckPolicy.EXPLICIT,
+        max_ack_pending=1, ack_wait=5))
+    for event_id in ids[:3]:
+        await publish(js, payload, event_id=event_id)
+    # What a crashed run left: ids[0] fully written (never acked), then half of ids[1]'s line.
+    whole = msgspec.json.encode({"metric": "memory_eviction", "fields": payload, "event_id": ids[0],
+                                 "received_at": "2025-01-01T00:00:00+00:00"}) + b"\n"
+    torn = msgspec.json.encode({"metric": "memory_eviction", "fields": payload, "event_id": ids[1],
+                                "received_at": "2025-01-01T00:00:00+00:00"})[:25]
+    path.write_bytes(whole + torn)
+
+    async with running(JsonLinesSink(path, durable=durable, **FAST), js):
+        await wait_until(lambda: all(by_id(path, ids[:3]).values()))
+        await wait_until(lambda: settled(js, durable))
+    # The drifted consumer settings were replaced by the sink's own (create-or-update).
+    config = (await js.consumer_info(subjects.EVENTS_STREAM, durable)).config
+    assert config.max_ack_pending == 1000 and config.ack_wait == 30
+
+    for event_id in ids[3:]:  # sent while the sink is down
+        await publish(js, payload, event_id=event_id)
+    async with running(JsonLinesSink(path, durable=durable, **FAST), js):
+        await wait_until(lambda: all(by_id(path, ids).values()))
+        await wait_until(lambda: settled(js, durable))
+
+    content = path.read_bytes()
+    assert content.startswith(whole) and content.endswith(b"\n")  # kept as it was; the torn line is gone
+    assert len(lines(path)) == content.count(b"\n")  # every line is whole JSON
+    assert all(len(found) == 1 for found in by_id(path, ids).values()), by_id(path, ids)
+    assert [line["event_id"] for line in lines(path) if line["event_id"] in ids] == ids
+
+
+async def test_a_second_jsonl_sink_on_the_same_file_is_refused(js, tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    async with running(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), js):
+        await wait_until(lambda: path.exists())
+        await asyncio.sleep(0.1)
+        with pytest.raises(RuntimeError, match="another metrics sink"):
+            await JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST).run(js, asyncio.Event())
+
+
+async def samples(pool, ids) -> list[asyncpg.Record]:
+    return await pool.fetch(
+        "SELECT metric_name, fields::text AS fields, event_id, created_at FROM metric_samples"
+        " WHERE event_id = ANY($1::text[]) ORDER BY event_id", list(ids))
+
+
+async def test_postgres_sink_stores_the_fields_as_a_json_object(js, pool):
+    durable = f"t-pg-{unique()}"
+    ids = sorted(f"{unique('c')}:metric:eviction" for _ in range(2))
+    await publish(js, {"scope": "server", "decay_days": 30}, event_id=ids[0])
+    await publish(js, {"scope": "personal", "decay_days": 12}, event_id=ids[1])
+    await publish(js, {"scope": "server", "decay_days": 30, "memory_id": 4}, event_id=unique("bad"))
+
+    async with running(PostgresSink(pool, durable=durable, **FAST), js):
+        await wait_until(lambda: settled(js, durable))
+        rows = await samples(pool, ids)
+
+    assert [(r["metric_name"], msgspec.json.decode(r["fields"]), r["event_id"]) for r in rows] == [
+        ("memory_eviction", {"scope": "server", "decay_days": 30}, ids[0]),
+        ("memory_eviction", {"scope": "personal", "decay_days": 12}, ids[1]),
+    ]
+    assert await pool.fetchval("SELECT jsonb_typeof(fields) FROM metric_samples WHERE event_id = $1",
+                               ids[0]) == "object"
+    assert await pool.fetchval("SELECT count(*) FROM metric_samples WHERE fields ? 'memory_id'") == 0
+
+
+async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database_url):
+    """The database disappears: one log line, the metric stays unacked, and is stored once later."""
+    name = urlsplit(database_url).path.lstrip("/")
+    durable = f"t-pg-{unique()}"
+    event_id = f"{unique('c')}:metric:eviction"
+    admin = await asyncpg.connect(pg_server.dsn())
+    sink_pool = await create_pool(database_url, min_size=0, max_size=2)
+    try:
+        with capture_logs() as logs:
+            sink = PostgresSink(sink_pool, durable=durable, retry_delay=0.1, max_retry_delay=0.2, **FAST)
+            async with running(sink, js):
+                await wait_until(lambda: settled(js, durable))  # older metrics of the session are in
+                await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+                before = (await js.consumer_info(subjects.EVENTS_STREAM, durable)).delivered.consumer_seq
+                await publish(js, {"scope": "server", "decay_days": 30}, event_id=event_id)
+
+                async def retried() -> bool:  # delivered, nak'ed and delivered again, twice over
+                    info = await js.consumer_info(subjects.EVENTS_STREAM, durable)
+                    return info.delivered.consumer_seq >= before + 3
+                await wait_until(retried)
+                info = await js.consumer_info(subjects.EVENTS_STREAM, durable)
+                assert info.num_ack_pending + info.num_pending >= 1  # not acked, not dropped
+                failures = [e for e in logs if e["event"] == "metric_sink_db_failed"]
+                assert len(failures) == 1, failures
+
+                await admin.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE_DB}")
+                await wait_until(lambda: any(e["event"] == "metric_sink_db_recovered" for e in logs))
+                await wait_until(lambda: settled(js, durable))
+                rows = await samples(sink_pool, [event_id])
+        assert [msgspec.json.decode(r["fields"]) for r in rows] == [{"scope": "server", "decay_days": 30}]
+        assert len([e for e in logs if e["event"] == "metric_sink_db_failed"]) == 1
+        assert len([e for e in logs if e["event"] == "metric_sink_db_recovered"]) == 1
+    finally:
+        await sink_pool.close()
+        await admin.close()
+
+
+async def test_postgres_sink_prunes_samples_past_the_retention(js, pool):
+    await pool.execute(
+        "INSERT INTO metric_samples (metric_name, fields, created_at) VALUES"
+        " ('memory_eviction', '{\"age\": 45}', now() - interval '45 days'),"
+        " ('memory_eviction', '{\"age\": 31}', now() - interval '31 days'),"
+        " ('memory_eviction', '{\"age\": 29}', now() - interval '29 days'),"
+        " ('memory_eviction', '{\"age\": 0}', now())")
+    with capture_logs() as logs:
+        sink = PostgresSink(pool, retention_days=30, durable=f"t-pg-{unique()}", prune_batch=1, **FAST)
+        async with running(sink, js):  # prunes at start
+            await wait_until(lambda: any(e["event"] == "metric_samples_pruned" for e in logs))
+    left = await pool.fetch("SELECT (fields->>'age')::int AS age FROM metric_samples WHERE fields ? 'age'"
+                            " ORDER BY 1")
+    assert [r["age"] for r in left] == [0, 29]
+    assert [e["deleted"] for e in logs if e["event"] == "metric_samples_pruned"] == [2]
+    assert await sink.prune() == 0
