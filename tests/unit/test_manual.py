@@ -169,7 +169,7 @@ def test_manager_sees_every_server_row(action: str, taught_by: str | None) -> No
 # --- personal scope: who may act ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("action", [a for a in ACTIONS if a != "remove"])
 @pytest.mark.parametrize("manager", [False, True])
 def test_full_privacy_blocks_personal_memories(action: str, manager: bool) -> None:
     cmd = any_action(action, scope="personal", manager=manager)
@@ -615,3 +615,14 @@ def test_refusal_reasons_are_distinct() -> None:
         decide(manual("add", scope="personal", identity_id=IDENTITY)),
     ]
     assert len({r.reason for r in reasons if isinstance(r, Refuse)}) == len(reasons)
+
+
+def test_full_privacy_still_lets_a_user_remove_their_own_memories():
+    from contracts.commands import Actor, ManualMemory
+    from worker.domain.manual import decide_manual
+    from worker.domain.model import Delete, Limits, ManualContext, PanelMemory
+
+    cmd = ManualMemory(command_id="c", issued_at="2026-01-01T00:00:00Z", workspace_id="1",
+                       actor=Actor(id="5"), scope="personal", action="remove", lineage_id=3, memory_id=9)
+    ctx = ManualContext(actor_privacy_level=2, target=PanelMemory(9, 3, "old fact"))
+    assert decide_manual(cmd, ctx, Limits()) == Delete(9, "old fact")

@@ -105,7 +105,8 @@ def _personal_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
     if cmd.identity_id is not None:
         return _identity_refusal(cmd, ctx)
     # Only FULL blocks: PARTIAL limits what the bot learns on its own, not what people write.
-    if ctx.actor_privacy_level >= PRIVACY_FULL:
+    # Removing is never blocked: forgetting is what a full privacy setting asks for.
+    if ctx.actor_privacy_level >= PRIVACY_FULL and cmd.action != "remove":
         return Refuse(
             codes.PRIVACY_BLOCKED,
             "Your privacy setting is full, so no personal memories are kept about you. "
