@@ -154,10 +154,13 @@ class Tx:
         return Stored(row["result"].encode(), row["workspace_id"], _OUTBOX.decode(row["pending"]))
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
-                           result_json: bytes) -> None:
-        await self.conn.execute(
+                           result_json: bytes) -> bytes:
+        """Store a result; returns it as stored, so a first answer and a repeat are byte-identical."""
+        stored = await self.conn.fetchval(
             "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb)", command_id, kind, workspace_id, status, result_json.decode())
+            " VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING result",
+            command_id, kind, workspace_id, status, result_json.decode())
+        return stored.encode()
 
     async def write_outbox(self, command_id: str, events_json: bytes) -> list[OutboxRow]:
         raw = await self.conn.fetchval(

@@ -70,7 +70,8 @@ class ManualMemoryService:
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
             result_json = encode(result)
-            await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, result.data.status, result_json)
+            result_json = await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, result.data.status,
+                                                result_json)
             outbox = await tx.write_outbox(cmd.command_id, encode(pending)) if pending else []
         return Handled(result_json, outbox, duplicate=False)
 

@@ -29,7 +29,7 @@ class ReinforceService:
             count = await tx.reinforce(cmd.workspace_id, cmd.lineage_id, server_ids, personal_ids)
             result = encode(op_results.reinforced(cmd.command_id, count))
             # No cache invalidation: reinforcement does not change what a bot shows.
-            await tx.store_result(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result)
+            result = await tx.store_result(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result)
         return Handled(result, [], duplicate=False)
 
     def failure_result(self, cmd: ReinforceMemories) -> bytes:

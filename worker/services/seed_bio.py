@@ -52,7 +52,8 @@ class SeedBioService:
             else:
                 result = op_results.skipped(cid, decision.reason)
             result_json = encode(result)
-            await tx.store_result(cid, "seed_bio", cmd.workspace_id, result.data.status, result_json)
+            result_json = await tx.store_result(cid, "seed_bio", cmd.workspace_id, result.data.status,
+                                                result_json)
             outbox = await tx.write_outbox(cid, encode(pending)) if pending else []
         return Handled(result_json, outbox, duplicate=False)
 
