@@ -125,6 +125,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             reconnected_cb=_nats_reconnected,
             error_cb=_nats_error,
             middlewares=_telemetry(),
+            security=settings.nats_auth.broker_security(),
         )
         await broker.connect()
         stack.push_async_callback(broker.stop)

@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("run", "migrate", "demo"):
         return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
     if args.command == "dlq":
-        return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url))
+        return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
+                                       connect_options=settings.nats_auth.connect_options()))
     return asyncio.run(admin.run(args, endpoints_for_clients(settings, need_nats=False).database_url))
 
 

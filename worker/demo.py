@@ -55,7 +55,7 @@ async def play(endpoints: Endpoints) -> None:
     workspace = f"9{uuid.uuid4().int % 10**17:017d}"
     user = f"8{uuid.uuid4().int % 10**17:017d}"
     await _prepare_directory(endpoints.database_url, workspace, user, settings.max_server_memories)
-    nc = await nats.connect(endpoints.nats_url)
+    nc = await nats.connect(endpoints.nats_url.split(","), **settings.nats_auth.connect_options())
     base = {
         "workspace_id": workspace,
         "persona": {"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},

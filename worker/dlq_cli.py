@@ -34,8 +34,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
-              progress: Callable[[int, int], None] | None = None) -> int:
-    nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2)
+              progress: Callable[[int, int], None] | None = None, connect_options: dict | None = None) -> int:
+    nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
+                            **(connect_options or {}))
     try:
         js = nc.jetstream()
         if args.action == "list":

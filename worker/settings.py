@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from worker.nats_auth import NatsAuth, NatsAuthError
+
 
 class SettingsError(ValueError):
     """A configuration value is unusable; the message names the variable."""
@@ -34,6 +36,7 @@ class Settings:
     log_level: str = "info"
     metrics_port: int = 9464  # 0 turns the /metrics and /healthz endpoint off
     metrics_host: str = "127.0.0.1"
+    nats_auth: NatsAuth = NatsAuth()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -47,6 +50,7 @@ class Settings:
             "log_level": _choice(env, "LOG_LEVEL", ("debug", "info", "warning", "error"), "info"),
             "reply_subject_prefixes": _prefixes(env, "REPLY_SUBJECT_PREFIXES", ("_INBOX.",)),
             "metrics_host": (env.get("METRICS_HOST") or "127.0.0.1").strip(),
+            "nats_auth": _nats_auth(env),
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),
@@ -78,6 +82,13 @@ def _int(env: Mapping[str, str], var: str, default: int, low: int, high: int) ->
     if not low <= value <= high:
         raise SettingsError(f"{var} must be between {low} and {high}, got {value}")
     return value
+
+
+def _nats_auth(env: Mapping[str, str]) -> NatsAuth:
+    try:
+        return NatsAuth.from_env(env)
+    except NatsAuthError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def _prefixes(env: Mapping[str, str], var: str, default: tuple[str, ...]) -> tuple[str, ...]:
