@@ -131,7 +131,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         stack.push_async_callback(broker.stop)
         nc = broker.connection
         js = nc.jetstream()
-        await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds)
+        await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
+                                replicas=settings.stream_replicas)
 
         outbox = OutboxPublisher(js, repo)
         stack.push_async_callback(outbox.stop)

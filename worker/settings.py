@@ -21,6 +21,7 @@ class Settings:
     database_url: str | None = None
     data_dir: Path = Path(".data")
     memory_partitions: int = 16
+    stream_replicas: int = 1
     max_memory_length: int = 1000
     max_server_memories: int = 100
     max_personal_memories: int = 100
@@ -54,6 +55,7 @@ class Settings:
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),
+            ("stream_replicas", 1, 5),
             ("max_memory_length", 1, 100_000),
             ("max_server_memories", 1, 1_000_000),
             ("max_personal_memories", 1, 1_000_000),

@@ -71,7 +71,7 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-def partition_consumer(partition: int, *, ack_wait_s: float) -> ConsumerConfig:
+def partition_consumer(partition: int, *, ack_wait_s: float, replicas: int = 1) -> ConsumerConfig:
     return ConsumerConfig(
         durable_name=partition_consumer_name(partition),
         filter_subject=subjects.partition_filter(partition),
@@ -84,6 +84,7 @@ def partition_consumer(partition: int, *, ack_wait_s: float) -> ConsumerConfig:
         # server-side limit would drop a message whose dead-lettering failed, unacknowledged.
         max_deliver=-1,
         max_waiting=512,
+        num_replicas=replicas,
     )
 
 
@@ -107,4 +108,5 @@ async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float,
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
     for partition in range(partitions):
-        await ensure_consumer(js, subjects.COMMANDS_STREAM, partition_consumer(partition, ack_wait_s=ack_wait_s))
+        await ensure_consumer(js, subjects.COMMANDS_STREAM,
+                              partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas))
