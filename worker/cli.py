@@ -91,16 +91,11 @@ def _run(settings: Settings) -> int:
     except ImportError:
         pass
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+    async def run(stop: asyncio.Event) -> None:
         with local_servers(settings) as endpoints:
             await serve(settings, endpoints, stop)
 
-    asyncio.run(main())
-    return 0
+    return _until_signalled(run)
 
 
 def _migrate(settings: Settings) -> int:
