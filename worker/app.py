@@ -62,7 +62,20 @@ def subscribe_partitions(broker: NatsBroker, handler: CommandHandler, partitions
     stream = JStream(subjects.COMMANDS_STREAM, declare=False)
 
     async def on_command(message: NatsMessage) -> None:
-        await handler(message.raw_message)
+        try:
+            await handler(message.raw_message)
+        except Exception:
+            # A bug outside the handler's own failure paths: say so loudly, and hand the
+            # message back for a retry rather than leave it unacknowledged until ack_wait.
+            log.exception("handler_crashed", subject=message.raw_message.subject)
+            with contextlib.suppress(Exception):
+                await message.raw_message.nak(delay=5.0)
+
+    async def undecoded(message: NatsMessage) -> bytes:
+        # The handler decodes with msgspec into typed commands. FastStream's default decoder
+        # would json.loads every body first: wasted work, and deep nesting raised there,
+        # outside the handler, would leave the message unacknowledged and its partition stuck.
+        return message.body
 
     for partition in range(partitions):
         broker.subscriber(
@@ -73,6 +86,7 @@ def subscribe_partitions(broker: NatsBroker, handler: CommandHandler, partitions
             pull_sub=PullSub(batch_size=1, timeout=5.0),
             ack_policy=AckPolicy.MANUAL,
             no_reply=True,
+            decoder=undecoded,
         )(on_command)
 
 

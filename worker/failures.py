@@ -21,6 +21,7 @@ _UNAVAILABLE = (
     OSError,  # connection refused or reset (ConnectionError is a subclass)
     asyncpg.PostgresConnectionError,  # class 08
     asyncpg.InterfaceError,  # the connection was lost mid-call
+    asyncpg.InternalClientError,  # a pooled connection the server closed while it sat idle
     asyncpg.CannotConnectNowError,  # 57P03: starting up or shutting down
     asyncpg.AdminShutdownError,  # 57P01
     asyncpg.TooManyConnectionsError,  # 53300

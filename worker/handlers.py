@@ -57,23 +57,39 @@ class Invalid:
     code: str = dead_letters.INVALID_COMMAND
 
 
-class FirstFailures:
-    """When each failing message first failed, for Dlq-First-Failed-At (bounded, in memory:
-    after a worker restart the first failure seen by this process stands in)."""
+@dataclass(slots=True)
+class _FailureRecord:
+    first_failed_at: datetime
+    waited_out: int = 0  # deliveries that failed only because a dependency was away
+
+
+class FailureLedger:
+    """Per failing message (by stream sequence): when it first failed, for
+    Dlq-First-Failed-At, and how many of its deliveries were spent waiting out an outage,
+    which do not count toward MAX_DELIVER. Bounded and in memory: after a worker restart the
+    first failure this process saw stands in, and earlier outages count (erring towards
+    dead-lettering a little early, never towards retrying forever)."""
 
     def __init__(self, limit: int = 10_000) -> None:
-        self._seen: dict[int, datetime] = {}
+        self._records: dict[int, _FailureRecord] = {}
         self._limit = limit
 
-    def note(self, seq: int) -> datetime:
-        if seq not in self._seen:
-            if len(self._seen) >= self._limit:
-                self._seen.pop(next(iter(self._seen)))
-            self._seen[seq] = datetime.now(UTC)
-        return self._seen[seq]
+    def note(self, seq: int, *, unavailable: bool) -> _FailureRecord:
+        record = self._records.get(seq)
+        if record is None:
+            if len(self._records) >= self._limit:
+                self._records.pop(next(iter(self._records)))
+            record = self._records[seq] = _FailureRecord(datetime.now(UTC))
+        if unavailable:
+            record.waited_out += 1
+        return record
+
+    def counted_deliveries(self, seq: int, deliveries: int) -> int:
+        record = self._records.get(seq)
+        return deliveries - record.waited_out if record else deliveries
 
     def forget(self, seq: int) -> None:
-        self._seen.pop(seq, None)
+        self._records.pop(seq, None)
 
 
 class CommandHandler:
@@ -90,7 +106,7 @@ class CommandHandler:
         self._max_deliver = max_deliver
         self._reply_prefixes = reply_prefixes
         self._max_command_bytes = max_command_bytes
-        self._first_failures = FirstFailures()
+        self._failures = FailureLedger()
 
     async def __call__(self, msg: Msg) -> None:
         started = time.perf_counter()
@@ -120,6 +136,8 @@ class CommandHandler:
         except Exception as exc:
             await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
             return
+        if deliveries > 1:
+            self._failures.forget(_seq(msg))
         data = _STATUS.decode(handled.result).data
         metrics.observe(kind, data.status, time.perf_counter() - started, deliveries, handled.duplicate,
                         data.scope if data.status == SAVED_WITH_EVICTION else None)
@@ -134,6 +152,9 @@ class CommandHandler:
             cmd = decoder_for(kind).decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return Invalid(f"the command could not be decoded: {exc}")
+        except RecursionError:
+            # Deep nesting (in `Any` fields or skipped unknown fields) exhausts the stack.
+            return Invalid("the command could not be decoded: JSON nested too deeply")
         if subjects.encode_token(cmd.workspace_id) != token:
             return Invalid(
                 f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
@@ -168,10 +189,11 @@ class CommandHandler:
     async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
                       deliveries: int, bound, started: float) -> None:
         seq = _seq(msg)
-        first_failed_at = self._first_failures.note(seq)
         permanent = is_permanent(exc)
         unavailable = is_unavailable(exc)
-        if unavailable or (not permanent and deliveries < self._max_deliver):
+        counted = self._failures.counted_deliveries(seq, deliveries)
+        first_failed_at = self._failures.note(seq, unavailable=unavailable).first_failed_at
+        if unavailable or (not permanent and counted < self._max_deliver):
             delay = retry_delay(deliveries)
             event = "waiting_for_dependency" if unavailable else "command_retry"
             metrics.RETRIES.labels(cmd_kind(msg)).inc()
@@ -194,7 +216,7 @@ class CommandHandler:
             if cmd.reply_to:
                 await self._nc.publish(cmd.reply_to, stored if stored is not None else service.failure_result(cmd))
             await msg.ack()
-            self._first_failures.forget(seq)
+            self._failures.forget(seq)
         except Exception as dlq_exc:
             bound.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry_delay(deliveries))
             await msg.nak(delay=retry_delay(deliveries))
@@ -209,7 +231,7 @@ def _probe(data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)) -> tuple
     """The command id and reply subject of a command that failed to decode, if readable."""
     try:
         probe = PROBE_DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None, None
     command_id = probe.command_id if isinstance(probe.command_id, str) and probe.command_id else None
     reply_to = probe.reply_to

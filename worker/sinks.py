@@ -499,10 +499,12 @@ async def _nak(msg: Msg, delay: float) -> None:
 
 
 async def run_sinks(nats_url: str, database_url: str | None, jsonl_path: Path | None, retention_days: int,
-                    stop: asyncio.Event, *, consumer_prefix: str = "metrics-sink") -> None:
+                    stop: asyncio.Event, *, consumer_prefix: str = "metrics-sink",
+                    connect_options: dict[str, Any] | None = None) -> None:
     """Run the configured sinks (JSON lines when `jsonl_path`, PostgreSQL when `database_url`)
     until `stop` is set. Durable consumers are `<consumer_prefix>-jsonl` and
-    `<consumer_prefix>-postgres` on MEMORY_EVENTS.
+    `<consumer_prefix>-postgres` on MEMORY_EVENTS. `connect_options` go to nats.connect
+    (credentials, TLS, inbox_prefix: `NatsAuth.connect_options()`).
 
     NATS or PostgreSQL being unavailable at start is waited out (logged once). Raises
     ValueError when no sink is configured, RuntimeError when another sink holds the file.
@@ -512,7 +514,7 @@ async def run_sinks(nats_url: str, database_url: str | None, jsonl_path: Path | 
     if retention_days < 1:
         raise ValueError("retention_days must be at least 1")
     log = structlog.get_logger("memory.sinks")
-    nc = await _connect(nats_url, stop, log)
+    nc = await _connect(nats_url, stop, log, connect_options)
     if nc is None:
         return
     try:
@@ -538,7 +540,8 @@ async def run_sinks(nats_url: str, database_url: str | None, jsonl_path: Path | 
             await nc.drain()
 
 
-async def _connect(nats_url: str, stop: asyncio.Event, log: Any) -> nats.NATS | None:
+async def _connect(nats_url: str, stop: asyncio.Event, log: Any,
+                   connect_options: dict[str, Any] | None = None) -> nats.NATS | None:
     failing = False  # connection errors are logged once until the next (re)connect
 
     async def on_error(exc: Exception) -> None:
@@ -555,9 +558,10 @@ async def _connect(nats_url: str, stop: asyncio.Event, log: Any) -> nats.NATS | 
         failing = False
         log.info("metric_sinks_nats_reconnected")
 
-    connect = asyncio.create_task(nats.connect(
-        nats_url, name="memory-metrics-sinks", max_reconnect_attempts=-1, reconnect_time_wait=1.0,
-        error_cb=on_error, disconnected_cb=on_disconnect, reconnected_cb=on_reconnect))
+    options: dict[str, Any] = {"name": "memory-metrics-sinks", "max_reconnect_attempts": -1,
+                               "reconnect_time_wait": 1.0, "error_cb": on_error, "disconnected_cb": on_disconnect,
+                               "reconnected_cb": on_reconnect, **(connect_options or {})}
+    connect = asyncio.create_task(nats.connect(nats_url, **options))
     stopped = asyncio.create_task(stop.wait())
     await asyncio.wait({connect, stopped}, return_when=asyncio.FIRST_COMPLETED)
     stopped.cancel()

@@ -1,0 +1,127 @@
+"""Cluster fixtures: a three-node JetStream cluster from deploy/nats/ (accounts included),
+PostgreSQL, and workers logged in as `memory-worker`, all on loopback in a temporary directory
+and all stopped by PID at the end (also when the test fails).
+
+Sizes come from the environment:
+
+    CLUSTER_COMMANDS  creates per run (default 300; `make test-cluster` runs 3000)
+    CLUSTER_SEED      seed of every random choice (default 20240611)
+    CLUSTER_KEEP_DIR  keep the data directory (logs of the nodes and workers) after the run
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+from db.migrate import migrate_dsn  # noqa: E402
+from tests.cluster.nats_deploy import PASSWORDS, NatsCluster  # noqa: E402
+from tests.conftest import WorkerProcess, worker_env  # noqa: E402
+from worker.embedded import PostgresServer  # noqa: E402
+
+CLUSTER_DB = "cluster"
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw else default
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cluster: a three-node NATS cluster with node and worker kills (tests/cluster)")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.cluster)
+
+
+class ClusterWorker(WorkerProcess):
+    """`memoryctl run` that can also be SIGKILLed (its own PID only)."""
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.running:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self._log.close()
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int | None:
+        if self.proc is None:
+            return None
+        if self._log.closed:
+            return self.proc.returncode
+        return super().stop(sig, timeout)
+
+
+@dataclass
+class ClusterSetup:
+    root: Path
+    nats: NatsCluster
+    pg: PostgresServer
+    workers: list[ClusterWorker] = field(default_factory=list)
+
+    @property
+    def database_url(self) -> str:
+        return self.pg.dsn(CLUSTER_DB)
+
+    def worker(self, name: str, **extra: str) -> ClusterWorker:
+        settings = dict(
+            NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
+            STREAM_REPLICAS="3", MEMORY_PARTITIONS="16", ACK_WAIT_SECONDS="20", MAX_DELIVER="10",
+            MAX_SERVER_MEMORIES="1000000", MAX_PERSONAL_MEMORIES="1000000",
+            REPLY_SUBJECT_PREFIXES="_INBOX.bot.",
+        )
+        settings.update(extra)
+        worker = ClusterWorker(worker_env(self.nats.url, self.database_url, **settings), self.root / f"{name}.log")
+        self.workers.append(worker)
+        return worker
+
+
+@pytest.fixture
+async def cluster_setup():
+    root = Path(tempfile.mkdtemp(prefix="memory-cluster-"))
+    nats_cluster = NatsCluster(root / "nats")
+    pg = PostgresServer(root / "pg", durable=False)
+    setup = ClusterSetup(root, nats_cluster, pg)
+    try:
+        nats_cluster.start()
+        pg.start()
+        conn = await asyncpg.connect(pg.dsn())
+        try:
+            await conn.execute(f"CREATE DATABASE {CLUSTER_DB}")
+        finally:
+            await conn.close()
+        await migrate_dsn(setup.database_url)  # as the owner; the workers find nothing to do
+        yield setup
+    finally:
+        for worker in setup.workers:
+            if worker.running:
+                worker.stop(signal.SIGTERM, timeout=20)
+                worker.kill()
+        nats_cluster.stop()
+        pg.stop()
+        pg.kill()
+        if os.environ.get("CLUSTER_KEEP_DIR"):
+            print(f"\ncluster data kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
