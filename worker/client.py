@@ -33,7 +33,9 @@ class MemoryClient:
         self._nc = nc
         self._js = nc.jetstream()
         self._timeout = timeout
-        self._prefix = f"_INBOX.memory.{uuid.uuid4().hex}"
+        # The connection's own inbox prefix: a bot whose permissions allow replies only under
+        # its private prefix (nats.connect(inbox_prefix=...)) gets its results there.
+        self._prefix = nc.new_inbox()
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._sub = None
 

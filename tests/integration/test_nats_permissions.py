@@ -236,9 +236,6 @@ async def test_a_bot_cannot_read_another_bots_replies_or_consumers(secured):
     assert violations(tomori_errors) == []
 
 
-@pytest.mark.xfail(strict=True, reason="MemoryClient subscribes to _INBOX.memory.<uuid>.*, outside a bot's "
-                                       "private inbox prefix (accounts.conf: _INBOX.bot.<name>.>): it should derive "
-                                       "its reply prefix from the connection's inbox_prefix")
 async def test_memory_client_works_on_a_bot_connection(secured):
     errors: list[Exception] = []
     bot = await connect_as(secured.url, "bot-tomori", errors=errors)
