@@ -23,6 +23,8 @@ WORKSPACE_SETTINGS = {
 }
 
 
+# Two statements on purpose: when a concurrent transaction inserts the same id, the insert
+# waits for it and skips, and only a new statement's snapshot sees the row it committed.
 async def ensure_user(conn: asyncpg.Connection, disc_id: str) -> int:
     await conn.execute("INSERT INTO users (user_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
     return await conn.fetchval("SELECT user_id FROM users WHERE user_disc_id = $1", disc_id)

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from db import directory
+
 import asyncpg
 import msgspec
 
@@ -176,16 +178,10 @@ class Tx:
         return _SEED_CONTEXT.decode(raw)
 
     async def ensure_server(self, workspace_id: str) -> int:
-        return await self.conn.fetchval(
-            "WITH ins AS (INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING"
-            " RETURNING server_id) SELECT server_id FROM ins UNION ALL"
-            " SELECT server_id FROM servers WHERE server_disc_id = $1 LIMIT 1", workspace_id)
+        return await directory.ensure_server(self.conn, workspace_id)
 
     async def ensure_user(self, disc_id: str) -> int:
-        return await self.conn.fetchval(
-            "WITH ins AS (INSERT INTO users (user_disc_id) VALUES ($1) ON CONFLICT DO NOTHING"
-            " RETURNING user_id) SELECT user_id FROM ins UNION ALL"
-            " SELECT user_id FROM users WHERE user_disc_id = $1 LIMIT 1", disc_id)
+        return await directory.ensure_user(self.conn, disc_id)
 
     async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
                                      teacher_user_id: int | None, contents: Sequence[str],

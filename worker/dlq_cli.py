@@ -95,6 +95,9 @@ async def _show(js, args, out) -> int:
 
 
 async def _replay_or_drop(js, args, out, progress) -> int:
+    if args.reason and not args.all:
+        out("--reason selects among --all; with sequence numbers, name exactly the letters to act on")
+        return 2
     if args.all:
         targets = [letter async for letter in dead_letters.entries(js, args.reason)]
     else:

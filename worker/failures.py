@@ -6,6 +6,7 @@ import asyncio
 
 import asyncpg
 import nats.errors
+import nats.js.errors
 
 # Deterministic database refusals: the same data fails the same way on every attempt, so
 # retrying only blocks the partition. Dead-lettered at once.
@@ -28,6 +29,7 @@ _UNAVAILABLE = (
     nats.errors.ConnectionClosedError,
     nats.errors.ConnectionReconnectingError,
     nats.errors.NoRespondersError,  # JetStream not answering (restarting)
+    nats.js.errors.NoStreamResponseError,  # a stream without a leader (cluster election, restart)
     asyncio.TimeoutError,  # a publish ack or reply that never came
 )
 

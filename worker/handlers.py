@@ -31,6 +31,8 @@ from worker.services.base import CommandService, Handled
 log = structlog.get_logger("worker")
 
 StoredResult = Callable[[str, str], Awaitable[bytes | None]]
+# A message delivered this many times MAX_DELIVER without ever failing cleanly is poison.
+REDELIVERY_LIMIT_FACTOR = 3
 
 
 # Every result, whatever its command, has data.status: enough for the canonical log line.
@@ -127,6 +129,13 @@ class CommandHandler:
             return
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
+        if deliveries > REDELIVERY_LIMIT_FACTOR * self._max_deliver:
+            # Delivered far past the budget without ever reaching a failure path: it kills or
+            # hangs the worker. Dead-letter it without running it again.
+            await self._give_up(msg, original, decoded, service, RuntimeError(
+                f"delivered {deliveries} times without completing (worker crash or hang?)"), deliveries,
+                permanent=True, first_failed_at=None, bound=bound, started=started)
+            return
         try:
             handled: Handled = await service.run(decoded)
             await self._outbox.publish(handled.events)
@@ -196,13 +205,20 @@ class CommandHandler:
         if unavailable or (not permanent and counted < self._max_deliver):
             delay = retry_delay(deliveries)
             event = "waiting_for_dependency" if unavailable else "command_retry"
-            metrics.RETRIES.labels(cmd_kind(msg)).inc()
+            metrics.RETRIES.labels(kind_of(original)).inc()
             bound.warning(event, error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
             try:
                 await msg.nak(delay=delay)
             except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
                 bound.warning("nak_failed", error=repr(nak_exc))
             return
+        await self._give_up(msg, original, cmd, service, exc, deliveries, permanent=permanent,
+                            first_failed_at=first_failed_at, bound=bound, started=started)
+
+    async def _give_up(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
+                       deliveries: int, *, permanent: bool, first_failed_at: datetime | None, bound,
+                       started: float) -> None:
+        seq = _seq(msg)
         try:
             # Giving up: if the command was in fact applied (the failure came after commit),
             # its stored result is the answer and the sweeper publishes its events.
@@ -238,10 +254,6 @@ def _probe(data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)) -> tuple
     if not (isinstance(reply_to, str) and is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)):
         reply_to = None
     return command_id, reply_to
-
-
-def cmd_kind(msg: Msg) -> str:
-    return subjects.parse_partitioned(msg.subject)[0]
 
 
 def kind_of(original_subject: str) -> str:

@@ -29,7 +29,7 @@ class Settings:
     metric_sample_retention_days: int = 30
     max_deliver: int = 10
     ack_wait_seconds: int = 60
-    inbox_retention_days: int = 30
+    inbox_retention_days: int = 35
     max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = ("_INBOX.",)
     db_pool_size: int = 20
@@ -63,7 +63,8 @@ class Settings:
             ("metric_sample_retention_days", 1, 36_500),
             ("max_deliver", 1, 1000),
             ("ack_wait_seconds", 20, 3600),
-            ("inbox_retention_days", 1, 36_500),
+            # Longer than MEMORY_DLQ keeps a dead letter (30 days): a replay is always recognised.
+            ("inbox_retention_days", 31, 36_500),
             ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
             ("metrics_port", 0, 65535),

@@ -62,11 +62,13 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=2000)
     parser.add_argument("--workspaces", type=int, default=200)
     parser.add_argument("--in-flight", type=int, default=64)
+    parser.add_argument("--partitions", type=int, default=16)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="memory-bench-"))
     nats_server = NatsServer(root / "nats").start()
     pg = PostgresServer(root / "pg").start()
-    worker = WorkerProcess(worker_env(nats_server.url, pg.dsn()), root / "worker.log")
+    worker = WorkerProcess(worker_env(nats_server.url, pg.dsn(), MEMORY_PARTITIONS=str(args.partitions)),
+                           root / "worker.log")
     try:
         worker.start()
         elapsed, latencies, statuses = asyncio.run(

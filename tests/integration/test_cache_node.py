@@ -402,7 +402,13 @@ async def test_run_cache_node_waits_for_the_stream_and_logs_invalidations_until_
                 break
             await asyncio.sleep(0.05)
         await publish_invalidation(js, "user", "42")
-        await asyncio.sleep(0.3)
+        # The runner hands its node back only once stopped: wait (bounded) until its consumer
+        # has acknowledged the invalidation, which the node does after applying it.
+        for _ in range(200):
+            info = await js.consumer_info(subjects.EVENTS_STREAM, consumer_name(name))
+            if info.delivered.consumer_seq >= 1 and info.num_ack_pending == 0 and info.num_pending == 0:
+                break
+            await asyncio.sleep(0.025)
         stop.set()
         node = await asyncio.wait_for(runner, 5)
         assert node.stats.invalidations == 1

@@ -539,7 +539,7 @@ async def test_a_host_adds_to_its_open_proxy_identitys_personal_memories(pool, h
 
 @pytest.mark.parametrize("action", ["add", "edit", "remove"])
 @pytest.mark.parametrize("case", ["host-full-privacy", "host-blacklisted", "one-of-two-hosts-full"])
-async def test_a_protected_host_blocks_every_write_for_the_identity(pool, action, case):
+async def test_a_protected_host_blocks_every_write_for_the_identity_but_removals(pool, action, case):
     ws, host, co_host, proxy = unique(), unique(), unique(), new_proxy_id()
     async with pool.acquire() as conn:
         server_id = await add_server(conn, ws)
@@ -554,11 +554,15 @@ async def test_a_protected_host_blocks_every_write_for_the_identity(pool, action
     result, handled = await run(service(pool), manual(ws, scope="personal", actor=host, identity_id=proxy,
                                                       action=action, memory_id=memory_id, content="x"))
 
-    assert (result.success, result.data.status) == (False, codes.HOST_PROTECTED), result
-    assert result.error and handled.events == []
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT personal_memory_id, content FROM personal_memories WHERE user_id = $1",
                                 proxy_uid)
+    if action == "remove":
+        # Forgetting is never blocked by a host's protection.
+        assert result.data.status == codes.REMOVED and rows == []
+        return
+    assert (result.success, result.data.status) == (False, codes.HOST_PROTECTED), result
+    assert result.error and handled.events == []
     assert [(r[0], r[1]) for r in rows] == [(memory_id, "personal #0")]
 
 
@@ -729,3 +733,15 @@ async def test_the_same_command_twice_has_one_effect_and_one_result(pool, action
         events = await outbox_subjects(conn, cmd.command_id)
     assert count == {"add": 2, "add_batch": 4, "edit": 1, "remove": 0}[action]
     assert len(events) == {"add": 2, "add_batch": 4, "edit": 2, "remove": 2}[action]
+
+
+async def test_a_global_add_cannot_push_a_full_lineage_over_its_cap(pool):
+    """Every lineage's cap counts lineage-0 rows, so a global add is refused while any lineage is full."""
+    user = unique()
+    async with pool.acquire() as conn:
+        user_id = await add_user(conn, user)
+        await add_personal_memories(conn, user_id, 7, [1, 2, 3, 4, 5])  # lineage 7 at the cap of 5
+    result, handled = await run(service(pool, max_personal_memories=5),
+                                manual(unique(), scope="personal", actor=user, lineage=0, content="a global fact"))
+    assert result.data.status == codes.LIMIT_REACHED
+    assert handled.events == []

@@ -209,7 +209,7 @@ def test_identity_not_among_the_actors_is_not_found(
     assert "No such identity among yours" in result.reason and IDENTITY in result.reason
 
 
-@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("action", [a for a in ACTIONS if a != "remove"])
 @pytest.mark.parametrize(
     ("hosts", "why"),
     [
@@ -223,6 +223,13 @@ def test_protected_host_refuses_identity_writes(action: str, hosts: tuple[HostLi
     cmd = any_action(action, scope="personal", identity_id=IDENTITY)
     ctx = context(identity=ProxyIdentity(99, IDENTITY, hosts), identity_hosted_by_actor=True)
     assert why in refused(decide(cmd, ctx), codes.HOST_PROTECTED).reason
+
+
+def test_a_protected_host_may_still_remove_the_identitys_memories() -> None:
+    cmd = any_action("remove", scope="personal", identity_id=IDENTITY)
+    ctx = context(identity=ProxyIdentity(99, IDENTITY, (HostLink(ALICE, privacy_level=2),)),
+                  identity_hosted_by_actor=True)
+    assert not isinstance(decide(cmd, ctx), Refuse)
 
 
 @pytest.mark.parametrize("action", ACTIONS)

@@ -122,7 +122,7 @@ def test_failed() -> None:
         "data": {"status": "failed", "reason": "the database stayed unavailable"},
         "invalidated": [],
     }
-    assert op_results.FAILED == "failed"
+    assert codes.FAILED == "failed"
 
 
 def test_results_round_trip_through_the_contract_type() -> None:

@@ -95,7 +95,8 @@ def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
             codes.NOT_FOUND,
             f"No such identity among yours: {cmd.identity_id} is not a proxy identity you host.",
         )
-    why = host_protection(ctx.identity)
+    # Removing is never blocked by a host's protection: it only ever forgets.
+    why = host_protection(ctx.identity) if cmd.action != "remove" else None
     if why is not None:
         return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {why}.")
     return None

@@ -17,7 +17,6 @@ from contracts.results import CacheKey, OpData, OpResult
 from worker.domain.model import Refuse
 
 __all__ = [
-    "FAILED",
     "added",
     "failed",
     "refused",
@@ -28,10 +27,6 @@ __all__ = [
     "unchanged",
     "updated",
 ]
-
-# Not in contracts.results: only the worker gives up on a command, after its retries.
-FAILED = "failed"
-
 
 def _done(command_id: str, data: OpData, invalidated: Iterable[CacheKey] = ()) -> OpResult:
     return OpResult(command_id=command_id, success=True, data=data, invalidated=list(invalidated))
@@ -95,4 +90,4 @@ def skipped(command_id: str, reason: str) -> OpResult:
 
 def failed(command_id: str, reason: str) -> OpResult:
     """The answer for a command the worker gave up on after its retries (it went to the DLQ)."""
-    return OpResult(command_id=command_id, success=False, error=reason, data=OpData(status=FAILED, reason=reason))
+    return OpResult(command_id=command_id, success=False, error=reason, data=OpData(status=codes.FAILED, reason=reason))

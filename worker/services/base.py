@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Protocol
+
+import asyncpg
 
 from contracts.codec import encode
 from contracts.commands import Envelope
-from db.repository import OutboxRow, Stored
+from db.repository import MemoryRepository, OutboxRow, Stored
 from worker.domain import messages
 
 
@@ -26,6 +29,24 @@ class CommandService(Protocol):
 
     def failure_result(self, cmd: Envelope) -> bytes:
         """The answer when the worker gives up on the command."""
+
+
+async def once(repo: MemoryRepository, cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled:
+    """Run a service body that stores the command's result in its own transaction.
+
+    Two deliveries of one command can run at once (a redelivery racing a slow original);
+    the later one's inbox insert fails and its transaction rolls back whole, and the
+    answer is what the first one stored.
+    """
+    try:
+        return await body()
+    except asyncpg.UniqueViolationError as exc:
+        if exc.table_name != "processed_commands":
+            raise
+        stored = await repo.stored_result(cmd.command_id, cmd.workspace_id)
+        if stored is None:
+            raise
+        return Handled(stored, [], duplicate=True)
 
 
 def answer_repeat(cmd: Envelope, stored: Stored) -> Handled:

@@ -15,7 +15,7 @@ from worker.domain.events import EventTemplate
 from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
 from worker.services import rows
-from worker.services.base import Handled, answer_repeat
+from worker.services.base import Handled, answer_repeat, once
 
 
 class ManualContextRequest(msgspec.Struct, frozen=True):
@@ -57,6 +57,9 @@ class ManualMemoryService:
         self._limits = limits
 
     async def run(self, cmd: ManualMemory) -> Handled:
+        return await once(self._repo, cmd, lambda: self._run(cmd))
+
+    async def _run(self, cmd: ManualMemory) -> Handled:
         owner_id = owner_of(cmd)
         async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
             stored = await tx.stored(cmd.command_id)

@@ -6,7 +6,7 @@ from contracts.codec import encode
 from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository
 from worker.domain import op_results
-from worker.services.base import Handled, answer_repeat
+from worker.services.base import Handled, answer_repeat, once
 
 
 class ReinforceService:
@@ -14,6 +14,9 @@ class ReinforceService:
         self._repo = repo
 
     async def run(self, cmd: ReinforceMemories) -> Handled:
+        return await once(self._repo, cmd, lambda: self._run(cmd))
+
+    async def _run(self, cmd: ReinforceMemories) -> Handled:
         server_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "server"})
         personal_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "personal"})
         async with self._repo.owner_transaction([]) as tx:

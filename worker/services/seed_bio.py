@@ -13,7 +13,7 @@ from worker.domain.bio import decide_seed
 from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import Limits, SeedPlan
 from worker.services import rows
-from worker.services.base import Handled, answer_repeat
+from worker.services.base import Handled, answer_repeat, once
 
 
 class SeedBioService:
@@ -23,6 +23,9 @@ class SeedBioService:
         self._max_units = max_units
 
     async def run(self, cmd: SeedBio) -> Handled:
+        return await once(self._repo, cmd, lambda: self._run(cmd))
+
+    async def _run(self, cmd: SeedBio) -> Handled:
         cid = cmd.command_id
         # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
         # transaction, makes every later seed a no-op whatever its command id.
