@@ -20,6 +20,7 @@ class OutboxRow(msgspec.Struct, frozen=True):
     subject: str
     headers: dict[str, str]
     payload: msgspec.Raw
+    command_id: str = ""  # set on rows read by the sweeper
 
 
 class WorkspaceRow(msgspec.Struct, frozen=True):
@@ -324,13 +325,13 @@ class MemoryRepository:
             "UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[]) AND published_at IS NULL", list(ids)
         )
 
-    async def unpublished(self, older_than_seconds: float, limit: int) -> list[OutboxRow]:
-        """Rows a crash left behind (older than the in-flight window), oldest first."""
+    async def unpublished(self, older_than_seconds: float, limit: int, after_id: int = 0) -> list[OutboxRow]:
+        """Rows a crash left behind (older than the in-flight window), oldest first, after `after_id`."""
         raw = await self._pool.fetchval(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'subject', subject,"
-            " 'headers', headers, 'payload', payload) ORDER BY id), '[]'::jsonb)"
-            " FROM (SELECT * FROM outbox WHERE published_at IS NULL"
+            " 'headers', headers, 'payload', payload, 'command_id', command_id) ORDER BY id), '[]'::jsonb)"
+            " FROM (SELECT * FROM outbox WHERE published_at IS NULL AND id > $3"
             "       AND created_at < now() - make_interval(secs => $1) ORDER BY id LIMIT $2) o",
-            older_than_seconds, limit,
+            older_than_seconds, limit, after_id,
         )
         return _OUTBOX.decode(raw)

@@ -19,6 +19,14 @@ from db.repository import MemoryRepository, OutboxRow
 from worker import metrics
 
 log = structlog.get_logger("outbox")
+
+
+def _by_command(rows: Sequence[OutboxRow]) -> list[list[OutboxRow]]:
+    """Rows grouped by command, in id order (a command's rows are consecutive ids)."""
+    groups: dict[str, list[OutboxRow]] = {}
+    for row in rows:
+        groups.setdefault(row.command_id, []).append(row)
+    return list(groups.values())
 _INVALIDATE = "cache.invalidate."
 
 
@@ -73,16 +81,27 @@ class OutboxPublisher:
             raise
 
     async def sweep(self) -> int:
-        """Publish rows older than the in-flight window that nobody marked published."""
-        total = 0
+        """Publish rows older than the in-flight window that nobody marked published.
+
+        Command by command (each keeps its invalidation-first order): one that cannot be
+        published is logged and left for the next sweep, and the rest still go out.
+        """
+        total, after = 0, 0
         while True:
-            rows = await self._repo.unpublished(self._sweep_age, self._batch)
+            rows = await self._repo.unpublished(self._sweep_age, self._batch, after_id=after)
             if not rows:
                 return total
-            await self.publish(rows)
+            after = rows[-1].id
+            for command_rows in _by_command(rows):
+                try:
+                    await self.publish(command_rows)
+                except Exception as exc:
+                    log.warning("outbox_row_not_published", first_row=command_rows[0].id,
+                                subject=command_rows[0].subject, error=repr(exc))
+                    continue
+                total += len(command_rows)
             await self.flush()
-            total += len(rows)
-            log.info("outbox_swept", rows=len(rows))
+            log.info("outbox_swept", rows=total)
 
     async def run(self) -> None:
         """Background loop: batched marking, periodic sweep. Stops with stop()."""

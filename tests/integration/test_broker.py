@@ -150,3 +150,21 @@ async def test_concurrent_migrations_apply_each_file_once(pg_server):
     applied = await asyncio.gather(*(migrate_dsn(pg_server.dsn(name)) for _ in range(4)))
     names = [n for run in applied for n in run]
     assert sorted(names) == sorted(m.name for m in available())
+
+
+async def test_a_row_that_cannot_be_published_does_not_hold_back_the_others(js, pool):
+    bad, good = unique("bad"), unique("good")
+    async with pool.acquire() as conn:
+        # No stream captures this subject: publishing it fails every time.
+        await conn.execute(
+            "INSERT INTO outbox (command_id, subject, headers, payload, created_at)"
+            " VALUES ($1, 'nowhere.at.all', $2::jsonb, '{}', now() - interval '1 minute')", bad,
+            '{"Nats-Msg-Id": "x"}')
+    await _insert_outbox(pool, good, 3)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), sweep_age=1.0, ack_timeout=2.0)
+
+    assert await outbox.sweep() == 3
+    async with pool.acquire() as conn:
+        left = await conn.fetch("SELECT command_id FROM outbox WHERE published_at IS NULL"
+                                " AND command_id = ANY($1)", [bad, good])
+    assert [r[0] for r in left] == [bad]
