@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-unit test-integration test-e2e test-chaos demo bench-smoke schemas clean
+.PHONY: install run test test-unit test-integration test-e2e test-chaos demo bench bench-smoke schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,15 @@ test-chaos: $(STAMP)
 ## With `make run` going in another terminal: a short scripted conversation.
 demo: $(STAMP)
 	$(VENV)/bin/memoryctl demo
+
+$(VENV)/.bench-installed: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+## The performance benchmark: pgbench baseline, worker end to end, in-process peer, latency
+## under load, scaling with data; writes tests/bench/results/<date>.json and a PNG plot.
+bench: $(VENV)/.bench-installed
+	$(PY) -m tests.bench.run $(BENCH_ARGS)
 
 ## 2,000 creates over 200 workspaces through MemoryClient against embedded servers.
 bench-smoke: $(STAMP)

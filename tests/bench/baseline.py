@@ -1,0 +1,220 @@
+"""The baseline: the worker's own per-command database work, driven by pgbench.
+
+For every command the worker makes two calls (worker/services/create_memory.py):
+
+    SELECT memory_create_context($1, $2, $3, $4)                 -- read what the decision needs
+    SELECT * FROM memory_create_save($1::jsonb)                   -- lock, inbox, count, evict, insert, outbox
+
+and, when the plan may evict, runs the save in an explicit transaction (BEGIN; save;
+memory_set_notice() if it did evict; COMMIT), since the eviction card shows the forgotten
+content. Here the worker's own code builds each request: CreateMemoryService runs against a
+repository whose create_save() captures the JSON instead of sending it, for every command of
+the run. The requests go into a table of the bench database, and a pgbench script takes the
+next one per transaction and makes exactly the worker's calls with it, as parameters of
+prepared statements (what asyncpg does), at the worker's concurrency. The one addition is the
+primary-key read of the request row, folded into the context statement so the number of
+round trips stays the worker's.
+
+Not included: publishing the events and marking them published (batched, off the hot path
+in the worker), so the baseline is the database's rate for the command's transaction alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+
+from contracts.commands import CreateMemory
+from db.repository import MemoryRepository, create_pool
+from worker.domain.model import Limits
+from worker.domain.targets import lookup_ids
+from worker.embedded import LOOPBACK, PostgresServer
+from worker.services.create_memory import CreateMemoryService
+
+# The forgotten content an eviction's notice shows: a legacy row's length (tests/bench/dataset.py).
+_FORGOTTEN = ("Legacy note 42: the server agreed that coffee is the official drink of the music channel, "
+              "per the old bot's records")
+
+
+class _Captured(Exception):
+    def __init__(self, request: bytes, notice_after) -> None:
+        self.request = request
+        self.notice_after = notice_after
+
+
+class _Refused(Exception):
+    def __init__(self, result: bytes) -> None:
+        self.result = result
+
+
+class _CapturingRepository(MemoryRepository):
+    """The real context read; the save is captured, not sent."""
+
+    async def create_save(self, plan_json: bytes, notice_after=None):
+        raise _Captured(plan_json, notice_after)
+
+    async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes):
+        raise _Refused(result_json)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    command_id: str
+    workspace_id: str
+    ids: list[str]
+    lineage_id: int
+    may_evict: int
+    body: str
+    evict_notice: str  # JSON; 'null' when the save cannot evict
+
+
+async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
+                         concurrency: int = 16) -> list[Request]:
+    """The worker's memory_create_save() argument for every command, built by the worker's code."""
+    pool = await create_pool(dsn, min_size=1, max_size=concurrency)
+    service = CreateMemoryService(_CapturingRepository(pool), limits)
+    out: list[Request | None] = [None] * len(commands)
+    next_index = iter(range(len(commands)))
+
+    async def one(i: int) -> None:
+        cmd = commands[i]
+        try:
+            await service.run(cmd)
+        except _Captured as captured:
+            notice = None
+            if captured.notice_after is not None:
+                notice = captured.notice_after(
+                    b'{"data":{"content_forgotten":' + _json_string(_FORGOTTEN) + b"}}")
+            out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd)), cmd.persona.lineage_id,
+                             1 if captured.notice_after is not None else 0, captured.request.decode(),
+                             notice.decode() if notice is not None else "null")
+            return
+        except _Refused as refused:
+            raise RuntimeError(f"bench command {cmd.command_id} is refused before the save: "
+                               f"{refused.result[:300]!r}") from None
+        raise RuntimeError(f"bench command {cmd.command_id} was answered from the inbox")
+
+    async def lane() -> None:
+        for i in next_index:
+            await one(i)
+
+    try:
+        await asyncio.gather(*(lane() for _ in range(concurrency)))
+    finally:
+        await pool.close()
+    return [r for r in out if r is not None]
+
+
+def _json_string(text: str) -> bytes:
+    import msgspec
+
+    return msgspec.json.encode(text)
+
+
+async def store_requests(dsn: str, requests: list[Request]) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(
+            "CREATE TABLE bench_requests (i bigint PRIMARY KEY, command_id text NOT NULL, workspace_id text NOT NULL,"
+            " ids text[] NOT NULL, lineage_id integer NOT NULL, may_evict integer NOT NULL, body text NOT NULL,"
+            " evict_notice text NOT NULL);"
+            "CREATE SEQUENCE bench_next;")
+        await conn.copy_records_to_table(
+            "bench_requests",
+            records=[(i + 1, r.command_id, r.workspace_id, r.ids, r.lineage_id, r.may_evict, r.body, r.evict_notice)
+                     for i, r in enumerate(requests)])
+        await conn.execute("VACUUM ANALYZE bench_requests")
+        await conn.execute("CHECKPOINT")
+    finally:
+        await conn.close()
+
+
+# One pgbench transaction = one command, exactly as CreateMemoryService and
+# MemoryRepository issue it (autocommit statements; an explicit transaction when the plan may
+# evict, with memory_set_notice() only after an eviction).
+SCRIPT = r"""
+SELECT r.command_id, r.may_evict, r.body, r.evict_notice, memory_create_context(r.command_id, r.workspace_id, r.ids, r.lineage_id) AS context FROM bench_requests r WHERE r.i = (SELECT nextval('bench_next')) \gset
+\if :may_evict
+BEGIN;
+SELECT (s.result #>> '{data,status}' = 'memory_saved_with_eviction')::int AS evicted, s.duplicate, s.result, s.outbox FROM memory_create_save(:body::jsonb) s \gset
+\if :evicted
+SELECT * FROM memory_set_notice(:command_id, :evict_notice::jsonb);
+\endif
+COMMIT;
+\else
+SELECT * FROM memory_create_save(:body::jsonb);
+\endif
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class PgbenchResult:
+    clients: int
+    threads: int
+    transactions: int
+    failed: int
+    elapsed_s: float
+    tps: float
+    latencies_s: list[float]
+    statuses: dict[str, int]
+    output: str
+
+
+async def run_pgbench(pg: PostgresServer, database: str, workdir: Path, *, clients: int,
+                      per_client: int, timeout: float) -> PgbenchResult:
+    workdir.mkdir(parents=True, exist_ok=True)
+    script = workdir / "create.sql"
+    script.write_text(SCRIPT)
+    threads = max(1, min(clients, os.cpu_count() or 1))
+    args = [str(pg.bin_dir / "pgbench"), "-n", "-M", "prepared", "-c", str(clients), "-j", str(threads),
+            "-t", str(per_client), "-f", str(script), "-l", f"--log-prefix={workdir / 'txn'}",
+            "-h", LOOPBACK, "-p", str(pg.port), "-U", pg.user, database]
+    started = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(*args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                stdin=subprocess.DEVNULL, cwd=workdir)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except BaseException as exc:
+        if proc.returncode is None:
+            proc.kill()
+            await asyncio.shield(proc.wait())
+        if isinstance(exc, TimeoutError):
+            raise RuntimeError(f"pgbench did not finish within {timeout:.0f}s") from None
+        raise
+    elapsed = time.perf_counter() - started
+    text = out.decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"pgbench failed (exit {proc.returncode}):\n{text[-3000:]}")
+    tps = _number(r"tps = ([0-9.]+) \(without initial connection time\)", text)
+    processed = int(_number(r"number of transactions actually processed: (\d+)", text))
+    failed_match = re.search(r"number of failed transactions: (\d+)", text)
+    failed = int(failed_match.group(1)) if failed_match else 0
+    latencies = []
+    for log in workdir.glob("txn.*"):
+        for line in log.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[2].isdigit():
+                latencies.append(int(parts[2]) / 1e6)
+    conn = await asyncpg.connect(pg.dsn(database))
+    try:
+        rows = await conn.fetch("SELECT status, count(*) AS n FROM processed_commands GROUP BY status")
+    finally:
+        await conn.close()
+    return PgbenchResult(clients=clients, threads=threads, transactions=processed, failed=failed,
+                         elapsed_s=elapsed, tps=tps, latencies_s=latencies,
+                         statuses=dict(Counter({r["status"]: r["n"] for r in rows})), output=text)
+
+
+def _number(pattern: str, text: str) -> float:
+    match = re.search(pattern, text)
+    if not match:
+        raise RuntimeError(f"pgbench output has no {pattern!r}:\n{text[-3000:]}")
+    return float(match.group(1))

@@ -1,0 +1,186 @@
+"""Percentiles, the printed table, the results JSON and the PNG plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# The issue's targets (measured on a 2-core machine): name -> (figure path, comparison, bound).
+TARGETS = {
+    "worker / peer throughput": (("ratios", "worker_over_peer"), ">=", 1.0),
+    "worker / baseline throughput": (("ratios", "worker_over_baseline"), ">=", 0.5),
+    "p99 at 50% of max rate (ms)": (("latency_under_load", "p99_ms_at_50"), "<=", 20.0),
+    "throughput large / small data": (("scaling", "ratio"), ">=", 0.9),
+    "worker peak RSS (MB)": (("worker", "peak_rss_mb"), "<=", 200.0),
+}
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list (q in 0..1)."""
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+def latency_ms(latencies_s: list[float]) -> dict[str, float]:
+    values = sorted(x * 1000 for x in latencies_s)
+    if not values:
+        return {"count": 0}
+    return {
+        "count": len(values),
+        "p50": round(percentile(values, 0.50), 2),
+        "p90": round(percentile(values, 0.90), 2),
+        "p99": round(percentile(values, 0.99), 2),
+        "max": round(values[-1], 2),
+        "mean": round(sum(values) / len(values), 2),
+    }
+
+
+def _lookup(results: dict, path: tuple[str, ...]):
+    node = results
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def check_targets(results: dict) -> dict[str, dict]:
+    out = {}
+    for name, (path, op, bound) in TARGETS.items():
+        value = _lookup(results, path)
+        met = None if value is None else (value >= bound if op == ">=" else value <= bound)
+        out[name] = {"value": value, "target": f"{op} {bound:g}", "met": met}
+    return out
+
+
+def _fmt(value, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def table(results: dict) -> str:
+    cfg = results["config"]
+    machine = results["machine"]
+    lines = [
+        f"make bench on {machine['cpu_count']} cores (load average at start {machine['loadavg_start']}, "
+        f"at end {machine.get('loadavg_end', '-')}); {cfg['commands']:,} creates over {cfg['workspaces']:,} "
+        f"workspaces, {cfg['concurrency']} in flight at the database, {cfg['in_flight']} published in flight",
+        "",
+        f"{'':32}{'cmd/s':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}",
+    ]
+
+    def row(label: str, section: dict | None) -> None:
+        if not section:
+            lines.append(f"{label:32}{'-':>10}")
+            return
+        lat = section.get("latency_ms", {})
+        lines.append(f"{label:32}{_fmt(section.get('commands_per_s')):>10}{_fmt(lat.get('p50')):>9}"
+                     f"{_fmt(lat.get('p90')):>9}{_fmt(lat.get('p99')):>9}{_fmt(lat.get('max')):>9}")
+
+    row("1 baseline (pgbench, same SQL)", results.get("baseline"))
+    row("2 worker end to end", results.get("worker"))
+    row("3 peer (in-process, classic)", results.get("peer"))
+    for point in results.get("latency_under_load", {}).get("points", []):
+        row(f"5 worker at {point['share']:.0%} of max", point)
+    scaling = results.get("scaling", {})
+    if scaling.get("large"):
+        row(f"6 worker, {scaling['large_rows']:,} rows", scaling["large"])
+    lines.append("")
+    lines.append(f"{'CPU ms per command':32}{'bot':>8}{'worker':>8}{'nats':>8}{'postgres':>9}{'other':>8}"
+                 f"{'busy':>7}{'steal':>7}")
+    cpu_rows = [("1 baseline (bot = pgbench)", results.get("baseline")), ("2 worker end to end", results.get("worker")),
+                ("3 peer", results.get("peer"))]
+    cpu_rows += [(f"5 worker at {p['share']:.0%} of max", p)
+                 for p in results.get("latency_under_load", {}).get("points", [])]
+    if scaling.get("large"):
+        cpu_rows.append((f"6 worker, {scaling['large_rows']:,} rows", scaling["large"]))
+    for label, section in cpu_rows:
+        cpu = (section or {}).get("cpu")
+        if not cpu:
+            continue
+        lines.append(f"{label:32}{_fmt(cpu.get('client_cpu_ms_per_command'), 2):>8}"
+                     f"{_fmt(cpu.get('worker_cpu_ms_per_command'), 2):>8}{_fmt(cpu.get('nats_cpu_ms_per_command'), 2):>8}"
+                     f"{_fmt(cpu.get('postgres_cpu_ms_per_command'), 2):>9}{_fmt(cpu.get('other_cpu_ms_per_command'), 2):>8}"
+                     f"{cpu.get('machine_busy_share', 0):>7.0%}{cpu.get('machine_steal_share', 0):>7.0%}")
+    lines.append("")
+    ratios = results.get("ratios", {})
+    worker = results.get("worker", {})
+    data = (f"6 large / small data ({scaling.get('small_rows', 0):,} -> {scaling['large_rows']:,} rows) "
+            f"{_fmt(scaling.get('ratio'), 2)}" if scaling.get("large_rows") else "6 scaling run skipped")
+    lines.append(f"4 worker / baseline {_fmt(ratios.get('worker_over_baseline'), 2)}   "
+                 f"worker / peer {_fmt(ratios.get('worker_over_peer'), 2)}   "
+                 f"{data}   worker peak RSS {_fmt(worker.get('peak_rss_mb'))} MB")
+    lines.append("")
+    lines.append("targets:")
+    for name, check in results.get("targets", {}).items():
+        verdict = {True: "met", False: "NOT met", None: "not measured"}[check["met"]]
+        value = check["value"]
+        lines.append(f"  {name:34}{_fmt(value, 2):>10}  (target {check['target']}) {verdict}")
+    return "\n".join(lines)
+
+
+def write_json(results: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n")
+
+
+def plot(results: dict, path: Path) -> bool:
+    """Throughput bars and latency percentiles; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_tp, ax_lat, ax_load) = plt.subplots(1, 3, figsize=(16, 5))
+    machine, cfg = results["machine"], results["config"]
+    fig.suptitle(f"memory worker bench, {machine['cpu_count']} cores, {cfg['commands']:,} creates over "
+                 f"{cfg['workspaces']:,} workspaces ({results['started_at']})")
+
+    bars = [("baseline\n(pgbench)", results.get("baseline")), ("peer\n(in-process)", results.get("peer")),
+            ("worker", results.get("worker"))]
+    scaling = results.get("scaling", {})
+    if scaling.get("large"):
+        bars.append((f"worker\n{scaling['large_rows']:,} rows", scaling["large"]))
+    labels = [b[0] for b in bars]
+    values = [(b[1] or {}).get("commands_per_s", 0) for b in bars]
+    drawn = ax_tp.bar(labels, values, color=["#888888", "#c98b2b", "#2b6cc9", "#6a9fe0"][:len(bars)])
+    ax_tp.bar_label(drawn, fmt="%.0f")
+    ax_tp.set_ylabel("commands/s")
+    ax_tp.set_title("throughput")
+
+    pcts = ["p50", "p90", "p99", "max"]
+    series = [("baseline", results.get("baseline"), "#888888"), ("peer", results.get("peer"), "#c98b2b"),
+              ("worker (max rate)", results.get("worker"), "#2b6cc9")]
+    width = 0.8 / len(series)
+    for i, (name, section, color) in enumerate(series):
+        lat = (section or {}).get("latency_ms", {})
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(pcts))]
+        ax_lat.bar(xs, [lat.get(p, 0) for p in pcts], width, label=name, color=color)
+    ax_lat.set_xticks(range(len(pcts)), pcts)
+    ax_lat.set_yscale("log")
+    ax_lat.set_ylabel("ms (log)")
+    ax_lat.set_title("latency at maximum rate")
+    ax_lat.legend()
+
+    points = results.get("latency_under_load", {}).get("points", [])
+    if points:
+        shares = [p["share"] * 100 for p in points]
+        for pct, style in (("p50", "o-"), ("p90", "s-"), ("p99", "^-")):
+            ax_load.plot(shares, [p["latency_ms"].get(pct) for p in points], style, label=pct)
+        ax_load.axhline(20, color="red", linestyle="--", linewidth=1, label="p99 target at 50%")
+        ax_load.set_xticks(shares, [f"{s:.0f}%\n{p['target_rate']:.0f}/s" for s, p in zip(shares, points)])
+        ax_load.set_yscale("log")
+        ax_load.set_ylabel("ms (log)")
+        ax_load.legend()
+    ax_load.set_title("worker latency under load (share of max rate)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
