@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-unit test-integration test-e2e test-chaos demo bench bench-smoke schemas clean
+.PHONY: install run test test-unit test-integration test-e2e test-chaos test-cluster demo bench bench-smoke schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ run: $(STAMP)
 
 ## The whole default suite: unit, integration, end-to-end and short chaos runs, on real servers it starts itself.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
@@ -30,6 +30,10 @@ test-integration: $(STAMP)
 
 test-e2e: $(STAMP)
 	$(PY) -m pytest -q tests/e2e
+
+## Three NATS nodes, two workers, PostgreSQL: 3,000 creates while the stream leader and a worker are SIGKILLed.
+test-cluster: $(STAMP)
+	CLUSTER_COMMANDS=3000 $(PY) -m pytest -q -s -p no:cacheprovider tests/cluster
 
 ## The long chaos runs: 5,000 creates with worker kills, database and NATS outages.
 test-chaos: $(STAMP)

@@ -33,8 +33,22 @@ def available() -> list[Migration]:
     return found
 
 
+async def _applied(conn: asyncpg.Connection) -> set[int] | None:
+    """Versions already applied, or None before the first migration ever ran."""
+    if await conn.fetchval("SELECT to_regclass('schema_migrations')") is None:
+        return None
+    return {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+
+
 async def migrate(conn: asyncpg.Connection) -> list[str]:
-    """Apply pending migrations; returns the names applied. Each runs in its own transaction."""
+    """Apply pending migrations; returns the names applied. Each runs in its own transaction.
+
+    When nothing is pending it only reads: a worker running as a role without DDL rights
+    (deploy/postgres/worker_role.sql) starts after an owner applied the migrations.
+    """
+    done = await _applied(conn)
+    if done is not None and {m.version for m in available()} <= done:
+        return []
     applied_now: list[str] = []
     # A session lock, held across the loop: a second worker waits, then finds nothing to do.
     await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)

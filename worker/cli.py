@@ -139,14 +139,16 @@ def _sinks(settings: Settings, args) -> int:
     database_url = None if args.no_postgres else endpoints.database_url
     return _until_signalled(lambda stop: run_sinks(endpoints.nats_url, database_url, args.jsonl,
                                                    settings.metric_sample_retention_days, stop,
-                                                   consumer_prefix=args.consumer_prefix))
+                                                   consumer_prefix=args.consumer_prefix,
+                                                   connect_options=settings.nats_auth.connect_options()))
 
 
 def _cache_node(settings: Settings, args) -> int:
     from worker.cache_node import run_cache_node
 
     endpoints = endpoints_for_clients(settings, need_database=False)
-    return _until_signalled(lambda stop: run_cache_node(endpoints.nats_url, args.name, stop))
+    return _until_signalled(lambda stop: run_cache_node(
+        endpoints.nats_url, args.name, stop, connect_options=settings.nats_auth.connect_options()))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ class NatsAuth:
     tls_ca_file: str | None = None
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
+    inbox_prefix: str | None = None  # a client's private reply prefix, as its permissions allow
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> NatsAuth:
@@ -36,7 +37,7 @@ class NatsAuth:
 
         auth = cls(get("NATS_USER"), get("NATS_PASSWORD"), get("NATS_TOKEN"), get("NATS_NKEY_SEED_FILE"),
                    get("NATS_CREDS_FILE"), get("NATS_TLS_CA_FILE"), get("NATS_TLS_CERT_FILE"),
-                   get("NATS_TLS_KEY_FILE"))
+                   get("NATS_TLS_KEY_FILE"), get("NATS_INBOX_PREFIX"))
         methods = [name for name, on in (("NATS_USER/NATS_PASSWORD", auth.user or auth.password),
                                          ("NATS_TOKEN", auth.token),
                                          ("NATS_NKEY_SEED_FILE", auth.nkey_seed_file),
@@ -71,6 +72,8 @@ class NatsAuth:
         context = self.ssl_context()
         if context is not None:
             options["tls"] = context
+        if self.inbox_prefix:
+            options["inbox_prefix"] = self.inbox_prefix
         return options
 
     def broker_security(self):

@@ -60,7 +60,6 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker import streams
 
 try:  # POSIX: one writer per JSON-lines file.
     import fcntl
@@ -151,6 +150,9 @@ class _Sink:
 
     def consumer_config(self) -> ConsumerConfig:
         return ConsumerConfig(
+            # `name` too: nats-py then uses the create API whose subject carries the filter,
+            # which is what a metrics-only user is permitted (deploy/nats/accounts.conf).
+            name=self.durable,
             durable_name=self.durable,
             filter_subject=METRICS_FILTER,
             ack_policy=AckPolicy.EXPLICIT,
@@ -519,7 +521,8 @@ async def run_sinks(nats_url: str, database_url: str | None, jsonl_path: Path | 
         return
     try:
         js = nc.jetstream()
-        await _ensure_events_stream(js)
+        if not await _wait_for_events_stream(js, stop, log):
+            return
         jobs = []
         if jsonl_path is not None:
             jobs.append(JsonLinesSink(jsonl_path, durable=f"{consumer_prefix}-jsonl").run(js, stop))
@@ -561,7 +564,7 @@ async def _connect(nats_url: str, stop: asyncio.Event, log: Any,
     options: dict[str, Any] = {"name": "memory-metrics-sinks", "max_reconnect_attempts": -1,
                                "reconnect_time_wait": 1.0, "error_cb": on_error, "disconnected_cb": on_disconnect,
                                "reconnected_cb": on_reconnect, **(connect_options or {})}
-    connect = asyncio.create_task(nats.connect(nats_url, **options))
+    connect = asyncio.create_task(nats.connect(nats_url.split(","), **options))
     stopped = asyncio.create_task(stop.wait())
     await asyncio.wait({connect, stopped}, return_when=asyncio.FIRST_COMPLETED)
     stopped.cancel()
@@ -577,13 +580,21 @@ async def _connect(nats_url: str, stop: asyncio.Event, log: Any,
     return None
 
 
-async def _ensure_events_stream(js: JetStreamContext) -> None:
-    # Created when missing (the sinks may start before the worker); an existing stream is left
-    # as deployed (replicas etc.): the worker and deploy/ own its settings.
-    try:
-        await js.stream_info(subjects.EVENTS_STREAM)
-    except NotFoundError:
-        await streams.ensure_stream(js, streams.events_stream())
+async def _wait_for_events_stream(js: JetStreamContext, stop: asyncio.Event, log: Any) -> bool:
+    """Wait until MEMORY_EVENTS exists (the sinks may start before the worker, which owns the
+    stream and its settings); False when stopped first."""
+    waiting = False
+    while not stop.is_set():
+        try:
+            await js.stream_info(subjects.EVENTS_STREAM)
+            return True
+        except NotFoundError:
+            if not waiting:
+                log.info("metric_sinks_waiting_for_stream", stream=subjects.EVENTS_STREAM)
+                waiting = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0)
+    return False
 
 
 async def _run_postgres(database_url: str, retention_days: int, js: JetStreamContext, stop: asyncio.Event,

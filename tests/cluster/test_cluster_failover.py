@@ -206,8 +206,8 @@ async def test_killing_the_stream_leader_and_a_worker_loses_nothing(cluster_setu
         done_at = time.monotonic() - started
 
         # The killed node comes back with its data and catches up.
-        node.start()
-        setup.nats.wait_for_meta_leader()
+        await asyncio.to_thread(node.start)
+        await asyncio.to_thread(setup.nats.wait_for_meta_leader)
         await eventually(lambda: _replicas_current(cjs), 60, "every replica of every stream current")
         problems = await verify(commands, db, bot, checker)
         dlq = (await cjs.stream_info(subjects.DLQ_STREAM)).state.messages

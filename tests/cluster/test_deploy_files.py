@@ -1,0 +1,228 @@
+"""deploy/: every file parses, and the invariants the manifests depend on hold (issue 7).
+
+Docker and Kubernetes are not available here, so nothing is deployed: the YAML and JSON files
+are parsed, the NATS configurations are checked by nats-server itself (`-t`), and the values
+that must agree across files (passwords, replicas, ports, probe paths, labels) are compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+yaml = pytest.importorskip("yaml", reason="PyYAML is in the test extras")
+
+from tests.cluster.nats_deploy import PASSWORD_VARS, ROOT  # noqa: E402
+from worker.embedded import _nats_server_binary  # noqa: E402
+from worker.settings import Settings  # noqa: E402
+
+DEPLOY = ROOT / "deploy"
+ACCOUNTS = (DEPLOY / "nats" / "accounts.conf").read_text()
+
+
+def load_all(path) -> list[dict]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
+
+
+def one(docs: list[dict], kind: str) -> dict:
+    found = [d for d in docs if d.get("kind") == kind]
+    assert len(found) == 1, f"want one {kind}, got {len(found)}"
+    return found[0]
+
+
+def password_vars_of_accounts() -> set[str]:
+    return set(re.findall(r"password:\s*\$(\w+)", ACCOUNTS))
+
+
+def plain_env(container: dict) -> dict[str, str]:
+    return {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
+
+
+# --------------------------------------------------------------------------------------------
+# Everything parses
+
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(DEPLOY).as_posix() for p in DEPLOY.rglob("*.y*ml")))
+def test_yaml_parses(path):
+    assert load_all(DEPLOY / path)
+
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(DEPLOY).as_posix() for p in DEPLOY.rglob("*.json")))
+def test_json_parses(path):
+    json.loads((DEPLOY / path).read_text())
+
+
+def nats_env(**over: str) -> dict[str, str]:
+    env = dict(os.environ, NATS_SERVER_NAME="n1", NATS_LISTEN="127.0.0.1:4222", NATS_HTTP_LISTEN="127.0.0.1:8222",
+               NATS_CLUSTER_LISTEN="127.0.0.1:6222",
+               NATS_ROUTES='["nats://127.0.0.1:6222", "nats://127.0.0.1:6223", "nats://127.0.0.1:6224"]',
+               NATS_STORE_DIR="/tmp/unused")
+    env.update({var: "x" for var in password_vars_of_accounts()})
+    env.update(over)
+    return env
+
+
+def test_nats_server_accepts_the_cluster_configuration():
+    check = subprocess.run([_nats_server_binary(), "-t", "-c", str(DEPLOY / "nats" / "cluster.conf")],
+                           env=nats_env(), capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr + check.stdout
+
+
+def test_nats_server_refuses_the_cluster_configuration_without_a_password():
+    env = nats_env()
+    del env["NATS_WORKER_PASSWORD"]
+    check = subprocess.run([_nats_server_binary(), "-t", "-c", str(DEPLOY / "nats" / "cluster.conf")],
+                           env=env, capture_output=True, text=True, timeout=30)
+    assert check.returncode != 0 and "NATS_WORKER_PASSWORD" in check.stderr + check.stdout
+
+
+def test_cluster_conf_syncs_every_write_and_forms_a_named_cluster():
+    text = (DEPLOY / "nats" / "cluster.conf").read_text()
+    assert re.search(r"^\s*sync_interval:\s*always\s*$", text, re.M)
+    assert re.search(r"^\s*routes:\s*\$NATS_ROUTES\s*$", text, re.M)
+    assert 'include "accounts.conf"' in text
+
+
+# --------------------------------------------------------------------------------------------
+# Accounts
+
+
+def test_every_account_password_is_provided_everywhere():
+    wanted = password_vars_of_accounts()
+    assert wanted == set(PASSWORD_VARS.values())
+    values = yaml.safe_load((DEPLOY / "k8s" / "nats-values.yaml").read_text())
+    assert set(values["container"]["env"]) == wanted
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    for name in ("nats-a", "nats-b", "nats-c"):
+        assert wanted <= set(compose["services"][name]["environment"])
+    example = dict(line.split("=", 1) for line in (DEPLOY / ".env.example").read_text().splitlines()
+                   if line and not line.startswith("#"))
+    assert wanted <= set(example)
+
+
+def test_nobody_gets_wildcard_access_but_the_worker():
+    rules = re.sub(r"#.*", "", ACCOUNTS)  # subjects never contain '#'
+    # Only the worker reads every inbox and uses the whole JetStream API; nobody gets `>`.
+    assert rules.count('"_INBOX.>"') == 1 and rules.count('"$JS.API.>"') == 1
+    assert '">"' not in rules
+    # Consumers are created with their filter in the subject, never through DURABLE.CREATE.
+    assert "DURABLE.CREATE" not in rules
+
+
+# --------------------------------------------------------------------------------------------
+# Kubernetes
+
+
+@pytest.fixture(scope="module")
+def worker_docs() -> list[dict]:
+    return load_all(DEPLOY / "k8s" / "worker.yaml")
+
+
+def test_worker_deployment(worker_docs):
+    deployment = one(worker_docs, "Deployment")
+    spec = deployment["spec"]
+    pod = spec["template"]["spec"]
+    (container,) = pod["containers"]
+    env = plain_env(container)
+    assert spec["replicas"] >= 2
+    assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
+
+    # Probes on /healthz at METRICS_PORT, listening on every interface.
+    assert env["METRICS_HOST"] == "0.0.0.0"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        http = container[probe]["httpGet"]
+        assert http["path"] == "/healthz"
+        assert ports.get(http["port"], http["port"]) == int(env["METRICS_PORT"])
+
+    # Secrets, not values, for the database URL and the NATS credentials.
+    secret_env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"] if "valueFrom" in e}
+    assert {"DATABASE_URL", "NATS_USER", "NATS_PASSWORD"} <= set(secret_env)
+    assert not {"DATABASE_URL", "NATS_USER", "NATS_PASSWORD"} & set(env)
+
+    assert container["resources"]["requests"]["cpu"] and container["resources"]["requests"]["memory"]
+    assert env["STREAM_REPLICAS"] == "3"
+    assert len(env["NATS_URL"].split(",")) == 3
+    assert env["REPLY_SUBJECT_PREFIXES"] == "_INBOX.bot."
+    assert pod["terminationGracePeriodSeconds"] > int(env["ACK_WAIT_SECONDS"])
+
+    # The plain values are valid settings for the worker.
+    settings = Settings.from_env({**env, "DATABASE_URL": "postgresql://x@y/z", "NATS_USER": "memory-worker",
+                                  "NATS_PASSWORD": "x"})
+    assert (settings.stream_replicas, settings.metrics_host) == (3, "0.0.0.0")
+
+
+def test_pod_disruption_budget_keeps_a_worker(worker_docs):
+    deployment = one(worker_docs, "Deployment")
+    pdb = one(worker_docs, "PodDisruptionBudget")
+    assert pdb["apiVersion"] == "policy/v1"
+    assert 1 <= pdb["spec"]["minAvailable"] < deployment["spec"]["replicas"]
+    assert pdb["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_nats_helm_values_make_a_three_node_jetstream_cluster():
+    values = yaml.safe_load((DEPLOY / "k8s" / "nats-values.yaml").read_text())
+    config = values["config"]
+    assert config["cluster"]["enabled"] and config["cluster"]["replicas"] == 3
+    assert config["jetstream"]["enabled"] and config["jetstream"]["fileStore"]["pvc"]["enabled"]
+    assert config["jetstream"]["merge"]["sync_interval"] == "always"
+    assert "accounts.conf" in config["merge"].values()
+    assert values["podDisruptionBudget"]["enabled"]
+
+
+def test_cloudnativepg_cluster():
+    cluster = one(load_all(DEPLOY / "k8s" / "postgres.yaml"), "Cluster")
+    assert cluster["apiVersion"].startswith("postgresql.cnpg.io/")
+    spec = cluster["spec"]
+    assert spec["instances"] == 3
+    assert spec["postgresql"]["synchronous"]["number"] >= 1
+    assert spec["bootstrap"]["initdb"]["owner"] != "memory_worker"
+    (role,) = [r for r in spec["managed"]["roles"] if r["name"] == "memory_worker"]
+    assert role["login"] and not role["superuser"] and not role["createrole"] and not role["createdb"]
+
+
+def test_migration_job_runs_as_the_owner_and_applies_the_worker_role():
+    job = one(load_all(DEPLOY / "k8s" / "migrate-job.yaml"), "Job")
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    script = "\n".join(container["args"])
+    assert "memoryctl migrate" in script and "/app/deploy/postgres/worker_role.sql" in script
+    (url,) = [e for e in container["env"] if e["name"] == "DATABASE_URL"]
+    assert url["valueFrom"]["secretKeyRef"] == {"name": "memory-db-app", "key": "uri"}
+    assert "COPY deploy/postgres /app/deploy/postgres" in (DEPLOY / "Dockerfile").read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# Compose
+
+
+def test_compose_runs_three_nats_nodes_postgres_and_two_workers():
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    nats = ["nats-a", "nats-b", "nats-c"]
+    routes = json.loads(services["nats-a"]["environment"]["NATS_ROUTES"])
+    assert routes == [f"nats://{n}:6222" for n in nats]
+    names = {services[n]["environment"]["NATS_SERVER_NAME"] for n in nats}
+    assert names == set(nats)
+    for n in nats:
+        assert services[n]["command"] == ["-c", "/etc/nats/cluster.conf"]
+        assert any(v.startswith(f"{n}:") for v in services[n]["volumes"])  # a store of its own
+    workers = [name for name, s in services.items() if s.get("command") == ["run"]]
+    assert len(workers) == 2
+    for name in workers:
+        env = services[name]["environment"]
+        assert env["NATS_URL"] == ",".join(f"nats://{n}:4222" for n in nats)
+        assert env["NATS_USER"] == "memory-worker" and env["STREAM_REPLICAS"] == "3"
+        assert env["DATABASE_URL"].startswith("postgresql://memory_worker:")
+        assert services[name]["depends_on"]["db-setup"]["condition"] == "service_completed_successfully"
+        assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
+    assert "postgres" in services and services["migrate"]["command"] == ["migrate"]
+
+
+def test_dockerfile_runs_memoryctl_as_a_non_root_user():
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r'^ENTRYPOINT \["memoryctl"\]$', text, re.M)
+    assert re.search(r"^USER 10001$", text, re.M)
