@@ -55,6 +55,7 @@ class IdentityRow(msgspec.Struct, frozen=True):
     user_id: int
     disc_id: str
     hosts: list[HostRow]
+    privacy_level: int = 0
 
 
 class PanelRow(msgspec.Struct, frozen=True):

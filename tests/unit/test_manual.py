@@ -633,3 +633,18 @@ def test_full_privacy_still_lets_a_user_remove_their_own_memories():
                        actor=Actor(id="5"), scope="personal", action="remove", lineage_id=3, memory_id=9)
     ctx = ManualContext(actor_privacy_level=2, target=PanelMemory(9, 3, "old fact"))
     assert decide_manual(cmd, ctx, Limits()) == Delete(9, "old fact")
+
+
+@pytest.mark.parametrize("action", [a for a in ACTIONS if a != "remove"])
+def test_an_identity_at_full_privacy_is_privacy_blocked(action: str) -> None:
+    cmd = any_action(action, scope="personal", identity_id=IDENTITY)
+    ctx = context(identity=ProxyIdentity(99, IDENTITY, (HostLink(ALICE),), privacy_level=2),
+                  identity_hosted_by_actor=True)
+    refused(decide(cmd, ctx), codes.PRIVACY_BLOCKED)
+
+
+def test_an_identity_at_full_privacy_may_still_have_its_memories_removed() -> None:
+    cmd = any_action("remove", scope="personal", identity_id=IDENTITY)
+    ctx = context(identity=ProxyIdentity(99, IDENTITY, (HostLink(ALICE),), privacy_level=2),
+                  identity_hosted_by_actor=True)
+    assert not isinstance(decide(cmd, ctx), Refuse)

@@ -95,10 +95,14 @@ def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
             codes.NOT_FOUND,
             f"No such identity among yours: {cmd.identity_id} is not a proxy identity you host.",
         )
-    # Removing is never blocked by a host's protection: it only ever forgets.
-    why = host_protection(ctx.identity) if cmd.action != "remove" else None
+    if cmd.action == "remove":
+        return None  # removing only ever forgets: neither protection blocks it
+    why = host_protection(ctx.identity)
     if why is not None:
         return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {why}.")
+    if ctx.identity.privacy_level >= PRIVACY_FULL:
+        return Refuse(codes.PRIVACY_BLOCKED, "This identity's privacy setting is full, so no personal memories are "
+                                             f"kept about it. It can be changed with {_PRIVACY_PANEL}.")
     return None
 
 

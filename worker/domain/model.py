@@ -57,6 +57,7 @@ class ProxyIdentity:
     user_id: int
     disc_id: str
     hosts: tuple[HostLink, ...] = ()  # empty: no resolvable host link
+    privacy_level: int = 0  # the identity's own users.privacy_level
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ def hosts(rows: list[HostRow]) -> tuple[HostLink, ...]:
 
 
 def identity(row: IdentityRow | None) -> ProxyIdentity | None:
-    return None if row is None else ProxyIdentity(row.user_id, row.disc_id, hosts(row.hosts))
+    return None if row is None else ProxyIdentity(row.user_id, row.disc_id, hosts(row.hosts), row.privacy_level)
 
 
 def panel_memory(row: PanelRow | None) -> PanelMemory | None:
