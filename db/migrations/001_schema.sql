@@ -9,7 +9,8 @@ CREATE TABLE servers (
     self_teaching_enabled     boolean NOT NULL DEFAULT true,
     personal_memories_enabled boolean NOT NULL DEFAULT true,
     memory_decay_enabled      boolean NOT NULL DEFAULT false,
-    memory_decay_days         integer NOT NULL DEFAULT 30 CHECK (memory_decay_days > 0),
+    -- Bounded so date arithmetic (now() - decay days) can never fail.
+    memory_decay_days         integer NOT NULL DEFAULT 30 CHECK (memory_decay_days BETWEEN 1 AND 36500),
     tool_notice_verbosity     text NOT NULL DEFAULT 'minimal'
                               CHECK (tool_notice_verbosity IN ('minimal', 'verbose')),
     tool_notice_hidden_keys   text[] NOT NULL DEFAULT '{}',
@@ -93,13 +94,17 @@ CREATE TABLE personal_memories (
 CREATE INDEX personal_memories_owner ON personal_memories (user_id, persona_lineage_id);
 
 -- The inbox: one stored result per command id, written in the command's own transaction.
+-- workspace_id: a result is never handed to another workspace (ids must be unique, but a
+-- clash is refused rather than answered).
 CREATE TABLE processed_commands (
     command_id   text PRIMARY KEY,
     kind         text NOT NULL,
+    workspace_id text,
     status       text NOT NULL,
     result       jsonb NOT NULL,
     processed_at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX processed_commands_processed_at ON processed_commands (processed_at);
 
 -- The transactional outbox: events become visible only when the command commits.
 CREATE TABLE outbox (
@@ -113,10 +118,16 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_unpublished ON outbox (id) WHERE published_at IS NULL;
 CREATE INDEX outbox_command ON outbox (command_id);
+CREATE INDEX outbox_published_at ON outbox (published_at) WHERE published_at IS NOT NULL;
 
+-- event_id: the metric's Nats-Msg-Id, so a metric redelivered after its acknowledgement was
+-- lost is stored once (worker/sinks.py inserts ON CONFLICT DO NOTHING). Nullable: a writer
+-- that knows no event id still works.
 CREATE TABLE metric_samples (
     metric_name text NOT NULL,
     fields      jsonb NOT NULL,
-    created_at  timestamptz NOT NULL DEFAULT now()
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    event_id    text
 );
 CREATE INDEX metric_samples_created ON metric_samples (created_at);
+CREATE UNIQUE INDEX metric_samples_event ON metric_samples (event_id) WHERE event_id IS NOT NULL;
