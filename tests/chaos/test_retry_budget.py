@@ -16,7 +16,6 @@ import json
 import time
 
 import asyncpg
-import pytest
 
 from contracts import results as codes
 from tests.chaos.scenario import Bot, Command, Owner, Scenario, dead_letters, log_events

@@ -13,7 +13,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -24,7 +23,7 @@ from typing import Any
 
 import nats
 
-from worker.embedded import LOOPBACK, _nats_server_binary, free_port
+from worker.embedded import LOOPBACK, _nats_server_binary, _wait_for_port, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_NATS = ROOT / "deploy" / "nats"
@@ -78,24 +77,6 @@ async def connect_as(servers: str | list[str], user: str, *, errors: list[Except
     return await nats.connect(servers, **options)
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"nats-server exited with {proc.returncode}:\n{_tail(log)}")
-        try:
-            with socket.create_connection((LOOPBACK, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nats-server not listening on {port}:\n{_tail(log)}")
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 @dataclass
@@ -126,7 +107,7 @@ class NatsNode:
         self.proc = subprocess.Popen([_nats_server_binary(), "-c", str(self.conf), "-l", str(self.log)],
                                      env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
-        _wait_for_port(self.port, self.proc, self.log)
+        _wait_for_port(self.port, self.proc, "nats-server", self.log, timeout=20.0)
         return self
 
     def kill(self) -> None:
