@@ -37,7 +37,7 @@ _CHANNELS: dict[str, tuple[str, dict, str, str, str]] = {
                  "OpResult", "result.op", "Result of memory.manual, memory.reinforce and memory.seed_bio."),
     "resultLookup": ("memory.result.{workspace_id}.{command_id}",
                      {**_WS, "command_id": {"description": "The command id, percent-encoded like a workspace id."}},
-                     "CommandResult", "result",
+                     "StoredResult", "result|result.op",
                      "Core request/reply: the stored result of a command of this workspace, or null."),
     "memorySaved": ("memory.saved.{scope}.{owner_id}", _OWNER, "MemorySaved", "memory.saved",
                     "A memory was written (stream MEMORY_EVENTS)."),
@@ -54,7 +54,7 @@ _CHANNELS: dict[str, tuple[str, dict, str, str, str]] = {
                              "One per eviction, exactly {scope, decay_days} (stream MEMORY_EVENTS)."),
     "deadLetters": ("dlq.{original_subject}",
                     {"original_subject": {"description": "The command's subject as the bot published it."}},
-                    "DeadLetter", "envelope",
+                    "DeadLetter", "",
                     "Commands that could not be processed: the original payload, with headers Dlq-Reason, "
                     "Dlq-Error, Dlq-Deliveries, Dlq-Original-Subject, Dlq-First-Failed-At (stream MEMORY_DLQ)."),
 }
@@ -77,6 +77,14 @@ _OPERATIONS = {
 }
 
 
+def _payload(schema_key: str) -> dict:
+    """A reference to the generated schema; alternatives joined by |; empty for opaque bytes."""
+    if not schema_key:
+        return {"description": "The original command payload, byte for byte (it may not be JSON at all)."}
+    refs = [{"$ref": f"schema/{key}.schema.json"} for key in schema_key.split("|")]
+    return refs[0] if len(refs) == 1 else {"oneOf": refs}
+
+
 def document() -> dict:
     channels, messages = {}, {}
     for channel_id, (address, params, message, schema_key, description) in _CHANNELS.items():
@@ -89,10 +97,7 @@ def document() -> dict:
         messages[message] = {
             "name": message,
             "contentType": "application/json",
-            "payload": {
-                "schemaFormat": "application/schema+json;version=draft-07",
-                "schema": {"$ref": f"schema/{schema_key}.schema.json"},
-            },
+            "payload": {"schemaFormat": "application/schema+json;version=draft-07", "schema": _payload(schema_key)},
         }
     operations = {
         op_id: {"action": action, "channel": {"$ref": f"#/channels/{channel_id}"}}
@@ -127,7 +132,13 @@ def render() -> str:
 
 
 def referenced_schema_files() -> set[str]:
-    return {m["payload"]["schema"]["$ref"] for m in document()["components"]["messages"].values()}
+    found = set()
+    for message in document()["components"]["messages"].values():
+        schema = message["payload"]["schema"]
+        for ref in schema.get("oneOf", [schema]):
+            if "$ref" in ref:
+                found.add(ref["$ref"])
+    return found
 
 
 if __name__ == "__main__":

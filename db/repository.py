@@ -257,7 +257,8 @@ class MemoryRepository:
     @asynccontextmanager
     async def owner_transaction(self, owners: Iterable[tuple[str, str]]) -> AsyncIterator[Tx]:
         """One transaction holding the advisory locks of `owners` ((scope, Discord id) pairs)
-        from its first statement to commit or rollback."""
+        from its first statement to commit or rollback. A caller that learns its owners inside
+        the transaction (reinforcement) passes none and calls Tx.lock_owners once, with all."""
         async with self._pool.acquire() as conn, conn.transaction():
             tx = Tx(conn)
             await tx.lock_owners(owners)
