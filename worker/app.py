@@ -135,7 +135,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             graceful_timeout=float(settings.ack_wait_seconds),
             logger=None,
             name="memory-worker",
-            disconnected_cb=_nats_disconnected,
+            disconnected_cb=_nats_disconnected(stop),
             reconnected_cb=_nats_reconnected,
             error_cb=_nats_error,
             middlewares=_telemetry(),
@@ -190,8 +190,12 @@ def _telemetry() -> tuple:
     return (NatsTelemetryMiddleware(),)
 
 
-async def _nats_disconnected() -> None:
-    log.warning("nats_disconnected", note="reconnecting; commands wait in JetStream meanwhile")
+def _nats_disconnected(stop: asyncio.Event):
+    async def disconnected() -> None:
+        if not stop.is_set():  # a drain at shutdown disconnects too: nothing to warn about
+            log.warning("nats_disconnected", note="reconnecting; commands wait in JetStream meanwhile")
+
+    return disconnected
 
 
 async def _nats_reconnected() -> None:
