@@ -149,6 +149,8 @@ DECLARE
     v_user_id    integer := (p ->> 'user_id')::integer;
     v_count      integer;
     v_privacy    integer;
+    v_hosts      integer;
+    v_protecting integer;
     v_victim_id  bigint;
     v_victim_content text;
     v_new_id     bigint;
@@ -179,6 +181,16 @@ BEGIN
         IF v_privacy IS DISTINCT FROM 0 THEN
             -- Fails closed: a vanished user row reads as full privacy.
             v_result := p -> 'results' -> ('privacy_' || coalesce(v_privacy, 2));
+        ELSIF (p ->> 'proxy')::boolean THEN
+            -- So are a proxy identity's hosts: one at full privacy, one blacklisted here, or
+            -- none left linked, and nothing is saved.
+            SELECT count(*), count(*) FILTER (WHERE (h ->> 'privacy_level')::integer >= 2
+                                                 OR (h ->> 'blacklisted')::boolean)
+            INTO v_hosts, v_protecting
+            FROM jsonb_array_elements(memory_proxy_hosts(v_user_id, p ->> 'workspace_id')) h;
+            IF v_hosts = 0 OR v_protecting > 0 THEN
+                v_result := p #> '{results,host_protected}';
+            END IF;
         END IF;
         SELECT count(*) INTO v_count FROM personal_memories m
         WHERE m.user_id = v_user_id AND m.persona_lineage_id IN (v_lineage, 0);

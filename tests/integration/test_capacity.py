@@ -340,3 +340,40 @@ async def test_the_database_takes_the_action_the_pure_rule_names(pool, stored, m
     }[expected]
     if expected.startswith("refuse"):
         assert result.data.current_count == stored
+
+
+@pytest.mark.parametrize("change", ["host-goes-full", "host-unlinked"])
+async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, change):
+    """A host who protects the identity between the context read and the save stops the save."""
+    import uuid as _uuid
+
+    from .helpers import add_proxy_identity
+
+    ws, host, proxy = unique(), unique(), f"pk:{_uuid.uuid4()}"
+    namespace = unique("ns-")
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+        await add_user(conn, host)
+        proxy_uid = await add_proxy_identity(conn, proxy, namespace_id=namespace, hosts=[host])
+    repo = MemoryRepository(pool)
+    svc = CreateMemoryService(repo, Limits())
+    original = repo.create_context
+
+    async def context_then_protect(*args, **kwargs):
+        row = await original(*args, **kwargs)
+        async with pool.acquire() as conn:
+            if change == "host-goes-full":
+                await conn.execute("UPDATE users SET privacy_level = 2 WHERE user_disc_id = $1", host)
+            else:
+                await conn.execute("DELETE FROM message_proxy_namespace_accounts WHERE namespace_id = $1", namespace)
+        return row
+
+    repo.create_context = context_then_protect
+    cmd = server_save(ws, "{user} likes storms", participants=[{"id": proxy, "kind": "proxy", "label": "Nova"}],
+                      tool_args={"memory_content": "{user} likes storms", "memory_scope": "target_user",
+                                 "target_user": proxy})
+    result = RESULT_DECODER.decode((await svc.run(cmd)).result)
+
+    assert result.data.status == status.PRIVACY_RESTRICTED
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", proxy_uid) == 0

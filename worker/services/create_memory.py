@@ -16,6 +16,7 @@ from worker.domain.create import at_cap_refusal, decide_create, eviction_block_r
 from worker.domain.events import EventTemplate, save_events
 from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SavePlan
 from worker.domain.notice import NoticeSettings, NoticeSubject, plan_notice
+from worker.domain.proxy import is_synthetic_id
 from worker.services import rows
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled, answer_repeat
@@ -28,6 +29,7 @@ class SaveResults(msgspec.Struct, frozen=True):
     over_cap: CommandResult
     privacy_1: CommandResult
     privacy_2: CommandResult
+    host_protected: CommandResult
 
 
 class CreateSaveRequest(msgspec.Struct, frozen=True):
@@ -47,6 +49,7 @@ class CreateSaveRequest(msgspec.Struct, frozen=True):
     cap: int
     may_evict: bool
     decay_days: int
+    proxy: bool  # a proxy identity: its hosts are checked again under the lock
     results: SaveResults
     events: list[EventTemplate]
 
@@ -110,6 +113,7 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
         cap=plan.cap,
         may_evict=plan.may_evict,
         decay_days=plan.decay_days,
+        proxy=plan.scope == "personal" and is_synthetic_id(plan.owner_id),
         results=SaveResults(
             saved=saved,
             # Its notice shows the forgotten content: set under the lock (see CreateMemoryService).
@@ -119,6 +123,8 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
             # The database reads privacy again under the lock; these are its answers if it changed.
             privacy_1=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 1),
             privacy_2=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 2),
+            host_protected=messages.host_protected(cmd, plan.target_label or plan.owner_id,
+                                                   "a host's protection changed while saving"),
         ),
         events=save_events(cmd, plan, now.isoformat(), notice=notice),
     )
