@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from db.migrate import migrate_dsn  # noqa: E402
 from db.repository import create_pool  # noqa: E402
-from worker.embedded import NatsServer, PostgresServer, free_port  # noqa: E402
+from worker.embedded import ChildProcess, NatsServer, PostgresServer, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_DB = "memory_template"
@@ -96,13 +97,15 @@ def unique(prefix: str = "") -> str:
     return f"{prefix}{uuid.uuid4().int % 10**18:018d}"
 
 
-class WorkerProcess:
-    """`memoryctl run` as a real child process, pointed at the test servers."""
+class WorkerProcess(ChildProcess):
+    """`memoryctl run` as a real child process, pointed at the test servers; stop() and
+    kill() act on its PID only, and it can be started again after either."""
 
     def __init__(self, env: dict[str, str], log_path: Path) -> None:
         self.env = env
         self.log_path = log_path
         self.proc: subprocess.Popen | None = None
+        self._log = None
 
     def start(self, timeout: float = 60.0) -> WorkerProcess:
         self._log = open(self.log_path, "ab")
@@ -122,16 +125,18 @@ class WorkerProcess:
             time.sleep(0.05)
         raise RuntimeError(f"worker not ready:\n{self.log_path.read_text()[-4000:]}")
 
-    def stop(self, sig: int = 15, timeout: float = 30.0) -> int | None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int | None:
+        self.terminate(sig, timeout)
+        self._close_log()
         return self.proc.returncode if self.proc else None
+
+    def kill(self) -> None:
+        super().kill()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")

@@ -56,11 +56,10 @@ def _nats_server_binary() -> str:
     return found
 
 
-@dataclass
-class _Process:
-    data_dir: Path
-    port: int = 0
-    proc: subprocess.Popen | None = field(default=None, repr=False)
+class ChildProcess:
+    """A child process we started, acted on by its PID only (`self.proc`)."""
+
+    proc: subprocess.Popen | None = None
 
     @property
     def pid(self) -> int | None:
@@ -76,7 +75,8 @@ class _Process:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
 
-    def _terminate(self, sig: int, timeout: float) -> None:
+    def terminate(self, sig: int, timeout: float) -> None:
+        """Signal, wait up to `timeout`, then SIGKILL."""
         if not self.running:
             return
         self.proc.send_signal(sig)
@@ -84,6 +84,13 @@ class _Process:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+@dataclass
+class _Process(ChildProcess):
+    data_dir: Path
+    port: int = 0
+    proc: subprocess.Popen | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -117,7 +124,7 @@ class NatsServer(_Process):
         return self
 
     def stop(self) -> None:
-        self._terminate(signal.SIGTERM, 15)
+        self.terminate(signal.SIGTERM, 15)
 
 
 @dataclass
@@ -226,4 +233,4 @@ class PostgresServer(_Process):
 
     def stop(self) -> None:
         # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, then exit.
-        self._terminate(signal.SIGINT, 30)
+        self.terminate(signal.SIGINT, 30)

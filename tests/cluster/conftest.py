@@ -48,43 +48,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.cluster)
 
 
-class ClusterWorker(WorkerProcess):
-    """`memoryctl run` that can also be SIGKILLed (its own PID only)."""
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        if self.running:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        self._log.close()
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int | None:
-        if self.proc is None:
-            return None
-        if self._log.closed:
-            return self.proc.returncode
-        return super().stop(sig, timeout)
-
-
 @dataclass
 class ClusterSetup:
     root: Path
     nats: NatsCluster
     pg: PostgresServer
-    workers: list[ClusterWorker] = field(default_factory=list)
+    workers: list[WorkerProcess] = field(default_factory=list)
 
     @property
     def database_url(self) -> str:
         return self.pg.dsn(CLUSTER_DB)
 
-    def worker(self, name: str, **extra: str) -> ClusterWorker:
+    def worker(self, name: str, **extra: str) -> WorkerProcess:
         settings = dict(
             NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
             STREAM_REPLICAS="3", MEMORY_PARTITIONS="16", ACK_WAIT_SECONDS="20", MAX_DELIVER="10",
@@ -92,7 +67,7 @@ class ClusterSetup:
             REPLY_SUBJECT_PREFIXES="_INBOX.bot.",
         )
         settings.update(extra)
-        worker = ClusterWorker(worker_env(self.nats.url, self.database_url, **settings), self.root / f"{name}.log")
+        worker = WorkerProcess(worker_env(self.nats.url, self.database_url, **settings), self.root / f"{name}.log")
         self.workers.append(worker)
         return worker
 

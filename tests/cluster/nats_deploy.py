@@ -23,7 +23,7 @@ from typing import Any
 
 import nats
 
-from worker.embedded import LOOPBACK, _nats_server_binary, _wait_for_port, free_port
+from worker.embedded import LOOPBACK, ChildProcess, _nats_server_binary, _wait_for_port, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_NATS = ROOT / "deploy" / "nats"
@@ -80,7 +80,7 @@ async def connect_as(servers: str | list[str], user: str, *, errors: list[Except
 
 
 @dataclass
-class NatsNode:
+class NatsNode(ChildProcess):
     """One nats-server child process; stop() and kill() act on its PID only."""
 
     name: str
@@ -95,14 +95,6 @@ class NatsNode:
     def url(self) -> str:
         return f"nats://{LOOPBACK}:{self.port}"
 
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
     def start(self) -> NatsNode:
         self.proc = subprocess.Popen([_nats_server_binary(), "-c", str(self.conf), "-l", str(self.log)],
                                      env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -110,20 +102,8 @@ class NatsNode:
         _wait_for_port(self.port, self.proc, "nats-server", self.log, timeout=20.0)
         return self
 
-    def kill(self) -> None:
-        """SIGKILL, as a crash or a lost machine would do."""
-        if self.running:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
     def stop(self, timeout: float = 15.0) -> None:
-        if not self.running:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        self.terminate(signal.SIGTERM, timeout)
 
     def monitor(self, path: str) -> dict:
         with urllib.request.urlopen(f"http://{LOOPBACK}:{self.http_port}{path}", timeout=2) as resp:
