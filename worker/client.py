@@ -11,6 +11,7 @@ import msgspec
 import nats.errors
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from nats.js.api import PubAck
 
 from contracts import subjects
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER, encode
@@ -83,7 +84,7 @@ class MemoryClient:
                 # processed, its stored result is the answer; otherwise (still queued, or it was
                 # dead-lettered) send it again under a derived message id: the inbox keeps a
                 # second delivery harmless.
-                stored = await self._lookup(workspace_id, command_id)
+                stored = await lookup_result(self._nc, workspace_id, command_id)
                 if stored is not None:
                     return stored
                 await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
@@ -96,14 +97,6 @@ class MemoryClient:
         finally:
             if reply_to:
                 self._waiting.pop(reply_to, None)
-
-    async def _lookup(self, workspace_id: str, command_id: str) -> bytes | None:
-        """The worker's stored result for a command, or None (not processed, or no worker)."""
-        try:
-            reply = await self._nc.request(subjects.result_subject(workspace_id, command_id), b"", timeout=2.0)
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-            return None
-        return reply.data if reply.data and reply.data != b"null" else None
 
     async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
         if command.reply_to is None or not command.reply_to.startswith(self._prefix):
@@ -128,6 +121,35 @@ class MemoryClient:
     async def seed_bio(self, command: SeedBio | dict[str, Any], *, timeout: float | None = None) -> OpResult:
         """Send memory.seed_bio (a new proxy identity's bio) and return its result."""
         return await self._send("seed_bio", _complete(command, SeedBio), OP_RESULT_DECODER, timeout)
+
+
+async def lookup_result(nc: NatsClient, workspace_id: str, command_id: str) -> bytes | None:
+    """The worker's stored result for a command of this workspace, or None (not processed
+    yet, dead-lettered, or no worker answering)."""
+    try:
+        reply = await nc.request(subjects.result_subject(workspace_id, command_id), b"", timeout=2.0)
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        return None
+    return reply.data if reply.data and reply.data != b"null" else None
+
+
+async def publish_until_stored(js, subject: str, payload: bytes, msg_id: str, *,
+                               give_up_after: float) -> tuple[PubAck, int]:
+    """Publish a command as a bot rides out an outage or a leader election: again and again
+    under the same Nats-Msg-Id (JetStream keeps one) until stored. Returns the ack and how
+    many attempts failed."""
+    deadline = asyncio.get_running_loop().time() + give_up_after
+    failures = 0
+    while True:
+        try:
+            ack = await js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id},
+                                   stream=subjects.COMMANDS_STREAM, timeout=2.0)
+            return ack, failures
+        except (nats.errors.Error, TimeoutError, OSError) as exc:
+            failures += 1
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"publishing {msg_id} kept failing for {give_up_after}s: {exc!r}") from exc
+            await asyncio.sleep(0.1)
 
 
 def _complete(command: Envelope | dict[str, Any], kind: type[Envelope]) -> Envelope:

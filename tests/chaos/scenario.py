@@ -35,6 +35,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import results as codes
 from contracts import subjects
 from db.migrate import migrate_dsn
+from worker.client import lookup_result, publish_until_stored
 
 CAP = 20
 LINEAGE = 7
@@ -256,22 +257,11 @@ class Bot:
         return f"{self.prefix}.{command_id}"
 
     async def publish(self, cmd: Command, *, give_up_after: float = 90.0) -> None:
-        payload = cmd.payload(self.reply_to(cmd.command_id))
-        deadline = time.monotonic() + give_up_after
-        while True:
-            try:
-                ack = await self.js.publish(cmd.subject, payload, headers={"Nats-Msg-Id": cmd.command_id},
-                                            stream=subjects.COMMANDS_STREAM, timeout=2.0)
-            except (nats.errors.Error, TimeoutError, OSError) as exc:
-                self.publish_retries += 1
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"publish of {cmd.command_id} still failing after {give_up_after}s: "
-                                         f"{exc!r}") from exc
-                await asyncio.sleep(0.1)
-                continue
-            self.published += 1
-            self.duplicate_acks += bool(ack.duplicate)
-            return
+        ack, failures = await publish_until_stored(self.js, cmd.subject, cmd.payload(self.reply_to(cmd.command_id)),
+                                                   cmd.command_id, give_up_after=give_up_after)
+        self.publish_retries += failures
+        self.published += 1
+        self.duplicate_acks += bool(ack.duplicate)
 
     async def publish_all(self, commands: list[Command]) -> None:
         for cmd in commands:
@@ -279,11 +269,7 @@ class Bot:
 
     async def lookup(self, workspace_id: str, command_id: str) -> bytes | None:
         """What a bot does when its reply went missing: ask the worker for the stored result."""
-        try:
-            reply = await self.nc.request(subjects.result_subject(workspace_id, command_id), b"", timeout=2.0)
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-            return None
-        return reply.data if reply.data and reply.data != b"null" else None
+        return await lookup_result(self.nc, workspace_id, command_id)
 
 
 # --------------------------------------------------------------------------- database probes

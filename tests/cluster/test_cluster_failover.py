@@ -40,6 +40,7 @@ from contracts.codec import encode
 from tests.cluster.conftest import env_int
 from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, eventually
 from tests.integration.helpers import server_save
+from worker.client import lookup_result, publish_until_stored
 
 SAVED = "memory_saved_successfully"
 REPLIES = f"{INBOX_PREFIXES['bot-tomori']}.cluster"
@@ -93,20 +94,10 @@ class Bot:
         self.replies[msg.subject.rsplit(".", 1)[1]].append(msg.data)
 
     async def publish(self, cmd: Command, give_up_after: float = 60.0) -> None:
-        payload = cmd.payload()
-        deadline = time.monotonic() + give_up_after
-        while True:
-            try:
-                ack = await self.js.publish(cmd.subject, payload, headers={"Nats-Msg-Id": cmd.command_id},
-                                            stream=subjects.COMMANDS_STREAM, timeout=2.0)
-            except Exception as exc:  # timeouts, no responders, leader elections, reconnects
-                self.retries += 1
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"publishing {cmd.command_id} failed for {give_up_after}s: {exc!r}") from exc
-                await asyncio.sleep(0.1)
-                continue
-            self.duplicates += bool(ack.duplicate)
-            return
+        ack, failures = await publish_until_stored(self.js, cmd.subject, cmd.payload(), cmd.command_id,
+                                                   give_up_after=give_up_after)
+        self.retries += failures
+        self.duplicates += bool(ack.duplicate)
 
     async def publish_in_order(self, commands: list[Command], pace: float) -> None:
         for cmd in commands:
@@ -114,11 +105,7 @@ class Bot:
             await asyncio.sleep(pace)
 
     async def lookup(self, workspace_id: str, command_id: str) -> bytes | None:
-        try:
-            reply = await self.nc.request(subjects.result_subject(workspace_id, command_id), b"", timeout=2.0)
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-            return None
-        return reply.data if reply.data and reply.data != b"null" else None
+        return await lookup_result(self.nc, workspace_id, command_id)
 
     async def close(self) -> None:
         await self.nc.close()
