@@ -100,10 +100,6 @@ class SaveRow(msgspec.Struct, frozen=True):
     outbox: list[OutboxRow]
 
 
-class _CommandIdOnly(msgspec.Struct):
-    command_id: str
-
-
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _OUTBOX = msgspec.json.Decoder(list[OutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
@@ -276,7 +272,7 @@ class MemoryRepository:
         stored = bytes(row.stored)
         return None if stored == b"null" else stored
 
-    async def create_save(self, plan_json: bytes,
+    async def create_save(self, command_id: str, plan_json: bytes,
                           notice_after: Callable[[bytes], bytes | None] | None = None) -> SaveRow:
         """memory_create_save(): one round trip, one transaction.
 
@@ -293,7 +289,6 @@ class MemoryRepository:
             notice = None if row["duplicate"] else notice_after(row["result"].encode())
             if notice is None:
                 return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
-            command_id = msgspec.json.decode(plan_json, type=_CommandIdOnly).command_id
             filled = await conn.fetchrow("SELECT * FROM memory_set_notice($1, $2::jsonb)", command_id,
                                          notice.decode())
             return SaveRow(False, msgspec.Raw(filled["result"].encode()), _OUTBOX.decode(filled["outbox"]))

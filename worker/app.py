@@ -160,10 +160,10 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
 
         subscribe_partitions(broker, build_handler(nc, js, outbox, repo, settings), settings.memory_partitions)
         await broker.start()
-        started = True
         if settings.metrics_port:
+            # Serving starts only now, with the consumers bound: ready while connected and not stopping.
             http = await metrics.serve_http(settings.metrics_host, settings.metrics_port,
-                                            healthy=lambda: started and nc.is_connected and not stop.is_set())
+                                            healthy=lambda: nc.is_connected and not stop.is_set())
             stack.push_async_callback(_close_server, http)
         metrics.READY.set(1)
         log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,

@@ -26,6 +26,7 @@ from worker import dead_letters, metrics
 from worker.domain import messages
 from worker.failures import is_permanent, is_unavailable
 from worker.outbox import OutboxPublisher
+from worker.settings import DEFAULT_REPLY_PREFIXES
 from worker.services.base import CommandService, Handled
 
 log = structlog.get_logger("worker")
@@ -154,7 +155,7 @@ class CommandHandler:
                    duration_ms=_ms(started))
 
     @staticmethod
-    def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)):
+    def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES):
         if kind not in COMMAND_TYPES:
             return Invalid(f"memory.{kind} is not handled by this worker version", dead_letters.UNSUPPORTED_COMMAND)
         try:
@@ -243,7 +244,7 @@ class CommandHandler:
         bound.error("command", status=status, error=repr(exc), permanent=permanent, duration_ms=_ms(started))
 
 
-def _probe(data: bytes, reply_prefixes: tuple[str, ...] = ("_INBOX.",)) -> tuple[str | None, str | None]:
+def _probe(data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES) -> tuple[str | None, str | None]:
     """The command id and reply subject of a command that failed to decode, if readable."""
     try:
         probe = PROBE_DECODER.decode(data)

@@ -11,6 +11,10 @@ from pathlib import Path
 from worker.nats_auth import NatsAuth, NatsAuthError
 
 
+# Where results may be published: reply inboxes only, never event or command subjects.
+DEFAULT_REPLY_PREFIXES = ("_INBOX.",)
+
+
 class SettingsError(ValueError):
     """A configuration value is unusable; the message names the variable."""
 
@@ -31,7 +35,7 @@ class Settings:
     ack_wait_seconds: int = 60
     inbox_retention_days: int = 35
     max_command_bytes: int = 65536
-    reply_subject_prefixes: tuple[str, ...] = ("_INBOX.",)
+    reply_subject_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
     db_pool_size: int = 20
     log_format: str = "console"
     log_level: str = "info"
@@ -49,7 +53,7 @@ class Settings:
             "data_dir": Path(env.get("MEMORY_DATA_DIR") or ".data"),
             "log_format": _choice(env, "LOG_FORMAT", ("console", "json"), default_format),
             "log_level": _choice(env, "LOG_LEVEL", ("debug", "info", "warning", "error"), "info"),
-            "reply_subject_prefixes": _prefixes(env, "REPLY_SUBJECT_PREFIXES", ("_INBOX.",)),
+            "reply_subject_prefixes": _prefixes(env, "REPLY_SUBJECT_PREFIXES", DEFAULT_REPLY_PREFIXES),
             "metrics_host": (env.get("METRICS_HOST") or "127.0.0.1").strip(),
             "nats_auth": _nats_auth(env),
         }

@@ -58,7 +58,7 @@ class _Refused(Exception):
 class _CapturingRepository(MemoryRepository):
     """The real context read; the save is captured, not sent."""
 
-    async def create_save(self, plan_json: bytes, notice_after=None):
+    async def create_save(self, command_id: str, plan_json: bytes, notice_after=None):
         raise _Captured(plan_json, notice_after)
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes):

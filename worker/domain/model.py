@@ -130,7 +130,7 @@ class ManualContext:
     identity_hosted_by_actor: bool = False
     count: int = 0  # the owner's rows as the cap counts them (personal: lineage + lineage 0)
     target: PanelMemory | None = None  # edit/remove: memory_id within this owner and exact lineage
-    existing_contents: tuple[str, ...] = ()  # add/add_batch: contents at this owner and lineage
+    existing_contents: tuple[str, ...] = ()  # add_batch: contents at this owner and lineage
 
 
 @dataclass(frozen=True, slots=True)

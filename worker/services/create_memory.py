@@ -63,15 +63,6 @@ def context_from_row(row: CreateContextRow) -> CreateContext:
                          proxies=proxies)
 
 
-def notice_settings(row: CreateContextRow) -> NoticeSettings:
-    ws = row.workspace
-    if ws is None:
-        return NoticeSettings()
-    return NoticeSettings(verbosity=ws.tool_notice_verbosity, hidden_keys=tuple(ws.tool_notice_hidden_keys),
-                          thought_log_channel_id=ws.thought_log_channel_id,
-                          private_channel_ids=tuple(ws.private_channel_ids))
-
-
 def plan_save_notice(cmd: CreateMemory, plan: SavePlan, settings: NoticeSettings,
                      forgotten: str | None) -> dict:
     scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
@@ -147,7 +138,7 @@ class CreateMemoryService:
             duplicate, stored = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id,
                                                                encode(decision))
             return Handled(stored, [], duplicate)
-        settings = notice_settings(row)
+        settings = rows.notice_settings(row.workspace)
         request = encode(save_request(cmd, decision, ctx, datetime.now(UTC), settings))
 
         def eviction_notice(result: bytes) -> bytes | None:
@@ -156,7 +147,8 @@ class CreateMemoryService:
 
         try:
             # Only a save that may evict needs the notice filled in under the lock.
-            saved = await self._repo.create_save(request, eviction_notice if decision.may_evict else None)
+            saved = await self._repo.create_save(cmd.command_id, request,
+                                                 eviction_notice if decision.may_evict else None)
         except asyncpg.UniqueViolationError:
             # A concurrent delivery of this command stored a refusal (which takes no lock) first;
             # the save rolled back whole, and the stored result is the answer.

@@ -68,7 +68,7 @@ class ManualMemoryService:
             row = await tx.manual_context(encode(ManualContextRequest(
                 scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id, actor_id=cmd.actor.id,
                 identity_id=cmd.identity_id, lineage_id=cmd.lineage_id, memory_id=cmd.memory_id,
-                want_existing=cmd.action in ("add", "add_batch"),
+                want_existing=cmd.action == "add_batch",  # only a batch de-duplicates against stored rows
             )))
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from db.repository import HostRow, IdentityRow, PanelRow, WorkspaceRow
 from worker.domain.model import HostLink, PanelMemory, ProxyIdentity, Workspace
+from worker.domain.notice import NoticeSettings
 
 
 def workspace(row: WorkspaceRow | None) -> Workspace:
@@ -16,6 +17,14 @@ def workspace(row: WorkspaceRow | None) -> Workspace:
         memory_decay_enabled=row.memory_decay_enabled,
         memory_decay_days=row.memory_decay_days,
     )
+
+
+def notice_settings(row: WorkspaceRow | None) -> NoticeSettings:
+    if row is None:
+        return NoticeSettings()
+    return NoticeSettings(verbosity=row.tool_notice_verbosity, hidden_keys=tuple(row.tool_notice_hidden_keys),
+                          thought_log_channel_id=row.thought_log_channel_id,
+                          private_channel_ids=tuple(row.private_channel_ids))
 
 
 def hosts(rows: list[HostRow]) -> tuple[HostLink, ...]:
