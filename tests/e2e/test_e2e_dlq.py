@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 import msgspec
+import pytest
 
 from contracts import results as codes
 from contracts import subjects
@@ -104,8 +105,7 @@ async def test_drop_and_show(e2e_worker, nc, nats_server):
 
 
 def test_the_cli_refuses_seqs_with_all(capsys):
-    try:
+    with pytest.raises(SystemExit) as exit_:
         memoryctl(["dlq", "replay", "3", "--all"])
-    except SystemExit as exit_:
-        assert exit_.code == 2
+    assert exit_.value.code == 2
     assert "not allowed with argument SEQ" in capsys.readouterr().err
