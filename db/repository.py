@@ -100,7 +100,15 @@ class SaveRow(msgspec.Struct, frozen=True):
     outbox: list[OutboxRow]
 
 
+class FilledRow(msgspec.Struct, frozen=True):
+    result: msgspec.Raw
+    outbox: list[OutboxRow]
+
+
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
+_CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
+_SAVES = msgspec.json.Decoder(list[SaveRow])
+_FILLED = msgspec.json.Decoder(list[FilledRow])
 _OUTBOX = msgspec.json.Decoder(list[OutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
@@ -292,6 +300,32 @@ class MemoryRepository:
             filled = await conn.fetchrow("SELECT * FROM memory_set_notice($1, $2::jsonb)", command_id,
                                          notice.decode())
             return SaveRow(False, msgspec.Raw(filled["result"].encode()), _OUTBOX.decode(filled["outbox"]))
+
+    async def create_contexts(self, requests_json: bytes) -> list[CreateContextRow]:
+        """memory_create_context() of several commands (a JSON array of {command_id,
+        workspace_id, ids, lineage_id}) in one round trip, in order."""
+        raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", requests_json.decode())
+        return _CONTEXTS.decode(raw)
+
+    async def create_batch(self, batch_json: bytes,
+                           notices_after: Callable[[list[SaveRow]], list[tuple[int, str, bytes]]]) -> list[SaveRow]:
+        """memory_create_batch(): the saves and refusals of several commands, one transaction.
+
+        `notices_after` gets the rows the batch produced and returns (row index, command id,
+        notice JSON) for each save that evicted; the notices are set before commit, as in
+        create_save().
+        """
+        async with self._pool.acquire() as conn, conn.transaction():
+            saved = _SAVES.decode(await conn.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
+            notices = notices_after(saved)
+            if notices:
+                request = b"[" + b",".join(b'{"command_id":%s,"notice":%s}' % (msgspec.json.encode(cid), notice)
+                                           for _, cid, notice in notices) + b"]"
+                filled = _FILLED.decode(await conn.fetchval("SELECT memory_set_notices($1::jsonb)",
+                                                            request.decode()))
+                for (index, _, _), row in zip(notices, filled, strict=True):
+                    saved[index] = SaveRow(False, row.result, row.outbox)
+            return saved
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str,
                             result_json: bytes) -> tuple[bool, bytes]:

@@ -7,9 +7,7 @@ import contextlib
 from dataclasses import dataclass
 
 import structlog
-from faststream import AckPolicy
-from faststream.nats import JStream, NatsBroker, PullSub
-from faststream.nats.annotations import NatsMessage
+from faststream.nats import NatsBroker
 
 from contracts import subjects
 from db.migrate import migrate_dsn
@@ -18,6 +16,8 @@ from worker import metrics, streams
 from worker.domain.model import Limits
 from worker.handlers import CommandHandler
 from worker.outbox import OutboxPublisher
+from worker.partitions import PartitionConsumers
+from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
@@ -48,7 +48,8 @@ def limits_from(settings: Settings) -> Limits:
 def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, settings: Settings) -> CommandHandler:
     limits = limits_from(settings)
     services = {
-        "create": CreateMemoryService(repo, limits),
+        "create": BatchedCreateService(CreateMemoryService(repo, limits), repo,
+                                       max_batch=settings.create_batch_max),
         "manual": ManualMemoryService(repo, limits),
         "reinforce": ReinforceService(repo),
         "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
@@ -56,38 +57,6 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
     return CommandHandler(nc, js, outbox, services, repo.stored_result, max_deliver=settings.max_deliver,
                           reply_prefixes=settings.reply_subject_prefixes,
                           max_command_bytes=settings.max_command_bytes)
-
-
-def subscribe_partitions(broker: NatsBroker, handler: CommandHandler, partitions: int) -> None:
-    stream = JStream(subjects.COMMANDS_STREAM, declare=False)
-
-    async def on_command(message: NatsMessage) -> None:
-        try:
-            await handler(message.raw_message)
-        except Exception:
-            # A bug outside the handler's own failure paths: say so loudly, and hand the
-            # message back for a retry rather than leave it unacknowledged until ack_wait.
-            log.exception("handler_crashed", subject=message.raw_message.subject)
-            with contextlib.suppress(Exception):
-                await message.raw_message.nak(delay=5.0)
-
-    async def undecoded(message: NatsMessage) -> bytes:
-        # The handler decodes with msgspec into typed commands. FastStream's default decoder
-        # would json.loads every body first: wasted work, and deep nesting raised there,
-        # outside the handler, would leave the message unacknowledged and its partition stuck.
-        return message.body
-
-    for partition in range(partitions):
-        broker.subscriber(
-            subjects.partition_filter(partition),
-            stream=stream,
-            durable=streams.partition_consumer_name(partition),
-            # batch_size=1 and no max_workers: one command at a time per partition, in order.
-            pull_sub=PullSub(batch_size=1, timeout=5.0),
-            ack_policy=AckPolicy.MANUAL,
-            no_reply=True,
-            decoder=undecoded,
-        )(on_command)
 
 
 def _result_lookup(repo: MemoryRepository):
@@ -131,14 +100,11 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             max_reconnect_attempts=-1,  # keep trying: a restarted NATS must not need a worker restart
             reconnect_time_wait=1,
             connect_timeout=5,
-            # Long enough for the command in hand to finish: statement and lock timeouts plus publishing.
-            graceful_timeout=float(settings.ack_wait_seconds),
             logger=None,
             name="memory-worker",
             disconnected_cb=_nats_disconnected(stop),
             reconnected_cb=_nats_reconnected,
             error_cb=_nats_error,
-            middlewares=_telemetry(),
             security=settings.nats_auth.broker_security(),
         )
         await broker.connect()
@@ -158,8 +124,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
                                      cb=_result_lookup(repo))
 
-        subscribe_partitions(broker, build_handler(nc, js, outbox, repo, settings), settings.memory_partitions)
-        await broker.start()
+        consumers = PartitionConsumers(js, build_handler(nc, js, outbox, repo, settings), settings.memory_partitions)
+        await consumers.start()
         if settings.metrics_port:
             # Serving starts only now, with the consumers bound: ready while connected and not stopping.
             http = await metrics.serve_http(settings.metrics_host, settings.metrics_port,
@@ -176,18 +142,9 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         # and the pool); the exit stack then stops the relay, flushes, and closes the pool.
         metrics.READY.set(0)
         await lookups.unsubscribe()
-        await broker.stop()
+        # Long enough for the command in hand: statement and lock timeouts plus publishing.
+        await consumers.stop(timeout=float(settings.ack_wait_seconds))
     log.info("worker_stopped")
-
-
-def _telemetry() -> tuple:
-    """OpenTelemetry tracing of every consumed command, when the `otel` extra is installed
-    (the process's tracer provider decides where spans go)."""
-    try:
-        from faststream.nats.opentelemetry import NatsTelemetryMiddleware
-    except ImportError:
-        return ()
-    return (NatsTelemetryMiddleware(),)
 
 
 def _nats_disconnected(stop: asyncio.Event):

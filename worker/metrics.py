@@ -25,6 +25,8 @@ RETRIES = Counter("memory_retries", "Failed attempts sent back for a retry, by k
 OUTBOX_BACKLOG = Gauge("memory_outbox_backlog", "Outbox rows not yet published.", registry=REGISTRY)
 OUTBOX_OLDEST_AGE = Gauge("memory_outbox_oldest_age_seconds", "Age of the oldest unpublished outbox row.",
                           registry=REGISTRY)
+CREATE_BATCH = Histogram("memory_create_batch_size", "Creates saved per database transaction.",
+                         buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=REGISTRY)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 # Result status -> eviction scope: a save that evicted is the only status that forgot something.

@@ -37,6 +37,9 @@ class Settings:
     max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
     db_pool_size: int = 20
+    # Creates in flight at once (one per partition) share database round trips and a commit,
+    # up to this many per batch; 1 runs every create on its own.
+    create_batch_max: int = 64
     log_format: str = "console"
     log_level: str = "info"
     metrics_port: int = 9464  # 0 turns the /metrics and /healthz endpoint off
@@ -71,6 +74,7 @@ class Settings:
             ("inbox_retention_days", 31, 36_500),
             ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
+            ("create_batch_max", 1, 1024),
             ("metrics_port", 0, 65535),
         ):
             default = next(f.default for f in fields(cls) if f.name == name)

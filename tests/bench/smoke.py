@@ -63,9 +63,11 @@ def main() -> None:
     parser.add_argument("--workspaces", type=int, default=200)
     parser.add_argument("--in-flight", type=int, default=64)
     parser.add_argument("--partitions", type=int, default=16)
+    parser.add_argument("--nats-sync", choices=("always", "default"), default="always",
+                        help="JetStream fsync: before every acknowledgement (as `make run`), or nats-server's default")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="memory-bench-"))
-    nats_server = NatsServer(root / "nats").start()
+    nats_server = NatsServer(root / "nats", sync_always=args.nats_sync == "always").start()
     pg = PostgresServer(root / "pg").start()
     worker = WorkerProcess(worker_env(nats_server.url, pg.dsn(), MEMORY_PARTITIONS=str(args.partitions)),
                            root / "worker.log")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import asyncpg
@@ -121,23 +123,32 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CreateStep:
+    """A create after its context is read and the pure decision made: answered already (a
+    repeat), a refusal to store, or a save (memory_create_save()'s argument)."""
+
+    answer: Handled | None = None
+    refusal: bytes | None = None
+    request: bytes | None = None
+    owner: tuple[str, str] | None = None  # (scope, owner id): the lock the save takes
+    # Set for a save that may evict: the notice filled in under the lock (see run()).
+    eviction_notice: Callable[[bytes], bytes | None] | None = None
+
+
 class CreateMemoryService:
     def __init__(self, repo: MemoryRepository, limits: Limits) -> None:
         self._repo = repo
         self._limits = limits
 
-    async def run(self, cmd: CreateMemory) -> Handled:
-        row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd),
-                                              cmd.persona.lineage_id)
+    def step(self, cmd: CreateMemory, row: CreateContextRow) -> CreateStep:
         stored = MemoryRepository.stored_or_none(row)
         if stored is not None:
-            return answer_repeat(cmd, Stored(stored, row.stored_workspace, row.pending))
+            return CreateStep(answer=answer_repeat(cmd, Stored(stored, row.stored_workspace, row.pending)))
         ctx = context_from_row(row)
         decision = decide_create(cmd, ctx, self._limits)
         if isinstance(decision, CommandResult):
-            duplicate, stored = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id,
-                                                               encode(decision))
-            return Handled(stored, [], duplicate)
+            return CreateStep(refusal=encode(decision))
         settings = rows.notice_settings(row.workspace)
         request = encode(save_request(cmd, decision, ctx, datetime.now(UTC), settings))
 
@@ -145,10 +156,21 @@ class CreateMemoryService:
             forgotten = _EVICTION.decode(result).data.content_forgotten
             return None if forgotten is None else encode(plan_save_notice(cmd, decision, settings, forgotten))
 
+        return CreateStep(request=request, owner=(decision.scope, decision.owner_id),
+                          eviction_notice=eviction_notice if decision.may_evict else None)
+
+    async def run(self, cmd: CreateMemory) -> Handled:
+        row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd),
+                                              cmd.persona.lineage_id)
+        step = self.step(cmd, row)
+        if step.answer is not None:
+            return step.answer
+        if step.refusal is not None:
+            duplicate, stored = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id,
+                                                               step.refusal)
+            return Handled(stored, [], duplicate)
         try:
-            # Only a save that may evict needs the notice filled in under the lock.
-            saved = await self._repo.create_save(cmd.command_id, request,
-                                                 eviction_notice if decision.may_evict else None)
+            saved = await self._repo.create_save(cmd.command_id, step.request, step.eviction_notice)
         except asyncpg.UniqueViolationError:
             # A concurrent delivery of this command stored a refusal (which takes no lock) first;
             # the save rolled back whole, and the stored result is the answer.

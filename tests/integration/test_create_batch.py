@@ -1,0 +1,140 @@
+"""Creates saved together (worker/services/create_batch.py) on real PostgreSQL: each command
+ends exactly as it would on its own (CreateMemoryService.run), in one transaction."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import pytest
+
+from contracts import results as status
+from contracts.codec import RESULT_DECODER
+from db.repository import MemoryRepository
+from worker.domain.model import Limits
+from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
+from worker.services.create_memory import CreateMemoryService
+
+from ..conftest import unique
+from .helpers import GOOD_RETRIEVAL, add_server, add_server_memories, add_user, outbox_subjects, personal_save, server_save
+
+LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
+
+
+def services(pool) -> tuple[CreateMemoryService, BatchedCreateService]:
+    repo = MemoryRepository(pool)
+    single = CreateMemoryService(repo, LIMITS)
+    return single, BatchedCreateService(single, repo, max_batch=64)
+
+
+def _comparable(result_json: bytes, *ids_and_names: str) -> dict:
+    """A result with what differs between two equivalent commands (ids, names) blanked out."""
+    text = result_json.decode()
+    for value in ids_and_names:
+        text = text.replace(value, "<id>")
+    doc = msgspec.json.decode(text.encode())
+    doc["data"].pop("memory_id", None)
+    return doc
+
+
+async def _world(conn, tag: str) -> dict:
+    """One of each situation, under fresh ids: an evicting server save, a plain one, a personal
+    save, and a user at full privacy."""
+    at_cap, plain = unique(), unique()
+    server_id = await add_server(conn, at_cap, decay=True)
+    await add_server_memories(conn, server_id, 7, [90, 80, 70])
+    await add_server(conn, plain)
+    member, private = unique(), unique()
+    await add_user(conn, member)
+    await add_user(conn, private, privacy=2)
+    return {
+        "evicting": server_save(at_cap, f"{tag} replaces the oldest", retrieval=GOOD_RETRIEVAL),
+        "plain": server_save(plain, f"{tag} a plain fact"),
+        "personal": personal_save(plain, member, "Mika", f"{tag} Mika likes tea"),
+        "refused": personal_save(plain, private, "Rin", f"{tag} Rin likes coffee"),
+        "ids": [at_cap, plain, member, private],
+    }
+
+
+async def test_a_batch_ends_each_command_as_running_it_alone_would(pool):
+    single, batched = services(pool)
+    async with pool.acquire() as conn:
+        alone, together = await _world(conn, "same"), await _world(conn, "same")
+    kinds = ("evicting", "plain", "personal", "refused")
+
+    one_by_one = [await single.run(alone[k]) for k in kinds]
+    in_batch = await batched.run_batch([together[k] for k in kinds])
+
+    for kind, a, b in zip(kinds, one_by_one, in_batch, strict=True):
+        ids_a = [alone[kind].command_id, *alone["ids"]]
+        ids_b = [together[kind].command_id, *together["ids"]]
+        assert _comparable(b.result, *ids_b) == _comparable(a.result, *ids_a), kind
+        assert [e.subject.split(".")[0] for e in b.events] == [e.subject.split(".")[0] for e in a.events], kind
+        assert not b.duplicate
+    statuses = [RESULT_DECODER.decode(h.result).data.status for h in in_batch]
+    assert statuses == [status.SAVED_WITH_EVICTION, status.SAVED, status.SAVED, status.PRIVACY_RESTRICTED]
+    evicted = RESULT_DECODER.decode(in_batch[0].result)
+    assert evicted.data.content_forgotten == "old #0"
+    assert "forgotten" in evicted.notice["title"]  # the eviction notice, filled in under the lock
+
+    # Committed: every answer is the stored result, byte for byte, with its events in the outbox.
+    repo = MemoryRepository(pool)
+    async with pool.acquire() as conn:
+        for kind, handled in zip(kinds, in_batch):
+            cmd = together[kind]
+            assert await repo.stored_result(cmd.command_id, cmd.workspace_id) == handled.result
+            assert await outbox_subjects(conn, cmd.command_id) == [e.subject for e in handled.events]
+
+
+async def test_commands_of_one_owner_in_a_batch_see_each_other_in_order(pool):
+    _, batched = services(pool)
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=False)
+        await add_server_memories(conn, server_id, 7, [10, 5])  # one place left under the cap of 3
+
+    handled = await batched.run_batch([server_save(ws, "takes the last place"), server_save(ws, "finds it full")])
+
+    results = [RESULT_DECODER.decode(h.result) for h in handled]
+    assert [r.data.status for r in results] == [status.SAVED, status.LIMIT_EXCEEDED]
+    assert results[1].data.current_count == 3
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 3
+
+
+async def test_a_command_already_handled_is_answered_from_the_inbox_inside_a_batch(pool):
+    single, batched = services(pool)
+    ws = unique()
+    first = server_save(ws, "said once")
+    original = await single.run(first)
+
+    handled = await batched.run_batch([first, server_save(ws, "something new")])
+
+    assert handled[0].duplicate and handled[0].result == original.result
+    assert not handled[1].duplicate
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
+                                   " WHERE s.server_disc_id = $1", ws) == 2
+
+
+async def test_one_command_id_twice_in_a_batch_is_refused_as_a_batch(pool):
+    _, batched = services(pool)
+    cmd = server_save(unique(), "delivered twice")
+    with pytest.raises(DuplicateInBatch):
+        await batched.run_batch([cmd, cmd])
+
+
+async def test_concurrent_creates_share_transactions_and_each_gets_its_answer(pool):
+    """Through the coalescer: 40 creates at once over 8 workspaces at a cap of 3, decay off:
+    per workspace exactly 3 saved and the rest refused, whatever the batching was."""
+    _, batched = services(pool)
+    workspaces = [unique() for _ in range(8)]
+    cmds = [server_save(workspaces[i % 8], f"fact {i}") for i in range(40)]
+
+    handled = await asyncio.gather(*(batched.run(cmd) for cmd in cmds))
+
+    by_ws: dict[str, list[str]] = {}
+    for cmd, h in zip(cmds, handled):
+        by_ws.setdefault(cmd.workspace_id, []).append(RESULT_DECODER.decode(h.result).data.status)
+    for statuses in by_ws.values():
+        assert sorted(statuses) == sorted([status.SAVED] * 3 + [status.LIMIT_EXCEEDED] * 2)

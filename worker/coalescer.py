@@ -1,0 +1,91 @@
+"""Concurrent calls run as one batch call: the group commit of the create path.
+
+Callers that arrive while a batch is running wait and go together in the next one; nothing
+ever waits for company (an idle coalescer runs a lone call at once, through the single
+path), so batching adds no latency at low load and grows with load by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+import structlog
+
+log = structlog.get_logger("worker")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Coalescer(Generic[T, R]):
+    """`await coalescer(item)` returns what `single(item)` would have.
+
+    Up to `runners` batches run at once, each of at most `max_batch` items. A batch that
+    raises is run again item by item through `single`, so each caller gets its own result
+    or its own exception, exactly as without batching.
+    """
+
+    def __init__(self, batch: Callable[[Sequence[T]], Awaitable[Sequence[R]]],
+                 single: Callable[[T], Awaitable[R]], *, max_batch: int, runners: int = 1,
+                 observe: Callable[[int], None] = lambda size: None) -> None:
+        if max_batch < 1 or runners < 1:
+            raise ValueError("max_batch and runners must be at least 1")
+        self._batch = batch
+        self._single = single
+        self._max_batch = max_batch
+        self._runners = runners
+        self._observe = observe
+        self._waiting: list[tuple[T, asyncio.Future[R]]] = []
+        self._running: set[asyncio.Task] = set()
+
+    async def __call__(self, item: T) -> R:
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._waiting.append((item, future))
+        if len(self._running) < self._runners:
+            task = asyncio.create_task(self._drain())
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+        return await future
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            taken = self._waiting[:self._max_batch]
+            del self._waiting[:self._max_batch]
+            # A caller cancelled while waiting (the worker stopping) is not run at all.
+            taken = [(item, future) for item, future in taken if not future.done()]
+            if taken:
+                self._observe(len(taken))
+            try:
+                if len(taken) == 1:
+                    await self._one(*taken[0])
+                elif taken:
+                    await self._together(taken)
+            except BaseException:  # cancelled: nobody may be left waiting forever
+                for _, future in taken + self._waiting:
+                    if not future.done():
+                        future.cancel()
+                self._waiting.clear()
+                raise
+
+    async def _together(self, taken: list[tuple[T, asyncio.Future[R]]]) -> None:
+        try:
+            results = await self._batch([item for item, _ in taken])
+        except Exception as exc:
+            log.warning("batch_failed_running_one_by_one", size=len(taken), error=repr(exc))
+            await asyncio.gather(*(self._one(item, future) for item, future in taken))
+            return
+        for (_, future), result in zip(taken, results, strict=True):
+            if not future.done():
+                future.set_result(result)
+
+    async def _one(self, item: T, future: asyncio.Future[R]) -> None:
+        try:
+            result = await self._single(item)
+        except Exception as exc:
+            if not future.done():
+                future.set_exception(exc)
+            return
+        if not future.done():
+            future.set_result(result)
