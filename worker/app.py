@@ -48,8 +48,9 @@ def limits_from(settings: Settings) -> Limits:
 def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, settings: Settings) -> CommandHandler:
     limits = limits_from(settings)
     services = {
-        "create": BatchedCreateService(CreateMemoryService(repo, limits), repo,
-                                       max_batch=settings.create_batch_max),
+        "create": BatchedCreateService(CreateMemoryService(repo, limits), repo, max_batch=settings.create_batch_max,
+                                       runners=settings.create_batch_runners,
+                                       publish_together=outbox.publish_together),
         "manual": ManualMemoryService(repo, limits),
         "reinforce": ReinforceService(repo),
         "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
@@ -114,7 +115,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
                                 replicas=settings.stream_replicas)
 
-        outbox = OutboxPublisher(js, repo)
+        outbox = OutboxPublisher(js, repo, nc=nc)
         stack.push_async_callback(outbox.stop)
         swept = await outbox.sweep()  # leftovers of a crash go out before anything new
         tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),

@@ -139,7 +139,8 @@ class CommandHandler:
             return
         try:
             handled: Handled = await service.run(decoded)
-            await self._outbox.publish(handled.events)
+            if not handled.events_published:
+                await self._outbox.publish(handled.events)
             if decoded.reply_to:
                 await self._nc.publish(decoded.reply_to, handled.result)
             await msg.ack()

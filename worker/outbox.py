@@ -9,9 +9,12 @@ the hot path. A sweeper publishes rows a crash left behind. Every event carries
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Sequence
 
+import msgspec
 import structlog
+from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
 from contracts.subjects import EVENTS_STREAM
@@ -28,12 +31,27 @@ def _by_command(rows: Sequence[OutboxRow]) -> list[list[OutboxRow]]:
         groups.setdefault(row.command_id, []).append(row)
     return list(groups.values())
 _INVALIDATE = "cache.invalidate."
+# An atomic batch costs about as much as a few single publishes whatever its size (measured
+# with sync_interval always: batches of 2 are slower than single publishes, of 40 about three
+# times faster per message); the server takes at most 1,000 messages in one.
+ATOMIC_MIN_ROWS = 8
+ATOMIC_MAX_ROWS = 1000
+
+
+class _BatchAck(msgspec.Struct):
+    count: int = 0
+    error: dict | None = None
+
+
+_BATCH_ACK = msgspec.json.Decoder(_BatchAck)
 
 
 class OutboxPublisher:
     def __init__(self, js: JetStreamContext, repo: MemoryRepository, *, ack_timeout: float = 10.0,
-                 sweep_interval: float = 2.0, sweep_age: float = 5.0, batch: int = 500) -> None:
+                 sweep_interval: float = 2.0, sweep_age: float = 5.0, batch: int = 500,
+                 nc: NatsClient | None = None) -> None:
         self._js = js
+        self._nc = nc  # set: the rows of several commands may go out as one atomic batch
         self._repo = repo
         self._ack_timeout = ack_timeout
         self._sweep_interval = sweep_interval
@@ -58,6 +76,37 @@ class OutboxPublisher:
         self._published.extend(row.id for row in rows)
         if len(self._published) >= self._batch:
             self._wake.set()
+
+    async def publish_together(self, groups: Sequence[Sequence[OutboxRow]]) -> bool:
+        """Publish the rows of several commands as one JetStream atomic batch: stored all at
+        once, in this order (each command's invalidations before the rest), with one write
+        instead of one per message. False when the batch was not stored (a row already
+        published by an earlier attempt fails the whole batch by its Nats-Msg-Id, a timeout,
+        a leader change ...): the caller then publishes command by command, as always.
+        """
+        rows = [row for group in groups for row in group]
+        if self._nc is None or not ATOMIC_MIN_ROWS <= len(rows) <= ATOMIC_MAX_ROWS:
+            return False
+        batch_id = uuid.uuid4().hex
+        try:
+            for sequence, row in enumerate(rows[:-1], 1):
+                await self._nc.publish(row.subject, bytes(row.payload), headers={
+                    **row.headers, "Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(sequence)})
+            last = rows[-1]
+            reply = await self._nc.request(last.subject, bytes(last.payload), timeout=self._ack_timeout, headers={
+                **last.headers, "Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(len(rows)),
+                "Nats-Batch-Commit": "1"})
+            ack = _BATCH_ACK.decode(reply.data)
+        except Exception as exc:
+            log.info("atomic_publish_not_stored", rows=len(rows), error=repr(exc))
+            return False
+        if ack.error is not None or ack.count != len(rows):
+            log.info("atomic_publish_not_stored", rows=len(rows), error=ack.error, count=ack.count)
+            return False
+        self._published.extend(row.id for row in rows)
+        if len(self._published) >= self._batch:
+            self._wake.set()
+        return True
 
     async def _publish_in_order(self, rows: Sequence[OutboxRow]) -> None:
         # publish_async writes in call order on one connection; the stream keeps that order.

@@ -41,8 +41,10 @@ def _tracer():
 
 
 class PartitionConsumers:
-    def __init__(self, js: JetStreamContext, handler: Handler, partitions: int) -> None:
+    def __init__(self, js: JetStreamContext, handler: Handler, partitions: int, *,
+                 crash_retry_delay: float = CRASH_RETRY_DELAY_S) -> None:
         self._js = js
+        self._crash_retry_delay = crash_retry_delay
         self._handler = handler
         self._partitions = partitions
         self._stopping = False
@@ -97,4 +99,4 @@ class PartitionConsumers:
             # message back for a retry rather than leave it unacknowledged until ack_wait.
             log.exception("handler_crashed", subject=msg.subject)
             with contextlib.suppress(Exception):
-                await msg.nak(delay=CRASH_RETRY_DELAY_S)
+                await msg.nak(delay=self._crash_retry_delay)

@@ -40,6 +40,8 @@ class Settings:
     # Creates in flight at once (one per partition) share database round trips and a commit,
     # up to this many per batch; 1 runs every create on its own.
     create_batch_max: int = 64
+    # Batches in the database at once: one commits while the next is read and decided.
+    create_batch_runners: int = 4
     log_format: str = "console"
     log_level: str = "info"
     metrics_port: int = 9464  # 0 turns the /metrics and /healthz endpoint off
@@ -75,6 +77,7 @@ class Settings:
             ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
             ("create_batch_max", 1, 1024),
+            ("create_batch_runners", 1, 64),
             ("metrics_port", 0, 65535),
         ):
             default = next(f.default for f in fields(cls) if f.name == name)

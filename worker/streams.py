@@ -52,6 +52,8 @@ def events_stream(replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=7 * 24 * 3600.0,
         discard=DiscardPolicy.OLD,
+        # The events of creates saved together go out as one atomic batch (worker/outbox.py).
+        allow_atomic=True,
         num_replicas=replicas,
     )
 

@@ -54,10 +54,12 @@ LIVE: list[WorkerUnderTest] = []
 
 
 class WorkerUnderTest:
-    """A fresh nats-server (durable: sync_always, as `make run`) and a worker process on `database_url`."""
+    """A fresh nats-server (durable: sync_always, as `make run`, unless told otherwise) and a
+    worker process on `database_url`."""
 
-    def __init__(self, root: Path, database_url: str, **env: str) -> None:
+    def __init__(self, root: Path, database_url: str, *, nats_sync_always: bool = True, **env: str) -> None:
         self.root = root
+        self.nats_sync_always = nats_sync_always
         self.database_url = database_url
         self.env = env
         self.nats: NatsServer | None = None
@@ -66,7 +68,7 @@ class WorkerUnderTest:
     def start(self) -> WorkerUnderTest:
         self.root.mkdir(parents=True, exist_ok=True)
         LIVE.append(self)
-        self.nats = NatsServer(self.root / "nats").start()
+        self.nats = NatsServer(self.root / "nats", sync_always=self.nats_sync_always).start()
         self.worker = WorkerProcess(worker_env(self.nats.url, self.database_url, **self.env),
                                     self.root / "worker.log")
         self.worker.start()

@@ -84,6 +84,7 @@ def table(results: dict) -> str:
 
     row("1 baseline (pgbench, same SQL)", results.get("baseline"))
     row("2 worker end to end", results.get("worker"))
+    row("2b same, NATS default sync", results.get("worker_nats_default_sync"))
     row("3 peer (in-process, classic)", results.get("peer"))
     for point in results.get("latency_under_load", {}).get("points", []):
         row(f"5 worker at {point['share']:.0%} of max", point)
@@ -94,7 +95,7 @@ def table(results: dict) -> str:
     lines.append(f"{'CPU ms per command':32}{'bot':>8}{'worker':>8}{'nats':>8}{'postgres':>9}{'other':>8}"
                  f"{'busy':>7}{'steal':>7}")
     cpu_rows = [("1 baseline (bot = pgbench)", results.get("baseline")), ("2 worker end to end", results.get("worker")),
-                ("3 peer", results.get("peer"))]
+                ("2b same, NATS default sync", results.get("worker_nats_default_sync")), ("3 peer", results.get("peer"))]
     cpu_rows += [(f"5 worker at {p['share']:.0%} of max", p)
                  for p in results.get("latency_under_load", {}).get("points", [])]
     if scaling.get("large"):

@@ -153,10 +153,11 @@ def _probe(run: load.WorkerUnderTest, pg: PostgresServer) -> Probe:
 
 
 async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, args, *, label: str,
-                      sweep: bool) -> dict:
+                      sweep: bool, nats_sync_always: bool = True) -> dict:
     """Warm up, measure the maximum rate, and optionally the latency-under-load sweep."""
     timeout = 120 + args.commands * 0.05
-    run = load.WorkerUnderTest(root / label, dsn, MEMORY_PARTITIONS=str(args.concurrency))
+    run = load.WorkerUnderTest(root / label, dsn, nats_sync_always=nats_sync_always,
+                               MEMORY_PARTITIONS=str(args.concurrency))
     await asyncio.to_thread(run.start)
     try:
         warm = [command(world, s) for s in specs(world, args.warmup, seed=args.seed + 1000, prefix=f"{label}-warm")]
@@ -272,6 +273,16 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         "p99_ms_at_75": points[2]["latency_ms"].get("p99"),
     }
     await _drop(pg, "bench_worker")
+
+    # 2b. What JetStream's fsync before every acknowledgement costs: the same run with
+    # nats-server's default sync (durability from replication, as in an R3 cluster). Reported,
+    # never used for the ratios or the targets.
+    _say("2b worker end to end with nats-server's default sync (for the profile; not a target)")
+    dsn = await _clone(pg, "bench_small", "bench_worker_relaxed")
+    relaxed = await _worker_run(root, pg, dsn, world, args, label="worker-nats-default-sync", sweep=False,
+                                nats_sync_always=False)
+    results["worker_nats_default_sync"] = relaxed["max"]
+    await _drop(pg, "bench_worker_relaxed")
 
     tp_worker = results["worker"]["commands_per_s"]
     results["ratios"] = {

@@ -168,3 +168,50 @@ async def test_a_row_that_cannot_be_published_does_not_hold_back_the_others(js, 
         left = await conn.fetch("SELECT command_id FROM outbox WHERE published_at IS NULL"
                                 " AND command_id = ANY($1)", [bad, good])
     assert [r[0] for r in left] == [bad]
+
+
+async def _rows_of(pool, command_id: str, n: int):
+    ids = await _insert_outbox(pool, command_id, n)
+    return [r for r in await MemoryRepository(pool).unpublished(0.0, 10_000) if r.id in ids]
+
+
+async def test_rows_of_several_commands_go_out_as_one_atomic_batch_in_order(js, pool):
+    first, second = unique("atomic-a"), unique("atomic-b")
+    groups = [await _rows_of(pool, first, 5), await _rows_of(pool, second, 5)]
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+
+    assert await outbox.publish_together(groups)
+
+    for cid in (first, second):
+        events = await _events_for(js, f"cache.invalidate.user.{cid}")
+        assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(5))
+    # Handed to the batched marking like any published row.
+    await outbox.flush()
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = ANY($1) AND published_at IS NULL",
+                                   [first, second]) == 0
+
+
+async def test_a_batch_holding_an_already_published_row_is_refused_whole_and_left_to_the_single_path(js, pool):
+    """JetStream rejects an atomic batch with a duplicate Nats-Msg-Id outright: nothing of it
+    is stored, the caller is told, and publishing command by command then stores the rest."""
+    done, fresh = unique("atomic-done"), unique("atomic-fresh")
+    published = await _rows_of(pool, done, 4)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    await outbox.publish(published)
+    new_rows = await _rows_of(pool, fresh, 4)
+
+    assert not await outbox.publish_together([published, new_rows])
+    assert await _events_for(js, f"cache.invalidate.user.{fresh}") == []
+
+    await outbox.publish(published)
+    await outbox.publish(new_rows)
+    assert len(await _events_for(js, f"cache.invalidate.user.{done}")) == 4
+    assert len(await _events_for(js, f"cache.invalidate.user.{fresh}")) == 4
+
+
+async def test_too_few_rows_for_a_batch_are_left_to_the_single_path(js, pool):
+    rows = await _rows_of(pool, unique("atomic-small"), 2)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    assert not await outbox.publish_together([rows])
+    assert not await OutboxPublisher(js, MemoryRepository(pool)).publish_together([rows * 10])

@@ -21,6 +21,7 @@ class Handled:
     result: bytes
     events: list[OutboxRow]
     duplicate: bool
+    events_published: bool = False  # already stored in JetStream (with other commands' events)
 
 
 class CommandService(Protocol):
