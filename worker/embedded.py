@@ -137,6 +137,7 @@ class PostgresServer(_Process):
     durable: bool = True
     user: str = "postgres"
     database: str = "postgres"
+    settings: dict[str, str] = field(default_factory=dict)  # more server settings (profiling ...)
     _system_user: str | None = field(default=None, repr=False)
 
     def dsn(self, database: str | None = None) -> str:
@@ -205,6 +206,7 @@ class PostgresServer(_Process):
         }
         if not self.durable:
             settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")
+        settings.update(self.settings)
         args = [str(self.bin_dir / "postgres"), "-D", str(pgdata)]
         for key, value in settings.items():
             args += ["-c", f"{key}={value}"]
