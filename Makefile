@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-unit test-integration test-e2e test-chaos test-cluster demo bench bench-smoke schemas clean
+.PHONY: install run test test-unit test-integration test-e2e test-chaos test-cluster demo bench bench-profile bench-smoke schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ $(VENV)/.bench-installed: $(STAMP)
 ## under load, scaling with data; writes tests/bench/results/<date>.json and a PNG plot.
 bench: $(VENV)/.bench-installed
 	$(PY) -m tests.bench.run $(BENCH_ARGS)
+
+## Where a create's time goes under load: PostgreSQL statements and functions, WAL, and the
+## worker's Python functions (py-spy), per command.
+bench-profile: $(VENV)/.bench-installed
+	$(PY) -m tests.bench.profile $(BENCH_ARGS)
 
 ## 2,000 creates over 200 workspaces through MemoryClient against embedded servers.
 bench-smoke: $(STAMP)

@@ -115,7 +115,13 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
                                 replicas=settings.stream_replicas)
 
-        outbox = OutboxPublisher(js, repo, nc=nc)
+        # Atomic batches only where the stream takes them (nats-server 2.12+ with allow_atomic):
+        # elsewhere the batch headers would be ignored and the messages stored one by one.
+        atomic = bool((await js.stream_info(subjects.EVENTS_STREAM)).config.allow_atomic)
+        if not atomic:
+            log.warning("atomic_publish_unavailable", stream=subjects.EVENTS_STREAM,
+                        note="events are published command by command")
+        outbox = OutboxPublisher(js, repo, nc=nc if atomic else None)
         stack.push_async_callback(outbox.stop)
         swept = await outbox.sweep()  # leftovers of a crash go out before anything new
         tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),
@@ -125,7 +131,11 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
                                      cb=_result_lookup(repo))
 
-        consumers = PartitionConsumers(js, build_handler(nc, js, outbox, repo, settings), settings.memory_partitions)
+        handler = build_handler(nc, js, outbox, repo, settings)
+        stack.push_async_callback(handler.aclose, float(settings.ack_wait_seconds))
+        consumers = PartitionConsumers(js, handler, settings.memory_partitions)
+        # On the stack too: should anything below fail, the loops stop before outbox and pool close.
+        stack.push_async_callback(consumers.stop, float(settings.ack_wait_seconds))
         await consumers.start()
         if settings.metrics_port:
             # Serving starts only now, with the consumers bound: ready while connected and not stopping.

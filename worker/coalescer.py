@@ -39,35 +39,53 @@ class Coalescer(Generic[T, R]):
         self._observe = observe
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
         self._running: set[asyncio.Task] = set()
+        self._live = 0  # runners started and not yet past their last look at _waiting
 
     async def __call__(self, item: T) -> R:
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._waiting.append((item, future))
-        if len(self._running) < self._runners:
+        # _live, not the set of tasks: a runner counts until its last look at _waiting, with no
+        # await in between, so a call arriving as the last runner leaves always starts one.
+        if self._live < self._runners:
+            self._live += 1
             task = asyncio.create_task(self._drain())
             self._running.add(task)
             task.add_done_callback(self._running.discard)
         return await future
 
+    async def aclose(self, timeout: float) -> None:
+        """Wait for the batches in the database to finish (at shutdown, after the callers)."""
+        if self._running:
+            await asyncio.wait(set(self._running), timeout=timeout)
+
     async def _drain(self) -> None:
-        while self._waiting:
-            taken = self._waiting[:self._max_batch]
-            del self._waiting[:self._max_batch]
-            # A caller cancelled while waiting (the worker stopping) is not run at all.
-            taken = [(item, future) for item, future in taken if not future.done()]
-            if taken:
-                self._observe(len(taken))
-            try:
+        taken: list[tuple[T, asyncio.Future[R]]] = []
+        try:
+            while self._waiting:
+                taken = self._waiting[:self._max_batch]
+                del self._waiting[:self._max_batch]
+                # A caller cancelled while waiting (the worker stopping) is not run at all.
+                taken = [(item, future) for item, future in taken if not future.done()]
+                if taken:
+                    self._observe(len(taken))
                 if len(taken) == 1:
                     await self._one(*taken[0])
                 elif taken:
                     await self._together(taken)
-            except BaseException:  # cancelled: nobody may be left waiting forever
-                for _, future in taken + self._waiting:
-                    if not future.done():
-                        future.cancel()
+                taken = []
+        except BaseException:
+            # This runner was cancelled (event loop teardown): its own callers get an ordinary
+            # error (their handler retries); callers still waiting too, unless another runner
+            # is left to serve them.
+            stranded = taken + (self._waiting if self._live == 1 else [])
+            for _, future in stranded:
+                if not future.done():
+                    future.set_exception(RuntimeError("the batch runner was cancelled"))
+            if self._live == 1:
                 self._waiting.clear()
-                raise
+            raise
+        finally:
+            self._live -= 1
 
     async def _together(self, taken: list[tuple[T, asyncio.Future[R]]]) -> None:
         try:

@@ -111,6 +111,13 @@ class CommandHandler:
         self._max_command_bytes = max_command_bytes
         self._failures = FailureLedger()
 
+    async def aclose(self, timeout: float) -> None:
+        """Let work the services still have in the database finish (batches of creates)."""
+        for service in self._services.values():
+            close = getattr(service, "aclose", None)
+            if close is not None:
+                await close(timeout)
+
     async def __call__(self, msg: Msg) -> None:
         started = time.perf_counter()
         deliveries = msg.metadata.num_delivered if msg.metadata else 1

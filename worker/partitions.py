@@ -60,7 +60,10 @@ class PartitionConsumers:
             self._tasks.append(asyncio.create_task(self._loop(partition, sub), name=f"partition-{partition}"))
 
     async def stop(self, timeout: float) -> None:
-        """Take no new command; let the ones in hand finish (up to `timeout`), then cancel."""
+        """Take no new command; let the ones in hand finish (up to `timeout`), then cancel.
+        Idempotent: the worker calls it on the way out and again from its exit stack."""
+        if self._stopping:
+            return
         self._stopping = True
         if self._tasks:
             _, pending = await asyncio.wait(self._tasks, timeout=timeout)

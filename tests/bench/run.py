@@ -127,8 +127,16 @@ async def _admin(pg: PostgresServer, sql: str) -> None:
 async def _clone(pg: PostgresServer, template: str, name: str) -> str:
     # FILE_COPY: a file-level copy after a checkpoint, instead of WAL-logging every page.
     await _admin(pg, f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
-    await _admin(pg, "CHECKPOINT")
+    await _settle(pg)
     return pg.dsn(name)
+
+
+async def _settle(pg: PostgresServer) -> None:
+    """Start a measured run on a quiet disk: a checkpoint, then the kernel's writeback of
+    everything written so far (a bulk load leaves hundreds of MB of dirty pages, whose flushing
+    would otherwise slow every fsync of the run that follows)."""
+    await _admin(pg, "CHECKPOINT")
+    await asyncio.to_thread(os.sync)
 
 
 async def _drop(pg: PostgresServer, name: str) -> None:
@@ -299,7 +307,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         await _drop(pg, "bench_small")
         await _clone(pg, "bench_schema", "bench_large")
         large = await seed(pg.dsn("bench_large"), world, args.large_rows)
-        await _admin(pg, "CHECKPOINT")
+        await _settle(pg)
         results["data"]["large"] = asdict(large)
         _say(f"  seeded {large.background_rows:,} background rows over {large.background_owners:,} owners "
              f"in {large.seconds:.1f} s")

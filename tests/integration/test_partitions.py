@@ -92,7 +92,7 @@ async def test_stop_lets_the_command_in_hand_finish(js):
     async def handler(msg):
         started.set()
         await asyncio.sleep(0.5)
-        await msg.ack()
+        await msg.ack_sync()
         finished.append(int(msg.data))
 
     consumers = PartitionConsumers(js, handler, PARTITIONS)

@@ -148,3 +148,38 @@ async def test_every_run_is_observed_with_its_size():
     coalescer = Coalescer(rec.batch, rec.single, max_batch=8, observe=sizes.append)
     await _held_first_then(coalescer, rec, [1, 2])
     assert sizes == [1, 2]
+
+
+async def test_a_call_arriving_as_the_last_runner_finishes_is_still_served():
+    """A partition loop calls again as soon as its answer arrives: that is the same loop turn
+    in which the runner finished, before its done-callback has run. The call must start a
+    runner of its own, not queue behind one that is gone."""
+
+    async def single(item):
+        return item * 10
+
+    coalescer = Coalescer(lambda items: None, single, max_batch=8, runners=1)
+
+    async def back_to_back():
+        return await coalescer(1), await coalescer(2)
+
+    assert await asyncio.wait_for(back_to_back(), 2) == (10, 20)
+
+
+async def test_callers_of_a_cancelled_runner_get_an_error_they_can_retry():
+    release = asyncio.Event()
+
+    async def single(item):
+        await release.wait()
+        return item
+
+    coalescer = Coalescer(lambda items: None, single, max_batch=8, runners=1)
+    first = asyncio.create_task(coalescer(1))
+    await asyncio.sleep(0)
+    queued = asyncio.create_task(coalescer(2))
+    await asyncio.sleep(0)
+    for task in list(coalescer._running):
+        task.cancel()
+    for caller in (first, queued):
+        with pytest.raises(RuntimeError, match="cancelled"):
+            await asyncio.wait_for(caller, 2)

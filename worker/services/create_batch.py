@@ -68,6 +68,9 @@ class BatchedCreateService:
     def failure_result(self, cmd: CreateMemory) -> bytes:
         return self._service.failure_result(cmd)
 
+    async def aclose(self, timeout: float) -> None:
+        await self._coalesce.aclose(timeout)
+
     async def run_batch(self, cmds: Sequence[CreateMemory]) -> list[Handled]:
         if len({cmd.command_id for cmd in cmds}) < len(cmds):
             raise DuplicateInBatch()
