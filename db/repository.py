@@ -100,15 +100,9 @@ class SaveRow(msgspec.Struct, frozen=True):
     outbox: list[OutboxRow]
 
 
-class FilledRow(msgspec.Struct, frozen=True):
-    result: msgspec.Raw
-    outbox: list[OutboxRow]
-
-
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
 _SAVES = msgspec.json.Decoder(list[SaveRow])
-_FILLED = msgspec.json.Decoder(list[FilledRow])
 _OUTBOX = msgspec.json.Decoder(list[OutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
@@ -137,6 +131,20 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asy
         server_settings={"lock_timeout": "5s", "statement_timeout": "15s",
                          "application_name": "memory-worker"},
     )
+
+
+def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The one order in which a transaction takes several owner locks ((scope, Discord id)
+    pairs): two transactions locking overlapping owners then never deadlock."""
+    return sorted(set(owners))
+
+
+async def _set_notices(conn: asyncpg.Connection, notices: Sequence[tuple[str, bytes]]) -> list[SaveRow]:
+    """memory_set_notices() for (command id, notice JSON) pairs in this transaction: the
+    stored results and outbox rows with their notices set, in order."""
+    request = b"[" + b",".join(b'{"command_id":%s,"notice":%s}' % (msgspec.json.encode(cid), notice)
+                               for cid, notice in notices) + b"]"
+    return _SAVES.decode(await conn.fetchval("SELECT memory_set_notices($1::jsonb)", request.decode()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,8 +241,7 @@ class Tx:
         return [r[0] for r in rows]
 
     async def lock_owners(self, owners: Iterable[tuple[str, str]]) -> None:
-        # A fixed order: two transactions locking overlapping owners never deadlock.
-        for scope, owner_id in sorted(set(owners)):
+        for scope, owner_id in lock_order(owners):
             await self.conn.execute("SELECT memory_lock_owner($1, $2)", scope, owner_id)
 
     async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
@@ -297,9 +304,7 @@ class MemoryRepository:
             notice = None if row["duplicate"] else notice_after(row["result"].encode())
             if notice is None:
                 return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
-            filled = await conn.fetchrow("SELECT * FROM memory_set_notice($1, $2::jsonb)", command_id,
-                                         notice.decode())
-            return SaveRow(False, msgspec.Raw(filled["result"].encode()), _OUTBOX.decode(filled["outbox"]))
+            return (await _set_notices(conn, [(command_id, notice)]))[0]
 
     async def create_contexts(self, requests_json: bytes) -> list[CreateContextRow]:
         """memory_create_context() of several commands (a JSON array of {command_id,
@@ -319,12 +324,9 @@ class MemoryRepository:
             saved = _SAVES.decode(await conn.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
             notices = notices_after(saved)
             if notices:
-                request = b"[" + b",".join(b'{"command_id":%s,"notice":%s}' % (msgspec.json.encode(cid), notice)
-                                           for _, cid, notice in notices) + b"]"
-                filled = _FILLED.decode(await conn.fetchval("SELECT memory_set_notices($1::jsonb)",
-                                                            request.decode()))
+                filled = await _set_notices(conn, [(cid, notice) for _, cid, notice in notices])
                 for (index, _, _), row in zip(notices, filled, strict=True):
-                    saved[index] = SaveRow(False, row.result, row.outbox)
+                    saved[index] = row
             return saved
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str,

@@ -73,9 +73,7 @@ class OutboxPublisher:
         for batch in (rows[:split], rows[split:]):
             if batch:
                 await self._publish_in_order(batch)
-        self._published.extend(row.id for row in rows)
-        if len(self._published) >= self._batch:
-            self._wake.set()
+        self._mark(rows)
 
     async def publish_together(self, groups: Sequence[Sequence[OutboxRow]]) -> bool:
         """Publish the rows of several commands as one JetStream atomic batch: stored all at
@@ -103,10 +101,14 @@ class OutboxPublisher:
         if ack.error is not None or ack.count != len(rows):
             log.info("atomic_publish_not_stored", rows=len(rows), error=ack.error, count=ack.count)
             return False
+        self._mark(rows)
+        return True
+
+    def _mark(self, rows: Sequence[OutboxRow]) -> None:
+        """Published: marked in the database by the next batched flush."""
         self._published.extend(row.id for row in rows)
         if len(self._published) >= self._batch:
             self._wake.set()
-        return True
 
     async def _publish_in_order(self, rows: Sequence[OutboxRow]) -> None:
         # publish_async writes in call order on one connection; the stream keeps that order.

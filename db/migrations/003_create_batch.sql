@@ -45,7 +45,7 @@ END;
 $$;
 
 -- memory_set_notice() for several evicting saves of one batch (p: [{command_id, notice}]),
--- in the batch's transaction. Returns [{result, outbox}] in the same order.
+-- in the batch's transaction. Returns [{duplicate: false, result, outbox}] in the same order.
 CREATE FUNCTION memory_set_notices(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -55,7 +55,8 @@ DECLARE
 BEGIN
     FOR e IN SELECT value FROM jsonb_array_elements(p) LOOP
         SELECT * INTO r FROM memory_set_notice(e ->> 'command_id', e -> 'notice');
-        done := array_append(done, jsonb_build_object('result', r.result, 'outbox', r.outbox));
+        done := array_append(done, jsonb_build_object('duplicate', false, 'result', r.result,
+                                                  'outbox', r.outbox));
     END LOOP;
     RETURN to_jsonb(done);
 END;

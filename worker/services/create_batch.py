@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import msgspec
 
 from contracts.commands import CreateMemory
-from db.repository import MemoryRepository, OutboxRow, SaveRow
+from db.repository import MemoryRepository, OutboxRow, SaveRow, lock_order
 from worker import metrics
 from worker.coalescer import Coalescer
 from worker.domain.targets import lookup_ids
@@ -90,7 +90,7 @@ class BatchedCreateService:
                 ops.append(_Save(msgspec.Raw(step.request)))
             written.append(index)
         if ops:
-            owners = sorted({step.owner for step in steps if step.owner is not None and step.answer is None})
+            owners = lock_order(step.owner for step in steps if step.owner is not None)
             saved = await self._repo.create_batch(_encode(_Batch(owners, ops)),
                                                   lambda rows: _eviction_notices(rows, written, steps, cmds))
             for index, row in zip(written, saved, strict=True):
