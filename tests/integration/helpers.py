@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -55,6 +56,11 @@ async def add_personal_memories(conn: asyncpg.Connection, user_id: int, lineage:
             user_id, lineage, f"personal #{i}", source, now - timedelta(days=age))
         for i, age in enumerate(ages_days)
     ]
+
+
+def envelope(workspace: str) -> dict:
+    """The fields every command carries, for building a command as a dict."""
+    return {"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": workspace}
 
 
 def server_save(workspace: str, content: str, *, lineage: int = 7, retrieval: dict | None = None,

@@ -9,7 +9,6 @@ import asyncio
 import random
 import uuid
 from collections import Counter
-from datetime import UTC, datetime
 
 import msgspec
 import pytest
@@ -25,6 +24,7 @@ from worker.services.seed_bio import SeedBioService
 
 from ..conftest import unique
 from .helpers import (
+    envelope,
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_proxy_identity,
@@ -46,10 +46,6 @@ AGES = [200, 150, 120, 100, 90]  # all dormant (decay 30 days); the first is the
 async def pool(pg_server, template_db):
     async with module_database(pg_server, template_db) as shared:
         yield shared
-
-
-def envelope(workspace: str) -> dict:
-    return {"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": workspace}
 
 
 def edit(workspace: str, scope: str, actor: str, memory_id: int, content: str) -> ManualMemory:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 
 import msgspec
 import pytest
@@ -21,6 +20,7 @@ from worker.services.seed_bio import SeedBioService
 
 from ..conftest import unique
 from .helpers import (
+    envelope,
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_proxy_identity,
@@ -41,10 +41,6 @@ UNKNOWN_ID = 10**12
 async def pool(pg_server, template_db):
     async with module_database(pg_server, template_db) as shared:
         yield shared
-
-
-def envelope(workspace: str) -> dict:
-    return {"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": workspace}
 
 
 def reinforce_cmd(workspace: str, refs: list[tuple[str, int]], lineage: int = LINEAGE) -> ReinforceMemories:

@@ -101,32 +101,30 @@ async def test_a_caller_cancelled_while_waiting_is_not_run():
 
 async def test_several_runners_run_batches_side_by_side():
     started: list[list[int]] = []
-    both_in = asyncio.Event()
+    entered = asyncio.Condition()
     release = asyncio.Event()
 
-    async def batch(items):
-        started.append(list(items))
-        if len(started) == 2:
-            both_in.set()
+    async def run(items: list[int]) -> list[int]:
+        async with entered:
+            started.append(items)
+            entered.notify_all()
         await release.wait()
-        return [i for i in items]
+        return items
+
+    async def runs_started(n: int) -> None:
+        async with entered:
+            await asyncio.wait_for(entered.wait_for(lambda: len(started) >= n), 5)
 
     async def single(item):
-        started.append([item])
-        if len(started) == 2:
-            both_in.set()
-        await release.wait()
-        return item
+        return (await run([item]))[0]
 
-    coalescer = Coalescer(batch, single, max_batch=8, runners=2)
-    tasks = []
-    for i in range(2):
-        tasks.append(asyncio.create_task(coalescer(i)))
-        for _ in range(3):  # the runner takes it and is inside its run
-            await asyncio.sleep(0)
-    await asyncio.wait_for(both_in.wait(), 5)  # two runs in flight before either finished
+    coalescer = Coalescer(run, single, max_batch=8, runners=2)
+    tasks = [asyncio.create_task(coalescer(0))]
+    await runs_started(1)
+    tasks.append(asyncio.create_task(coalescer(1)))
+    await runs_started(2)  # a second run in flight while the first has not finished
     tasks += [asyncio.create_task(coalescer(i)) for i in (2, 3)]
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # both queued behind the busy runners
     release.set()
     assert await asyncio.gather(*tasks) == [0, 1, 2, 3]
     assert started[:2] == [[0], [1]] and started[2:] == [[2, 3]]
