@@ -113,7 +113,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         nc = broker.connection
         js = nc.jetstream()
         await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
-                                replicas=settings.stream_replicas)
+                                replicas=settings.stream_replicas, in_flight=settings.partition_in_flight)
 
         # Atomic batches only where the stream takes them (nats-server 2.12+ with allow_atomic):
         # elsewhere the batch headers would be ignored and the messages stored one by one.
@@ -133,7 +133,9 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
 
         handler = build_handler(nc, js, outbox, repo, settings)
         stack.push_async_callback(handler.aclose, float(settings.ack_wait_seconds))
-        consumers = PartitionConsumers(js, handler, settings.memory_partitions)
+        consumers = PartitionConsumers(js, handler, settings.memory_partitions,
+                                       in_flight=settings.partition_in_flight,
+                                       ack_wait_s=float(settings.ack_wait_seconds))
         # On the stack too: should anything below fail, the loops stop before outbox and pool close.
         stack.push_async_callback(consumers.stop, float(settings.ack_wait_seconds))
         await consumers.start()

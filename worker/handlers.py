@@ -118,7 +118,9 @@ class CommandHandler:
             if close is not None:
                 await close(timeout)
 
-    async def __call__(self, msg: Msg) -> None:
+    async def __call__(self, msg: Msg) -> bool:
+        """Settle one delivery. True when it went back to the server for a later attempt (a
+        nak): the partition then holds the workspace's later commands until it returns."""
         started = time.perf_counter()
         deliveries = msg.metadata.num_delivered if msg.metadata else 1
         kind, token = subjects.parse_partitioned(msg.subject)
@@ -133,17 +135,15 @@ class CommandHandler:
         if service is None and not isinstance(decoded, Invalid):
             decoded = Invalid(f"memory.{kind} is not handled by this worker", dead_letters.UNSUPPORTED_COMMAND)
         if isinstance(decoded, Invalid):
-            await self._reject_invalid(msg, original, decoded, bound, started)
-            return
+            return await self._reject_invalid(msg, original, decoded, bound, started)
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
         if deliveries > REDELIVERY_LIMIT_FACTOR * self._max_deliver:
             # Delivered far past the budget without ever reaching a failure path: it kills or
             # hangs the worker. Dead-letter it without running it again.
-            await self._give_up(msg, original, decoded, service, RuntimeError(
+            return await self._give_up(msg, original, decoded, service, RuntimeError(
                 f"delivered {deliveries} times without completing (worker crash or hang?)"), deliveries,
                 permanent=True, first_failed_at=None, bound=bound, started=started)
-            return
         try:
             handled: Handled = await service.run(decoded)
             if not handled.events_published:
@@ -152,8 +152,7 @@ class CommandHandler:
                 await self._nc.publish(decoded.reply_to, handled.result)
             await msg.ack()
         except Exception as exc:
-            await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
-            return
+            return await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
         if deliveries > 1:
             self._failures.forget(_seq(msg))
         data = _STATUS.decode(handled.result).data
@@ -161,6 +160,7 @@ class CommandHandler:
                         data.scope if data.status == SAVED_WITH_EVICTION else None)
         bound.info("command", status=data.status, duplicate=handled.duplicate, events=len(handled.events),
                    duration_ms=_ms(started))
+        return False
 
     @staticmethod
     def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES):
@@ -182,7 +182,7 @@ class CommandHandler:
             return Invalid(f"reply_to must start with one of {', '.join(reply_prefixes)}, got {cmd.reply_to!r}")
         return cmd
 
-    async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> None:
+    async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> bool:
         """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
         reason = invalid.reason
         command_id, reply_to = _probe(msg.data, self._reply_prefixes)
@@ -199,13 +199,14 @@ class CommandHandler:
         except Exception as exc:
             bound.warning("command_invalid_not_recorded", error=repr(exc))
             await msg.nak(delay=1.0)
-            return
+            return True
         metrics.DEAD_LETTERS.labels(invalid.code).inc()
         metrics.COMMANDS.labels(kind_of(original), COMMAND_INVALID).inc()
         bound.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(started))
+        return False
 
     async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
-                      deliveries: int, bound, started: float) -> None:
+                      deliveries: int, bound, started: float) -> bool:
         seq = _seq(msg)
         permanent = is_permanent(exc)
         unavailable = is_unavailable(exc)
@@ -220,13 +221,13 @@ class CommandHandler:
                 await msg.nak(delay=delay)
             except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
                 bound.warning("nak_failed", error=repr(nak_exc))
-            return
-        await self._give_up(msg, original, cmd, service, exc, deliveries, permanent=permanent,
+            return True
+        return await self._give_up(msg, original, cmd, service, exc, deliveries, permanent=permanent,
                             first_failed_at=first_failed_at, bound=bound, started=started)
 
     async def _give_up(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
                        deliveries: int, *, permanent: bool, first_failed_at: datetime | None, bound,
-                       started: float) -> None:
+                       started: float) -> bool:
         seq = _seq(msg)
         try:
             # Giving up: if the command was in fact applied (the failure came after commit),
@@ -245,11 +246,12 @@ class CommandHandler:
         except Exception as dlq_exc:
             bound.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry_delay(deliveries))
             await msg.nak(delay=retry_delay(deliveries))
-            return
+            return True
         status = "answered_from_inbox" if stored is not None else "dead_lettered"
         if stored is None:
             metrics.DEAD_LETTERS.labels(dead_letters.PERMANENT if permanent else dead_letters.EXHAUSTED).inc()
         bound.error("command", status=status, error=repr(exc), permanent=permanent, duration_ms=_ms(started))
+        return False
 
 
 def _probe(data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES) -> tuple[str | None, str | None]:

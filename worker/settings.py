@@ -37,6 +37,9 @@ class Settings:
     max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
     db_pool_size: int = 20
+    # Commands of a partition in its replica's hands at once (the consumer's max_ack_pending):
+    # different workspaces run side by side, each workspace one at a time, in order.
+    partition_in_flight: int = 32
     # Creates in flight at once (one per partition) share database round trips and a commit,
     # up to this many per batch; 1 runs every create on its own.
     create_batch_max: int = 64
@@ -76,6 +79,7 @@ class Settings:
             ("inbox_retention_days", 31, 36_500),
             ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
+            ("partition_in_flight", 1, 1024),
             ("create_batch_max", 1, 1024),
             ("create_batch_runners", 1, 64),
             ("metrics_port", 0, 65535),

@@ -7,6 +7,8 @@ call.
 
 from __future__ import annotations
 
+import json
+
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -73,14 +75,24 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-def partition_consumer(partition: int, *, ack_wait_s: float, replicas: int = 1) -> ConsumerConfig:
+# The priority group every pull on a partition consumer names (worker/partitions.py).
+PARTITION_GROUP = "memory"
+# A replica that has not pulled for this long loses its partition to another (pinned_client).
+# It pulls at least every partitions.PULL_EXPIRES_S while alive.
+PIN_TIMEOUT_S = 10.0
+DEFAULT_IN_FLIGHT = 32
+
+
+def partition_consumer(partition: int, *, ack_wait_s: float, replicas: int = 1,
+                       in_flight: int = DEFAULT_IN_FLIGHT) -> ConsumerConfig:
     return ConsumerConfig(
         durable_name=partition_consumer_name(partition),
         filter_subject=subjects.partition_filter(partition),
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
-        # One command in flight per partition: a workspace's commands run one at a time, in order.
-        max_ack_pending=1,
+        # Up to this many commands of the partition in the hands of its one pinned replica,
+        # which runs each workspace's commands one at a time, in order (worker/partitions.py).
+        max_ack_pending=in_flight,
         ack_wait=ack_wait_s,
         # Unlimited: the worker counts deliveries and dead-letters at MAX_DELIVER itself. A
         # server-side limit would drop a message whose dead-lettering failed, unacknowledged.
@@ -99,16 +111,38 @@ async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     await js.update_stream(config)
 
 
+class ConsumerProvisionError(RuntimeError):
+    """The server refused a consumer's settings; the message is the server's."""
+
+
 async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
     # The server's consumer create is create-or-update for a durable name: drifted settings
     # (max_ack_pending, max_deliver, ack_wait ...) are brought back to what the worker needs.
     await js.add_consumer(stream, config)
 
 
-async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, replicas: int = 1) -> None:
+async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig, *,
+                                    pin_timeout_s: float = PIN_TIMEOUT_S) -> None:
+    """Create or update a partition consumer as a pinned_client priority group (nats-server
+    2.11+): the server hands the partition to one replica at a time and moves it only after
+    that replica stopped pulling for PIN_TIMEOUT_S. nats-py's ConsumerConfig has no priority
+    fields, so this is the JetStream API request itself."""
+    body = config.as_dict()
+    body.update(priority_groups=[PARTITION_GROUP], priority_policy="pinned_client",
+                priority_timeout=int(pin_timeout_s * 1_000_000_000))
+    request = {"stream_name": subjects.COMMANDS_STREAM, "config": body}
+    reply = await js._nc.request(f"{js._prefix}.CONSUMER.CREATE.{subjects.COMMANDS_STREAM}.{config.durable_name}",
+                                 json.dumps(request).encode(), timeout=10)
+    answer = json.loads(reply.data)
+    if "error" in answer:
+        raise ConsumerProvisionError(f"consumer {config.durable_name}: {answer['error'].get('description')}")
+
+
+async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, replicas: int = 1,
+                    in_flight: int = DEFAULT_IN_FLIGHT, pin_timeout_s: float = PIN_TIMEOUT_S) -> None:
     await ensure_stream(js, command_stream(partitions, replicas))
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
     for partition in range(partitions):
-        await ensure_consumer(js, subjects.COMMANDS_STREAM,
-                              partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas))
+        await ensure_partition_consumer(js, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
+                                                               in_flight=in_flight), pin_timeout_s=pin_timeout_s)

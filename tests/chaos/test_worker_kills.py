@@ -7,8 +7,8 @@ save has exactly one `memory.saved` and one `cache.invalidate` in MEMORY_EVENTS:
 none duplicated (counted by Nats-Msg-Id and by the payload's event_id).
 
 How the moments are chosen: a killed worker's in-flight commands come back only after
-ACK_WAIT_SECONDS (20, the minimum), and with `max_ack_pending=1` their partitions wait that
-long. Were every command published up front, the first kill would stall every partition and
+ACK_WAIT_SECONDS (20, the minimum), and the restarted worker runs nothing newer in their
+partitions until they are back. Were every command published up front, the first kill would stall every partition and
 the next kills would hit an idle worker. So the bot publishes in K+1 groups whose workspaces
 live in disjoint partitions (MEMORY_PARTITIONS = max(16, 4(K+1))), and kill k comes when a
 seeded random share (5-95 %) of group k has a stored result: every kill lands in the middle

@@ -40,6 +40,7 @@ from contracts.codec import encode
 from tests.cluster.conftest import env_int
 from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, eventually
 from tests.integration.helpers import server_save
+from worker import streams
 from worker.client import lookup_result, publish_until_stored
 
 SAVED = "memory_saved_successfully"
@@ -157,7 +158,7 @@ async def test_killing_the_stream_leader_and_a_worker_loses_nothing(cluster_setu
     assert info.config.num_replicas == 3 and len(info.cluster.replicas or []) == 2, info.cluster
     for partition in range(16):
         consumer = await cjs.consumer_info(subjects.COMMANDS_STREAM, f"memory-worker-p{partition}")
-        assert consumer.config.num_replicas == 3 and consumer.config.max_ack_pending == 1
+        assert consumer.config.num_replicas == 3 and consumer.config.max_ack_pending == streams.DEFAULT_IN_FLIGHT
 
     db = await asyncpg.connect(setup.database_url)
     bot = await Bot(setup.nats.urls).start()

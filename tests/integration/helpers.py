@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import uuid
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -127,3 +129,9 @@ async def module_database(pg_server, template_db: str):
         yield pool
     finally:
         await pool.close()
+
+
+async def raw_consumer_info(js, stream: str, durable: str) -> dict:
+    """Consumer info as the server sends it: nats-py's ConsumerConfig drops the priority fields."""
+    reply = await js._nc.request(f"$JS.API.CONSUMER.INFO.{stream}.{durable}", b"", timeout=5)
+    return json.loads(reply.data)

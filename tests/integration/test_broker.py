@@ -8,15 +8,17 @@ from collections import Counter
 import msgspec
 import nats
 import pytest
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from db.repository import MemoryRepository
 from worker import streams
 from worker.embedded import NatsServer
 from worker.outbox import OutboxPublisher
+from worker.partitions import PartitionConsumers
 
 from ..conftest import unique
+from .helpers import raw_consumer_info
 
 PARTITIONS = 8
 
@@ -42,17 +44,19 @@ async def test_the_server_files_each_workspace_under_the_partition_we_compute(js
     for ws in workspaces:
         await js.publish(subjects.command_subject("create", ws), b"{}", stream=subjects.COMMANDS_STREAM)
     seen = {}
-    for p in range(PARTITIONS):
-        sub = await js.pull_subscribe_bind(streams.partition_consumer_name(p), subjects.COMMANDS_STREAM)
-        while True:
-            try:
-                msgs = await sub.fetch(1, timeout=0.3)
-            except nats.errors.TimeoutError:
-                break
-            for m in msgs:
-                _, token = subjects.parse_partitioned(m.subject)
-                seen[subjects.decode_token(token)] = int(m.subject.split(".")[1])
-                await m.ack()
+    all_seen = asyncio.Event()
+
+    async def record(m):
+        _, token = subjects.parse_partitioned(m.subject)
+        seen[subjects.decode_token(token)] = int(m.subject.split(".")[1])
+        await m.ack()
+        if len(seen) == len(workspaces):
+            all_seen.set()
+
+    consumers = PartitionConsumers(js, record, PARTITIONS)
+    await consumers.start()
+    await asyncio.wait_for(all_seen.wait(), 30)
+    await consumers.stop(timeout=5)
     assert seen == {ws: subjects.partition_of(subjects.encode_token(ws), PARTITIONS) for ws in workspaces}
     assert len(set(seen.values())) > 1
 
@@ -64,9 +68,19 @@ async def test_provisioning_updates_a_consumer_whose_settings_drifted(js):
     await js.add_consumer(subjects.COMMANDS_STREAM, drifted)
     assert (await js.consumer_info(subjects.COMMANDS_STREAM, name)).config.max_ack_pending == 99
     await streams.provision(js, partitions=PARTITIONS, ack_wait_s=20)
-    info = await js.consumer_info(subjects.COMMANDS_STREAM, name)
-    assert info.config.max_ack_pending == 1
-    assert info.config.max_deliver == -1
+    info = await raw_consumer_info(js, subjects.COMMANDS_STREAM, name)
+    assert info["config"]["max_ack_pending"] == streams.DEFAULT_IN_FLIGHT
+    assert info["config"]["max_deliver"] == -1
+    # One replica at a time per partition: the order of a workspace's commands depends on it.
+    assert info["config"]["priority_policy"] == "pinned_client"
+    assert info["config"]["priority_groups"] == [streams.PARTITION_GROUP]
+
+
+async def test_a_consumer_setting_the_server_refuses_is_a_clear_error(js):
+    refused = streams.partition_consumer(0, ack_wait_s=20)
+    refused.ack_policy = AckPolicy.NONE  # neither updatable nor allowed with pinned_client
+    with pytest.raises(streams.ConsumerProvisionError, match="memory-worker-p0"):
+        await streams.ensure_partition_consumer(js, refused)
 
 
 async def _insert_outbox(pool, command_id: str, n: int) -> list[int]:

@@ -1,9 +1,12 @@
-"""worker.partitions on a real nats-server: one command at a time per partition, in order;
-a handler that crashes gets its command back; stop lets the command in hand finish."""
+"""worker.partitions on a real nats-server: several commands of a partition in hand, each
+workspace's one at a time and in order; a command handed back holds its workspace's later
+ones until it returns; one replica per partition, and a replica taking a partition over runs
+the previous holder's commands first; stop finishes what is in hand."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 
 import nats
 import pytest
@@ -19,87 +22,203 @@ PARTITIONS = 2
 
 
 @pytest.fixture
-async def js(tmp_root):
+async def server(tmp_root):
     # A server per test: the partition consumers are durable and shared by name.
     server = NatsServer(tmp_root / f"nats-{unique()}").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def js(server):
     client = await nats.connect(server.url)
     jsctx = client.jetstream()
     await streams.provision(jsctx, partitions=PARTITIONS, ack_wait_s=20)
     yield jsctx
     await client.close()
-    server.stop()
 
 
-async def _publish(js, workspace: str, n: int) -> None:
-    for i in range(n):
+async def _publish(js, workspace: str, n: int, start: int = 0) -> None:
+    for i in range(start, start + n):
         await js.publish(subjects.command_subject("create", workspace), str(i).encode())
 
 
-async def test_each_workspace_runs_one_at_a_time_in_publish_order(js):
-    seen: dict[str, list[int]] = {}
-    running: set[str] = set()
-    overlaps = []
+def _workspace(msg) -> str:
+    return subjects.decode_token(msg.subject.rsplit(".", 1)[-1])
+
+
+def _partition(msg) -> str:
+    return msg.subject.split(".")[1]
+
+
+def _same_partition_workspaces(n: int) -> list[str]:
+    found: list[str] = []
+    while len(found) < n:
+        ws = unique()
+        if subjects.partition_of(subjects.encode_token(ws), PARTITIONS) == 0:
+            found.append(ws)
+    return found
+
+
+async def test_each_workspace_runs_one_at_a_time_in_publish_order_and_workspaces_side_by_side(js):
+    seen: dict[str, list[int]] = defaultdict(list)
+    running_ws: set[str] = set()
+    running_per_partition: dict[str, int] = defaultdict(int)
+    overlaps, side_by_side = [], []
     done = asyncio.Event()
-    workspaces = [unique() for _ in range(4)]
+    workspaces = [unique() for _ in range(6)]
 
     async def handler(msg):
-        ws = msg.subject.rsplit(".", 1)[-1]
-        partition = msg.subject.split(".")[1]
-        if partition in running:
-            overlaps.append(partition)
-        running.add(partition)
-        await asyncio.sleep(0.001)
-        seen.setdefault(ws, []).append(int(msg.data))
-        running.discard(partition)
+        ws, partition = _workspace(msg), _partition(msg)
+        if ws in running_ws:
+            overlaps.append(ws)
+        running_ws.add(ws)
+        running_per_partition[partition] += 1
+        side_by_side.append(running_per_partition[partition])
+        await asyncio.sleep(0.005)
+        seen[ws].append(int(msg.data))
+        running_ws.discard(ws)
+        running_per_partition[partition] -= 1
         await msg.ack()
-        if sum(map(len, seen.values())) == 4 * 15:
+        if sum(map(len, seen.values())) == 6 * 15:
             done.set()
 
+    for ws in workspaces:  # all waiting before the consumers start: a full hand at once
+        await _publish(js, ws, 15)
     consumers = PartitionConsumers(js, handler, PARTITIONS)
     await consumers.start()
-    for ws in workspaces:
-        await _publish(js, ws, 15)
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
 
     assert overlaps == []
     for ws in workspaces:
-        assert seen[subjects.encode_token(ws)] == list(range(15))
+        assert seen[ws] == list(range(15))
+    assert max(side_by_side) > 1  # different workspaces of a partition did run at once
 
 
-async def test_a_handler_that_crashes_gets_the_command_back(js):
+async def test_a_handled_back_command_holds_its_workspace_and_not_the_others(js):
+    blocked_ws, other_ws = _same_partition_workspaces(2)
+    order: list[tuple[str, int, int]] = []
+    done = asyncio.Event()
+
+    async def handler(msg):
+        ws, n = _workspace(msg), int(msg.data)
+        order.append((ws, n, msg.metadata.num_delivered))
+        if ws == blocked_ws and n == 0 and msg.metadata.num_delivered == 1:
+            await msg.nak(delay=1.0)  # as the command handler does for a transient failure
+            return True
+        await msg.ack()
+        if len({(w, i) for w, i, _ in order}) == 10:
+            done.set()
+        return False
+
+    await _publish(js, blocked_ws, 5)
+    await _publish(js, other_ws, 5)
+    consumers = PartitionConsumers(js, handler, PARTITIONS)
+    await consumers.start()
+    await asyncio.wait_for(done.wait(), 30)
+    await consumers.stop(timeout=5)
+
+    blocked = [(n, d) for w, n, d in order if w == blocked_ws]
+    assert blocked == [(0, 1), (0, 2), (1, 1), (2, 1), (3, 1), (4, 1)]
+    # The other workspace of the same partition was not held: it finished while 0 was away.
+    assert [n for w, n, _ in order if w == other_ws] == [0, 1, 2, 3, 4]
+    assert order.index((other_ws, 4, 1)) < order.index((blocked_ws, 0, 2))
+
+
+async def test_a_handler_that_crashes_gets_the_command_back_before_the_workspace_goes_on(js):
     attempts = []
     done = asyncio.Event()
 
     async def handler(msg):
-        attempts.append(msg.metadata.num_delivered)
+        attempts.append((int(msg.data), msg.metadata.num_delivered))
         if len(attempts) == 1:
             raise RuntimeError("a bug outside the handler's own failure paths")
         await msg.ack()
-        done.set()
+        if len(attempts) == 3:
+            done.set()
 
+    await _publish(js, unique(), 2)
     consumers = PartitionConsumers(js, handler, PARTITIONS, crash_retry_delay=0.2)
     await consumers.start()
-    await _publish(js, unique(), 1)
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
-    assert attempts == [1, 2]
+    assert attempts == [(0, 1), (0, 2), (1, 1)]
 
 
-async def test_stop_lets_the_command_in_hand_finish(js):
+async def test_stop_finishes_the_commands_in_hand_and_takes_no_new_one(js):
     started, finished = asyncio.Event(), []
 
     async def handler(msg):
         started.set()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.3)
         await msg.ack_sync()
         finished.append(int(msg.data))
 
+    workspace = unique()
+    await _publish(js, workspace, 3)
     consumers = PartitionConsumers(js, handler, PARTITIONS)
     await consumers.start()
-    await _publish(js, unique(), 3)
     await asyncio.wait_for(started.wait(), 30)
     await consumers.stop(timeout=10)
-    # The one in hand finished and was acknowledged; nothing new was taken after stop.
-    assert finished == [0]
-    assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 2
+    assert finished == [0, 1, 2]
+    await _publish(js, workspace, 1, start=3)
+    await asyncio.sleep(PULL_SETTLE_S)
+    assert finished == [0, 1, 2]
+    assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 1
+
+
+PULL_SETTLE_S = 1.5
+
+
+async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holders_commands_first(server):
+    """Replica A takes every partition and dies holding commands; B, pulling all along, gets
+    nothing until the pin moves to it, then runs A's commands before the ones behind them."""
+    a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
+    js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
+    await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=3, pin_timeout_s=2)
+    workspaces = _same_partition_workspaces(3)
+    a_took, b_ran = [], []
+    a_holds = asyncio.Event()
+    done = asyncio.Event()
+
+    async def replica_a(msg):
+        a_took.append((_workspace(msg), int(msg.data)))
+        if int(msg.data) >= 2:
+            a_holds.set()
+            await asyncio.Event().wait()  # hangs: dies with these in hand
+        await msg.ack_sync()
+
+    async def replica_b(msg):
+        b_ran.append((_workspace(msg), int(msg.data)))
+        await msg.ack()
+        if len(b_ran) == 3 * 6 - 3 * 2:
+            done.set()
+
+    a = PartitionConsumers(js_a, replica_a, PARTITIONS, ack_wait_s=3)
+    await a.start()
+    for ws in workspaces:
+        await _publish(js_a, ws, 3)
+    await asyncio.wait_for(a_holds.wait(), 30)
+    b = PartitionConsumers(js_b, replica_b, PARTITIONS, ack_wait_s=3)
+    await b.start()
+    await _publish(js_b, workspaces[0], 1, start=3)
+    await asyncio.sleep(0.5)
+    assert b_ran == []  # A still holds the partition: B's pulls get nothing
+
+    # A dies: no more pulls, no acks; its commands in hand come back after ack_wait (3 s),
+    # after the pin has moved to B (2 s) and newer commands are waiting for B.
+    a.stopping = True
+    for task in a._background:
+        task.cancel()
+    await a_conn.close()
+    await _publish(js_b, workspaces[0], 2, start=4)
+    for ws in workspaces[1:]:
+        await _publish(js_b, ws, 3, start=3)
+    await asyncio.wait_for(done.wait(), 30)
+    await b.stop(timeout=5)
+    await b_conn.close()
+
+    for ws in workspaces:
+        assert [n for w, n in a_took if w == ws] == [0, 1, 2]
+        assert [n for w, n in b_ran if w == ws] == [2, 3, 4, 5]

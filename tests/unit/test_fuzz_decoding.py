@@ -387,7 +387,7 @@ def test_over_the_bounds_is_refused_naming_the_field(value, field):
 # and skipped fields, i.e. anywhere in the payload. `_decode` and `_probe` let it escape, so
 # in the worker CommandHandler.__call__ (or _reject_invalid, whose _probe call sits outside
 # its try) raises before it can ack, nak or dead-letter: the message is redelivered every
-# ack_wait, forever, and its partition (max_ack_pending=1) is blocked. 10,000 nested lists are
+# ack_wait, forever, and its workspace is blocked. 10,000 nested lists are
 # a 20 KB payload, well under the 64 KiB limit.
 
 # Where msgspec must descend into the nesting (Any or skipped) and where a typed field stops it.

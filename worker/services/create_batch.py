@@ -1,7 +1,7 @@
 """memory.create with the database work of concurrent commands shared.
 
-Each partition has one command in flight (max_ack_pending=1), so the creates in flight at
-once are of different partitions. They go to the database together: one round trip reads
+A workspace has one command in flight at a time (worker/partitions.py), so the creates in
+flight at once are of different workspaces. They go to the database together: one round trip reads
 every context, the pure decisions run, and one transaction (memory_create_batch) saves them
 all, each under its owner's lock taken up front in a fixed order. Per command this is
 exactly what CreateMemoryService.run does; only the round trips and the commit are shared.
