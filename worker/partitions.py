@@ -12,12 +12,15 @@ The order rules, and what keeps each:
   only after it stopped pulling for PIN_TIMEOUT_S.
 - A workspace's commands run one at a time, in delivery order: one lane per workspace.
 - A command handed back for a later attempt (a nak with delay) blocks its lane. The
-  workspace's later commands wait in hand, refreshed with in-progress acks so that, should
-  this replica die, they are redelivered after the blocked one, not before; the lane runs
-  again when the blocked command comes back.
-- A replica newly pinned to a partition whose commands are still pending elsewhere (a
-  previous holder that died or lost the pin) runs nothing until they have all come to it
-  (the consumer's ack-pending count equals what it holds), then everything in stream order.
+  workspace's later commands wait in hand until it comes back.
+- Commands waiting in hand are refreshed with in-progress acks well within ack_wait, so the
+  server redelivers none of them elsewhere while this replica is alive.
+- A replica that loses its partition (the server answers a pull with 423, wrong pin) or
+  stops lets the command each lane is running finish and hands every other one back at once.
+- A replica newly pinned to a partition runs nothing until every command of the partition
+  pending at the server is in its hands (a previous holder's come back after a nak or after
+  its ack_wait), then all of them in stream order. So whatever order the previous holder
+  left them in, the new one restores stream order before running any.
 
 nats-py directly, and pull requests written by hand: nats-py has no priority groups, and
 its fetch waits to fill a batch, where this loop runs each command the moment it arrives.
@@ -35,6 +38,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker import streams
@@ -47,9 +51,9 @@ PULL_EXPIRES_S = 1.0
 PULL_STALLED_S = PULL_EXPIRES_S + 4.0
 CRASH_RETRY_DELAY_S = 5.0
 CATCH_UP_POLL_S = 1.0
-# A blocked command that has not come back after its longest retry delay plus ack_wait was
-# removed from the stream (an operator purge): its lane stops waiting for it.
-BLOCK_LIMIT_EXTRA_S = 40.0
+# A blocked command not back after its longest retry delay (30 s) plus this is looked up in
+# the stream: if it is gone (an operator purge), its lane stops waiting for it.
+BLOCK_CHECK_AFTER_S = 40.0
 
 # Returns True when the command went back to the server for a later attempt (nak).
 Handler = Callable[[Msg], Awaitable[bool | None]]
@@ -72,13 +76,13 @@ def _seq(msg: Msg) -> int:
 class _Lane:
     """One workspace's commands in hand, run one at a time."""
 
-    __slots__ = ("queue", "running", "blocked_seq", "blocked_until")
+    __slots__ = ("queue", "running", "blocked_seq", "check_at")
 
     def __init__(self) -> None:
         self.queue: deque[Msg] = deque()
         self.running = False
         self.blocked_seq: int | None = None
-        self.blocked_until = 0.0
+        self.check_at = 0.0
 
 
 class _Partition:
@@ -90,13 +94,18 @@ class _Partition:
         self._inbox = owner.nc.new_inbox()
         self._sub = None
         self._pin: str | None = None
+        # Bumped whenever the pin is taken or lost: work of an older tenure never blocks a lane.
+        self._tenure = 0
         self._remaining = 0  # messages the open pull may still bring
         self._pull_ended = asyncio.Event()
         self._pause = 0.0
         self._lanes: dict[str, _Lane] = {}
         self._lane_tasks: set[asyncio.Task] = set()
-        self._mine: set[int] = set()  # stream sequences this replica holds or will get back
-        self._held: list[Msg] | None = None  # while catching up after taking the partition over
+        # Stream sequences in this replica's hands or coming back to it (naked with delay), and
+        # how many left that set: what _catch_up compares with the server's ack-pending count.
+        self._mine: set[int] = set()
+        self._let_go = 0
+        self._held: list[Msg] | None = None  # while catching up after taking the partition
         self.pull_task: asyncio.Task | None = None
 
     async def start(self) -> None:
@@ -131,13 +140,17 @@ class _Partition:
         if not msg.reply:  # a status from the server about the pull, not a command
             self._on_status(msg)
             return
-        pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
-        if pin is not None and pin != self._pin:
-            self._pin = pin
-            self._take_over()
         self._remaining -= 1
         if self._remaining <= 0:
             self._pull_ended.set()
+        pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
+        if pin is not None and pin != self._pin:
+            if self._pin is not None:
+                self._lose("the server pinned this replica again under a new id")
+            self._pin = pin
+            self._tenure += 1
+            self._held = []
+            self._owner.spawn(self._catch_up(self._tenure), f"partition-{self._partition}-catch-up")
         self._mine.add(_seq(msg))
         if self._held is not None:
             self._held.append(msg)
@@ -150,8 +163,7 @@ class _Partition:
             return
         if status == "423":  # another replica holds the partition now
             if self._pin is not None:
-                log.info("partition_released", partition=self._partition)
-                self._release_blocked()
+                self._lose("another replica holds it now")
             self._pin = None
         elif status not in ("404", "408"):
             # 409: leadership change, consumer deleted, max waiting ... pull again shortly.
@@ -160,35 +172,63 @@ class _Partition:
             self._pause = 0.5
         self._pull_ended.set()
 
-    # -- taking a partition over ---------------------------------------------------------
+    # -- taking a partition over, and letting it go ----------------------------------------
 
-    def _take_over(self) -> None:
-        if self._held is None:
-            self._held = []
-            self._owner.spawn(self._catch_up(), f"partition-{self._partition}-catch-up")
-
-    async def _catch_up(self) -> None:
+    async def _catch_up(self, tenure: int) -> None:
         """Run nothing until every command of the partition pending at the server is in this
-        replica's hands (a previous holder's come back after its ack_wait); then all of them in
-        stream order."""
+        replica's hands; then all of them in stream order."""
         waited = False
-        while not self._owner.stopping:
+        while not self._owner.stopping and tenure == self._tenure:
+            # What this replica holds is counted before asking; anything that left its hands
+            # meanwhile makes the answer unusable (the server may have counted it, or not).
+            holding, let_go = len(self._mine), self._let_go
             try:
                 info = await self._owner.js.consumer_info(subjects.COMMANDS_STREAM, self._durable)
-                if info.num_ack_pending <= len(self._mine):
+                if tenure == self._tenure and info.num_ack_pending <= holding and let_go == self._let_go:
                     break
             except Exception as exc:
                 log.warning("catch_up_check_failed", partition=self._partition, error=repr(exc))
             if not waited:
                 log.info("partition_catching_up", partition=self._partition,
-                         note="commands of this partition are still pending elsewhere; waiting for them")
+                         note="commands of this partition are pending elsewhere; waiting for them")
                 waited = True
             await asyncio.sleep(CATCH_UP_POLL_S)
+        if self._owner.stopping or tenure != self._tenure:
+            return  # stop() or _lose() hand the held commands back
         held, self._held = self._held or [], None
         for msg in sorted(held, key=_seq):
             self._dispatch(msg)
         if waited:
             log.info("partition_caught_up", partition=self._partition, commands=len(held))
+
+    def _lose(self, why: str) -> None:
+        log.info("partition_released", partition=self._partition, reason=why)
+        self._tenure += 1
+        self.hand_back()
+
+    def hand_back(self) -> None:
+        """Every command in hand not yet running goes back to the server at once (its next
+        holder restores stream order); the running ones finish and block nothing."""
+        for key, lane in list(self._lanes.items()):
+            if lane.blocked_seq is not None:
+                self._forget(lane.blocked_seq)  # it comes back to whoever holds the partition
+                lane.blocked_seq = None
+            while lane.queue:
+                self._give_back(lane.queue.popleft())
+            if not lane.running:
+                del self._lanes[key]
+        held, self._held = self._held or [], None
+        for msg in held:
+            self._give_back(msg)
+
+    def _give_back(self, msg: Msg) -> None:
+        self._forget(_seq(msg))
+        self._owner.spawn(_quietly(msg.nak()), "nak")
+
+    def _forget(self, seq: int) -> None:
+        if seq in self._mine:
+            self._mine.discard(seq)
+            self._let_go += 1
 
     # -- lanes ----------------------------------------------------------------------------
 
@@ -200,7 +240,6 @@ class _Partition:
         if lane.blocked_seq is not None:
             if _seq(msg) != lane.blocked_seq:
                 lane.queue.append(msg)
-                self._owner.touch(msg)
                 return
             lane.blocked_seq = None
             lane.queue.appendleft(msg)
@@ -219,58 +258,56 @@ class _Partition:
         try:
             while lane.queue and lane.blocked_seq is None:
                 msg = lane.queue.popleft()
-                seq = _seq(msg)
-                if await self._owner.handle(msg):
+                seq, tenure = _seq(msg), self._tenure
+                if await self._owner.handle(msg) and tenure == self._tenure:
                     lane.blocked_seq = seq
-                    lane.blocked_until = time.monotonic() + self._owner.ack_wait_s + BLOCK_LIMIT_EXTRA_S
-                    for waiting in lane.queue:
-                        self._owner.touch(waiting)
-                else:
-                    self._mine.discard(seq)
+                    lane.check_at = time.monotonic() + BLOCK_CHECK_AFTER_S + self._owner.ack_wait_s
+                elif tenure == self._tenure:
+                    self._forget(seq)
         finally:
             lane.running = False
             if not lane.queue and lane.blocked_seq is None and self._lanes.get(key) is lane:
                 del self._lanes[key]
 
-    def blocked_in_hand(self) -> list[Msg]:
-        """Commands waiting in hand for a blocked command or a takeover: kept from redelivery."""
-        now = time.monotonic()
+    def waiting_in_hand(self) -> list[Msg]:
+        """Commands in hand that are not running: refreshed so they stay here."""
         waiting: list[Msg] = list(self._held or ())
-        for key, lane in list(self._lanes.items()):
-            if lane.blocked_seq is None:
-                continue
-            if now > lane.blocked_until:
-                log.warning("blocked_command_did_not_return", partition=self._partition, stream_seq=lane.blocked_seq,
-                            note="it left the stream; the workspace's later commands run now")
-                self._mine.discard(lane.blocked_seq)
-                lane.blocked_seq = None
-                if lane.queue:
-                    self._start_lane(key, lane)
-                continue
+        for lane in self._lanes.values():
             waiting.extend(lane.queue)
         return waiting
 
-    def _release_blocked(self) -> None:
-        """The partition went to another replica: commands waiting behind a blocked one are
-        left to come back to the new holder (after the blocked one: they were refreshed
-        later), in stream order there."""
+    async def unblock_vanished(self) -> None:
+        """A lane blocked far longer than any retry delay looks its command up: gone from the
+        stream (purged by an operator) means it will never come back."""
+        now = time.monotonic()
         for key, lane in list(self._lanes.items()):
-            if lane.blocked_seq is not None:
-                self._mine.discard(lane.blocked_seq)
-                for msg in lane.queue:
-                    self._mine.discard(_seq(msg))
-                del self._lanes[key]
-        for msg in self._held or ():
-            self._mine.discard(_seq(msg))
-        if self._held is not None:
-            self._held.clear()
+            seq = lane.blocked_seq
+            if seq is None or now < lane.check_at:
+                continue
+            try:
+                await self._owner.js.get_msg(subjects.COMMANDS_STREAM, seq)
+            except NotFoundError:
+                if lane.blocked_seq != seq:
+                    continue
+                log.warning("blocked_command_vanished", partition=self._partition, stream_seq=seq,
+                            note="it left the stream; the workspace's later commands run now")
+                self._forget(seq)
+                lane.blocked_seq = None
+                if lane.queue:
+                    self._start_lane(key, lane)
+                elif not lane.running:
+                    self._lanes.pop(key, None)
+            except Exception as exc:  # NATS away: ask again later
+                log.warning("blocked_command_check_failed", partition=self._partition, error=repr(exc))
+            else:
+                lane.check_at = now + self._owner.ack_wait_s
 
     # -- stopping -------------------------------------------------------------------------
 
     async def drain(self) -> None:
-        """After the pull loop ended: let the commands in hand finish; blocked ones stay for
-        the next holder."""
-        self._release_blocked()
+        """After the pull loop ended: hand back what is not running, let the rest finish."""
+        self._tenure += 1
+        self.hand_back()
         while self._lane_tasks:
             await asyncio.gather(*list(self._lane_tasks), return_exceptions=True)
 
@@ -282,6 +319,11 @@ class _Partition:
         if self._sub is not None:
             with contextlib.suppress(Exception):
                 await self._sub.unsubscribe()
+
+
+async def _quietly(ack: Awaitable[None]) -> None:
+    with contextlib.suppress(Exception):  # gone or reconnecting: ack_wait decides then
+        await ack
 
 
 class PartitionConsumers:
@@ -297,12 +339,13 @@ class PartitionConsumers:
         self._handler = handler
         self._partitions = [_Partition(self, p) for p in range(partitions)]
         self._background: set[asyncio.Task] = set()
+        self._stop_task: asyncio.Task | None = None
         self._tracer = _tracer()
 
     async def start(self) -> None:
         for partition in self._partitions:
             await partition.start()
-        self.spawn(self._refresh_waiting(), "partition-refresh")
+        self.spawn(self._keep_waiting_ones(), "partition-refresh")
 
     def spawn(self, coro, name: str) -> None:
         task = asyncio.create_task(coro, name=name)
@@ -310,11 +353,15 @@ class PartitionConsumers:
         task.add_done_callback(self._background.discard)
 
     async def stop(self, timeout: float) -> None:
-        """Take no new command; let the ones in hand finish (up to `timeout`), then cancel.
-        Idempotent: the worker calls it on the way out and again from its exit stack."""
-        if self.stopping:
-            return
-        self.stopping = True
+        """Take no new command; hand back those in hand that are not running and let the
+        running ones finish (up to `timeout`), then cancel. Idempotent: the worker calls it
+        on the way out and again from its exit stack; a second call waits for the first."""
+        if self._stop_task is None:
+            self.stopping = True
+            self._stop_task = asyncio.create_task(self._stop(timeout), name="partitions-stop")
+        await asyncio.shield(self._stop_task)
+
+    async def _stop(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         pulls = [p.pull_task for p in self._partitions if p.pull_task is not None]
         if pulls:
@@ -326,28 +373,29 @@ class PartitionConsumers:
                 for partition in self._partitions:
                     partition.cancel()
                 await asyncio.gather(*drains, return_exceptions=True)
-        for task in [*pulls, *self._background]:
+        for task in pulls:
             task.cancel()
-        await asyncio.gather(*pulls, *self._background, return_exceptions=True)
+        await asyncio.gather(*pulls, return_exceptions=True)
+        # The hand-back naks go out before the subscriptions (and later the connection) close.
+        naks = [task for task in self._background if task.get_name() == "nak"]
+        if naks:
+            await asyncio.wait(naks, timeout=5)
+        background = list(self._background)
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         for partition in self._partitions:
             await partition.close()
 
-    def touch(self, msg: Msg) -> None:
-        self.spawn(self._in_progress(msg), "touch")
-
-    @staticmethod
-    async def _in_progress(msg: Msg) -> None:
-        with contextlib.suppress(Exception):  # gone or reconnecting: ack_wait decides then
-            await msg.in_progress()
-
-    async def _refresh_waiting(self) -> None:
-        """Commands waiting in hand are refreshed well within ack_wait, so they are not
-        redelivered (out of order, elsewhere) while this replica is alive."""
+    async def _keep_waiting_ones(self) -> None:
+        """Commands waiting in hand are refreshed well within ack_wait, so the server
+        redelivers none of them (elsewhere, out of order) while this replica is alive."""
         while not self.stopping:
             await asyncio.sleep(self.ack_wait_s / 3)
             for partition in self._partitions:
-                for msg in partition.blocked_in_hand():
-                    await self._in_progress(msg)
+                for msg in partition.waiting_in_hand():
+                    await _quietly(msg.in_progress())
+                await partition.unblock_vanished()
 
     async def handle(self, msg: Msg) -> bool:
         try:
@@ -360,6 +408,7 @@ class PartitionConsumers:
             # A bug outside the handler's own failure paths: say so loudly, and hand the
             # message back for a retry rather than leave it unacknowledged until ack_wait.
             log.exception("handler_crashed", subject=msg.subject)
-            with contextlib.suppress(Exception):
-                await msg.nak(delay=self._crash_retry_delay)
+            if msg.is_acked:  # it failed after settling: nothing comes back, nothing to wait for
+                return False
+            await _quietly(msg.nak(delay=self._crash_retry_delay))
             return True

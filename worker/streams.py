@@ -136,6 +136,13 @@ async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig
     answer = json.loads(reply.data)
     if "error" in answer:
         raise ConsumerProvisionError(f"consumer {config.durable_name}: {answer['error'].get('description')}")
+    stored = answer.get("config", {})
+    if stored.get("priority_policy") != "pinned_client" or stored.get("priority_groups") != [PARTITION_GROUP]:
+        # A server before 2.11 ignores the fields: with several commands in hand and no pin,
+        # two replicas could run one workspace's commands out of order. Refuse to start.
+        raise ConsumerProvisionError(
+            f"consumer {config.durable_name}: the server did not keep the pinned_client priority group "
+            "(nats-server 2.11 or later is needed)")
 
 
 async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, replicas: int = 1,

@@ -6,6 +6,7 @@ the previous holder's commands first; stop finishes what is in hand."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import defaultdict
 
 import nats
@@ -222,3 +223,104 @@ async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holder
     for ws in workspaces:
         assert [n for w, n in a_took if w == ws] == [0, 1, 2]
         assert [n for w, n in b_ran if w == ws] == [2, 3, 4, 5]
+
+
+async def test_stop_hands_back_the_commands_not_running_and_they_come_back_in_order(js):
+    release, started = asyncio.Event(), asyncio.Event()
+    first: list[int] = []
+
+    async def slow(msg):
+        first.append(int(msg.data))
+        started.set()
+        await release.wait()
+        await msg.ack_sync()
+
+    workspace = unique()
+    await _publish(js, workspace, 3)
+    consumers = PartitionConsumers(js, slow, PARTITIONS)
+    await consumers.start()
+    await asyncio.wait_for(started.wait(), 30)
+    stopping = asyncio.create_task(consumers.stop(timeout=10))
+    await asyncio.sleep(PULL_SETTLE_S)  # the pull has ended and 1 and 2 went back
+    release.set()
+    await stopping
+    assert first == [0]
+
+    again: list[tuple[int, int]] = []
+    back = asyncio.Event()
+
+    async def record(msg):
+        again.append((int(msg.data), msg.metadata.num_delivered))
+        await msg.ack()
+        if len(again) == 2:
+            back.set()
+
+    successor = PartitionConsumers(js, record, PARTITIONS)
+    await successor.start()
+    # ack_wait is 20 s: what comes back sooner was handed back, not timed out.
+    await asyncio.wait_for(back.wait(), 15)
+    await successor.stop(timeout=5)
+    assert again == [(1, 2), (2, 2)]
+
+
+async def test_a_handler_that_fails_after_settling_does_not_hold_its_workspace(js):
+    attempts = []
+    done = asyncio.Event()
+
+    async def handler(msg):
+        attempts.append((int(msg.data), msg.metadata.num_delivered))
+        await msg.ack()
+        if int(msg.data) == 0:
+            raise RuntimeError("a bug after the ack")
+        done.set()
+
+    await _publish(js, unique(), 2)
+    consumers = PartitionConsumers(js, handler, PARTITIONS)
+    await consumers.start()
+    await asyncio.wait_for(done.wait(), 15)
+    await consumers.stop(timeout=5)
+    assert attempts == [(0, 1), (1, 1)]
+
+
+async def test_a_replica_that_loses_its_partition_hands_its_commands_over_in_order(server):
+    a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
+    js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
+    await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=20)
+    workspaces = _same_partition_workspaces(2)
+    ran: list[tuple[str, str, int]] = []
+    three_done, all_done = asyncio.Event(), asyncio.Event()
+
+    def replica(name):
+        async def handler(msg):
+            await asyncio.sleep(0.2)
+            ran.append((name, _workspace(msg), int(msg.data)))
+            await msg.ack()
+            if len(ran) == 3:
+                three_done.set()
+            if len(ran) == 2 * 15:
+                all_done.set()
+        return handler
+
+    for ws in workspaces:
+        await _publish(js_a, ws, 10)
+    a = PartitionConsumers(js_a, replica("a"), PARTITIONS)
+    await a.start()
+    await asyncio.wait_for(three_done.wait(), 30)
+    b = PartitionConsumers(js_b, replica("b"), PARTITIONS)
+    await b.start()
+    # An operator (or the server, after a stalled replica) moves the partition.
+    unpin = await a_conn.request(
+        f"$JS.API.CONSUMER.UNPIN.{subjects.COMMANDS_STREAM}.{streams.partition_consumer_name(0)}",
+        json.dumps({"group": streams.PARTITION_GROUP}).encode(), timeout=5)
+    assert "error" not in json.loads(unpin.data)
+    for ws in workspaces:  # the next delivery picks the new holder
+        await _publish(js_a, ws, 5, start=10)
+    await asyncio.wait_for(all_done.wait(), 30)
+    await a.stop(timeout=5)
+    await b.stop(timeout=5)
+    await a_conn.close()
+    await b_conn.close()
+
+    assert {replica for replica, _, _ in ran} == {"a", "b"}  # the partition did move
+    for ws in workspaces:
+        assert [n for _, w, n in ran if w == ws] == list(range(15))
