@@ -1,5 +1,6 @@
 import pytest
 
+from worker import streams
 from worker.settings import Settings, SettingsError
 
 
@@ -8,6 +9,8 @@ def test_defaults():
     assert (s.memory_partitions, s.max_memory_length, s.max_server_memories, s.max_personal_memories) == (
         16, 1000, 100, 100)
     assert s.nats_url is None and s.database_url is None
+    # The partition consumer's max_ack_pending follows the setting's default.
+    assert s.partition_in_flight == streams.DEFAULT_IN_FLIGHT == 32
 
 
 def test_values_are_read():
@@ -24,6 +27,7 @@ def test_values_are_read():
         ({"MEMORY_PARTITIONS": "0"}, "MEMORY_PARTITIONS must be between 1 and 1024, got 0"),
         ({"MAX_MEMORY_LENGTH": "-5"}, "MAX_MEMORY_LENGTH must be between"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of console, json, got 'xml'"),
+        ({"PARTITION_IN_FLIGHT": "0"}, "PARTITION_IN_FLIGHT must be between 1 and 1024, got 0"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):
