@@ -125,7 +125,7 @@ class CommandHandler:
         deliveries = msg.metadata.num_delivered if msg.metadata else 1
         kind, token = subjects.parse_partitioned(msg.subject)
         original = subjects.original_subject(kind, token)
-        bound = log.bind(kind=kind, subject=original, deliveries=deliveries)
+        bound = log.bind(kind=kind, subject=original, deliveries=deliveries, queued_ms=_queued_ms(msg))
 
         if len(msg.data) > self._max_command_bytes:
             decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
@@ -273,6 +273,13 @@ def kind_of(original_subject: str) -> str:
 
 def _seq(msg: Msg) -> int:
     return msg.metadata.sequence.stream if msg.metadata else 0
+
+
+def _queued_ms(msg: Msg) -> float | None:
+    """How long the command waited between being stored in the stream and reaching its handler."""
+    if not msg.metadata:
+        return None
+    return round((time.time() - msg.metadata.timestamp.timestamp()) * 1000, 1)
 
 
 def _ms(started: float) -> float:

@@ -41,3 +41,15 @@ def test_decode_refuses_unknown_kinds_and_names_bad_fields():
     assert "not handled" in CommandHandler._decode("teleport", "x", _create()).reason
     bad = CommandHandler._decode("create", "a%2Eb", _create(persona={"id": "one"}))
     assert isinstance(bad, Invalid) and "$.persona" in bad.reason
+
+
+def test_the_log_line_says_how_long_a_command_waited_in_the_stream():
+    import time
+
+    from nats.aio.msg import Msg
+
+    from worker.handlers import _queued_ms
+
+    stored_ns = time.time_ns() - 250_000_000  # stored a quarter of a second ago
+    msg = Msg(_client=None, subject="cmd.0.create.a", reply=f"$JS.ACK.MEMORY_COMMANDS.p0.1.9.9.{stored_ns}.0")
+    assert 250 <= _queued_ms(msg) < 250 + 60_000
