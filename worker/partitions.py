@@ -17,6 +17,9 @@ The order rules, and what keeps each:
   server redelivers none of them elsewhere while this replica is alive.
 - A replica that loses its partition (the server answers a pull with 423, wrong pin) or
   stops lets the command each lane is running finish and hands every other one back at once.
+- Replicas share the partitions: one that holds more than its share (partitions / replicas,
+  the replica count read from the pull requests waiting on its partitions) gives the excess
+  away, only where another replica is waiting, and does not pull them again for YIELD_S.
 - A replica newly pinned to a partition runs nothing until every command of the partition
   pending at the server is in its hands (a previous holder's come back after a nak or after
   its ack_wait), then all of them in stream order. So whatever order the previous holder
@@ -31,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -51,6 +55,10 @@ PULL_EXPIRES_S = 1.0
 PULL_STALLED_S = PULL_EXPIRES_S + 4.0
 CRASH_RETRY_DELAY_S = 5.0
 CATCH_UP_POLL_S = 1.0
+BALANCE_EVERY_S = 5.0
+# A partition given away is not pulled for this long, so a waiting replica takes it; after it,
+# this replica waits for it again (standing by, should its new holder stop).
+YIELD_S = 30.0
 # A blocked command not back after its longest retry delay (30 s) plus this is looked up in
 # the stream: if it is gone (an operator purge), its lane stops waiting for it.
 BLOCK_CHECK_AFTER_S = 40.0
@@ -106,7 +114,19 @@ class _Partition:
         self._mine: set[int] = set()
         self._let_go = 0
         self._held: list[Msg] | None = None  # while catching up after taking the partition
+        self._yield_until = 0.0
         self.pull_task: asyncio.Task | None = None
+
+    @property
+    def durable(self) -> str:
+        return self._durable
+
+    @property
+    def holds(self) -> bool:
+        return self._pin is not None and not self._yielding()
+
+    def _yielding(self) -> bool:
+        return time.monotonic() < self._yield_until
 
     async def start(self) -> None:
         self._sub = await self._owner.nc.subscribe(self._inbox, cb=self._on_msg)
@@ -118,6 +138,9 @@ class _Partition:
         nc = self._owner.nc
         batch = self._owner.in_flight
         while not self._owner.stopping:
+            if self._yielding():
+                await asyncio.sleep(min(self._yield_until - time.monotonic(), PULL_EXPIRES_S))
+                continue
             request = {"batch": batch, "expires": int(PULL_EXPIRES_S * 1e9), "group": streams.PARTITION_GROUP}
             if self._pin is not None:
                 request["id"] = self._pin
@@ -143,6 +166,9 @@ class _Partition:
         self._remaining -= 1
         if self._remaining <= 0:
             self._pull_ended.set()
+        if self._yielding():  # delivered on the pull that was open when this replica gave it away
+            self._give_back(msg)
+            return
         pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
         if pin is not None and pin != self._pin:
             if self._pin is not None:
@@ -200,6 +226,20 @@ class _Partition:
             self._dispatch(msg)
         if waited:
             log.info("partition_caught_up", partition=self._partition, commands=len(held))
+
+    async def give_away(self, seconds: float) -> None:
+        """Let another replica (one is waiting) hold this partition: no pulls for `seconds`,
+        the server's pin cleared, and what is in hand handed back as on any loss."""
+        self._yield_until = time.monotonic() + seconds
+        try:
+            await self._owner.nc.request(
+                f"{self._owner.js._prefix}.CONSUMER.UNPIN.{subjects.COMMANDS_STREAM}.{self._durable}",
+                json.dumps({"group": streams.PARTITION_GROUP}).encode(), timeout=5)
+        except Exception as exc:  # it moves anyway once this replica has not pulled for the pin timeout
+            log.warning("unpin_failed", partition=self._partition, error=repr(exc))
+        if self._pin is not None:
+            self._pin = None
+            self._lose("given to a waiting replica, to balance the replicas")
 
     def _lose(self, why: str) -> None:
         log.info("partition_released", partition=self._partition, reason=why)
@@ -329,13 +369,16 @@ async def _quietly(ack: Awaitable[None]) -> None:
 class PartitionConsumers:
     def __init__(self, js: JetStreamContext, handler: Handler, partitions: int, *,
                  in_flight: int = streams.DEFAULT_IN_FLIGHT, ack_wait_s: float = 60.0,
-                 crash_retry_delay: float = CRASH_RETRY_DELAY_S) -> None:
+                 crash_retry_delay: float = CRASH_RETRY_DELAY_S, balance_every_s: float = BALANCE_EVERY_S,
+                 yield_s: float = YIELD_S) -> None:
         self.js = js
         self.nc = js._nc
         self.in_flight = in_flight
         self.ack_wait_s = ack_wait_s
         self.stopping = False
         self._crash_retry_delay = crash_retry_delay
+        self._balance_every_s = balance_every_s
+        self._yield_s = yield_s
         self._handler = handler
         self._partitions = [_Partition(self, p) for p in range(partitions)]
         self._background: set[asyncio.Task] = set()
@@ -346,6 +389,7 @@ class PartitionConsumers:
         for partition in self._partitions:
             await partition.start()
         self.spawn(self._keep_waiting_ones(), "partition-refresh")
+        self.spawn(self._balance(), "partition-balance")
 
     def spawn(self, coro, name: str) -> None:
         task = asyncio.create_task(coro, name=name)
@@ -396,6 +440,29 @@ class PartitionConsumers:
                 for msg in partition.waiting_in_hand():
                     await _quietly(msg.in_progress())
                 await partition.unblock_vanished()
+
+    async def _balance(self) -> None:
+        while not self.stopping:
+            await asyncio.sleep(self._balance_every_s)
+            try:
+                await self._balance_once()
+            except Exception as exc:  # NATS away: try again next round
+                log.warning("balance_failed", error=repr(exc))
+
+    async def _balance_once(self) -> None:
+        held = [p for p in self._partitions if p.holds]
+        if len(held) < 2:
+            return
+        waiting = []
+        for partition in held:
+            info = await self.js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
+            waiting.append((partition, info.num_waiting))
+        # Every replica keeps a pull waiting on every partition it may take, this one included.
+        replicas = max(n for _, n in waiting)
+        excess = len(held) - math.ceil(len(self._partitions) / max(replicas, 1))
+        spare = [partition for partition, n in waiting if n >= 2]  # someone else is waiting
+        for partition in spare[:max(excess, 0)]:
+            await partition.give_away(self._yield_s)
 
     async def handle(self, msg: Msg) -> bool:
         try:

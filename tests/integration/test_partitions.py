@@ -324,3 +324,45 @@ async def test_a_replica_that_loses_its_partition_hands_its_commands_over_in_ord
     assert {replica for replica, _, _ in ran} == {"a", "b"}  # the partition did move
     for ws in workspaces:
         assert [n for _, w, n in ran if w == ws] == list(range(15))
+
+
+async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(server):
+    a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
+    js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
+    await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=20)
+    workspaces = [unique() for _ in range(8)]
+    assert {subjects.partition_of(subjects.encode_token(ws), PARTITIONS) for ws in workspaces} == {0, 1}
+    ran: list[tuple[str, str, str, int]] = []
+    total = len(workspaces) * 30
+    all_done = asyncio.Event()
+
+    def replica(name):
+        async def handler(msg):
+            await asyncio.sleep(0.005)
+            ran.append((name, _partition(msg), _workspace(msg), int(msg.data)))
+            await msg.ack()
+            if len(ran) == total:
+                all_done.set()
+        return handler
+
+    a = PartitionConsumers(js_a, replica("a"), PARTITIONS, balance_every_s=0.5, yield_s=3)
+    b = PartitionConsumers(js_b, replica("b"), PARTITIONS, balance_every_s=0.5, yield_s=3)
+    await a.start()
+    for ws in workspaces:
+        await _publish(js_a, ws, 5)
+    await asyncio.sleep(0.5)  # A holds both partitions
+    await b.start()
+    for n in range(5, 30):  # commands keep coming while a partition moves to B
+        for ws in workspaces:
+            await _publish(js_a, ws, 1, start=n)
+        await asyncio.sleep(0.1)
+    await asyncio.wait_for(all_done.wait(), 30)
+    await a.stop(timeout=5)
+    await b.stop(timeout=5)
+    await a_conn.close()
+    await b_conn.close()
+
+    late = ran[-len(workspaces) * 5:]  # after the move: each replica has one partition
+    assert {(r, p) for r, p, _, _ in late} in ({("a", "0"), ("b", "1")}, {("a", "1"), ("b", "0")})
+    for ws in workspaces:
+        assert [n for _, _, w, n in ran if w == ws] == list(range(30))
