@@ -13,13 +13,14 @@ The order rules, and what keeps each:
 - A workspace's commands run one at a time, in delivery order: one lane per workspace.
 - A command handed back for a later attempt (a nak with delay) blocks its lane. The
   workspace's later commands wait in hand until it comes back.
-- Commands waiting in hand are refreshed with in-progress acks well within ack_wait, so the
-  server redelivers none of them elsewhere while this replica is alive.
+- Commands in hand, running or waiting, are refreshed with in-progress acks well within
+  ack_wait, so the server redelivers none of them elsewhere while this replica is alive.
 - A replica that loses its partition (the server answers a pull with 423, wrong pin) or
   stops lets the command each lane is running finish and hands every other one back at once.
 - Replicas share the partitions: one that holds more than its share (partitions / replicas,
-  the replica count read from the pull requests waiting on its partitions) gives the excess
-  away, only where another replica is waiting, and does not pull them again for YIELD_S.
+  the replica count read from the pull requests waiting on its partitions, steady over three
+  rounds) gives one away per round, only where another replica is waiting, and does not pull
+  it again for YIELD_S.
 - A replica newly pinned to a partition runs nothing until every command of the partition
   pending at the server is in its hands (a previous holder's come back after a nak or after
   its ack_wait), then all of them in stream order. So whatever order the previous holder
@@ -84,11 +85,12 @@ def _seq(msg: Msg) -> int:
 class _Lane:
     """One workspace's commands in hand, run one at a time."""
 
-    __slots__ = ("queue", "running", "blocked_seq", "check_at")
+    __slots__ = ("queue", "running", "current", "blocked_seq", "check_at")
 
     def __init__(self) -> None:
         self.queue: deque[Msg] = deque()
         self.running = False
+        self.current: Msg | None = None  # the command being handled
         self.blocked_seq: int | None = None
         self.check_at = 0.0
 
@@ -166,7 +168,7 @@ class _Partition:
         self._remaining -= 1
         if self._remaining <= 0:
             self._pull_ended.set()
-        if self._yielding():  # delivered on the pull that was open when this replica gave it away
+        if self._owner.stopping or self._yielding():  # delivered on the pull that was open when this replica gave it away
             self._give_back(msg)
             return
         pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
@@ -260,6 +262,10 @@ class _Partition:
         held, self._held = self._held or [], None
         for msg in held:
             self._give_back(msg)
+        # The running ones are no longer counted as this replica's: should it take the
+        # partition again, its catch-up waits for them like for anyone else's.
+        self._let_go += len(self._mine)
+        self._mine.clear()
 
     def _give_back(self, msg: Msg) -> None:
         self._forget(_seq(msg))
@@ -277,8 +283,14 @@ class _Partition:
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = _Lane()
+        seq = _seq(msg)
+        if (lane.current is not None and _seq(lane.current) == seq) or any(_seq(m) == seq for m in lane.queue):
+            # A second delivery of a command in hand (its ack_wait ran out while it waited or
+            # ran): the first settles the sequence; running it twice in one lane could only
+            # misorder a retry.
+            return
         if lane.blocked_seq is not None:
-            if _seq(msg) != lane.blocked_seq:
+            if seq != lane.blocked_seq:
                 lane.queue.append(msg)
                 return
             lane.blocked_seq = None
@@ -297,22 +309,27 @@ class _Partition:
     async def _run_lane(self, key: str, lane: _Lane) -> None:
         try:
             while lane.queue and lane.blocked_seq is None:
-                msg = lane.queue.popleft()
+                msg = lane.current = lane.queue.popleft()
                 seq, tenure = _seq(msg), self._tenure
-                if await self._owner.handle(msg) and tenure == self._tenure:
+                handed_back = await self._owner.handle(msg)
+                lane.current = None
+                if handed_back and tenure == self._tenure:
                     lane.blocked_seq = seq
                     lane.check_at = time.monotonic() + BLOCK_CHECK_AFTER_S + self._owner.ack_wait_s
                 elif tenure == self._tenure:
                     self._forget(seq)
         finally:
             lane.running = False
+            lane.current = None
             if not lane.queue and lane.blocked_seq is None and self._lanes.get(key) is lane:
                 del self._lanes[key]
 
-    def waiting_in_hand(self) -> list[Msg]:
-        """Commands in hand that are not running: refreshed so they stay here."""
+    def in_hand(self) -> list[Msg]:
+        """Every command in hand, running or waiting: refreshed so none is redelivered."""
         waiting: list[Msg] = list(self._held or ())
         for lane in self._lanes.values():
+            if lane.current is not None:
+                waiting.append(lane.current)
             waiting.extend(lane.queue)
         return waiting
 
@@ -379,6 +396,7 @@ class PartitionConsumers:
         self._crash_retry_delay = crash_retry_delay
         self._balance_every_s = balance_every_s
         self._yield_s = yield_s
+        self._replica_counts: deque[int] = deque(maxlen=3)
         self._handler = handler
         self._partitions = [_Partition(self, p) for p in range(partitions)]
         self._background: set[asyncio.Task] = set()
@@ -388,7 +406,7 @@ class PartitionConsumers:
     async def start(self) -> None:
         for partition in self._partitions:
             await partition.start()
-        self.spawn(self._keep_waiting_ones(), "partition-refresh")
+        self.spawn(self._keep_in_hand(), "partition-refresh")
         self.spawn(self._balance(), "partition-balance")
 
     def spawn(self, coro, name: str) -> None:
@@ -431,13 +449,13 @@ class PartitionConsumers:
         for partition in self._partitions:
             await partition.close()
 
-    async def _keep_waiting_ones(self) -> None:
-        """Commands waiting in hand are refreshed well within ack_wait, so the server
+    async def _keep_in_hand(self) -> None:
+        """Commands in hand are refreshed well within ack_wait, so the server
         redelivers none of them (elsewhere, out of order) while this replica is alive."""
         while not self.stopping:
             await asyncio.sleep(self.ack_wait_s / 3)
             for partition in self._partitions:
-                for msg in partition.waiting_in_hand():
+                for msg in partition.in_hand():
                     await _quietly(msg.in_progress())
                 await partition.unblock_vanished()
 
@@ -452,17 +470,25 @@ class PartitionConsumers:
     async def _balance_once(self) -> None:
         held = [p for p in self._partitions if p.holds]
         if len(held) < 2:
+            self._replica_counts.clear()
             return
         waiting = []
         for partition in held:
             info = await self.js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
             waiting.append((partition, info.num_waiting))
         # Every replica keeps a pull waiting on every partition it may take, this one included.
-        replicas = max(n for _, n in waiting)
-        excess = len(held) - math.ceil(len(self._partitions) / max(replicas, 1))
+        # The count must hold for a few rounds (a pull between two requests is not counted; a
+        # stray puller must not make replicas give partitions away for ever); and one partition
+        # moves per round, as each move costs its commands a hand-back and a catch-up.
+        self._replica_counts.append(max(n for _, n in waiting))
+        if len(self._replica_counts) < self._replica_counts.maxlen:
+            return
+        replicas = min(self._replica_counts)
+        share = math.ceil(len(self._partitions) / max(replicas, 1))
         spare = [partition for partition, n in waiting if n >= 2]  # someone else is waiting
-        for partition in spare[:max(excess, 0)]:
-            await partition.give_away(self._yield_s)
+        if len(held) > share and spare:
+            self._replica_counts.clear()
+            await spare[0].give_away(self._yield_s)
 
     async def handle(self, msg: Msg) -> bool:
         try:

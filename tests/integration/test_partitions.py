@@ -20,6 +20,8 @@ from worker.partitions import PartitionConsumers
 from ..conftest import unique
 
 PARTITIONS = 2
+# Longer than a pull's expiry (worker.partitions.PULL_EXPIRES_S): the open pull has ended.
+PULL_SETTLE_S = 1.5
 
 
 @pytest.fixture
@@ -52,11 +54,11 @@ def _partition(msg) -> str:
     return msg.subject.split(".")[1]
 
 
-def _same_partition_workspaces(n: int) -> list[str]:
+def _same_partition_workspaces(n: int, partition: int = 0) -> list[str]:
     found: list[str] = []
     while len(found) < n:
         ws = unique()
-        if subjects.partition_of(subjects.encode_token(ws), PARTITIONS) == 0:
+        if subjects.partition_of(subjects.encode_token(ws), PARTITIONS) == partition:
             found.append(ws)
     return found
 
@@ -147,29 +149,26 @@ async def test_a_handler_that_crashes_gets_the_command_back_before_the_workspace
     assert attempts == [(0, 1), (0, 2), (1, 1)]
 
 
-async def test_stop_finishes_the_commands_in_hand_and_takes_no_new_one(js):
-    started, finished = asyncio.Event(), []
+async def test_stop_takes_no_new_command(js):
+    finished = []
+    three = asyncio.Event()
 
     async def handler(msg):
-        started.set()
-        await asyncio.sleep(0.3)
         await msg.ack_sync()
         finished.append(int(msg.data))
+        if len(finished) == 3:
+            three.set()
 
     workspace = unique()
     await _publish(js, workspace, 3)
     consumers = PartitionConsumers(js, handler, PARTITIONS)
     await consumers.start()
-    await asyncio.wait_for(started.wait(), 30)
+    await asyncio.wait_for(three.wait(), 30)
     await consumers.stop(timeout=10)
-    assert finished == [0, 1, 2]
     await _publish(js, workspace, 1, start=3)
     await asyncio.sleep(PULL_SETTLE_S)
     assert finished == [0, 1, 2]
     assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 1
-
-
-PULL_SETTLE_S = 1.5
 
 
 async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holders_commands_first(server):
@@ -330,8 +329,7 @@ async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(ser
     a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
     js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
     await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=20)
-    workspaces = [unique() for _ in range(8)]
-    assert {subjects.partition_of(subjects.encode_token(ws), PARTITIONS) for ws in workspaces} == {0, 1}
+    workspaces = _same_partition_workspaces(4, 0) + _same_partition_workspaces(4, 1)
     ran: list[tuple[str, str, str, int]] = []
     total = len(workspaces) * 30
     all_done = asyncio.Event()
@@ -366,3 +364,32 @@ async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(ser
     assert {(r, p) for r, p, _, _ in late} in ({("a", "0"), ("b", "1")}, {("a", "1"), ("b", "0")})
     for ws in workspaces:
         assert [n for _, _, w, n in ran if w == ws] == list(range(30))
+
+
+async def test_a_command_running_longer_than_ack_wait_is_not_delivered_again(server):
+    conn = await nats.connect(server.url)
+    js = conn.jetstream()
+    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=2)
+    calls = []
+    done = asyncio.Event()
+
+    async def slow(msg):
+        calls.append(int(msg.data))
+        if int(msg.data) == 0:
+            await asyncio.sleep(5)  # two and a half ack_waits
+        await msg.ack_sync()
+        if len(calls) >= 2:
+            done.set()
+
+    workspace = unique()
+    await _publish(js, workspace, 2)
+    consumers = PartitionConsumers(js, slow, PARTITIONS, ack_wait_s=2)
+    await consumers.start()
+    await asyncio.wait_for(done.wait(), 30)
+    await consumers.stop(timeout=5)
+    info = await js.consumer_info(subjects.COMMANDS_STREAM,
+                                  streams.partition_consumer_name(subjects.partition_of(
+                                      subjects.encode_token(workspace), PARTITIONS)))
+    await conn.close()
+    assert calls == [0, 1]
+    assert info.delivered.consumer_seq == 2  # one delivery each: refreshed while it ran
