@@ -111,7 +111,7 @@ class _Partition:
         self._pause = 0.0
         self._lanes: dict[str, _Lane] = {}
         self._lane_tasks: set[asyncio.Task] = set()
-        # Stream sequences in this replica's hands or coming back to it (naked with delay), and
+        # Stream sequences in this replica's hands or coming back to it (nak'd with a delay), and
         # how many left that set: what _catch_up compares with the server's ack-pending count.
         self._mine: set[int] = set()
         self._let_go = 0
@@ -168,8 +168,8 @@ class _Partition:
         self._remaining -= 1
         if self._remaining <= 0:
             self._pull_ended.set()
-        if self._owner.stopping or self._yielding():  # delivered on the pull that was open when this replica gave it away
-            self._give_back(msg)
+        if self._owner.stopping or self._yielding():
+            self._give_back(msg)  # delivered on a pull still open when this replica let go
             return
         pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
         if pin is not None and pin != self._pin:
