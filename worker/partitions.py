@@ -100,7 +100,7 @@ class _Partition:
         self._owner = owner
         self._partition = partition
         self._durable = streams.partition_consumer_name(partition)
-        self._next_subject = f"{owner.js._prefix}.CONSUMER.MSG.NEXT.{subjects.COMMANDS_STREAM}.{self._durable}"
+        self._next_subject = streams.partition_api(owner.js, "CONSUMER.MSG.NEXT", self._durable)
         self._inbox = owner.nc.new_inbox()
         self._sub = None
         self._pin: str | None = None
@@ -234,9 +234,8 @@ class _Partition:
         the server's pin cleared, and what is in hand handed back as on any loss."""
         self._yield_until = time.monotonic() + seconds
         try:
-            await self._owner.nc.request(
-                f"{self._owner.js._prefix}.CONSUMER.UNPIN.{subjects.COMMANDS_STREAM}.{self._durable}",
-                json.dumps({"group": streams.PARTITION_GROUP}).encode(), timeout=5)
+            await self._owner.nc.request(streams.partition_api(self._owner.js, "CONSUMER.UNPIN", self._durable),
+                                         json.dumps({"group": streams.PARTITION_GROUP}).encode(), timeout=5)
         except Exception as exc:  # it moves anyway once this replica has not pulled for the pin timeout
             log.warning("unpin_failed", partition=self._partition, error=repr(exc))
         if self._pin is not None:
@@ -245,20 +244,19 @@ class _Partition:
 
     def _lose(self, why: str) -> None:
         log.info("partition_released", partition=self._partition, reason=why)
-        self._tenure += 1
-        self.hand_back()
+        self._let_go_of_all()
 
-    def hand_back(self) -> None:
-        """Every command in hand not yet running goes back to the server at once (its next
-        holder restores stream order); the running ones finish and block nothing."""
+    def _let_go_of_all(self) -> None:
+        """A new tenure, and every command in hand not yet running back to the server at once
+        (its next holder restores stream order); the running ones finish and block nothing."""
+        self._tenure += 1
         for key, lane in list(self._lanes.items()):
             if lane.blocked_seq is not None:
                 self._forget(lane.blocked_seq)  # it comes back to whoever holds the partition
                 lane.blocked_seq = None
             while lane.queue:
                 self._give_back(lane.queue.popleft())
-            if not lane.running:
-                del self._lanes[key]
+            self._resume(key, lane)
         held, self._held = self._held or [], None
         for msg in held:
             self._give_back(msg)
@@ -269,7 +267,7 @@ class _Partition:
 
     def _give_back(self, msg: Msg) -> None:
         self._forget(_seq(msg))
-        self._owner.spawn(_quietly(msg.nak()), "nak")
+        self._owner.nak_soon(msg)
 
     def _forget(self, seq: int) -> None:
         if seq in self._mine:
@@ -297,14 +295,19 @@ class _Partition:
             lane.queue.appendleft(msg)
         else:
             lane.queue.append(msg)
-        self._start_lane(key, lane)
+        self._resume(key, lane)
 
-    def _start_lane(self, key: str, lane: _Lane) -> None:
-        if not lane.running:
+    def _resume(self, key: str, lane: _Lane) -> None:
+        """Run a lane that has work and nothing blocking it; drop one with nothing left."""
+        if lane.running or lane.blocked_seq is not None:
+            return
+        if lane.queue:
             lane.running = True
             task = asyncio.create_task(self._run_lane(key, lane))
             self._lane_tasks.add(task)
             task.add_done_callback(self._lane_tasks.discard)
+        elif self._lanes.get(key) is lane:
+            del self._lanes[key]
 
     async def _run_lane(self, key: str, lane: _Lane) -> None:
         try:
@@ -350,10 +353,7 @@ class _Partition:
                             note="it left the stream; the workspace's later commands run now")
                 self._forget(seq)
                 lane.blocked_seq = None
-                if lane.queue:
-                    self._start_lane(key, lane)
-                elif not lane.running:
-                    self._lanes.pop(key, None)
+                self._resume(key, lane)
             except Exception as exc:  # NATS away: ask again later
                 log.warning("blocked_command_check_failed", partition=self._partition, error=repr(exc))
             else:
@@ -363,8 +363,7 @@ class _Partition:
 
     async def drain(self) -> None:
         """After the pull loop ended: hand back what is not running, let the rest finish."""
-        self._tenure += 1
-        self.hand_back()
+        self._let_go_of_all()
         while self._lane_tasks:
             await asyncio.gather(*list(self._lane_tasks), return_exceptions=True)
 
@@ -400,6 +399,7 @@ class PartitionConsumers:
         self._handler = handler
         self._partitions = [_Partition(self, p) for p in range(partitions)]
         self._background: set[asyncio.Task] = set()
+        self._naks: set[asyncio.Task] = set()  # hand-backs, which stop() lets go out
         self._stop_task: asyncio.Task | None = None
         self._tracer = _tracer()
 
@@ -413,6 +413,11 @@ class PartitionConsumers:
         task = asyncio.create_task(coro, name=name)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def nak_soon(self, msg: Msg) -> None:
+        task = asyncio.create_task(_quietly(msg.nak()))
+        self._naks.add(task)
+        task.add_done_callback(self._naks.discard)
 
     async def stop(self, timeout: float) -> None:
         """Take no new command; hand back those in hand that are not running and let the
@@ -439,9 +444,8 @@ class PartitionConsumers:
             task.cancel()
         await asyncio.gather(*pulls, return_exceptions=True)
         # The hand-back naks go out before the subscriptions (and later the connection) close.
-        naks = [task for task in self._background if task.get_name() == "nak"]
-        if naks:
-            await asyncio.wait(naks, timeout=5)
+        if self._naks:
+            await asyncio.wait(set(self._naks), timeout=5)
         background = list(self._background)
         for task in background:
             task.cancel()

@@ -111,6 +111,13 @@ async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     await js.update_stream(config)
 
 
+def partition_api(js: JetStreamContext, verb: str, partition_consumer: str) -> str:
+    """The JetStream API subject of `verb` (CONSUMER.CREATE, CONSUMER.MSG.NEXT, CONSUMER.UNPIN)
+    on a partition consumer. Written out because nats-py has no priority-group calls; the
+    prefix honours a JetStream domain as nats-py's own calls do."""
+    return f"{js._prefix}.{verb}.{subjects.COMMANDS_STREAM}.{partition_consumer}"
+
+
 class ConsumerProvisionError(RuntimeError):
     """The server refused a consumer's settings; the message is the server's."""
 
@@ -131,7 +138,7 @@ async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig
     body.update(priority_groups=[PARTITION_GROUP], priority_policy="pinned_client",
                 priority_timeout=int(pin_timeout_s * 1_000_000_000))
     request = {"stream_name": subjects.COMMANDS_STREAM, "config": body}
-    reply = await js._nc.request(f"{js._prefix}.CONSUMER.CREATE.{subjects.COMMANDS_STREAM}.{config.durable_name}",
+    reply = await js._nc.request(partition_api(js, "CONSUMER.CREATE", config.durable_name),
                                  json.dumps(request).encode(), timeout=10)
     answer = json.loads(reply.data)
     if "error" in answer:
