@@ -224,7 +224,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
     await _admin(pg, "CREATE DATABASE bench_schema")
     await migrate_dsn(pg.dsn("bench_schema"))
     await _clone(pg, "bench_schema", "bench_small")
-    small = await seed(pg.dsn("bench_small"), world, args.small_rows)
+    small = await seed(pg.dsn("bench_small"), world, args.small_rows, history=args.commands)
     results["data"] = {"small": asdict(small)}
     _say(f"  {small.workspaces:,} workspaces, {small.users:,} users, {small.full_owners:,} owners at the cap "
          f"({small.at_cap_rows:,} rows), {small.background_rows:,} background rows, {small.seconds:.1f} s")
@@ -309,7 +309,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         _say(f"6/6 scaling: seeding {args.large_rows:,} background rows, then the same worker run")
         await _drop(pg, "bench_small")
         await _clone(pg, "bench_schema", "bench_large")
-        large = await seed(pg.dsn("bench_large"), world, args.large_rows)
+        large = await seed(pg.dsn("bench_large"), world, args.large_rows, history=args.commands)
         await _settle(pg)
         results["data"]["large"] = asdict(large)
         _say(f"  seeded {large.background_rows:,} background rows over {large.background_owners:,} owners "
@@ -338,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
                    "users_per_workspace": World(1).users_per_workspace, "personal_share": 0.3,
                    "at_cap_owner_share": World(1).full_share, "cap": Limits().max_server_memories,
                    "small_rows": args.small_rows, "large_rows": args.large_rows,
+                   "history_commands": args.commands,
                    "sweep_shares": list(SWEEP_SHARES), "sweep_seconds": args.sweep_seconds, "seed": args.seed,
                    "worker_env": {"MEMORY_PARTITIONS": str(args.concurrency), "LOG_FORMAT": "json",
                                   "METRICS_PORT": "0", "other settings": "defaults (worker/settings.py)"},
