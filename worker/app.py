@@ -49,8 +49,7 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
     limits = limits_from(settings)
     services = {
         "create": BatchedCreateService(CreateMemoryService(repo, limits), repo, max_batch=settings.create_batch_max,
-                                       runners=settings.create_batch_runners,
-                                       publish_together=outbox.publish_together),
+                                       runners=settings.create_batch_runners),
         "manual": ManualMemoryService(repo, limits),
         "reinforce": ReinforceService(repo),
         "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),

@@ -146,8 +146,7 @@ class CommandHandler:
                 permanent=True, first_failed_at=None, bound=bound, started=started)
         try:
             handled: Handled = await service.run(decoded)
-            if not handled.events_published:
-                await self._outbox.publish(handled.events)
+            await self._outbox.publish_coalesced(handled.events)
             if decoded.reply_to:
                 await self._nc.publish(decoded.reply_to, handled.result)
             await msg.ack()

@@ -1,8 +1,9 @@
 """Publishing outbox rows to MEMORY_EVENTS.
 
 The handler publishes its own command's rows right after commit (so `cache.invalidate`
-reaches cache nodes before the bot gets its result); marking them published is batched off
-the hot path. A sweeper publishes rows a crash left behind. Every event carries
+reaches cache nodes before the bot gets its result); handlers publishing at the same moment
+share one JetStream atomic batch (`publish_coalesced`), and marking rows published is batched
+off the hot path. A sweeper publishes rows a crash left behind. Every event carries
 `Nats-Msg-Id` = its event id, so a row published twice is stored once.
 """
 
@@ -20,6 +21,7 @@ from nats.js import JetStreamContext
 from contracts.subjects import EVENTS_STREAM
 from db.repository import MemoryRepository, OutboxRow
 from worker import metrics
+from worker.coalescer import Coalescer
 
 log = structlog.get_logger("outbox")
 
@@ -36,6 +38,10 @@ _INVALIDATE = "cache.invalidate."
 # times faster per message); the server takes at most 1,000 messages in one.
 ATOMIC_MIN_ROWS = 8
 ATOMIC_MAX_ROWS = 1000
+# Commands whose rows one atomic batch may carry (creates have 2 to 4 rows each), and atomic
+# batches in flight at once: one is stored while the next gathers.
+TOGETHER_MAX_COMMANDS = 128
+TOGETHER_RUNNERS = 2
 
 
 class _BatchAck(msgspec.Struct):
@@ -60,6 +66,26 @@ class OutboxPublisher:
         self._published: list[int] = []
         self._wake = asyncio.Event()
         self._stopping = False
+        self._together = Coalescer(self._publish_groups, self.publish, max_batch=TOGETHER_MAX_COMMANDS,
+                                   runners=TOGETHER_RUNNERS)
+
+    async def publish_coalesced(self, rows: Sequence[OutboxRow]) -> None:
+        """publish(), with the rows of commands published at the same moment stored as one
+        atomic batch: one write instead of one per message. Alone, the rows go out at once
+        (nothing waits for company); a failure reaches only the caller whose rows failed.
+        """
+        if not rows:
+            return
+        failure = await self._together(rows)
+        if failure is not None:
+            raise failure
+
+    async def _publish_groups(self, groups: Sequence[Sequence[OutboxRow]]) -> list[BaseException | None]:
+        if await self.publish_together(groups):
+            return [None] * len(groups)
+        # Not stored as a batch (too few rows, a row published before, a timeout ...): each
+        # command's rows on their own, as always; duplicates are dropped by Nats-Msg-Id.
+        return list(await asyncio.gather(*(self.publish(group) for group in groups), return_exceptions=True))
 
     async def publish(self, rows: Sequence[OutboxRow]) -> None:
         """Publish rows in order and wait for JetStream to store them all.

@@ -229,3 +229,60 @@ async def test_too_few_rows_for_a_batch_are_left_to_the_single_path(js, pool):
     outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
     assert not await outbox.publish_together([rows])
     assert not await OutboxPublisher(js, MemoryRepository(pool)).publish_together([rows * 10])
+
+
+async def test_commands_publishing_at_once_share_one_atomic_batch(js, pool):
+    """Handlers that publish at the same moment: one atomic batch for all of them (the stored
+    events carry its batch id), each command's rows in order, all marked published."""
+    ids = [unique(f"together-{i}") for i in range(6)]
+    groups = [await _rows_of(pool, cid, 3) for cid in ids]
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+
+    await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups))
+
+    batches = set()
+    for cid in ids:
+        events = await _events_for(js, f"cache.invalidate.user.{cid}")
+        assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(3))
+        batches |= {(m.headers or {}).get("Nats-Batch-Id") for m in events}
+    assert len(batches - {None}) == 1 and None not in batches
+    await outbox.flush()
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = ANY($1) AND published_at IS NULL",
+                                   ids) == 0
+
+
+async def test_a_refused_shared_batch_still_stores_every_command_once(js, pool):
+    """One command's rows were published before: JetStream refuses the whole atomic batch by
+    that Nats-Msg-Id, and every command's rows then go out on their own, each stored once."""
+    done = unique("together-done")
+    published = await _rows_of(pool, done, 4)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    await outbox.publish(published)
+    fresh = [unique(f"together-fresh-{i}") for i in range(4)]
+    groups = [published] + [await _rows_of(pool, cid, 4) for cid in fresh]
+
+    await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups))
+
+    for cid in [done, *fresh]:
+        events = await _events_for(js, f"cache.invalidate.user.{cid}")
+        assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(4))
+
+
+async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, pool):
+    bad, good = unique("together-bad"), unique("together-good")
+    async with pool.acquire() as conn:
+        # No stream captures this subject: publishing it fails every time.
+        await conn.execute(
+            "INSERT INTO outbox (command_id, subject, headers, payload) VALUES ($1, 'nowhere.at.all', $2::jsonb, '{}')",
+            bad, '{"Nats-Msg-Id": "' + bad + '"}')
+    bad_rows = [r for r in await MemoryRepository(pool).unpublished(0.0, 10_000) if r.command_id == bad]
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc, ack_timeout=2.0)
+    good_groups = [await _rows_of(pool, f"{good}-{i}", 3) for i in range(3)]
+
+    results = await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in [*good_groups, bad_rows]),
+                                   return_exceptions=True)
+
+    assert [r is None for r in results] == [True, True, True, False]
+    for i in range(3):
+        assert len(await _events_for(js, f"cache.invalidate.user.{good}-{i}")) == 3

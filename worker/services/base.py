@@ -21,7 +21,6 @@ class Handled:
     result: bytes
     events: list[OutboxRow]
     duplicate: bool
-    events_published: bool = False  # already stored in JetStream (with other commands' events)
 
 
 class CommandService(Protocol):

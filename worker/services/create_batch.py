@@ -11,12 +11,12 @@ and dead letters stay per command.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
 from contracts.commands import CreateMemory
-from db.repository import MemoryRepository, OutboxRow, SaveRow, lock_order
+from db.repository import MemoryRepository, SaveRow, lock_order
 from worker import metrics
 from worker.coalescer import Coalescer
 from worker.domain.targets import lookup_ids
@@ -54,11 +54,9 @@ class DuplicateInBatch(Exception):
 
 class BatchedCreateService:
     def __init__(self, service: CreateMemoryService, repo: MemoryRepository, *, max_batch: int,
-                 runners: int = 1,
-                 publish_together: Callable[[list[list[OutboxRow]]], Awaitable[bool]] | None = None) -> None:
+                 runners: int = 1) -> None:
         self._service = service
         self._repo = repo
-        self._publish_together = publish_together
         self._coalesce = Coalescer(self.run_batch, service.run, max_batch=max_batch, runners=runners,
                                    observe=metrics.CREATE_BATCH.observe)
 
@@ -95,11 +93,7 @@ class BatchedCreateService:
                                                   lambda rows: _eviction_notices(rows, written, steps, cmds))
             for index, row in zip(written, saved, strict=True):
                 handled[index] = Handled(bytes(row.result), row.outbox, row.duplicate)
-        done: list[Handled] = handled  # type: ignore[assignment]  # every slot is filled above
-        if self._publish_together is not None and await self._publish_together([h.events for h in done if h.events]):
-            # Stored: the handlers only reply and acknowledge.
-            done = [Handled(h.result, h.events, h.duplicate, events_published=True) for h in done]
-        return done
+        return handled  # type: ignore[return-value]  # every slot is filled above
 
 
 def _eviction_notices(rows: list[SaveRow], written: list[int], steps: list[CreateStep],
