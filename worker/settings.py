@@ -40,7 +40,7 @@ class Settings:
     # Commands of a partition in its replica's hands at once (the consumer's max_ack_pending):
     # different workspaces run side by side, each workspace one at a time, in order.
     partition_in_flight: int = 32
-    # Creates in flight at once (one per partition) share database round trips and a commit,
+    # Creates in flight at once (of different workspaces) share database round trips and a commit,
     # up to this many per batch; 1 runs every create on its own.
     create_batch_max: int = 64
     # Batches in the database at once: one commits while the next is read and decided.
