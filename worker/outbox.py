@@ -85,7 +85,11 @@ class OutboxPublisher:
             return [None] * len(groups)
         # Not stored as a batch (too few rows, a row published before, a timeout ...): each
         # command's rows on their own, as always; duplicates are dropped by Nats-Msg-Id.
-        return list(await asyncio.gather(*(self.publish(group) for group in groups), return_exceptions=True))
+        outcomes = await asyncio.gather(*(self.publish(group) for group in groups), return_exceptions=True)
+        # A publish cancelled on its own (not this runner) must still fail its handler like an
+        # error, so the command goes back for a retry; a CancelledError would slip past it.
+        return [RuntimeError(f"publishing was cancelled: {o!r}") if isinstance(o, BaseException)
+                and not isinstance(o, Exception) else o for o in outcomes]
 
     async def publish(self, rows: Sequence[OutboxRow]) -> None:
         """Publish rows in order and wait for JetStream to store them all.
@@ -205,6 +209,8 @@ class OutboxPublisher:
     async def stop(self) -> None:
         self._stopping = True
         self._wake.set()
+        # Shared batches still being stored finish first, so their rows are marked below.
+        await self._together.aclose(self._ack_timeout)
         try:
             await self.flush()
         except Exception as exc:

@@ -244,8 +244,9 @@ ORDER BY random();
 
 # A live database's inbox holds every command of the last INBOX_RETENTION_DAYS, and its
 # outbox the published events of the last days: commands processed before the run, here
-# "history-<n>" (no bench command has that prefix), one every 30 s, each with its result and
-# two published events of realistic size. Without them the inbox and outbox are empty when
+# "history-<n>" (no bench command has that prefix), spread over the last 5 days (inside the
+# outbox's 7-day retention, so the pruner leaves them alone during the run), each with its
+# result and two published events of realistic size. Without them the inbox and outbox are empty when
 # the worker's sessions plan their queries, and PostgreSQL keeps those plans (sequential
 # scans of a table it believes empty) while the run fills the tables: every create then
 # costs more than the one before (measured: 942 creates/s over the first 4,000 of a run,
@@ -257,7 +258,7 @@ SELECT 'history-' || g, 'create', ($1::bigint + g % $2)::text, 'memory_saved_suc
        jsonb_build_object('type', 'memory.create.result', 'command_id', 'history-' || g,
                           'data', jsonb_build_object('status', 'memory_saved_successfully', 'memory_id', g,
                                                      'content', 'History note ' || g || repeat(' of a saved fact', 40))),
-       now() - make_interval(secs => g * 30)
+       now() - make_interval(secs => g * 432000.0 / $3)
 FROM generate_series(1, $3) g;
 """
 
@@ -267,7 +268,7 @@ SELECT 'history-' || g,
        CASE WHEN k = 1 THEN 'cache.invalidate.' ELSE 'memory.saved.' END || ($1::bigint + g % $2)::text,
        jsonb_build_object('Nats-Msg-Id', 'history-' || g || '-' || k),
        jsonb_build_object('command_id', 'history-' || g, 'content', 'History note ' || g || repeat(' of a saved fact', 20)),
-       now() - make_interval(secs => g * 30), now() - make_interval(secs => g * 30)
+       now() - make_interval(secs => g * 432000.0 / $3), now() - make_interval(secs => g * 432000.0 / $3)
 FROM generate_series(1, $3) g, generate_series(1, 2) k
 ORDER BY g, k;
 """

@@ -267,6 +267,8 @@ async def test_a_refused_shared_batch_still_stores_every_command_once(js, pool):
     for cid in [done, *fresh]:
         events = await _events_for(js, f"cache.invalidate.user.{cid}")
         assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(4))
+        if cid != done:  # stored on their own after the refusal, not in a batch
+            assert all("Nats-Batch-Id" not in (m.headers or {}) for m in events)
 
 
 async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, pool):
@@ -286,3 +288,23 @@ async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, pool):
     assert [r is None for r in results] == [True, True, True, False]
     for i in range(3):
         assert len(await _events_for(js, f"cache.invalidate.user.{good}-{i}")) == 3
+
+
+async def test_a_publish_cancelled_on_its_own_fails_its_command_like_an_error(js, pool):
+    """Only the caller whose rows were not stored hears of it, and as an ordinary error: a
+    CancelledError would slip past the handler's error path and leave the command unsettled."""
+
+    class CancelsOne(OutboxPublisher):
+        async def publish(self, rows):
+            if rows[0].command_id == doomed:
+                raise asyncio.CancelledError()
+            await super().publish(rows)
+
+    doomed, fine = unique("together-cancelled"), unique("together-fine")
+    groups = [await _rows_of(pool, doomed, 1), await _rows_of(pool, fine, 1)]  # too few rows for a batch
+    outbox = CancelsOne(js, MemoryRepository(pool), nc=js._nc)
+
+    results = await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups), return_exceptions=True)
+
+    assert isinstance(results[0], RuntimeError) and results[1] is None
+    assert len(await _events_for(js, f"cache.invalidate.user.{fine}")) == 1
