@@ -17,6 +17,20 @@ from contracts import subjects
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER, encode
 from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from contracts.results import CommandResult, OpResult
+from worker.atomic import publish_atomic
+from worker.coalescer import Coalescer
+
+# Commands published at the same moment go to JetStream as one atomic batch: one disk flush
+# for all of them instead of one each (the command stream's flush is what a publish waits
+# for). Fewer than ATOMIC_MIN are sent one by one, as are all of a batch the server refuses.
+ATOMIC_MIN = 4
+ATOMIC_MAX = 256
+
+
+class _Publish(msgspec.Struct, frozen=True):
+    subject: str
+    payload: bytes
+    msg_id: str
 
 
 class ResultTimeout(TimeoutError):
@@ -39,6 +53,31 @@ class MemoryClient:
         self._prefix = nc.new_inbox()
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._sub = None
+        self._publish = Coalescer(self._publish_batch, self._publish_one, max_batch=ATOMIC_MAX, runners=2)
+
+    async def _publish_one(self, pub: _Publish) -> PubAck:
+        return await self._js.publish(pub.subject, pub.payload, headers={"Nats-Msg-Id": pub.msg_id},
+                                      stream=subjects.COMMANDS_STREAM)
+
+    async def _publish_batch(self, pubs: list[_Publish]) -> list[PubAck | BaseException]:
+        acks = await self._publish_atomic(pubs) if len(pubs) >= ATOMIC_MIN else None
+        if acks is not None:
+            return acks
+        # One by one: a duplicate Nats-Msg-Id refuses a whole batch, and only a single
+        # publish says which command was the duplicate.
+        outcomes = await asyncio.gather(*(self._publish_one(p) for p in pubs), return_exceptions=True)
+        # A publish cancelled on its own fails its sender like any error, not as a cancellation.
+        return [RuntimeError(f"publishing was cancelled: {o!r}") if isinstance(o, BaseException)
+                and not isinstance(o, Exception) else o for o in outcomes]
+
+    async def _publish_atomic(self, pubs: list[_Publish]) -> list[PubAck] | None:
+        stored = await publish_atomic(self._nc, [(p.subject, p.payload, {"Nats-Msg-Id": p.msg_id}) for p in pubs],
+                                      timeout=5.0)
+        if stored is None:
+            return None
+        first = stored.seq - len(pubs) + 1
+        return [PubAck(stream=stored.stream, seq=first + i, duplicate=False, batch_size=len(pubs))
+                for i in range(len(pubs))]
 
     async def start(self) -> MemoryClient:
         self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_reply)
@@ -74,8 +113,9 @@ class MemoryClient:
             fut = asyncio.get_running_loop().create_future()
             self._waiting[reply_to] = fut
         try:
-            ack = await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
-                                         headers={"Nats-Msg-Id": command_id}, stream=subjects.COMMANDS_STREAM)
+            ack = await self._publish(_Publish(subjects.command_subject(kind, workspace_id), payload, command_id))
+            if isinstance(ack, BaseException):
+                raise ack
             if fut is None:
                 return None
             wait = timeout or self._timeout

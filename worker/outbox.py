@@ -10,10 +10,8 @@ off the hot path. A sweeper publishes rows a crash left behind. Every event carr
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Sequence
 
-import msgspec
 import structlog
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
@@ -21,6 +19,7 @@ from nats.js import JetStreamContext
 from contracts.subjects import EVENTS_STREAM
 from db.repository import MemoryRepository, OutboxRow
 from worker import metrics
+from worker.atomic import publish_atomic
 from worker.coalescer import Coalescer
 
 log = structlog.get_logger("outbox")
@@ -42,14 +41,6 @@ ATOMIC_MAX_ROWS = 1000
 # batches in flight at once: one is stored while the next gathers.
 TOGETHER_MAX_COMMANDS = 128
 TOGETHER_RUNNERS = 2
-
-
-class _BatchAck(msgspec.Struct):
-    count: int = 0
-    error: dict | None = None
-
-
-_BATCH_ACK = msgspec.json.Decoder(_BatchAck)
 
 
 class OutboxPublisher:
@@ -115,21 +106,9 @@ class OutboxPublisher:
         rows = [row for group in groups for row in group]
         if self._nc is None or not ATOMIC_MIN_ROWS <= len(rows) <= ATOMIC_MAX_ROWS:
             return False
-        batch_id = uuid.uuid4().hex
-        try:
-            for sequence, row in enumerate(rows[:-1], 1):
-                await self._nc.publish(row.subject, bytes(row.payload), headers={
-                    **row.headers, "Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(sequence)})
-            last = rows[-1]
-            reply = await self._nc.request(last.subject, bytes(last.payload), timeout=self._ack_timeout, headers={
-                **last.headers, "Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(len(rows)),
-                "Nats-Batch-Commit": "1"})
-            ack = _BATCH_ACK.decode(reply.data)
-        except Exception as exc:
-            log.info("atomic_publish_not_stored", rows=len(rows), error=repr(exc))
-            return False
-        if ack.error is not None or ack.count != len(rows):
-            log.info("atomic_publish_not_stored", rows=len(rows), error=ack.error, count=ack.count)
+        stored = await publish_atomic(self._nc, [(row.subject, bytes(row.payload), row.headers) for row in rows],
+                                      timeout=self._ack_timeout)
+        if stored is None:
             return False
         self._mark(rows)
         return True

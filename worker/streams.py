@@ -41,6 +41,8 @@ def command_stream(partitions: int, replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         num_replicas=replicas,
         max_msg_size=1024 * 1024,
+        # Bots may publish commands in atomic batches (worker/client.py): one flush for many.
+        allow_atomic=True,
     )
 
 
