@@ -205,7 +205,9 @@ async def run_pgbench(pg: PostgresServer, database: str, workdir: Path, *, clien
                 latencies.append(int(parts[2]) / 1e6)
     conn = await asyncpg.connect(pg.dsn(database))
     try:
-        rows = await conn.fetch("SELECT status, count(*) AS n FROM processed_commands GROUP BY status")
+        # Only this run's commands, not the history the database was seeded with (dataset.py).
+        rows = await conn.fetch("SELECT status, count(*) AS n FROM processed_commands"
+                                " WHERE command_id NOT LIKE 'history-%' GROUP BY status")
     finally:
         await conn.close()
     return PgbenchResult(clients=clients, threads=threads, transactions=processed, failed=failed,
