@@ -11,7 +11,7 @@ import pytest
 
 from contracts import subjects
 from worker import streams
-from worker.client import MemoryClient
+from worker.client import MemoryClient, ResultTimeout
 from worker.embedded import NatsServer
 
 from ..conftest import unique
@@ -38,8 +38,14 @@ async def _stored(js) -> list[tuple[str, str | None]]:
 
 
 async def _send_at_once(client: MemoryClient, ids: list[str]) -> None:
-    await asyncio.gather(*(client.send_raw("create", f"ws-{i % 3}", b'{"n": %d}' % i, command_id=cid, reply_to=None)
-                           for i, cid in enumerate(ids)))
+    """As a bot sends: each waits for its result. No worker runs here, so every send ends in
+    ResultTimeout, after the client has acted on its acknowledgement: a command reported as a
+    duplicate is looked up, then sent again under a derived id ("<id>:resend:...")."""
+    results = await asyncio.gather(*(
+        client.send_raw("create", f"ws-{i % 3}", b'{"n": %d}' % i, command_id=cid,
+                        reply_to=client.reply_subject(), timeout=1.0)
+        for i, cid in enumerate(ids)), return_exceptions=True)
+    assert all(isinstance(r, ResultTimeout) for r in results), results
 
 
 async def test_commands_sent_at_once_are_stored_as_one_atomic_batch(nc):
@@ -51,7 +57,7 @@ async def test_commands_sent_at_once_are_stored_as_one_atomic_batch(nc):
         await _send_at_once(client, ids)
 
     stored = await _stored(js)
-    assert sorted(cid for cid, _ in stored) == sorted(ids)
+    assert sorted(cid for cid, _ in stored) == sorted(ids)  # each once, none taken for a duplicate
     assert len({batch for _, batch in stored}) == 1 and stored[0][1] is not None
 
 
@@ -65,8 +71,11 @@ async def test_a_batch_holding_a_command_already_stored_is_refused_and_each_comm
         await _send_at_once(client, ids)
 
     stored = await _stored(js)
-    assert sorted(cid for cid, _ in stored) == sorted(ids)  # the repeat is dropped as a duplicate
-    assert all(batch is None for _, batch in stored)  # the refused batch stored nothing
+    # The refused batch stored nothing; one by one, the repeat was reported as a duplicate
+    # and sent again under a derived id, as a lone repeat always is.
+    assert all(batch is None for _, batch in stored)
+    assert sorted(cid.split(":resend:")[0] for cid in [c for c, _ in stored]) == sorted([*ids, ids[3]])
+    assert [c.split(":resend:")[0] for c, _ in stored if ":resend:" in c] == [ids[3]]
 
 
 async def test_a_stream_that_takes_no_batches_still_gets_every_command(nc):
