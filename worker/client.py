@@ -22,13 +22,8 @@ from worker.coalescer import Coalescer
 
 # Commands published at the same moment go to JetStream as one atomic batch: one disk flush
 # for all of them instead of one each (the command stream's flush is what a publish waits
-# for). Fewer than ATOMIC_MIN are sent one by one, as are all of a batch the server refuses.
-# A small batch costs more than its commands sent one by one: measured with sync_interval
-# always, 4 senders ran at 1,119-1,246 commands/s in batches of 4 or more against
-# 2,518-2,652 one by one; with batches of 8 or more, 2 and 4 senders ran as fast as one by one,
-# 16 senders 1.3-1.4 times and 64 senders about 3 times as fast.
-ATOMIC_MIN = 8
-ATOMIC_MAX = 256
+# for). Too few for a batch (worker/atomic.py) go one by one, as do all of a refused batch.
+BATCH_MAX_COMMANDS = 256
 
 
 class _Publish(msgspec.Struct, frozen=True):
@@ -57,24 +52,15 @@ class MemoryClient:
         self._prefix = nc.new_inbox()
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._sub = None
-        self._publish = Coalescer(self._publish_batch, self._publish_one, max_batch=ATOMIC_MAX, runners=2)
+        self._publish = Coalescer(self._publish_batch, self._publish_one, max_batch=BATCH_MAX_COMMANDS, runners=2)
 
     async def _publish_one(self, pub: _Publish) -> PubAck:
         return await self._js.publish(pub.subject, pub.payload, headers={"Nats-Msg-Id": pub.msg_id},
                                       stream=subjects.COMMANDS_STREAM)
 
-    async def _publish_batch(self, pubs: list[_Publish]) -> list[PubAck | BaseException]:
-        acks = await self._publish_atomic(pubs) if len(pubs) >= ATOMIC_MIN else None
-        if acks is not None:
-            return acks
-        # One by one: a duplicate Nats-Msg-Id refuses a whole batch, and only a single
-        # publish says which command was the duplicate.
-        outcomes = await asyncio.gather(*(self._publish_one(p) for p in pubs), return_exceptions=True)
-        # A publish cancelled on its own fails its sender like any error, not as a cancellation.
-        return [RuntimeError(f"publishing was cancelled: {o!r}") if isinstance(o, BaseException)
-                and not isinstance(o, Exception) else o for o in outcomes]
-
-    async def _publish_atomic(self, pubs: list[_Publish]) -> list[PubAck] | None:
+    async def _publish_batch(self, pubs: list[_Publish]) -> list[PubAck] | None:
+        """One atomic batch, or None: the coalescer then sends each on its own, since only a
+        single publish says which command a duplicate Nats-Msg-Id refused the batch for."""
         stored = await publish_atomic(self._nc, [(p.subject, p.payload, {"Nats-Msg-Id": p.msg_id}) for p in pubs],
                                       timeout=5.0)
         if stored is None:
@@ -118,8 +104,6 @@ class MemoryClient:
             self._waiting[reply_to] = fut
         try:
             ack = await self._publish(_Publish(subjects.command_subject(kind, workspace_id), payload, command_id))
-            if isinstance(ack, BaseException):
-                raise ack
             if fut is None:
                 return None
             wait = timeout or self._timeout

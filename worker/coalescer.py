@@ -24,10 +24,11 @@ class Coalescer(Generic[T, R]):
 
     Up to `runners` batches run at once, each of at most `max_batch` items. A batch that
     raises is run again item by item through `single`, so each caller gets its own result
-    or its own exception, exactly as without batching.
+    or its own exception, exactly as without batching; so is one the batch function
+    declines by returning None (too few items to be worth a batch, refused as a whole).
     """
 
-    def __init__(self, batch: Callable[[Sequence[T]], Awaitable[Sequence[R]]],
+    def __init__(self, batch: Callable[[Sequence[T]], Awaitable[Sequence[R] | None]],
                  single: Callable[[T], Awaitable[R]], *, max_batch: int, runners: int = 1,
                  observe: Callable[[int], None] = lambda size: None) -> None:
         if max_batch < 1 or runners < 1:
@@ -92,6 +93,8 @@ class Coalescer(Generic[T, R]):
             results = await self._batch([item for item, _ in taken])
         except Exception as exc:
             log.warning("batch_failed_running_one_by_one", size=len(taken), error=repr(exc))
+            results = None
+        if results is None:
             await asyncio.gather(*(self._one(item, future) for item, future in taken))
             return
         for (_, future), result in zip(taken, results, strict=True):
@@ -101,6 +104,14 @@ class Coalescer(Generic[T, R]):
     async def _one(self, item: T, future: asyncio.Future[R]) -> None:
         try:
             result = await self._single(item)
+        except asyncio.CancelledError as exc:
+            if asyncio.current_task().cancelling():
+                raise  # this runner is being cancelled: _drain answers its callers
+            # Cancelled inside `single` alone: its caller gets an ordinary error to retry on,
+            # which a caller's error path catches (a CancelledError would slip past it).
+            if not future.done():
+                future.set_exception(RuntimeError(f"the call was cancelled: {exc!r}"))
+            return
         except Exception as exc:
             if not future.done():
                 future.set_exception(exc)

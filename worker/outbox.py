@@ -32,11 +32,6 @@ def _by_command(rows: Sequence[OutboxRow]) -> list[list[OutboxRow]]:
         groups.setdefault(row.command_id, []).append(row)
     return list(groups.values())
 _INVALIDATE = "cache.invalidate."
-# An atomic batch costs about as much as a few single publishes whatever its size (measured
-# with sync_interval always: batches of 2 are slower than single publishes, of 40 about three
-# times faster per message); the server takes at most 1,000 messages in one.
-ATOMIC_MIN_ROWS = 8
-ATOMIC_MAX_ROWS = 1000
 # Commands whose rows one atomic batch may carry (creates have 2 to 4 rows each), and atomic
 # batches in flight at once: one is stored while the next gathers.
 TOGETHER_MAX_COMMANDS = 128
@@ -65,22 +60,13 @@ class OutboxPublisher:
         atomic batch: one write instead of one per message. Alone, the rows go out at once
         (nothing waits for company); a failure reaches only the caller whose rows failed.
         """
-        if not rows:
-            return
-        failure = await self._together(rows)
-        if failure is not None:
-            raise failure
+        if rows:
+            await self._together(rows)
 
-    async def _publish_groups(self, groups: Sequence[Sequence[OutboxRow]]) -> list[BaseException | None]:
-        if await self.publish_together(groups):
-            return [None] * len(groups)
-        # Not stored as a batch (too few rows, a row published before, a timeout ...): each
-        # command's rows on their own, as always; duplicates are dropped by Nats-Msg-Id.
-        outcomes = await asyncio.gather(*(self.publish(group) for group in groups), return_exceptions=True)
-        # A publish cancelled on its own (not this runner) must still fail its handler like an
-        # error, so the command goes back for a retry; a CancelledError would slip past it.
-        return [RuntimeError(f"publishing was cancelled: {o!r}") if isinstance(o, BaseException)
-                and not isinstance(o, Exception) else o for o in outcomes]
+    async def _publish_groups(self, groups: Sequence[Sequence[OutboxRow]]) -> list[None] | None:
+        # Not stored as a batch (too few rows, a row published before, a timeout ...): the
+        # coalescer publishes each command's rows on their own, as always.
+        return [None] * len(groups) if await self.publish_together(groups) else None
 
     async def publish(self, rows: Sequence[OutboxRow]) -> None:
         """Publish rows in order and wait for JetStream to store them all.
@@ -104,7 +90,7 @@ class OutboxPublisher:
         a leader change ...): the caller then publishes command by command, as always.
         """
         rows = [row for group in groups for row in group]
-        if self._nc is None or not ATOMIC_MIN_ROWS <= len(rows) <= ATOMIC_MAX_ROWS:
+        if self._nc is None:
             return False
         stored = await publish_atomic(self._nc, [(row.subject, bytes(row.payload), row.headers) for row in rows],
                                       timeout=self._ack_timeout)

@@ -34,6 +34,7 @@ import asyncpg
 
 from contracts.commands import CreateMemory
 from db.repository import MemoryRepository, create_pool
+from tests.bench.dataset import HISTORY_PREFIX
 from worker.domain.model import Limits
 from worker.domain.targets import lookup_ids
 from worker.embedded import LOOPBACK, PostgresServer
@@ -205,9 +206,9 @@ async def run_pgbench(pg: PostgresServer, database: str, workdir: Path, *, clien
                 latencies.append(int(parts[2]) / 1e6)
     conn = await asyncpg.connect(pg.dsn(database))
     try:
-        # Only this run's commands, not the history the database was seeded with (dataset.py).
+        # Only this run's commands, not the history the database was seeded with.
         rows = await conn.fetch("SELECT status, count(*) AS n FROM processed_commands"
-                                " WHERE command_id NOT LIKE 'history-%' GROUP BY status")
+                                " WHERE NOT starts_with(command_id, $1) GROUP BY status", HISTORY_PREFIX)
     finally:
         await conn.close()
     return PgbenchResult(clients=clients, threads=threads, transactions=processed, failed=failed,

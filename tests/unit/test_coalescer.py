@@ -181,3 +181,41 @@ async def test_callers_of_a_cancelled_runner_get_an_error_they_can_retry():
     for caller in (first, queued):
         with pytest.raises(RuntimeError, match="cancelled"):
             await asyncio.wait_for(caller, 2)
+
+
+async def test_a_declined_batch_runs_each_item_on_its_own():
+    """A batch function returning None (too few items to be worth it, refused whole): every
+    caller is served by `single`, with its own result or its own error."""
+    rec = Recorder(fail_items=(2,))
+
+    async def decline(items):
+        rec.batches.append(list(items))
+        return None
+
+    coalescer = Coalescer(decline, rec.single, max_batch=8)
+    results = await _held_first_then(coalescer, rec, [1, 2, 3])
+
+    assert rec.batches == [[1, 2, 3]]
+    assert sorted(rec.singles) == [0, 1, 2, 3]
+    assert results[0] == 0 and results[1] == 10 and results[3] == 30
+    assert isinstance(results[2], ValueError)
+
+
+async def test_a_single_call_cancelled_on_its_own_fails_only_its_caller_with_an_error():
+    """A caller's error path catches Exception: a CancelledError from inside `single` must
+    reach it as an ordinary error, and must not stop the runner serving the others."""
+
+    async def single(item):
+        if item == 2:
+            raise asyncio.CancelledError()
+        await asyncio.sleep(0.01)  # still running when item 2 is cancelled
+        return item * 10
+
+    async def decline(items):
+        return None
+
+    coalescer = Coalescer(decline, single, max_batch=8, runners=1)
+    results = await asyncio.gather(*(coalescer(i) for i in (1, 2, 3)), return_exceptions=True)
+
+    assert results[0] == 10 and results[2] == 30
+    assert isinstance(results[1], RuntimeError) and "cancelled" in str(results[1])
