@@ -306,7 +306,11 @@ class _Partition:
             task = asyncio.create_task(self._run_lane(key, lane))
             self._lane_tasks.add(task)
             task.add_done_callback(self._lane_tasks.discard)
-        elif self._lanes.get(key) is lane:
+        else:
+            self._drop_if_idle(key, lane)
+
+    def _drop_if_idle(self, key: str, lane: _Lane) -> None:
+        if not lane.running and not lane.queue and lane.blocked_seq is None and self._lanes.get(key) is lane:
             del self._lanes[key]
 
     async def _run_lane(self, key: str, lane: _Lane) -> None:
@@ -322,19 +326,19 @@ class _Partition:
                 elif tenure == self._tenure:
                     self._forget(seq)
         finally:
+            # Not _resume: a lane left with work only when its task was cancelled (stopping).
             lane.running = False
             lane.current = None
-            if not lane.queue and lane.blocked_seq is None and self._lanes.get(key) is lane:
-                del self._lanes[key]
+            self._drop_if_idle(key, lane)
 
     def in_hand(self) -> list[Msg]:
         """Every command in hand, running or waiting: refreshed so none is redelivered."""
-        waiting: list[Msg] = list(self._held or ())
+        commands: list[Msg] = list(self._held or ())
         for lane in self._lanes.values():
             if lane.current is not None:
-                waiting.append(lane.current)
-            waiting.extend(lane.queue)
-        return waiting
+                commands.append(lane.current)
+            commands.extend(lane.queue)
+        return commands
 
     async def unblock_vanished(self) -> None:
         """A lane blocked far longer than any retry delay looks its command up: gone from the
