@@ -30,6 +30,7 @@ class LoadResult:
     statuses: dict[str, int]
     errors: dict[str, int] = field(default_factory=dict)
     target_rate: float | None = None
+    latency_s_by_id: dict[str, float] = field(default_factory=dict)  # open loop only
 
     @property
     def rate(self) -> float:
@@ -129,6 +130,7 @@ async def open_loop(nats_url: str, commands: Sequence[CreateMemory], *, rate: fl
     statuses: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     outstanding: set[asyncio.Task] = set()
+    by_id: dict[str, float] = {}
     try:
         async with MemoryClient(nc, timeout=min(timeout, 120.0)) as client:
             async def one(cmd: CreateMemory, due: float) -> None:
@@ -137,7 +139,7 @@ async def open_loop(nats_url: str, commands: Sequence[CreateMemory], *, rate: fl
                 except Exception as exc:
                     errors[type(exc).__name__] += 1
                     return
-                latencies.append(loop.time() - due)
+                latencies.append(by_id.setdefault(cmd.command_id, loop.time() - due))
                 statuses[result.data.status] += 1
 
             async def publish_all() -> None:
@@ -162,4 +164,5 @@ async def open_loop(nats_url: str, commands: Sequence[CreateMemory], *, rate: fl
         for task in list(outstanding):
             task.cancel()
         await nc.close()
-    return LoadResult(len(commands), elapsed, latencies, dict(statuses), dict(errors), target_rate=rate)
+    return LoadResult(len(commands), elapsed, latencies, dict(statuses), dict(errors), target_rate=rate,
+                      latency_s_by_id=by_id)

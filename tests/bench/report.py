@@ -87,7 +87,7 @@ def table(results: dict) -> str:
     row("2b same, NATS default sync", results.get("worker_nats_default_sync"))
     row("3 peer (in-process, classic)", results.get("peer"))
     for point in results.get("latency_under_load", {}).get("points", []):
-        row(f"5 worker at {point['share']:.0%} of max", point)
+        row(f"5 worker at {point['share']:.1%} of max", point)
     scaling = results.get("scaling", {})
     if scaling.get("large"):
         row(f"6 worker, {scaling['large_rows']:,} rows", scaling["large"])
@@ -96,7 +96,7 @@ def table(results: dict) -> str:
                  f"{'busy':>7}{'steal':>7}")
     cpu_rows = [("1 baseline (bot = pgbench)", results.get("baseline")), ("2 worker end to end", results.get("worker")),
                 ("2b same, NATS default sync", results.get("worker_nats_default_sync")), ("3 peer", results.get("peer"))]
-    cpu_rows += [(f"5 worker at {p['share']:.0%} of max", p)
+    cpu_rows += [(f"5 worker at {p['share']:.1%} of max", p)
                  for p in results.get("latency_under_load", {}).get("points", [])]
     if scaling.get("large"):
         cpu_rows.append((f"6 worker, {scaling['large_rows']:,} rows", scaling["large"]))
@@ -109,6 +109,16 @@ def table(results: dict) -> str:
                      f"{_fmt(cpu.get('postgres_cpu_ms_per_command'), 2):>9}{_fmt(cpu.get('other_cpu_ms_per_command'), 2):>8}"
                      f"{cpu.get('machine_busy_share', 0):>7.0%}{cpu.get('machine_steal_share', 0):>7.0%}")
     lines.append("")
+    points = [p for p in results.get("latency_under_load", {}).get("points", []) if p.get("where_ms")]
+    if points:
+        parts = [part for part in points[0]["where_ms"] if part != "commands"]
+        lines.append(f"{'where the time goes, p50 / p99 ms':32}" + "".join(f"{part.replace('_and_', '+'):>16}"
+                                                                       for part in parts))
+        for point in points:
+            lines.append(f"{'5 worker at ' + format(point['share'], '.1%') + ' of max':32}" + "".join(
+                f"{_fmt(point['where_ms'][part].get('p50')) + ' / ' + _fmt(point['where_ms'][part].get('p99')):>16}"
+                for part in parts))
+        lines.append("")
     ratios = results.get("ratios", {})
     worker = results.get("worker", {})
     data = (f"6 large / small data ({scaling.get('small_rows', 0):,} -> {scaling['large_rows']:,} rows) "

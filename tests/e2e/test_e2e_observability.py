@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from contracts import results as codes
-from tests.e2e.bus import RAG, create_fields, unique
+from tests.e2e.bus import RAG, create_fields, unique, wait_until
 from tests.e2e.directory import add_old_server_memories, upsert_server
 
 
@@ -63,3 +64,21 @@ async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db)
     assert delta("memory_command_duration_seconds_count", kind="create") == 5
     assert _value(after, "memory_worker_ready") == 1
     assert ("memory_outbox_backlog", ()) in after
+
+
+async def test_each_command_gets_one_canonical_log_line_saying_where_its_time_went(e2e_worker, memory, bot_db):
+    ws = unique()
+    await upsert_server(bot_db, ws)
+    assert (await memory.create(create_fields(ws, "likes green tea"))).data.status == codes.SAVED
+
+    def lines() -> list[dict]:
+        entries = (json.loads(line) for line in e2e_worker.log_text().splitlines() if line.startswith("{"))
+        return [e for e in entries if e.get("event") == "command" and e.get("workspace") == ws]
+
+    await wait_until(lambda: lines(), timeout=5)  # logged after the reply, once acknowledged
+    [line] = lines()
+    assert line["kind"] == "create" and line["status"] == codes.SAVED and line["events"] == 2
+    assert line["command_id"] and line["deliveries"] == 1 and line["queued_ms"] >= 0
+    # The database and the events' storing are parts of the handler's time, in that order.
+    assert line["db_ms"] > 0 and line["events_ms"] > 0
+    assert line["db_ms"] + line["events_ms"] <= line["duration_ms"]

@@ -1,0 +1,58 @@
+"""Where each command's time went under load, from the worker's canonical log lines.
+
+The worker logs, per command, how long it waited in the stream (`queued_ms`, from the
+moment JetStream stored it), its handler's time (`duration_ms`) and two parts of it: the
+database (`db_ms`) and storing the events (`events_ms`). What the bot measured end to end,
+less the queue and the handler, is the rest: the bot's publish until JetStream stored the
+command, and the result's way back.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tests.bench.report import percentile
+
+PARTS = ("publish_and_reply", "queued", "db", "events", "handler")
+
+
+def _canonical_lines(log_path: Path, ids: set[str]) -> dict[str, dict]:
+    found: dict[str, dict] = {}
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            if not line.startswith("{"):
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("event") == "command" and entry.get("command_id") in ids and "db_ms" in entry:
+                found[entry["command_id"]] = entry
+    return found
+
+
+def where_the_time_went(log_path: Path, latency_s_by_id: dict[str, float], *, wait_s: float = 5.0) -> dict:
+    """p50 and p99 of each part, over the commands answered. The worker writes a command's
+    line after its reply, so the last few may still be on their way: wait a little for them."""
+    ids = set(latency_s_by_id)
+    deadline = time.monotonic() + wait_s
+    lines = _canonical_lines(log_path, ids)
+    while len(lines) < len(ids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        lines = _canonical_lines(log_path, ids)
+    parts: dict[str, list[float]] = {part: [] for part in PARTS}
+    for command_id, entry in lines.items():
+        queued, handler = entry.get("queued_ms") or 0.0, entry["duration_ms"]
+        parts["publish_and_reply"].append(max(0.0, latency_s_by_id[command_id] * 1000 - queued - handler))
+        parts["queued"].append(queued)
+        parts["db"].append(entry["db_ms"])
+        parts["events"].append(entry["events_ms"])
+        parts["handler"].append(handler)
+    out: dict = {"commands": len(lines)}
+    for part, values in parts.items():
+        values.sort()
+        out[part] = {"p50": round(percentile(values, 0.5), 2), "p99": round(percentile(values, 0.99), 2)} \
+            if values else {}
+    return out
