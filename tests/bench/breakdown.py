@@ -2,9 +2,11 @@
 
 The worker logs, per command, how long it waited in the stream (`queued_ms`, from the
 moment JetStream stored it), its handler's time (`duration_ms`) and two parts of it: the
-database (`db_ms`) and storing the events (`events_ms`). What the bot measured end to end,
-less the queue and the handler, is the rest: the bot's publish until JetStream stored the
-command, and the result's way back.
+database (`db_ms`: the service's round trips and the planning between them) and storing
+the events (`events_ms`). What the bot measured, from each command's scheduled send time to
+its result, less the queue and the handler, is the rest: the bot's publish until JetStream
+stored the command (any lateness of the sender and any wait for a batch included), and the
+result's way back.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def where_the_time_went(log_path: Path, latency_s_by_id: dict[str, float], *, wa
         parts["db"].append(entry["db_ms"])
         parts["events"].append(entry["events_ms"])
         parts["handler"].append(handler)
-    out: dict = {"commands": len(lines)}
+    out: dict = {"commands": len(lines), "answered": len(ids)}
     for part, values in parts.items():
         values.sort()
         out[part] = {"p50": round(percentile(values, 0.5), 2), "p99": round(percentile(values, 0.99), 2)} \

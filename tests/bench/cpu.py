@@ -1,4 +1,5 @@
-"""Where the CPU went during a measured interval: per process (from /proc) and machine-wide.
+"""Where the CPU went during a measured interval: per process (from /proc) and machine-wide,
+with the machine's context switches.
 
 On a small machine every part of the path (the bot, NATS, the worker, PostgreSQL) shares the
 same cores, so a rate is only explained together with what each part spent per command, and
@@ -58,13 +59,15 @@ def process_seconds(pid: int) -> float:
     return _own(fields) / _TICK if fields else 0.0
 
 
-def machine() -> tuple[float, float, float]:
-    """Machine-wide (busy, steal, total) CPU seconds since boot."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+def machine() -> tuple[float, float, float, int]:
+    """Machine-wide (busy, steal, total) CPU seconds and context switches since boot."""
+    lines = Path("/proc/stat").read_text().splitlines()
+    values = [int(v) for v in lines[0].split()[1:]]
     user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
     busy = user + nice + system + irq + softirq
     total = busy + idle + iowait + steal
-    return busy / _TICK, steal / _TICK, total / _TICK
+    switches = next((int(line.split()[1]) for line in lines if line.startswith("ctxt ")), 0)
+    return busy / _TICK, steal / _TICK, total / _TICK, switches
 
 
 @dataclass
@@ -74,7 +77,7 @@ class Probe:
     processes: dict[str, int] = field(default_factory=dict)  # name -> pid (process only)
     trees: dict[str, int] = field(default_factory=dict)  # name -> pid (with its children)
     _start: dict[str, float] = field(default_factory=dict)
-    _machine: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    _machine: tuple[float, float, float, int] = (0.0, 0.0, 0.0, 0)
     _wall: float = 0.0
 
     def _sample(self) -> dict[str, float]:
@@ -91,8 +94,8 @@ class Probe:
 
     def figures(self, commands: int) -> dict[str, float]:
         end = self._sample()
-        busy1, steal1, total1 = machine()
-        busy0, steal0, total0 = self._machine
+        busy1, steal1, total1, switches1 = machine()
+        busy0, steal0, total0, switches0 = self._machine
         wall = time.perf_counter() - self._wall
         per = max(1, commands)
         spent = {name: end[name] - self._start.get(name, 0.0) for name in end}
@@ -102,6 +105,9 @@ class Probe:
         cores = os.cpu_count() or 1
         out["machine_busy_share"] = round(busy / max(1e-9, total1 - total0), 3)
         out["machine_steal_share"] = round((steal1 - steal0) / max(1e-9, total1 - total0), 3)
+        # Every hand-off between the processes wakes one; on a small VM each costs tens of
+        # microseconds of CPU, which is what a create costs more of when creates do not meet.
+        out["context_switches_per_command"] = round((switches1 - switches0) / per, 1)
         out["wall_s"] = round(wall, 3)
         out["cores"] = cores
         return out

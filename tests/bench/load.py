@@ -139,7 +139,9 @@ async def open_loop(nats_url: str, commands: Sequence[CreateMemory], *, rate: fl
                 except Exception as exc:
                     errors[type(exc).__name__] += 1
                     return
-                latencies.append(by_id.setdefault(cmd.command_id, loop.time() - due))
+                latency = loop.time() - due
+                by_id[cmd.command_id] = latency
+                latencies.append(latency)
                 statuses[result.data.status] += 1
 
             async def publish_all() -> None:

@@ -93,7 +93,7 @@ def table(results: dict) -> str:
         row(f"6 worker, {scaling['large_rows']:,} rows", scaling["large"])
     lines.append("")
     lines.append(f"{'CPU ms per command':32}{'bot':>8}{'worker':>8}{'nats':>8}{'postgres':>9}{'other':>8}"
-                 f"{'busy':>7}{'steal':>7}")
+                 f"{'busy':>7}{'steal':>7}{'switches':>10}")
     cpu_rows = [("1 baseline (bot = pgbench)", results.get("baseline")), ("2 worker end to end", results.get("worker")),
                 ("2b same, NATS default sync", results.get("worker_nats_default_sync")), ("3 peer", results.get("peer"))]
     cpu_rows += [(f"5 worker at {p['share']:.1%} of max", p)
@@ -107,13 +107,14 @@ def table(results: dict) -> str:
         lines.append(f"{label:32}{_fmt(cpu.get('client_cpu_ms_per_command'), 2):>8}"
                      f"{_fmt(cpu.get('worker_cpu_ms_per_command'), 2):>8}{_fmt(cpu.get('nats_cpu_ms_per_command'), 2):>8}"
                      f"{_fmt(cpu.get('postgres_cpu_ms_per_command'), 2):>9}{_fmt(cpu.get('other_cpu_ms_per_command'), 2):>8}"
-                     f"{cpu.get('machine_busy_share', 0):>7.0%}{cpu.get('machine_steal_share', 0):>7.0%}")
+                     f"{cpu.get('machine_busy_share', 0):>7.0%}{cpu.get('machine_steal_share', 0):>7.0%}"
+                     f"{_fmt(cpu.get('context_switches_per_command'), 0):>10}")
     lines.append("")
     points = [p for p in results.get("latency_under_load", {}).get("points", []) if p.get("where_ms")]
     if points:
-        parts = [part for part in points[0]["where_ms"] if part != "commands"]
-        lines.append(f"{'where the time goes, p50 / p99 ms':32}" + "".join(f"{part.replace('_and_', '+'):>16}"
-                                                                       for part in parts))
+        parts = [part for part, times in points[0]["where_ms"].items() if isinstance(times, dict)]
+        lines.append(f"{'where the time went, p50 / p99':32}" + "".join(f"{part.replace('_and_', '+'):>16}"
+                                                                    for part in parts))
         for point in points:
             lines.append(f"{'5 worker at ' + format(point['share'], '.1%') + ' of max':32}" + "".join(
                 f"{_fmt(point['where_ms'][part].get('p50')) + ' / ' + _fmt(point['where_ms'][part].get('p99')):>16}"
@@ -186,7 +187,7 @@ def plot(results: dict, path: Path) -> bool:
         for pct, style in (("p50", "o-"), ("p90", "s-"), ("p99", "^-")):
             ax_load.plot(shares, [p["latency_ms"].get(pct) for p in points], style, label=pct)
         ax_load.axhline(20, color="red", linestyle="--", linewidth=1, label="p99 target at 50%")
-        ax_load.set_xticks(shares, [f"{s:.0f}%\n{p['target_rate']:.0f}/s" for s, p in zip(shares, points)])
+        ax_load.set_xticks(shares, [f"{s:g}%\n{p['target_rate']:.0f}/s" for s, p in zip(shares, points)])
         ax_load.set_yscale("log")
         ax_load.set_ylabel("ms (log)")
         ax_load.legend()

@@ -11,7 +11,8 @@ measures (tests/bench/README.md explains each figure):
 2. the worker end to end through MemoryClient: commands/s, latency, peak RSS;
 3. the peer: a bot saving straight to PostgreSQL (count, then insert) at the same concurrency;
 4. the ratios worker / baseline and worker / peer;
-5. latency under load at 25%, 50% and 75% of the worker's maximum rate (open loop);
+5. latency under load at 12.5%, 25%, 50% and 75% of the worker's maximum rate (open loop),
+   with where each command's time went;
 6. the worker's throughput with a small and a large number of existing memory rows.
 
 Writes tests/bench/results/<UTC date-time>.json and .png and prints a table.
@@ -205,8 +206,9 @@ async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, ar
             _say(f"  {share:.1%} of max ({rate:.0f}/s): achieved {point['commands_per_s']:.1f}/s, "
                  f"p50 {point['latency_ms'].get('p50')} ms, p99 {point['latency_ms'].get('p99')} ms"
                  + (f", errors {result.errors}" if result.errors else "")
-                 + "; p50/p99 ms " + ", ".join(f"{part} {times.get('p50')}/{times.get('p99')}"
-                                               for part, times in point["where_ms"].items() if part != "commands"))
+                 + f"; p50/p99 ms of the {point['where_ms']['commands']} found in the worker's log: "
+                 + ", ".join(f"{part} {times.get('p50')}/{times.get('p99')}"
+                             for part, times in point["where_ms"].items() if isinstance(times, dict)))
         # VmHWM is the process's high-water mark; the kernel updates it lazily, so read it again.
         section["peak_rss_mb"] = max(section["peak_rss_mb"], run.memory()["peak_rss_mb"])
         return {"max": section, "points": points, "max_rate": round(max_rate, 1)}
@@ -278,7 +280,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
     # 2 and 5. The worker end to end, then the latency-under-load sweep on the same worker.
     _say(f"2/6 worker end to end: {args.commands:,} creates, {args.in_flight} in flight "
          f"(after {args.warmup} warm-up creates); then 5/6 latency at "
-         + ", ".join(f"{s:.0%}" for s in SWEEP_SHARES) + " of the maximum rate")
+         + ", ".join(f"{s:.1%}" for s in SWEEP_SHARES) + " of the maximum rate")
     dsn = await _clone(pg, "bench_small", "bench_worker")
     worker_run = await _worker_run(root, pg, dsn, world, args, label="worker", sweep=True)
     results["worker"] = worker_run["max"]

@@ -72,13 +72,20 @@ async def test_each_command_gets_one_canonical_log_line_saying_where_its_time_we
     assert (await memory.create(create_fields(ws, "likes green tea"))).data.status == codes.SAVED
 
     def lines() -> list[dict]:
-        entries = (json.loads(line) for line in e2e_worker.log_text().splitlines() if line.startswith("{"))
-        return [e for e in entries if e.get("event") == "command" and e.get("workspace") == ws]
+        found = []
+        for line in e2e_worker.log_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:  # not JSON, or a line still being written
+                continue
+            if isinstance(entry, dict) and entry.get("event") == "command" and entry.get("workspace") == ws:
+                found.append(entry)
+        return found
 
     await wait_until(lambda: lines(), timeout=5)  # logged after the reply, once acknowledged
     [line] = lines()
     assert line["kind"] == "create" and line["status"] == codes.SAVED and line["events"] == 2
     assert line["command_id"] and line["deliveries"] == 1 and line["queued_ms"] >= 0
-    # The database and the events' storing are parts of the handler's time, in that order.
+    # The service and the events' storing are parts of the handler's time (each rounded to 0.01 ms).
     assert line["db_ms"] > 0 and line["events_ms"] > 0
-    assert line["db_ms"] + line["events_ms"] <= line["duration_ms"]
+    assert line["db_ms"] + line["events_ms"] <= line["duration_ms"] + 0.02
