@@ -82,7 +82,7 @@ async def test_each_command_gets_one_canonical_log_line_saying_where_its_time_we
                 found.append(entry)
         return found
 
-    await wait_until(lambda: lines(), timeout=5)  # logged after the reply, once acknowledged
+    await wait_until(lines, timeout=5)  # logged after the reply, once acknowledged
     [line] = lines()
     assert line["kind"] == "create" and line["status"] == codes.SAVED and line["events"] == 2
     assert line["command_id"] and line["deliveries"] == 1 and line["queued_ms"] >= 0
