@@ -24,6 +24,9 @@ from worker.coalescer import Coalescer
 # for all of them instead of one each (the command stream's flush is what a publish waits
 # for). Too few for a batch (worker/atomic.py) go one by one, as do all of a refused batch.
 BATCH_MAX_COMMANDS = 256
+# How long a batch's commit may take before its commands are sent one by one (the duplicate
+# window drops whatever a late commit did store).
+BATCH_ACK_TIMEOUT_S = 5.0
 
 
 class _Publish(msgspec.Struct, frozen=True):
@@ -62,7 +65,7 @@ class MemoryClient:
         """One atomic batch, or None: the coalescer then sends each on its own, since only a
         single publish says which command a duplicate Nats-Msg-Id refused the batch for."""
         stored = await publish_atomic(self._nc, [(p.subject, p.payload, {"Nats-Msg-Id": p.msg_id}) for p in pubs],
-                                      timeout=5.0)
+                                      timeout=BATCH_ACK_TIMEOUT_S)
         if stored is None:
             return None
         first = stored.seq - len(pubs) + 1

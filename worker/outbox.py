@@ -31,6 +31,8 @@ def _by_command(rows: Sequence[OutboxRow]) -> list[list[OutboxRow]]:
     for row in rows:
         groups.setdefault(row.command_id, []).append(row)
     return list(groups.values())
+
+
 _INVALIDATE = "cache.invalidate."
 # Commands whose rows one atomic batch may carry (creates have 2 to 4 rows each), and atomic
 # batches in flight at once: one is stored while the next gathers.
@@ -89,9 +91,9 @@ class OutboxPublisher:
         published by an earlier attempt fails the whole batch by its Nats-Msg-Id, a timeout,
         a leader change ...): the caller then publishes command by command, as always.
         """
-        rows = [row for group in groups for row in group]
         if self._nc is None:
             return False
+        rows = [row for group in groups for row in group]
         stored = await publish_atomic(self._nc, [(row.subject, bytes(row.payload), row.headers) for row in rows],
                                       timeout=self._ack_timeout)
         if stored is None:

@@ -36,8 +36,9 @@ def _canonical_lines(log_path: Path, ids: set[str]) -> dict[str, dict]:
 
 
 def where_the_time_went(log_path: Path, latency_s_by_id: dict[str, float], *, wait_s: float = 5.0) -> dict:
-    """p50 and p99 of each part, over the commands answered. The worker writes a command's
-    line after its reply, so the last few may still be on their way: wait a little for them."""
+    """How many answered commands were found in the log, and p50 and p99 of each part over
+    them ({"commands", "answered", "parts": {part: {"p50", "p99"}}}). The worker writes a
+    command's line after its reply, so the last few may still be on their way: wait a little."""
     ids = set(latency_s_by_id)
     deadline = time.monotonic() + wait_s
     lines = _canonical_lines(log_path, ids)
@@ -52,9 +53,8 @@ def where_the_time_went(log_path: Path, latency_s_by_id: dict[str, float], *, wa
         parts["db"].append(entry["db_ms"])
         parts["events"].append(entry["events_ms"])
         parts["handler"].append(handler)
-    out: dict = {"commands": len(lines), "answered": len(ids)}
-    for part, values in parts.items():
+    for values in parts.values():
         values.sort()
-        out[part] = {"p50": round(percentile(values, 0.5), 2), "p99": round(percentile(values, 0.99), 2)} \
-            if values else {}
-    return out
+    return {"commands": len(lines), "answered": len(ids), "parts": {
+        part: {"p50": round(percentile(values, 0.5), 2), "p99": round(percentile(values, 0.99), 2)} if values else {}
+        for part, values in parts.items()}}

@@ -112,12 +112,12 @@ def table(results: dict) -> str:
     lines.append("")
     points = [p for p in results.get("latency_under_load", {}).get("points", []) if p.get("where_ms")]
     if points:
-        parts = [part for part, times in points[0]["where_ms"].items() if isinstance(times, dict)]
+        parts = list(points[0]["where_ms"]["parts"])
         lines.append(f"{'where the time went, p50 / p99':32}" + "".join(f"{part.replace('_and_', '+'):>16}"
                                                                     for part in parts))
         for point in points:
             lines.append(f"{'5 worker at ' + format(point['share'], '.1%') + ' of max':32}" + "".join(
-                f"{_fmt(point['where_ms'][part].get('p50')) + ' / ' + _fmt(point['where_ms'][part].get('p99')):>16}"
+                f"{_fmt(point['where_ms']['parts'][part].get('p50')) + ' / ' + _fmt(point['where_ms']['parts'][part].get('p99')):>16}"
                 for part in parts))
         lines.append("")
     ratios = results.get("ratios", {})

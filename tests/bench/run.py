@@ -208,7 +208,7 @@ async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, ar
                  + (f", errors {result.errors}" if result.errors else "")
                  + f"; p50/p99 ms of the {point['where_ms']['commands']} found in the worker's log: "
                  + ", ".join(f"{part} {times.get('p50')}/{times.get('p99')}"
-                             for part, times in point["where_ms"].items() if isinstance(times, dict)))
+                             for part, times in point["where_ms"]["parts"].items()))
         # VmHWM is the process's high-water mark; the kernel updates it lazily, so read it again.
         section["peak_rss_mb"] = max(section["peak_rss_mb"], run.memory()["peak_rss_mb"])
         return {"max": section, "points": points, "max_rate": round(max_rate, 1)}
