@@ -92,9 +92,9 @@ def test_invalid_envelope_names_the_field(override, path):
 
 
 def test_result_omits_unset_extras_but_keeps_nulls():
-    result = CommandResult(command_id="c", success=True, message="m", data=ResultData(status="s"))
+    result = CommandResult(command_id="c", success=True, message="m", data=ResultData(status="memory_saved_successfully"))
     body = msgspec.json.decode(encode(result))
-    assert body["data"] == {"status": "s", "scope": None, "memory_id": None, "content_saved": None,
+    assert body["data"] == {"status": "memory_saved_successfully", "scope": None, "memory_id": None, "content_saved": None,
                             "content_forgotten": None, "reason": None}
     assert RESULT_DECODER.decode(encode(result)) == result
 
