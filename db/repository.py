@@ -343,6 +343,13 @@ class MemoryRepository:
             command_id, workspace_id)
         return raw.encode() if raw is not None else None
 
+    async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
+        """The command kind and stored result of a processed command of this workspace."""
+        row = await self._pool.fetchrow(
+            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
+            command_id, workspace_id)
+        return (row["kind"], row["result"].encode()) if row is not None else None
+
     async def outbox_backlog(self) -> tuple[int, float]:
         """Unpublished outbox rows and the age in seconds of the oldest (0 when none)."""
         row = await self._pool.fetchrow(

@@ -10,11 +10,13 @@ import structlog
 from faststream.nats import NatsBroker
 
 from contracts import subjects
+from contracts.lookup import wants_outcome
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from worker import metrics, streams
 from worker.domain.model import Limits
 from worker.handlers import CommandHandler
+from worker.lookup import CommandOutcomes
 from worker.outbox import OutboxPublisher
 from worker.partitions import PartitionConsumers
 from worker.services.create_batch import BatchedCreateService
@@ -59,12 +61,15 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
                           max_command_bytes=settings.max_command_bytes)
 
 
-def _result_lookup(repo: MemoryRepository):
+def _result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes):
     async def answer(msg) -> None:
         if not msg.reply:
             return
         try:
             _, _, workspace_token, command_token = msg.subject.split(".", 3)
+            if wants_outcome(msg.data):  # the richer answer; an empty request keeps the original one
+                await msg.respond(await outcomes.describe(workspace_token, command_token))
+                return
             stored = await repo.stored_result(subjects.decode_token(command_token),
                                               subjects.decode_token(workspace_token))
         except Exception as exc:  # a lookup must never take the worker down; the asker retries
@@ -128,7 +133,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
-                                     cb=_result_lookup(repo))
+                                     cb=_result_lookup(repo, CommandOutcomes(repo, js, settings.reply_subject_prefixes)))
 
         handler = build_handler(nc, js, outbox, repo, settings)
         stack.push_async_callback(handler.aclose, float(settings.ack_wait_seconds))

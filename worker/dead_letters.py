@@ -76,13 +76,13 @@ def _from_raw(raw) -> DeadLetter:
     )
 
 
-async def entries(js: JetStreamContext, reason: str | None = None) -> AsyncIterator[DeadLetter]:
-    """Dead letters in stream order, optionally only those with one reason."""
+async def entries(js: JetStreamContext, reason: str | None = None, subject: str = "dlq.>") -> AsyncIterator[DeadLetter]:
+    """Dead letters in stream order, optionally only those with one reason or under one subject."""
     seq = 1
     while True:
         try:
             # next_by_subj: the first message at or after seq (deleted sequences leave gaps).
-            raw = await js.get_msg(DLQ_STREAM, seq, subject="dlq.>", next=True)
+            raw = await js.get_msg(DLQ_STREAM, seq, subject=subject, next=True)
         except NotFoundError:
             return
         seq = raw.seq + 1

@@ -178,7 +178,8 @@ class CommandHandler:
         except RecursionError:
             # Deep nesting (in `Any` fields or skipped unknown fields) exhausts the stack.
             return Invalid("the command could not be decoded: JSON nested too deeply")
-        if subjects.encode_token(cmd.workspace_id) != token:
+        # Hex is case-insensitive (RFC 3986): %2e is %2E. Nothing else may differ.
+        if subjects.encode_token(cmd.workspace_id) != subjects.canonical_token(token):
             return Invalid(
                 f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
             )

@@ -6,7 +6,7 @@ was down catches up from the stream, which keeps events for 7 days):
 - `JsonLinesSink(path)` appends one JSON line per metric::
 
       {"metric": "memory_eviction", "fields": {"scope": "server", "decay_days": 30},
-       "event_id": "<command_id>:metric:eviction", "received_at": "2025-01-01T00:00:00.000000+00:00"}
+       "event_id": "metric:<random hex>", "received_at": "2025-01-01T00:00:00.000000+00:00"}
 
   A batch of lines is written and fsynced before its messages are acknowledged, so nothing is
   lost. Duplicates are prevented by event id (the `Nats-Msg-Id` header): on start the sink
