@@ -1,6 +1,6 @@
 """A JavaScript bot written from contracts/ alone drives the running worker (tests/interop/
 bot.mjs, nats.js + @asyncapi/parser + Ajv), and the TypeScript declarations under
-contracts/types are what json-schema-to-typescript makes of the schemas today.
+contracts/types are what json-schema-to-typescript makes of the schemas today, and compile.
 
 Node is part of the suite: `make test` installs tests/interop's locked packages (npm ci). A
 machine without Node fails here, saying so, rather than passing without the check.
@@ -39,9 +39,12 @@ def run_node(*args: str, env: dict[str, str] | None = None, timeout: float = 120
                           env={**os.environ, **(env or {})})
 
 
-def test_the_typescript_declarations_are_current():
+def test_the_typescript_declarations_are_current_and_type_check():
     done = run_node("generate-types.mjs", "--check")
     assert done.returncode == 0, done.stderr or done.stdout
+    # A bot's use of them (tests/interop/uses-types.ts) compiles under --strict.
+    done = run_node("node_modules/typescript/bin/tsc", "--noEmit", "--strict", "uses-types.ts")
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 async def test_a_javascript_bot_from_the_contract_alone(e2e_worker, nats_server, bot_db):
