@@ -13,7 +13,6 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import subjects
 from db.repository import MemoryRepository
 from worker import streams
-from worker.embedded import NatsServer
 from worker.outbox import OutboxPublisher
 from worker.partitions import PartitionConsumers
 
@@ -21,13 +20,6 @@ from ..conftest import unique
 from .helpers import raw_consumer_info
 
 PARTITIONS = 8
-
-
-@pytest.fixture(scope="module")
-def own_nats(tmp_root):
-    server = NatsServer(tmp_root / f"nats-{unique()}").start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

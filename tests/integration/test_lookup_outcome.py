@@ -20,22 +20,14 @@ from contracts.schema import SCHEMA_DIR
 from db.repository import MemoryRepository
 from tests.conftest import unique
 from worker import dead_letters, streams
-from worker.embedded import NatsServer
 from worker.lookup import CommandOutcomes
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def idle_nats(tmp_root):
-    server = NatsServer(tmp_root / f"nats-lookup-{unique()}").start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-async def js(idle_nats):
-    nc = await nats.connect(idle_nats.url)
+async def js(own_nats):
+    nc = await nats.connect(own_nats.url)
     js = nc.jetstream()
     for config in (streams.command_stream(4), streams.dlq_stream()):
         await streams.ensure_stream(js, config)
