@@ -29,6 +29,15 @@ DeadLetterReason = Literal["invalid_command", "unsupported_command", "max_delive
 STORED_RESULT_SCHEMA = {"oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}]}
 
 
+# What each outcome carries, for validators (msgspec cannot say it; contracts/schema.py adds it).
+OUTCOME_RULES = [
+    {"if": {"properties": {"outcome": {"enum": ["processed"]}}},
+     "then": {"required": ["kind", "result"]}},
+    {"if": {"properties": {"outcome": {"enum": ["dead_lettered"]}}},
+     "then": {"required": ["dead_letter"]}},
+]
+
+
 class OutcomeRequest(Struct, kw_only=True, forbid_unknown_fields=True):
     """The body of a lookup request that wants the outcome rather than the bare result."""
 

@@ -14,7 +14,7 @@ import msgspec
 
 from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved
-from .lookup import CommandOutcome, OutcomeRequest
+from .lookup import OUTCOME_RULES, CommandOutcome, OutcomeRequest
 from .notice import NoticePlan
 from .results import CommandResult, InvalidCommandResult, ManualResult, OpResult, ReinforceResult, SeedBioResult
 
@@ -60,6 +60,7 @@ def _bundle(name: str, types: list[type], root: dict | None = None) -> dict:
 
 def schemas() -> dict[str, dict]:
     out = {name: _bundle(name, [root, *extra]) for name, (root, extra) in TYPES.items()}
+    out["lookup.outcome"]["$defs"]["CommandOutcome"]["allOf"] = OUTCOME_RULES
     out[STORED_RESULT] = _bundle(STORED_RESULT, [CommandResult, OpResult, NoticePlan], {
         "description": STORED_RESULT_DESCRIPTION,
         "oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}, {"type": "null"}],

@@ -12,14 +12,15 @@
  * - unknown: none of these: never stored (re-send it, same command_id, new Nats-Msg-Id),
  *   or processed or dead-lettered longer ago than the inbox and dead-letter retention.
  */
-export interface CommandOutcome {
+export type CommandOutcome = {
   command_id: string;
   dead_letter?: DeadLetterInfo;
   kind?: "create" | "manual" | "reinforce" | "seed_bio";
   outcome: "dead_lettered" | "processed" | "queued" | "unknown";
   result?: CommandResult | OpResult;
   workspace_id: string;
-}
+};
+
 /**
  * Why the worker set the command aside (its entry in MEMORY_DLQ).
  */

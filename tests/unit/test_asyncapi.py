@@ -96,7 +96,7 @@ def test_every_payload_schema_exists_and_is_a_valid_2020_12_schema(ref):
 # reading of a payload and Ajv2020's agree.
 SHARED_KEYWORDS = {"$schema", "$id", "$ref", "$defs", "type", "properties", "required", "items", "enum",
                    "anyOf", "oneOf", "additionalProperties", "minimum", "maximum", "minLength", "maxLength",
-                   "maxItems", "pattern", "format", "title", "description", "default"}
+                   "maxItems", "pattern", "format", "title", "description", "default", "allOf", "if", "then"}
 
 
 def _keywords(node, out: set[str]) -> set[str]:
@@ -157,6 +157,13 @@ def test_the_lookup_answer_validates_with_exactly_one_branch(body):
     outcome = {"command_id": "c", "workspace_id": "w", "outcome": "processed", "kind": "create", "result": body}
     if body is not None:
         jsonschema.validate(outcome, load("lookup.outcome"))
+        with pytest.raises(jsonschema.ValidationError):  # processed says what it processed
+            jsonschema.validate({k: v for k, v in outcome.items() if k != "result"}, load("lookup.outcome"))
+
+
+def test_a_dead_lettered_outcome_must_say_why():
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"command_id": "c", "workspace_id": "w", "outcome": "dead_lettered"}, load("lookup.outcome"))
 
 
 def test_the_eviction_metric_admits_exactly_its_two_fields():
