@@ -30,11 +30,12 @@ STORED_RESULT_SCHEMA = {"oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#
 
 
 # What each outcome carries, for validators (msgspec cannot say it; contracts/schema.py adds it).
+# The `properties` repeat the names so that Ajv's strict mode sees them defined.
 OUTCOME_RULES = [
     {"if": {"properties": {"outcome": {"enum": ["processed"]}}},
-     "then": {"required": ["kind", "result"]}},
+     "then": {"required": ["kind", "result"], "properties": {"kind": {}, "result": {}}}},
     {"if": {"properties": {"outcome": {"enum": ["dead_lettered"]}}},
-     "then": {"required": ["dead_letter"]}},
+     "then": {"required": ["dead_letter"], "properties": {"dead_letter": {}}}},
 ]
 
 
