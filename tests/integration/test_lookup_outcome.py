@@ -4,6 +4,7 @@ PostgreSQL inbox."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 
@@ -11,6 +12,7 @@ import jsonschema
 import msgspec
 import nats
 import pytest
+from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
@@ -19,7 +21,11 @@ from contracts.results import CommandResult, ResultData
 from contracts.schema import SCHEMA_DIR
 from db.repository import MemoryRepository
 from tests.conftest import unique
+from tests.e2e.bus import wait_until
+from tests.integration.helpers import server_save
 from worker import dead_letters, streams
+from worker.app import _result_lookup
+from worker.client import CommandDeadLettered, MemoryClient, ResultTimeout
 from worker.lookup import CommandOutcomes
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
@@ -109,3 +115,75 @@ def test_only_an_outcome_request_gets_the_outcome():
     assert wants_outcome(b'{"answer": "outcome"}')
     for body in (b"", b"null", b"{}", b'{"answer": "result"}', b"not json", b'{"answer": "outcome", "x": 1}'):
         assert not wants_outcome(body), body
+
+
+class Recording(CommandOutcomes):
+    """The real outcomes, remembering what each lookup answered."""
+
+    answers: list[str]
+
+    async def describe(self, workspace_token: str, command_token: str) -> bytes:
+        raw = await super().describe(workspace_token, command_token)
+        self.answers.append(json.loads(raw)["outcome"])
+        return raw
+
+
+async def stored_copies(js, workspace: str) -> list[dict]:
+    """The command stream's messages of this workspace: their Nats-Msg-Id headers."""
+    found, seq = [], 1
+    while True:
+        try:
+            raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=f"cmd.*.*.{workspace}", next=True)
+        except NotFoundError:
+            return found
+        found.append(raw.headers or {})
+        seq = raw.seq + 1
+
+
+async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_the_unknown(js, pool):
+    """MemoryClient's retry decisions, with the lookup answering and no worker processing."""
+    repo = MemoryRepository(pool)
+    recording = Recording(repo, js, ("_INBOX.",))
+    recording.answers = []
+    nc = js._nc
+    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=_result_lookup(repo, recording))
+    ws = unique()
+    try:
+        async with MemoryClient(nc, timeout=0.3) as client:
+            # Queued: the first send times out; the re-send is a duplicate, and the client waits
+            # (asking the lookup) rather than queueing a second copy, until the result is stored.
+            cmd = server_save(ws, "{user} waits")
+            with pytest.raises(ResultTimeout):
+                await client.create(cmd)
+            resend = asyncio.create_task(client.create(cmd, timeout=20))
+            await wait_until(lambda: recording.answers.count("queued") >= 2, timeout=10)
+            stored = CommandResult(command_id=cmd.command_id, success=True, message="Memory saved successfully",
+                                   data=ResultData(status="memory_saved_successfully", memory_id=9))
+            await pool.execute("INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
+                               " VALUES ($1, 'create', $2, 'memory_saved_successfully', $3::jsonb)",
+                               cmd.command_id, ws, encode(stored).decode())
+            assert await resend == stored
+            assert [h.get("Nats-Msg-Id") for h in await stored_copies(js, ws)] == [cmd.command_id]
+
+            # Dead-lettered as invalid: a re-send would be refused the same way, so the client gives up.
+            bad = server_save(ws, "{user} is refused")
+            with pytest.raises(ResultTimeout):
+                await client.create(bad)
+            await js.purge_stream(subjects.COMMANDS_STREAM, subject=f"cmd.*.*.{ws}")
+            await dead_letters.dead_letter(js, original_subject=subjects.command_subject("create", ws),
+                                           payload=encode(bad), reason=dead_letters.INVALID_COMMAND,
+                                           error="workspace_id does not match", deliveries=1, stream_seq=int(unique()))
+            with pytest.raises(CommandDeadLettered, match="invalid_command"):
+                await client.create(bad)
+
+            # Unknown (stored once, then gone without a trace): sent again under a new message id.
+            lost = server_save(ws, "{user} was lost")
+            with pytest.raises(ResultTimeout):
+                await client.create(lost)
+            await js.purge_stream(subjects.COMMANDS_STREAM, subject=f"cmd.*.*.{ws}")
+            with pytest.raises(ResultTimeout):
+                await client.create(lost)
+            [copy] = await stored_copies(js, ws)
+            assert copy["Nats-Msg-Id"].startswith(f"{lost.command_id}:resend:")
+    finally:
+        await lookups.unsubscribe()
