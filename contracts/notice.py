@@ -1,19 +1,21 @@
 """The notice plan a save carries (DESIGN.md section 6): where the `memory_update` notice goes
 and what each destination shows. The worker plans it (worker/domain/notice.py); the bot only
 delivers it. Every key is always present; a destination the plan does not use is null.
+TypedDicts, because the plan travels as a plain dict: the planner builds these, and the
+schema comes from the same definitions.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
-from msgspec import Meta, Struct
+from msgspec import Meta
 
 ThoughtLogSkipped = Literal["not_configured", "dm", "private", "listed_private", "not_readable_by_everyone"]
 DroppedReason = Literal["hidden_key_no_thought_log", "hidden_key_non_public_channel"]
 
 
-class CardField(Struct, frozen=True):
+class CardField(TypedDict):
     """A field of the card: "Scope", "Saved" and, for an eviction, "Forgotten"; a value over
     Discord's 1024-character field limit is cut and ends in an ellipsis."""
 
@@ -21,7 +23,7 @@ class CardField(Struct, frozen=True):
     value: str
 
 
-class Card(Struct, frozen=True):
+class Card(TypedDict):
     """An embed: title, fields in order, and a footer naming the persona."""
 
     title: str
@@ -29,7 +31,7 @@ class Card(Struct, frozen=True):
     footer: str
 
 
-class Expand(Struct, frozen=True):
+class Expand(TypedDict):
     """An action showing the uncut text: as an embed description when it fits 4096
     characters, else as the ephemeral notice.txt attachment (description null)."""
 
@@ -38,7 +40,7 @@ class Expand(Struct, frozen=True):
     description: str | None
 
 
-class Attachment(Struct, frozen=True):
+class Attachment(TypedDict):
     """The uncut text as an ephemeral file, when it exceeds an embed description."""
 
     filename: Literal["notice.txt"]
@@ -46,7 +48,7 @@ class Attachment(Struct, frozen=True):
     ephemeral: Literal[True]
 
 
-class ConversationNotice(Struct, frozen=True):
+class ConversationNotice(TypedDict):
     """Post in the channel the command came from: the title only (mode title) or the card."""
 
     channel_id: str
@@ -57,7 +59,7 @@ class ConversationNotice(Struct, frozen=True):
     attachment: Attachment | None
 
 
-class ThoughtLogNotice(Struct, frozen=True):
+class ThoughtLogNotice(TypedDict):
     """Post the full card in the workspace's thought-log channel, linking the source."""
 
     channel_id: str
@@ -67,7 +69,7 @@ class ThoughtLogNotice(Struct, frozen=True):
     attachment: Attachment | None
 
 
-class NoticePlan(Struct, frozen=True):
+class NoticePlan(TypedDict):
     """Where the notice of a save goes. Both destinations null: it goes nowhere, and
     dropped_reason says why; thought_log_skipped says why the thought log got no copy."""
 
