@@ -93,11 +93,14 @@ async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
     sub = await js.pull_subscribe(subject, stream=subjects.EVENTS_STREAM,
                                   config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL))
     out = []
-    while True:
+    # Read until the consumer has nothing left, not until a fetch times out: on a busy machine
+    # a short fetch can time out before the stored messages arrive.
+    while (await sub.consumer_info()).num_pending or not out:
         try:
-            out += await sub.fetch(100, timeout=0.3)
+            out += await sub.fetch(100, timeout=2)
         except nats.errors.TimeoutError:
-            break
+            if not (await sub.consumer_info()).num_pending:
+                break
     await sub.unsubscribe()
     return out
 
