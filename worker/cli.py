@@ -82,7 +82,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 
 def _run(settings: Settings) -> int:
-    from worker.app import serve
+    from worker.app import NatsConnectionClosed, serve
 
     try:
         import uvloop
@@ -95,7 +95,11 @@ def _run(settings: Settings) -> int:
         with local_servers(settings) as endpoints:
             await serve(settings, endpoints, stop)
 
-    return _until_signalled(run)
+    try:
+        return _until_signalled(run)
+    except NatsConnectionClosed as exc:
+        log.error("worker_exiting", reason=str(exc), exit_code=3)
+        return 3
 
 
 def _migrate(settings: Settings) -> int:
