@@ -12,7 +12,7 @@ from pathlib import Path
 
 import structlog
 
-from worker import admin, dlq_cli
+from worker import admin, commands_cli, dlq_cli
 from worker import logging as worker_logging
 from worker.settings import Settings, SettingsError
 
@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
     admin.add_parsers(sub)
     dlq_cli.add_parsers(sub)
+    commands_cli.add_parsers(sub)
     sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)")
     sinks.add_argument("--jsonl", type=Path, metavar="PATH", help="append metrics to this JSON-lines file")
     sinks.add_argument("--no-postgres", action="store_true", help="do not write metric_samples")
@@ -183,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         return _cache_node(settings, args)
     if args.command in ("run", "migrate", "demo"):
         return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
+    if args.command == "commands":
+        return asyncio.run(commands_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
+                                            connect_options=settings.nats_auth.connect_options()))
     if args.command == "dlq":
         return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
                                        connect_options=settings.nats_auth.connect_options()))
