@@ -5,7 +5,7 @@ in as `memory-worker` with the recommended per-bot REPLY_SUBJECT_PREFIXES. Bots 
 `bot-tomori`, the operator works as `memory-operator`, the sink as `metrics-sink`. Every
 message the command stream stores must leave it (applied, answered or dead-lettered), and the
 worker must keep answering. The boundary fuzz of sizes, subject shapes and command kinds is
-tests/integration/test_boundary_fuzz.py, on this module's server and worker.
+at the end of this module, on the same server and worker.
 """
 
 from __future__ import annotations
@@ -279,3 +279,130 @@ async def test_a_metrics_sink_may_reset_its_own_consumers(secured):
     finally:
         await sink.close()
     assert any("permissions violation" in str(e).lower() for e in errors)
+
+
+# --------------------------------------------------------------------------------------------
+# The boundary fuzz: sizes at and around MAX_COMMAND_BYTES and max_payload, every subject
+# shape, every command kind. Each message is refused at publish, or stored and then leaves the
+# stream answered or dead-lettered; a valid command sent right after each is answered.
+
+MAX_COMMAND_BYTES = 65536  # the worker's default
+SHAPES = {"*": "*", ">": ">", "empty": "", "a*b": "a*b", "a>b": "a>b", "control \\x01": "a\x01b",
+          "DEL \\x7f": "\x7f", "%00": "%00", "bad escape %ZZ": "%ZZ", "%FF (not UTF-8)": "%FF",
+          "raw non-ASCII": "é", "3,000 bytes": "x" * 3000, "4,000 bytes (control line)": "y" * 4000}
+
+
+def sized(ws: str, total: int, header_bytes: int = 0) -> tuple[str, bytes]:
+    """A valid create of exactly `total` bytes of body (padded with an unknown field), or of
+    `total` bytes body and Nats-Msg-Id header together when header_bytes is given."""
+    cid, body = command("create", ws)
+    body["x_pad"] = ""
+    base = len(json.dumps(body).encode()) + len(f"NATS/1.0\r\nNats-Msg-Id: {cid}\r\n\r\n") * bool(header_bytes)
+    body["x_pad"] = "p" * (total - base)
+    data = json.dumps(body).encode()
+    assert len(data) + (base - len(json.dumps({**body, "x_pad": ""}).encode()) if header_bytes else 0) == total
+    return cid, data
+
+
+def boundary_cases(max_payload: int) -> list[tuple[str, str, str, bytes]]:
+    """(label, subject, command id, payload)."""
+    cases = []
+    for total, what in ((MAX_COMMAND_BYTES - 1, "MAX_COMMAND_BYTES - 1"), (MAX_COMMAND_BYTES, "MAX_COMMAND_BYTES"),
+                        (MAX_COMMAND_BYTES + 1, "MAX_COMMAND_BYTES + 1"), (max_payload - 1500, "max_payload - 1500"),
+                        (max_payload - 200, "max_payload - 200")):
+        ws = unique()
+        cid, data = sized(ws, total)
+        cases.append((f"create of {what} bytes", subjects.command_subject("create", ws), cid, data))
+    for total, what in ((max_payload, "max_payload"), (max_payload + 1, "max_payload + 1")):
+        ws = unique()
+        cid, data = sized(ws, total, header_bytes=1)
+        cases.append((f"create of {what} bytes with its header", subjects.command_subject("create", ws), cid, data))
+    ws = unique()
+    cid, body = command("create", ws)
+    cases.append(("create body of max_payload + 1 bytes", subjects.command_subject("create", ws), cid,
+                  json.dumps({**body, "x_pad": "p" * max_payload}).encode()))
+    for kind in subjects.COMMAND_KINDS:
+        ws = unique()
+        cid, body = command(kind, ws)
+        cases.append((f"valid {kind}", subjects.command_subject(kind, ws), cid, json.dumps(body).encode()))
+        cases.append((f"{kind} not JSON", subjects.command_subject(kind, ws), unique("nojson-"), b"{not json"))
+        for label, token in SHAPES.items():
+            cid, body = command(kind, token or "w")
+            cases.append((f"{kind} on token {label}", f"memory.{kind}.{token}", cid, json.dumps(body).encode()))
+        cid, body = command(kind, "a")
+        cases.append((f"{kind} with a fourth token", f"memory.{kind}.a.b", cid, json.dumps(body).encode()))
+    cid, body = command("create", "w")
+    cases.append(("unknown kind memory.forget", "memory.forget.w", cid, json.dumps(body).encode()))
+    return cases
+
+
+async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, data: bytes) -> str:
+    from worker.dead_letters import letter_subject
+    from worker.handlers import _probe
+
+    publisher = await connect_as(secured.url, "bot-tomori", max_reconnect_attempts=0)  # it may be closed
+    try:
+        ack = await publisher.jetstream().publish(subject, data, headers={"Nats-Msg-Id": cid},
+                                                  stream=subjects.COMMANDS_STREAM, timeout=1)
+    except Exception as exc:
+        return f"refused at publish: {type(exc).__name__}" + (" (the server closed the publisher's connection)"
+                                                               if publisher.is_closed else "")
+    finally:
+        await publisher.close()
+    if "\x7f" in subject:
+        return await _invisible(secured, as_worker, ack.seq)
+    try:
+        await wait_until(lambda: _gone(as_worker, ack.seq), timeout=15)
+    except AssertionError:
+        stored = await as_worker.get_msg(subjects.COMMANDS_STREAM, ack.seq)
+        consumers = [(c.name, c.num_pending, c.num_ack_pending, c.num_redelivered)
+                     for c in await as_worker.consumers_info(subjects.COMMANDS_STREAM)]
+        raise AssertionError(f"{subject!r} (stream seq {ack.seq}, stored as {stored.subject!r}) never left the "
+                             f"stream; consumers {consumers}; the worker's log ends:\n"
+                             + secured.worker.log_text()[-3000:]) from None
+    try:
+        letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, letter_subject(subject))
+        letter = letter if letter.headers.get("Nats-Msg-Id") == f"dlq:{ack.seq}" else None
+    except NotFoundError:
+        letter = None
+    parts = []
+    if letter is not None:
+        parts.append(f"dead-lettered {letter.headers['Dlq-Reason']}"
+                     + (" by reference" if letter.headers.get("Dlq-Payload") == "excerpt" else ""))
+    # Answered where a reply subject can be read from it (always, when not dead-lettered).
+    if letter is None or _probe(data, tuple(REPLY_PREFIXES.split(",")))[1]:
+        parts.append(f"answered {(await bot.answer(cid))['data']['status']}")
+    return ", ".join(parts)
+
+
+async def _invisible(secured, as_worker, seq: int) -> str:
+    """A subject with the byte 0x7F is stored, but nats-server's subject tree (which filtered
+    consumers use) does not match it: no consumer of the stream ever sees it. Known and not
+    fixed here (issue 14's note); the operator's way out removes it."""
+    for info in await as_worker.consumers_info(subjects.COMMANDS_STREAM):
+        assert info.num_pending == 0 and info.num_ack_pending == 0, info
+    lines: list[str] = []
+    assert await commands_cli.run(cli_args(commands_cli, "commands", "drop", str(seq)), secured.url,
+                                  out=lines.append, connect_options=connect_options("memory-operator")) == 0
+    assert not await stream_has(as_worker, seq)
+    return "STORED BUT SEEN BY NO CONSUMER (nats-server subject tree and 0x7F); removed with memoryctl commands drop"
+
+
+async def _gone(js, seq: int) -> bool:
+    return not await stream_has(js, seq)
+
+
+async def test_boundary_fuzz_every_message_is_answered_or_dead_lettered(secured, bot, as_worker):
+    rows = []
+    for label, subject, cid, data in boundary_cases(bot.nc.max_payload):
+        outcome = await outcome_of(secured, bot, as_worker, subject, cid, data)
+        ws = unique()
+        after, body = command("create", ws)
+        await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), after)
+        assert (await bot.answer(after))["data"]["status"] == "memory_saved_successfully", label
+        rows.append((label, len(data), outcome))
+    print("\n" + "\n".join(f"| {label} | {size} | {outcome} |" for label, size, outcome in rows))
+    assert secured.worker.proc.poll() is None
+    await wait_until(lambda: nothing_waits(as_worker), timeout=10)
+    stored = [r for r in rows if not r[2].startswith("refused")]
+    assert len(stored) >= 40, rows
