@@ -103,7 +103,7 @@ def _run(settings: Settings) -> int:
 
 
 def _migrate(settings: Settings) -> int:
-    from worker.app import apply_migrations
+    from db.migrate import migrate_dsn as apply_migrations
 
     with local_servers(Settings(nats_url="unused", database_url=settings.database_url,
                                 data_dir=settings.data_dir)) as endpoints:
