@@ -25,18 +25,13 @@ from contracts import subjects
 from tests.cluster.nats_deploy import PASSWORDS, connect_as, connect_options, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields, wait_until
+from tests.integration.test_nats_permissions import Secured
 from worker import commands_cli, dlq_cli, streams
 
 # The recommended setting (deploy/README.md, "Reply subjects"): one prefix per bot, comma-separated.
 REPLY_PREFIXES = "_INBOX.bot.tomori.,_INBOX.bot.kaede."
 TOMORI_INBOX = "_INBOX.bot.tomori"
 MANAGER = "130000000000000001"
-
-
-class Secured:
-    def __init__(self, url: str, worker: WorkerProcess) -> None:
-        self.url = url
-        self.worker = worker
 
 
 @pytest.fixture(scope="module")
