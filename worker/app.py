@@ -13,7 +13,7 @@ from nats.errors import ConnectionClosedError
 from contracts import subjects
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
-from worker import metrics, streams
+from worker import metrics, stranded, streams
 from worker.domain.model import Limits
 from worker.handlers import CommandHandler
 from worker.outbox import OutboxPublisher
@@ -145,7 +145,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         stack.push_async_callback(outbox.stop)
         swept = await outbox.sweep()  # leftovers of a crash go out before anything new
         tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),
-                 asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune")]
+                 asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune"),
+                 asyncio.create_task(stranded.sweep_forever(js, nc, settings.reply_subject_prefixes), name="stranded")]
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",

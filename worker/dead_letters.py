@@ -72,13 +72,16 @@ def placeable(token: str) -> bool:
 
 
 def letter_subject(original_subject: str) -> str:
-    """dlq.<original subject>, with a literal wildcard token percent-encoded (a dead letter's
-    subject is a plain subject) and an over-long token replaced by its digest."""
+    """dlq.<original subject>, with a literal wildcard token and control bytes percent-encoded
+    (a dead letter's subject is a plain subject, found by `dlq.>`) and an over-long token
+    replaced by its digest."""
     prefix, _, token = original_subject.rpartition(".")
     if token in ("*", ">"):
         token = subjects.encode_token(token)
     elif not token or len(token) > MAX_DLQ_TOKEN:
         token = "sha256_" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/stranded.py)
+        token = "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in token)
     return dlq_subject(f"{prefix}.{token}" if prefix else token)
 
 

@@ -30,6 +30,7 @@ def test_letter_subjects_are_plain_and_short():
     assert letter_subject("memory.create.123") == "dlq.memory.create.123"
     assert letter_subject("memory.create.*") == "dlq.memory.create.%2A"
     assert letter_subject("memory.manual.>") == "dlq.memory.manual.%3E"
+    assert letter_subject("memory.create.a\x7fb\x01") == "dlq.memory.create.a%7Fb%01"
     long = letter_subject("memory.create." + "y" * 4000)
     assert long.startswith("dlq.memory.create.sha256_") and len(long) < 100
 
