@@ -77,9 +77,13 @@ async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple
 
 
 async def sweep_forever(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...]) -> None:
+    failing = False
     while True:
         await asyncio.sleep(SWEEP_EVERY_S)
         try:
             await sweep_once(js, nc, reply_prefixes)
-        except Exception as exc:  # NATS away: the next sweep looks again
-            log.warning("stranded_sweep_failed", error=repr(exc))
+            failing = False
+        except Exception as exc:  # NATS away: the next sweep looks again; said once per outage
+            if not failing:
+                log.warning("stranded_sweep_failed", error=repr(exc))
+            failing = True
