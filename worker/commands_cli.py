@@ -78,7 +78,6 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
     transform = info.config.subject_transform
     partitions = _partition_count(transform.dest if transform else None)
     now = datetime.now(UTC)
-    total = 0
     out(f"{'consumer':<24} {'waiting':>8} {'in hand':>8} {'redelivered':>11}")
     listed: list[tuple[str, list]] = []
     for consumer, filter_subject in _consumers(partitions):
@@ -103,8 +102,7 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
         out(f"{'seq':>8}  {'subject':<60} {'bytes':>8}  {'age':>7}  command_id")
         for raw in found:
             out(_describe(raw, now))
-    total = info.state.messages
-    out(f"\n{total} command(s) in {subjects.COMMANDS_STREAM}")
+    out(f"\n{info.state.messages} command(s) in {subjects.COMMANDS_STREAM}")
     return 0
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from tests.cluster.nats_deploy import DEPLOY_NATS, NatsNode, connect_as, password_env
 from tests.conftest import ROOT
-from worker.embedded import PostgresServer, free_port
+from worker.embedded import PostgresServer, _nats_server_binary, _wait_for_port, free_port
 
 WORKER_ROLE_SQL = ROOT / "deploy" / "postgres" / "worker_role.sql"
 
@@ -35,13 +35,11 @@ async def test_single_conf_includes_the_accounts_from_any_working_directory(tmp_
     node = NatsNode("single-conf", DEPLOY_NATS / "single.conf", dict(os.environ, **password_env()), port,
                     tmp_path / "nats.log")
     node.proc = subprocess.Popen(
-        [_nats_server(), "-c",
+        [_nats_server_binary(), "-c",
          str(DEPLOY_NATS / "single.conf"), "-p", str(port), "-l", str(node.log)],
         cwd=elsewhere, env=node.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     try:
-        from worker.embedded import _wait_for_port
-
         _wait_for_port(port, node.proc, "nats-server", node.log, timeout=20.0)
         with pytest.raises(nats.errors.Error, match="Authorization Violation"):
             await nats.connect(node.url, connect_timeout=2, allow_reconnect=False)
@@ -50,12 +48,6 @@ async def test_single_conf_includes_the_accounts_from_any_working_directory(tmp_
         await bot.close()
     finally:
         node.stop()
-
-
-def _nats_server() -> str:
-    from worker.embedded import _nats_server_binary
-
-    return _nats_server_binary()
 
 
 @pytest.fixture
