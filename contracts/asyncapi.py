@@ -59,6 +59,17 @@ DLQ_HEADERS = {
         "Dlq-Deliveries": {"type": "string", "pattern": "^[0-9]+$", "description": "Deliveries spent (decimal)."},
         "Dlq-Original-Subject": {"type": "string", "description": "The subject the bot published to."},
         "Dlq-First-Failed-At": {"type": "string", "format": "date-time"},
+        # A command too large to dead-letter whole under the server's max_payload is kept by
+        # reference: these headers, and as body only its first bytes.
+        "Dlq-Payload": {"enum": ["excerpt"], "description": (
+            "Present when the body is only the first bytes of the original (too large to dead-letter "
+            "whole); such a letter cannot be replayed.")},
+        "Dlq-Original-Size": {"type": "string", "pattern": "^[0-9]+$", "description": "The original's size in bytes."},
+        "Dlq-Original-Sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$",
+                                "description": "SHA-256 of the original payload, hex."},
+        "Dlq-Original-Stream": {"type": "string", "description": "<stream>:<sequence> where the original was stored."},
+        "Dlq-Excerpt-Bytes": {"type": "string", "pattern": "^[0-9]+$",
+                              "description": "How many of the original's first bytes the body holds."},
     },
 }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import structlog
 
-from worker import admin, dlq_cli
+from worker import admin, commands_cli, dlq_cli
 from worker import logging as worker_logging
 from worker.settings import Settings, SettingsError
 
@@ -82,7 +82,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 
 def _run(settings: Settings) -> int:
-    from worker.app import serve
+    from worker.app import NatsConnectionClosed, serve
 
     try:
         import uvloop
@@ -95,11 +95,15 @@ def _run(settings: Settings) -> int:
         with local_servers(settings) as endpoints:
             await serve(settings, endpoints, stop)
 
-    return _until_signalled(run)
+    try:
+        return _until_signalled(run)
+    except NatsConnectionClosed as exc:
+        log.error("worker_exiting", reason=str(exc), exit_code=3)
+        return 3
 
 
 def _migrate(settings: Settings) -> int:
-    from worker.app import apply_migrations
+    from db.migrate import migrate_dsn as apply_migrations
 
     with local_servers(Settings(nats_url="unused", database_url=settings.database_url,
                                 data_dir=settings.data_dir)) as endpoints:
@@ -159,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
     admin.add_parsers(sub)
     dlq_cli.add_parsers(sub)
+    commands_cli.add_parsers(sub)
     sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)")
     sinks.add_argument("--jsonl", type=Path, metavar="PATH", help="append metrics to this JSON-lines file")
     sinks.add_argument("--no-postgres", action="store_true", help="do not write metric_samples")
@@ -179,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         return _cache_node(settings, args)
     if args.command in ("run", "migrate", "demo"):
         return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
+    if args.command == "commands":
+        return asyncio.run(commands_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
+                                            connect_options=settings.nats_auth.connect_options()))
     if args.command == "dlq":
         return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
                                        connect_options=settings.nats_auth.connect_options()))

@@ -33,8 +33,10 @@ class CommandOutcomes:
 
     async def describe(self, workspace_token: str, command_token: str) -> bytes:
         """The CommandOutcome of the command these lookup subject tokens name, as JSON."""
-        workspace_id = subjects.decode_token(workspace_token)
-        command_id = subjects.decode_token(command_token)
+        key = lookup_key(command_token, workspace_token)
+        if key is None:
+            return encode(CommandOutcome(command_id=command_token, workspace_id=workspace_token, outcome="unknown"))
+        command_id, workspace_id = key
         # The command's subject carries the token as its publisher wrote it; both spellings.
         tokens = sorted({workspace_token, subjects.encode_token(workspace_id)})
         known = CommandOutcome(command_id=command_id, workspace_id=workspace_id, outcome="unknown")
@@ -117,3 +119,13 @@ def _command_id(data: bytes | None) -> str | None:
 def _reply_to(data: bytes | None) -> str | None:
     probe = _probe(data)
     return probe.reply_to if probe is not None and isinstance(probe.reply_to, str) else None
+
+
+def lookup_key(command_token: str, workspace_token: str) -> tuple[str, str] | None:
+    """(command id, workspace id) of a lookup; None when no command can have them: bytes that
+    are not UTF-8, or a NUL, which PostgreSQL text cannot hold (commands with one are refused)."""
+    try:
+        key = subjects.decode_token(command_token), subjects.decode_token(workspace_token)
+    except UnicodeDecodeError:
+        return None
+    return None if any("\x00" in part for part in key) else key
