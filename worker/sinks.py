@@ -600,6 +600,7 @@ async def _wait_for_events_stream(js: JetStreamContext, stop: asyncio.Event, log
 async def _run_postgres(database_url: str, retention_days: int, js: JetStreamContext, stop: asyncio.Event,
                         durable: str, log: Any) -> None:
     from db.migrate import migrate_dsn
+    from db.connection import SERVER_SETTINGS
 
     failing = False
     pool = None
@@ -608,7 +609,8 @@ async def _run_postgres(database_url: str, retention_days: int, js: JetStreamCon
             await migrate_dsn(database_url)  # lock-protected, like the worker's start
             # min_size=0: no background reconnects (and their tracebacks) while the database is down.
             pool = await asyncpg.create_pool(database_url, min_size=0, max_size=4, server_settings={
-                "application_name": "memory-metrics-sink", "statement_timeout": "15s", "lock_timeout": "5s"})
+                "application_name": "memory-metrics-sink", "statement_timeout": "15s", "lock_timeout": "5s",
+                **SERVER_SETTINGS})
         except Exception as exc:
             if not failing:
                 log.warning("metric_sink_db_failed", sink="postgres", op="connect", error=repr(exc))

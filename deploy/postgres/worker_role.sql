@@ -27,22 +27,32 @@ $$;
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO memory_worker;
 
--- Rows: the memory tables, the inbox, the outbox, metric samples, and the directory tables
--- (read; `servers` gets a row for a workspace the worker has never seen, bio seeds and proxy
+-- Rows in `public`: the memory tables, metric samples, and the directory tables (read;
+-- `servers` gets a row for a workspace the worker has never seen, bio seeds and proxy
 -- identities get users rows).
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memory_worker;
--- The migration ledger is read (to find nothing pending at start) and never written.
-REVOKE INSERT, UPDATE, DELETE ON TABLE schema_migrations FROM memory_worker;
 -- Memory ids come from sequences used inside the locked transaction.
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memory_worker;
 -- The server-side functions (memory_create_save, memory_lock_owner, memory_prune ...). They
 -- run with the caller's rights (SECURITY INVOKER), so the grants above are what they can touch.
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO memory_worker;
 
+-- The worker's own schema (db/connection.py): inbox, outbox, bio seeds, worker-only settings
+-- and the functions, the same grants; its ledger and mode row are read, never written.
+GRANT USAGE ON SCHEMA memory_worker TO memory_worker;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA memory_worker TO memory_worker;
+REVOKE INSERT, UPDATE, DELETE ON TABLE memory_worker.schema_migrations, memory_worker.database_mode
+    FROM memory_worker;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA memory_worker TO memory_worker;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA memory_worker TO memory_worker;
+
 -- Objects the owner creates from now on (new migrations) get the same grants.
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO memory_worker;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO memory_worker;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO memory_worker;
+ALTER DEFAULT PRIVILEGES IN SCHEMA memory_worker GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO memory_worker;
+ALTER DEFAULT PRIVILEGES IN SCHEMA memory_worker GRANT USAGE, SELECT ON SEQUENCES TO memory_worker;
+ALTER DEFAULT PRIVILEGES IN SCHEMA memory_worker GRANT EXECUTE ON FUNCTIONS TO memory_worker;
 
 -- Not granted, on purpose: TRUNCATE, REFERENCES, TRIGGER, CREATE on the schema or the
 -- database, ownership of anything. (Temporary tables follow the database's TEMPORARY privilege,
