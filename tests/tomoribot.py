@@ -11,7 +11,8 @@ connections to `public`, as the bot would.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
@@ -71,7 +72,7 @@ CREATE TABLE server_memories (
   persona_lineage_id BIGINT {lineage_not_null},
   user_id INT,
   content TEXT NOT NULL,
-  tags TEXT[] DEFAULT '{{}}',
+  tags TEXT[] DEFAULT '{}',
   created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
   updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
   FOREIGN KEY (user_id) REFERENCES users(user_id) ON DELETE SET NULL,
@@ -86,7 +87,7 @@ CREATE TABLE personal_memories (
   user_id INT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
   persona_lineage_id BIGINT NOT NULL,
   content TEXT NOT NULL,
-  tags TEXT[] DEFAULT '{{}}',
+  tags TEXT[] DEFAULT '{}',
   created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
   updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
 );
@@ -105,7 +106,7 @@ CREATE TABLE personalization_blacklist (
 
 CREATE TABLE server_notice_embeds_configs (
   server_id              INT      PRIMARY KEY REFERENCES servers(server_id) ON DELETE CASCADE,
-  tool_notice_hidden_keys TEXT[]  NOT NULL DEFAULT '{{}}',
+  tool_notice_hidden_keys TEXT[]  NOT NULL DEFAULT '{}',
   created_at             TIMESTAMPTZ NOT NULL DEFAULT NOW(),
   updated_at             TIMESTAMPTZ NOT NULL DEFAULT NOW(),
   tool_notice_verbosity  TEXT DEFAULT 'minimal' NOT NULL CHECK (tool_notice_verbosity IN ('minimal', 'verbose'))
@@ -128,9 +129,9 @@ CREATE TRIGGER update_server_member_permissions_configs_timestamp BEFORE UPDATE 
 
 CREATE TABLE server_channel_scope_configs (
   server_id                   INT      PRIMARY KEY REFERENCES servers(server_id) ON DELETE CASCADE,
-  rp_channel_ids              TEXT[]   NOT NULL DEFAULT '{{}}',
-  private_channel_ids         TEXT[]   NOT NULL DEFAULT '{{}}',
-  crosschannel_blocklist_ids  TEXT[]   NOT NULL DEFAULT '{{}}',
+  rp_channel_ids              TEXT[]   NOT NULL DEFAULT '{}',
+  private_channel_ids         TEXT[]   NOT NULL DEFAULT '{}',
+  crosschannel_blocklist_ids  TEXT[]   NOT NULL DEFAULT '{}',
   stm_privacy_bypass          BOOLEAN  NOT NULL DEFAULT false,
   thought_log_channel_disc_id TEXT,
   created_at                  TIMESTAMPTZ NOT NULL DEFAULT NOW(),
@@ -141,7 +142,7 @@ CREATE TABLE user_personalization_configs (
   user_id                            INT     PRIMARY KEY REFERENCES users(user_id) ON DELETE CASCADE,
   {configs_nickname}
   shortterm_cache_crossserver_opt_in BOOLEAN NOT NULL DEFAULT false,
-  physical_appearance_tags           TEXT[]  NOT NULL DEFAULT '{{}}',
+  physical_appearance_tags           TEXT[]  NOT NULL DEFAULT '{}',
   nai_char_ref_url                   TEXT,
   impersonation_prompt               TEXT,
   personal_dtm                       TEXT    NOT NULL DEFAULT 'follow',
@@ -250,11 +251,14 @@ def plain_dsn(dsn: str) -> str:
 
 
 async def build(conn: asyncpg.Connection, *, before_062: bool = False, lineage_not_null: bool = True) -> None:
-    await conn.execute(SCHEMA.format(
-        users_nickname=",\n  user_nickname TEXT" if before_062 else "",
-        configs_nickname="" if before_062 else "user_nickname TEXT,",
-        naming_preferences="" if before_062 else NAMING_PREFERENCES,
-        lineage_not_null="NOT NULL" if lineage_not_null else ""))
+    holes = {"{users_nickname}": ",\n  user_nickname TEXT" if before_062 else "",
+             "{configs_nickname}": "" if before_062 else "user_nickname TEXT,",
+             "{naming_preferences}": "" if before_062 else NAMING_PREFERENCES,
+             "{lineage_not_null}": "NOT NULL" if lineage_not_null else ""}
+    schema = SCHEMA
+    for hole, text in holes.items():
+        schema = schema.replace(hole, text)
+    await conn.execute(schema)
     await conn.execute("INSERT INTO schema_migrations (name, applied_at) SELECT name, now() - interval '1 day' * n"
                        " FROM unnest($1::text[]) WITH ORDINALITY AS t(name, n)",
                        ["093_tool_notice_verbosity", "094_persona_nsfw_flag", "095_assistant_prefill",
@@ -272,7 +276,7 @@ async def snapshot(conn: asyncpg.Connection, tables=BOT_TABLES) -> dict[str, lis
             " ORDER BY attnum", f"public.{table}") if r[0] not in ADDED]
         listed = ", ".join(f'"{c}"' for c in columns)
         rows = await conn.fetch(f"SELECT {listed} FROM public.{table} ORDER BY {listed}")
-        found[table] = [tuple(r) for r in rows]
+        found[table] = [tuple(tuple(v) if isinstance(v, list) else v for v in r) for r in rows]
     return found
 
 
@@ -301,4 +305,108 @@ async def catalog(conn: asyncpg.Connection) -> list[tuple]:
 
 def days_ago(days: float) -> datetime:
     """A naive UTC timestamp, as TomoriBot's `timestamp` columns hold them (a UTC server)."""
-    return datetime.utcnow() - timedelta(days=days)
+    return datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
+
+
+@dataclass(frozen=True)
+class World:
+    """The ids of the rows `seed` wrote."""
+
+    # TomoriBot's lineage columns are bigint, its values come from a sequence; the wire
+    # contract carries a 32-bit lineage.
+    lineage: int = 4242
+    taught: str = "810000000000000001"  # self-teaching on, verbose notices, a thought log, decay via memoryctl
+    quiet: str = "810000000000000002"  # self-teaching and member teaching off
+    hidden: str = "810000000000000003"  # memory notices hidden from the conversation, a thought log
+    dm_user: str = "200000000000000005"  # a DM workspace: servers row with the user's id
+    mika: str = "200000000000000001"  # saved nickname "Mika", persona nickname "Kitten"
+    host: str = "200000000000000002"  # FULL privacy, hosts the proxy system
+    banned: str = "200000000000000003"  # blacklisted in `taught`
+    full: str = "200000000000000004"  # personal memories at the cap of 5 (3 of the lineage + 2 global)
+    proxy: str = "pk:7c1f2a36-5d0e-4b1f-9a8e-2b3c4d5e6f70"  # a PluralKit member hosted by `host`
+    persona_taught: int = 0
+    persona_quiet: int = 0
+
+
+async def seed(conn: asyncpg.Connection, *, before_062: bool = False) -> World:
+    """Realistic rows: servers and their config rows, personas, users with nicknames, server and
+    personal memories (some at the cap, old, with NULL and filled tags), a blacklist entry, a
+    PluralKit identity whose host is at FULL privacy, a minimal notice ref, metric samples."""
+    w = World()
+    ids = {}
+    for disc, dm, locale in ((w.taught, False, "en-US"), (w.quiet, False, "ja"), (w.hidden, False, "de"),
+                             (w.dm_user, True, None)):
+        ids[disc] = await conn.fetchval(
+            "INSERT INTO servers (server_disc_id, is_dm_channel, registration_locale, created_at, updated_at)"
+            " VALUES ($1, $2, $3, $4, $4) RETURNING server_id", disc, dm, locale, days_ago(400))
+    personas = {}
+    for disc in (w.taught, w.quiet):
+        personas[disc] = await conn.fetchval(
+            "INSERT INTO personas (server_id, persona_nickname, attribute_list, persona_lineage_id)"
+            " VALUES ($1, 'Tomori', '{cheerful,curious}', $2) RETURNING persona_id", ids[disc], w.lineage)
+    w = World(persona_taught=personas[w.taught], persona_quiet=personas[w.quiet])
+    await conn.execute(
+        "INSERT INTO server_member_permissions_configs (server_id, self_teaching_enabled, server_memteaching_enabled)"
+        " VALUES ($1, true, true), ($2, false, false)", ids[w.taught], ids[w.quiet])
+    await conn.execute("INSERT INTO server_notice_embeds_configs (server_id, tool_notice_verbosity,"
+                       " tool_notice_hidden_keys) VALUES ($1, 'verbose', '{task_update}'),"
+                       " ($2, 'minimal', '{memory_update,task_update}')", ids[w.taught], ids[w.hidden])
+    await conn.execute("INSERT INTO server_channel_scope_configs (server_id, private_channel_ids,"
+                       " thought_log_channel_disc_id) VALUES ($1, '{830000000000000002}', '830000000000000009'),"
+                       " ($2, '{}', '830000000000000019')", ids[w.taught], ids[w.hidden])
+    users = {}
+    for disc, privacy in ((w.mika, 0), (w.host, 2), (w.banned, 0), (w.full, 0), (w.dm_user, 0), (w.proxy, 0)):
+        users[disc] = await conn.fetchval(
+            "INSERT INTO users (user_disc_id, privacy_level, created_at, updated_at, message_proxy_service)"
+            " VALUES ($1, $2, $3, $3, $4) RETURNING user_id", disc, privacy, days_ago(300),
+            "pluralkit" if disc == w.proxy else None)
+        await conn.execute("INSERT INTO user_personalization_configs (user_id) VALUES ($1)", users[disc])
+    if before_062:
+        await conn.execute("UPDATE users SET user_nickname = 'Mika', updated_at = $2 WHERE user_id = $1",
+                           users[w.mika], days_ago(200))
+    else:
+        await conn.execute("UPDATE user_personalization_configs SET user_nickname = 'Mika' WHERE user_id = $1",
+                           users[w.mika])
+        await conn.execute("INSERT INTO user_persona_naming_preferences (user_id, persona_lineage_id, nickname_override)"
+                           " VALUES ($1, $2, 'Kitten')", users[w.mika], w.lineage)
+    await conn.execute("INSERT INTO personalization_blacklist (server_id, user_disc_id) VALUES ($1, $2)",
+                       ids[w.taught], w.banned)
+    # The taught server is at the cap of 5 for its lineage: pre-worker rows, never reinforced.
+    for age, content, tags in ((420, "The server was founded on a rainy Tuesday", None),
+                               (380, "Movie night is every Friday", ["events"]),
+                               (200, "The #art channel is for original work only", ["rules", "#art"]),
+                               (120, "Mods prefer pings over DMs", []),
+                               (90, "The server mascot is a fox named Kit", ["lore"])):
+        await conn.execute(
+            "INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content, tags,"
+            " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+            ids[w.taught], personas[w.taught], w.lineage, users[w.mika], content, tags, days_ago(age))
+    await conn.execute(
+        "INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, content, created_at, updated_at)"
+        " VALUES ($1, $2, $3, 'Quiet server: no spoilers', $4, $4)", ids[w.quiet], personas[w.quiet], w.lineage,
+        days_ago(50))
+    personal = [(w.mika, 0, "{user} likes green tea", 250), (w.mika, w.lineage, "{user} plays the violin", 100),
+                (w.full, 0, "{user} is a night owl", 300), (w.full, 0, "{user} speaks Portuguese", 280),
+                (w.full, w.lineage, "{user} collects stamps", 260), (w.full, w.lineage, "{user} has two cats", 240),
+                (w.full, w.lineage, "{user} runs marathons", 220)]
+    for owner, lineage, content, age in personal:
+        await conn.execute(
+            "INSERT INTO personal_memories (user_id, persona_lineage_id, content, created_at, updated_at)"
+            " VALUES ($1, $2, $3, $4, $4)", users[owner], lineage, content, days_ago(age))
+    external = await conn.fetchval(
+        "INSERT INTO external_identities (kind, external_key, user_id, instance_id)"
+        " VALUES ('pluralkit_member', 'abcde', $1, 'pluralkit:official') RETURNING external_identity_id",
+        users[w.proxy])
+    namespace = await conn.fetchval(
+        "INSERT INTO message_proxy_namespaces (service_id, namespace_key, short_id, display_name, instance_id)"
+        " VALUES ('pluralkit', 'sys-fghij', 'fghij', 'Starlight', 'pluralkit:official')"
+        " RETURNING message_proxy_namespace_id")
+    await conn.execute("INSERT INTO message_proxy_identities (message_proxy_namespace_id, external_identity_id,"
+                       " short_id, display_name) VALUES ($1, $2, 'abcde', 'Nova')", namespace, external)
+    await conn.execute("INSERT INTO message_proxy_namespace_accounts (message_proxy_namespace_id, host_user_disc_id)"
+                       " VALUES ($1, $2)", namespace, w.host)
+    await conn.execute("INSERT INTO minimal_notice_refs (message_disc_id, ref_kind, ref_id)"
+                       " VALUES ('840000000000000001', 'server_memory', 1)")
+    await conn.execute("INSERT INTO metric_samples (metric_name, fields) VALUES"
+                       " ('llm_latency', '{\"ms\": 812}'), ('llm_latency', '{\"ms\": 640}')")
+    return w
