@@ -160,6 +160,13 @@ async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
 
 async def adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
     """Adopt in one transaction (see the module docstring); returns what was found and added."""
+    try:
+        return await _adopt(conn, limits)
+    except asyncpg.PostgresError as exc:
+        raise AdoptionError(f"adoption failed and nothing was changed: {type(exc).__name__}: {exc}") from exc
+
+
+async def _adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", migrate.MIGRATION_LOCK)
         findings = await inspect(conn, limits)
