@@ -153,7 +153,8 @@ def _cache_node(settings: Settings, args) -> int:
         endpoints.nats_url, args.name, stop, connect_options=settings.nats_auth.connect_options()))
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand (tests/e2e/test_e2e_memoryctl.py runs each one's --help and a real invocation)."""
     parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)")
@@ -168,7 +169,11 @@ def main(argv: list[str] | None = None) -> int:
                        help="durable consumer name prefix (one per independent sink deployment)")
     node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates")
     node.add_argument("--name", default="cache-node", help="durable consumer name of this node")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
