@@ -126,6 +126,11 @@ async def _plan(conn: asyncpg.Connection, catalog: facts.Catalog) -> list[tuple[
                   " server_id integer PRIMARY KEY REFERENCES public.servers ON DELETE CASCADE,"
                   " memory_decay_enabled boolean NOT NULL DEFAULT false,"
                   " memory_decay_days integer NOT NULL DEFAULT 30 CHECK (memory_decay_days BETWEEN 1 AND 36500));"))
+    if catalog.has("metric_samples", "fields") and not catalog.has("metric_samples", "event_id"):
+        steps.append((f"table {WORKER_SCHEMA}.metric_sample_events (which metrics the bot's metric_samples"
+                      " already holds, so a redelivered one is stored once)",
+                      f"CREATE TABLE {WORKER_SCHEMA}.metric_sample_events (event_id text PRIMARY KEY,"
+                      " seen_at timestamptz NOT NULL DEFAULT now());"))
     if not catalog.has_table("metric_samples"):
         steps.append((f"table {WORKER_SCHEMA}.metric_samples (the bot has none)",
                       f"CREATE TABLE {WORKER_SCHEMA}.metric_samples (metric_name text NOT NULL, fields jsonb NOT NULL,"

@@ -35,6 +35,19 @@ SIGNATURES = {
     "directory_proxy_hosts": "user_id integer, host_user_disc_id text",
 }
 
+# Where a metric sample is written ($1 name, $2 fields, $3 stored at, $4 event id): the one
+# write that differs between the modes. A redelivered metric is stored once: by the table's
+# unique event_id where the worker owns the table, by the worker's own record of event ids
+# where the samples go into the bot's `metric_samples(metric_name, fields, created_at)`.
+RECORD_METRIC = "memory_record_metric(p_name text, p_fields jsonb, p_at timestamptz, p_event_id text)"
+_OWN_METRICS = ("INSERT INTO {table} (metric_name, fields, created_at, event_id) VALUES ($1, $2, $3, $4)"
+                " ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING")
+_BOT_METRICS = ("WITH fresh AS (INSERT INTO memory_worker.metric_sample_events (event_id) SELECT $4"
+                " WHERE $4 IS NOT NULL ON CONFLICT DO NOTHING RETURNING 1)"
+                " INSERT INTO public.metric_samples (metric_name, fields, created_at)"
+                " SELECT $1, $2, $3 WHERE $4 IS NULL OR EXISTS (SELECT 1 FROM fresh)")
+STANDALONE_METRICS = _OWN_METRICS.format(table="public.metric_samples")
+
 STANDALONE = {
     "directory_workspaces":
         "SELECT s.server_id, s.server_disc_id, s.self_teaching_enabled, s.personal_memories_enabled,"
@@ -48,6 +61,7 @@ STANDALONE = {
     "directory_proxy_hosts":
         "SELECT i.user_id, a.host_user_disc_id FROM public.message_proxy_identities i"
         " JOIN public.message_proxy_namespace_accounts a ON a.namespace_id = i.namespace_id",
+    "memory_record_metric": STANDALONE_METRICS,
 }
 
 # TomoriBot's per-server settings: (fact column, bot table, bot column, default when absent).
@@ -155,9 +169,19 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
         identities = "SELECT NULL::integer WHERE false"
         hosts = "SELECT NULL::integer, NULL::text WHERE false"
         sources.append(Source("proxy identity -> hosts", "none (TomoriBot's proxy tables of migration 056 not found)"))
+    if catalog.has("metric_samples", "event_id"):
+        metrics = _OWN_METRICS.format(table="public.metric_samples")
+        sources.append(Source("metric samples (written)", "metric_samples, de-duplicated by its event_id"))
+    elif catalog.has("metric_samples", "fields"):
+        metrics = _BOT_METRICS
+        sources.append(Source("metric samples (written)", "metric_samples(metric_name, fields, created_at);"
+                                                          " event ids in memory_worker.metric_sample_events"))
+    else:
+        metrics = _OWN_METRICS.format(table="memory_worker.metric_samples")
+        sources.append(Source("metric samples (written)", "memory_worker.metric_samples (the bot has none)"))
     bodies = {"directory_workspaces": workspaces, "directory_users": users, "directory_persona_nicknames": persona,
               "directory_blacklist": blacklist, "directory_proxy_identities": identities,
-              "directory_proxy_hosts": hosts}
+              "directory_proxy_hosts": hosts, "memory_record_metric": metrics}
     return bodies, sources
 
 
@@ -181,7 +205,8 @@ def _nickname(catalog: Catalog, sources: list[Source]) -> tuple[str, str]:
 
 def ddl(bodies: dict[str, str]) -> str:
     """CREATE OR REPLACE for every directory function: the same text for the same bodies."""
-    return "\n".join(
-        f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{name}() RETURNS TABLE ({SIGNATURES[name]})\n"
-        f"LANGUAGE sql STABLE AS $fact$ {bodies[name]} $fact$;"
-        for name in SIGNATURES)
+    reads = [f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{name}() RETURNS TABLE ({SIGNATURES[name]})\n"
+             f"LANGUAGE sql STABLE AS $fact$ {bodies[name]} $fact$;" for name in SIGNATURES]
+    write = (f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{RECORD_METRIC} RETURNS void\n"
+             f"LANGUAGE sql AS $fact$ {bodies['memory_record_metric']} $fact$;")
+    return "\n".join([*reads, write])

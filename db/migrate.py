@@ -181,8 +181,14 @@ async def migrate(conn: asyncpg.Connection) -> list[str]:
 
 
 async def migrate_dsn(dsn: str) -> list[str]:
+    return (await prepare_dsn(dsn))[0]
+
+
+async def prepare_dsn(dsn: str) -> tuple[list[str], str]:
+    """migrate(), then the mode the database runs in (the worker states it at start-up)."""
     conn = await connect(dsn)
     try:
-        return await migrate(conn)
+        applied = await migrate(conn)
+        return applied, await mode(conn)
     finally:
         await conn.close()

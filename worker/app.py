@@ -10,7 +10,7 @@ import structlog
 from faststream.nats import NatsBroker
 
 from contracts import subjects
-from db.migrate import migrate_dsn
+from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker import metrics, streams
 from worker.domain.model import Limits
@@ -88,9 +88,10 @@ async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
 
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied = await migrate_dsn(endpoints.database_url)
+    applied, database_mode = await prepare_dsn(endpoints.database_url)
     if applied:
         log.info("migrations_applied", names=applied)
+    log.info("database_mode", mode=database_mode)
     async with contextlib.AsyncExitStack() as stack:
         pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
         stack.push_async_callback(pool.close)

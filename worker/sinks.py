@@ -21,7 +21,7 @@ was down catches up from the stream, which keeps events for 7 days):
 - `PostgresSink(pool)` inserts into `metric_samples(metric_name, fields, created_at, event_id)`
   (`fields` the payload object as jsonb, `created_at` the time the stream stored the metric, so a
   sink catching up does not bunch old samples at "now"; `event_id` unique, so a redelivery
-  after a lost acknowledgement is stored once; migration 005). It never fails its caller: a
+  after a lost acknowledgement is stored once; db/standalone.sql). It never fails its caller: a
   database error is logged once (`metric_sink_db_failed`) until the next success
   (`metric_sink_db_recovered`), and the messages are nak'ed with a growing delay, so they are
   retried until the database is back (`max_deliver` is unlimited; nothing is dropped). Rows
@@ -369,11 +369,9 @@ def _append_durably(fd: int, data: bytes, fsync: bool) -> None:
 # PostgreSQL
 
 
-_INSERT = """
-INSERT INTO metric_samples (metric_name, fields, created_at, event_id)
-VALUES ($1, $2::jsonb, $3, $4)
-ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING
-"""
+# Where the samples go, and how a redelivery is stored once, is the database mode's
+# (db/facts.py): the bot's own metric_samples in an adopted TomoriBot database.
+_INSERT = "SELECT memory_worker.memory_record_metric($1, $2::jsonb, $3, $4)"
 
 _PRUNE = """
 DELETE FROM metric_samples WHERE ctid = ANY(ARRAY(

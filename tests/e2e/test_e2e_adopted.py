@@ -175,6 +175,22 @@ async def test_panels_honour_member_teaching_and_dedupe_against_global_rows(adop
     assert dup.data.status == codes.ALL_DUPLICATES, dup
 
 
+async def test_reinforcement_and_bio_seeds_work_on_the_bots_rows(adopted):
+    w = adopted.world
+    mascot = await adopted.bot.fetchval("SELECT server_memory_id FROM server_memories"
+                                        " WHERE content = 'The server mascot is a fox named Kit'")
+    done = await adopted.memory.reinforce({"workspace_id": w.taught, "lineage_id": w.lineage,
+                                           "memories": [{"scope": "server", "memory_id": mascot}]})
+    assert (done.data.status, done.data.count) == ("reinforced", 1), done
+    assert await adopted.bot.fetchval("SELECT reinforcement_count FROM server_memories"
+                                      " WHERE server_memory_id = $1", mascot) == 1
+    # The PluralKit member's only host is at FULL privacy: its bio is not stored.
+    seed = await adopted.memory.seed_bio({"workspace_id": w.taught, "identity_user_id": w.proxy,
+                                          "is_new_identity": True, "bio": "Nova, she/her, loves storms"})
+    assert seed.data.status == "skipped", seed
+    assert await personal(adopted.bot, w.proxy) == []
+
+
 async def test_every_bot_row_is_intact_after_the_saves(adopted):
     after = await tomoribot.snapshot(adopted.bot)
     for table, rows in adopted.before.items():

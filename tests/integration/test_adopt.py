@@ -143,3 +143,24 @@ async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bo
     finally:
         await conn.close()
     assert tuple(row) == (True, 45)
+
+
+async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
+    await tomori(bot_dsn)
+    assert memoryctl(bot_dsn, "adopt").returncode == 0
+    from worker.sinks import _INSERT  # the statement the PostgreSQL sink runs
+
+    conn = await connect(bot_dsn)
+    try:
+        before = await conn.fetchval("SELECT count(*) FROM public.metric_samples")
+        for _ in range(2):  # a redelivery after a lost acknowledgement
+            await conn.execute(_INSERT, "memory_eviction", '{"scope": "server"}', tomoribot.days_ago(0), "cmd-1:m")
+        await conn.execute(_INSERT, "memory_eviction", '{"scope": "personal"}', tomoribot.days_ago(0), None)
+        rows = await conn.fetch("SELECT metric_name, fields->>'scope' AS scope FROM public.metric_samples"
+                                " WHERE metric_name = 'memory_eviction' ORDER BY 2 DESC")
+        # The bot's own writer still works: its columns only.
+        await conn.execute("INSERT INTO public.metric_samples (metric_name, fields) VALUES ('llm_latency', '{}')")
+        assert await conn.fetchval("SELECT count(*) FROM public.metric_samples") == before + 3
+    finally:
+        await conn.close()
+    assert [tuple(r) for r in rows] == [("memory_eviction", "server"), ("memory_eviction", "personal")]
