@@ -166,9 +166,12 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
         sources.append(Source("proxy identity -> hosts", "external_identities -> message_proxy_identities"
                                                          " -> message_proxy_namespace_accounts"))
     else:
-        identities = "SELECT NULL::integer WHERE false"
+        # Fails closed: a synthetic proxy user the worker cannot trace to its hosts is an
+        # identity with no resolvable host link, and personal saves for it are refused.
+        identities = r"SELECT u.user_id FROM public.users u WHERE u.user_disc_id ~ '^(pk:|pb:)'"
         hosts = "SELECT NULL::integer, NULL::text WHERE false"
-        sources.append(Source("proxy identity -> hosts", "none (TomoriBot's proxy tables of migration 056 not found)"))
+        sources.append(Source("proxy identity -> hosts", "none found (TomoriBot's proxy tables of migration 056"
+                                                         " missing): pk:/pb: users are refused, no host link"))
     if catalog.has("metric_samples", "event_id"):
         metrics = _OWN_METRICS.format(table="public.metric_samples")
         sources.append(Source("metric samples (written)", "metric_samples, de-duplicated by its event_id"))

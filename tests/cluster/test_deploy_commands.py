@@ -53,6 +53,10 @@ async def owner_database(pg_server):
         await admin.execute("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'memory_owner') THEN"
                             " CREATE ROLE memory_owner LOGIN CREATEROLE; END IF; END $$")
         await admin.execute(f"CREATE DATABASE {name} OWNER memory_owner")
+        # The owner creates memory_worker in a deployment; on this shared server another test
+        # may have created it first, so give the owner what creating it would have.
+        await admin.execute("DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'memory_worker') THEN"
+                            " GRANT memory_worker TO memory_owner WITH ADMIN OPTION; END IF; END $$")
     finally:
         await admin.close()
     return name, f"postgresql://memory_owner:owner-secret@127.0.0.1:{pg_server.port}/{name}"

@@ -164,3 +164,20 @@ async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
     finally:
         await conn.close()
     assert [tuple(r) for r in rows] == [("memory_eviction", "server"), ("memory_eviction", "personal")]
+
+
+async def test_a_bot_database_without_proxy_tables_fails_closed_for_proxy_users(bot_dsn):
+    world = await tomori(bot_dsn)
+    conn = await connect(bot_dsn)
+    try:
+        # A database from before TomoriBot's 056: no identity tables, yet pk: users exist.
+        await conn.execute("DROP TABLE message_proxy_namespace_accounts, message_proxy_identities,"
+                           " message_proxy_namespaces, external_identities")
+        dry = memoryctl(bot_dsn, "adopt", "--dry-run")
+        assert "pk:/pb: users are refused, no host link" in dry.stdout, dry.stdout
+        assert memoryctl(bot_dsn, "adopt").returncode == 0
+        identity = await conn.fetchval("SELECT memory_proxy_identity($1, $2)", world.proxy, world.taught)
+    finally:
+        await conn.close()
+    # An identity with no resolvable host link: the create and panel decisions refuse it.
+    assert '"hosts": []' in identity and world.proxy in identity
