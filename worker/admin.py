@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-import asyncpg
-
 from db import directory
 from db.connection import connect
 from worker.domain.proxy import is_synthetic_id

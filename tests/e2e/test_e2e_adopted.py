@@ -1,7 +1,8 @@
 """A TomoriBot database adopted in place, then served over NATS (DESIGN.md 7.1, issue 15).
 
-The operator's steps as the README gives them, each a real `memoryctl` process: `adopt
---dry-run`, `adopt`, `workspace set --decay on`, then `memoryctl run` on the bot's URL. The
+The operator's steps as the README gives them, each a `memoryctl` command (in-process): `adopt
+--dry-run`, `adopt`, `workspace set --decay on`, then `memoryctl run` (a real process) on the
+bot's URL. The
 bot's settings then decide: self-teaching off refuses, the saved and the persona nickname
 resolve, the notice settings and thought log shape the notice, a FULL-privacy host blocks a
 proxy identity, existing rows count against the cap, and a legacy row is evicted when decay
@@ -13,8 +14,6 @@ Its own nats-server: the suite's shared worker must not take these commands.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import asyncpg
@@ -23,8 +22,9 @@ import pytest
 
 from contracts import results as codes
 from tests import tomoribot
-from tests.conftest import ROOT, WorkerProcess, unique, worker_env
+from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import RAG, create_fields
+from tests.memoryctl import memoryctl as in_process
 from worker.client import MemoryClient
 from worker.embedded import NatsServer
 
@@ -33,9 +33,9 @@ CHANNEL_PUBLIC = {"id": "830000000000000001", "is_dm": False, "is_private": Fals
                   "url": "https://discord.com/channels/1/2/3"}
 
 
-def memoryctl(dsn: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "worker.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=worker_env("nats://unused", dsn, **CAPS), timeout=120)
+def memoryctl(dsn: str, *args: str):
+    """Awaitable: the operator's command, in-process (tests/memoryctl.py)."""
+    return in_process([*args], worker_env("nats://unused", dsn, **CAPS))
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +50,8 @@ async def adopted(pg_server, tmp_root):
     world = await tomoribot.seed(bot)
     before = await tomoribot.snapshot(bot)
 
-    steps = [memoryctl(dsn, "adopt", "--dry-run"), memoryctl(dsn, "adopt"),
-             memoryctl(dsn, "workspace", "set", world.taught, "--decay", "on", "--decay-days", "30")]
+    steps = [await memoryctl(dsn, "adopt", "--dry-run"), await memoryctl(dsn, "adopt"),
+             await memoryctl(dsn, "workspace", "set", world.taught, "--decay", "on", "--decay-days", "30")]
     for step in steps:
         assert step.returncode == 0, step.stdout + step.stderr
     nats_server = NatsServer(tmp_root / f"nats-{name}").start()

@@ -3,8 +3,7 @@ running worker, NATS and database (issue 15: a command a user runs is run by a t
 
 The table below must name every subcommand the parser has, so a new one fails here until it
 gets an invocation. Long-running commands (run, sinks, cache-node) run as processes until
-they say they started, then stop on SIGTERM; the others run in-process through `main()`, the
-console script's entry point, in a thread (each calls asyncio.run).
+they say they started, then stop on SIGTERM; the others run in-process (tests/memoryctl.py).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ import uuid
 import pytest
 
 from tests.conftest import ROOT, clone_database, unique, worker_env
+from tests.memoryctl import memoryctl
 from worker import cli
 
 WS, USER, HOST = unique(), unique(), unique()
@@ -77,20 +77,11 @@ def test_help(path):
     assert out.getvalue().startswith(f"usage: memoryctl {' '.join(path)}"), out.getvalue()
 
 
-def _main(argv: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = cli.main(argv)
-    return code, out.getvalue()
-
-
-async def test_each_subcommand_runs(e2e_worker, nats_server, e2e_database_url, monkeypatch):
-    for name, value in worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5",
-                                  MAX_PERSONAL_MEMORIES="5", LOG_FORMAT="json").items():
-        monkeypatch.setenv(name, value)
+async def test_each_subcommand_runs(e2e_worker, nats_server, e2e_database_url):
+    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5")
     for path, (argv, code, expected) in INVOCATIONS.items():  # in order: set, then show, ...
-        got, output = await asyncio.to_thread(_main, argv)
-        assert (got, expected in output) == (code, True), (path, got, output)
+        done = await memoryctl(argv, env)
+        assert (done.returncode, expected in done.stdout) == (code, True), (path, done)
 
 
 def _serve_until_ready(argv: list[str], env: dict[str, str], ready: str, timeout: float = 60.0) -> str:

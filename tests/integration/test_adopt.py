@@ -14,6 +14,7 @@ import pytest
 from db.connection import connect
 from tests import tomoribot
 from tests.conftest import ROOT, unique
+from tests.memoryctl import memoryctl as in_process
 
 
 @pytest.fixture
@@ -26,11 +27,14 @@ async def bot_dsn(pg_server):
     return tomoribot.plain_dsn(pg_server.dsn(name))
 
 
-def memoryctl(dsn: str, *args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, DATABASE_URL=dsn, NATS_URL="nats://127.0.0.1:1", LOG_FORMAT="json",
-                       PYTHONPATH=str(ROOT), METRICS_PORT="0", **env)
-    return subprocess.run([sys.executable, "-m", "worker.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=environment, timeout=120)
+def environment(dsn: str) -> dict[str, str]:
+    return dict(os.environ, DATABASE_URL=dsn, NATS_URL="nats://127.0.0.1:1", LOG_FORMAT="json",
+                PYTHONPATH=str(ROOT), METRICS_PORT="0")
+
+
+def memoryctl(dsn: str, *args: str):
+    """Awaitable: the command in-process (tests/memoryctl.py)."""
+    return in_process([*args], environment(dsn))
 
 
 async def state(dsn: str) -> tuple[list, dict]:
@@ -53,8 +57,10 @@ async def tomori(dsn: str, **build) -> tomoribot.World:
 async def test_a_bot_database_nobody_adopted_is_refused_by_run_and_migrate(bot_dsn):
     await tomori(bot_dsn)
     before = await state(bot_dsn)
-    for command in ("run", "migrate"):
-        done = memoryctl(bot_dsn, command)
+    for command in ("run", "migrate"):  # `run` as a real process: the worker's own start
+        done = (subprocess.run([sys.executable, "-m", "worker.cli", "run"], cwd=ROOT, capture_output=True, text=True,
+                               env=environment(bot_dsn), timeout=120) if command == "run"
+                else await memoryctl(bot_dsn, command))
         assert done.returncode == 2, done
         said = done.stdout + done.stderr
         assert "was not adopted" in said and "memoryctl adopt --dry-run" in said, said
@@ -64,18 +70,18 @@ async def test_a_bot_database_nobody_adopted_is_refused_by_run_and_migrate(bot_d
 async def test_the_dry_run_changes_nothing_and_adopting_twice_changes_nothing_the_second_time(bot_dsn):
     await tomori(bot_dsn)
     before = await state(bot_dsn)
-    dry = memoryctl(bot_dsn, "adopt", "--dry-run")
+    dry = await memoryctl(bot_dsn, "adopt", "--dry-run")
     assert dry.returncode == 0 and "would add:" in dry.stdout, dry
     assert await state(bot_dsn) == before
 
-    first = memoryctl(bot_dsn, "adopt")
+    first = await memoryctl(bot_dsn, "adopt")
     assert first.returncode == 0 and "added, in one transaction:" in first.stdout, first
     adopted_catalog, adopted_rows = await state(bot_dsn)
     assert adopted_rows == before[1] and adopted_catalog != before[0]
 
-    second = memoryctl(bot_dsn, "adopt")
+    second = await memoryctl(bot_dsn, "adopt")
     assert second.returncode == 0 and "already set up: this database runs in adopted mode" in second.stdout
-    migrate = memoryctl(bot_dsn, "migrate")
+    migrate = await memoryctl(bot_dsn, "migrate")
     assert migrate.returncode == 0 and "applied: nothing (up to date)" in migrate.stdout, migrate
     assert await state(bot_dsn) == (adopted_catalog, adopted_rows)
 
@@ -89,7 +95,7 @@ async def test_a_failure_halfway_leaves_the_database_exactly_as_before(bot_dsn):
     await conn.close()
     before = await state(bot_dsn)
 
-    done = memoryctl(bot_dsn, "adopt")
+    done = await memoryctl(bot_dsn, "adopt")
 
     assert done.returncode == 2, done
     assert "persona_lineage_id" in done.stdout and "nothing was changed" in done.stdout, done.stdout
@@ -98,10 +104,10 @@ async def test_a_failure_halfway_leaves_the_database_exactly_as_before(bot_dsn):
 
 async def test_an_older_bot_database_keeps_the_nickname_in_users_and_its_later_migration_still_runs(bot_dsn):
     world = await tomori(bot_dsn, before_062=True)
-    dry = memoryctl(bot_dsn, "adopt", "--dry-run")
+    dry = await memoryctl(bot_dsn, "adopt", "--dry-run")
     assert "users.user_nickname (a database from before TomoriBot's 062)" in dry.stdout, dry.stdout
     assert "none (user_persona_naming_preferences not found)" in dry.stdout
-    assert memoryctl(bot_dsn, "adopt").returncode == 0
+    assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
     conn = await connect(bot_dsn)
     try:
         assert await conn.fetchval("SELECT nickname FROM directory_users() WHERE user_disc_id = $1",
@@ -114,7 +120,7 @@ async def test_an_older_bot_database_keeps_the_nickname_in_users_and_its_later_m
                            " ALTER TABLE users DROP COLUMN user_nickname;")
         with pytest.raises(asyncpg.UndefinedColumnError):
             await conn.fetchval("SELECT count(*) FROM directory_users()")
-        migrate = memoryctl(bot_dsn, "migrate")
+        migrate = await memoryctl(bot_dsn, "migrate")
         assert migrate.returncode == 0 and "directory functions: made" in migrate.stdout, migrate
         assert await conn.fetchval("SELECT nickname FROM directory_users() WHERE user_disc_id = $1",
                                    world.mika) == "Mika"
@@ -124,11 +130,11 @@ async def test_an_older_bot_database_keeps_the_nickname_in_users_and_its_later_m
 
 async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bots_settings_alone(bot_dsn):
     world = await tomori(bot_dsn)
-    assert memoryctl(bot_dsn, "adopt").returncode == 0
+    assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
     before = await state(bot_dsn)
 
-    refused = memoryctl(bot_dsn, "workspace", "set", world.quiet, "--self-teaching", "on")
-    decay = memoryctl(bot_dsn, "workspace", "set", world.quiet, "--decay", "on", "--decay-days", "45")
+    refused = await memoryctl(bot_dsn, "workspace", "set", world.quiet, "--self-teaching", "on")
+    decay = await memoryctl(bot_dsn, "workspace", "set", world.quiet, "--decay", "on", "--decay-days", "45")
 
     assert refused.returncode == 2 and "self_teaching is the bot's setting" in refused.stdout, refused
     assert decay.returncode == 0, decay
@@ -147,7 +153,7 @@ async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bo
 
 async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
     await tomori(bot_dsn)
-    assert memoryctl(bot_dsn, "adopt").returncode == 0
+    assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
     from worker.sinks import _INSERT  # the statement the PostgreSQL sink runs
 
     conn = await connect(bot_dsn)
@@ -173,9 +179,9 @@ async def test_a_bot_database_without_proxy_tables_fails_closed_for_proxy_users(
         # A database from before TomoriBot's 056: no identity tables, yet pk: users exist.
         await conn.execute("DROP TABLE message_proxy_namespace_accounts, message_proxy_identities,"
                            " message_proxy_namespaces, external_identities")
-        dry = memoryctl(bot_dsn, "adopt", "--dry-run")
+        dry = await memoryctl(bot_dsn, "adopt", "--dry-run")
         assert "pk:/pb: users are refused, no host link" in dry.stdout, dry.stdout
-        assert memoryctl(bot_dsn, "adopt").returncode == 0
+        assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
         identity = await conn.fetchval("SELECT memory_proxy_identity($1, $2)", world.proxy, world.taught)
     finally:
         await conn.close()
