@@ -323,6 +323,7 @@ class World:
     host: str = "200000000000000002"  # FULL privacy, hosts the proxy system
     banned: str = "200000000000000003"  # blacklisted in `taught`
     full: str = "200000000000000004"  # personal memories at the cap of 5 (3 of the lineage + 2 global)
+    hoarder: str = "200000000000000006"  # above the cap: 6 (4 of the lineage + 2 global)
     proxy: str = "pk:7c1f2a36-5d0e-4b1f-9a8e-2b3c4d5e6f70"  # a PluralKit member hosted by `host`
     persona_taught: int = 0
     persona_quiet: int = 0
@@ -355,7 +356,8 @@ async def seed(conn: asyncpg.Connection, *, before_062: bool = False) -> World:
                        " thought_log_channel_disc_id) VALUES ($1, '{830000000000000002}', '830000000000000009'),"
                        " ($2, '{}', '830000000000000019')", ids[w.taught], ids[w.hidden])
     users = {}
-    for disc, privacy in ((w.mika, 0), (w.host, 2), (w.banned, 0), (w.full, 0), (w.dm_user, 0), (w.proxy, 0)):
+    for disc, privacy in ((w.mika, 0), (w.host, 2), (w.banned, 0), (w.full, 0), (w.dm_user, 0), (w.proxy, 0),
+                          (w.hoarder, 0)):
         users[disc] = await conn.fetchval(
             "INSERT INTO users (user_disc_id, privacy_level, created_at, updated_at, message_proxy_service)"
             " VALUES ($1, $2, $3, $3, $4) RETURNING user_id", disc, privacy, days_ago(300),
@@ -389,6 +391,7 @@ async def seed(conn: asyncpg.Connection, *, before_062: bool = False) -> World:
                 (w.full, 0, "{user} is a night owl", 300), (w.full, 0, "{user} speaks Portuguese", 280),
                 (w.full, w.lineage, "{user} collects stamps", 260), (w.full, w.lineage, "{user} has two cats", 240),
                 (w.full, w.lineage, "{user} runs marathons", 220)]
+    personal += [(w.hoarder, 0 if i < 2 else w.lineage, f"{{user}} kept note #{i}", 500 - i) for i in range(6)]
     for owner, lineage, content, age in personal:
         await conn.execute(
             "INSERT INTO personal_memories (user_id, persona_lineage_id, content, created_at, updated_at)"

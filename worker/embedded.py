@@ -206,6 +206,9 @@ class PostgresServer(_Process):
             "max_connections": "200",
             "shared_buffers": "256MB",
             "logging_collector": "off",
+            # As hosted PostgreSQL defaults to: `timestamp` columns (TomoriBot's) then mean UTC
+            # on every machine, whatever its local zone.
+            "timezone": "UTC",
         }
         if not self.durable:
             settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")

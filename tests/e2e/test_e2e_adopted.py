@@ -89,9 +89,10 @@ async def personal(bot, disc_id: str) -> list[str]:
 async def test_the_dry_run_says_what_it_found_and_adoption_changed_no_bot_row(adopted):
     dry = adopted.steps[0].stdout
     assert "bot schema version: 096_minimal_notice_refs (4 migrations in its ledger)" in dry
-    assert "server_memories                      6" in dry and "personal_memories                    7" in dry
+    assert "server_memories                      6" in dry and "personal_memories                    13" in dry
     assert f"server {adopted.world.taught} lineage {adopted.world.lineage}: 5 of 5" in dry
     assert f"user {adopted.world.full} lineage {adopted.world.lineage} (with global rows): 5 of 5" in dry
+    assert f"user {adopted.world.hoarder} lineage {adopted.world.lineage} (with global rows): 6 of 5" in dry
     assert "user_personalization_configs.user_nickname" in dry
     assert "column server_memories.source (text NOT NULL DEFAULT 'legacy', new rows 'model')" in dry
     assert "nothing was changed (dry run)" in dry
@@ -149,6 +150,16 @@ async def test_existing_rows_count_against_the_cap(adopted):
                                               member_matches=[member(w.full, "Pat")], retrieval=RAG))
     assert result.data.status == codes.LIMIT_EXCEEDED, result
     assert result.data.current_count == 5 and len(await personal(adopted.bot, w.full)) == 5
+
+
+async def test_an_owner_above_the_cap_keeps_every_row_and_the_save_is_refused(adopted):
+    w = adopted.world
+    result = await adopted.memory.create(save(w.taught, "{user} keeps everything", w, scope="target_user",
+                                              target="hoa", member_matches=[member(w.hoarder, "Hoa")], retrieval=RAG))
+    # Decay is on and every row is dormant, yet nothing is deleted: never more than one row
+    # per save, and one would not bring this owner under the cap.
+    assert result.data.status == codes.LIMIT_EXCEEDED, result
+    assert result.data.current_count == 6 and len(await personal(adopted.bot, w.hoarder)) == 6
 
 
 async def test_a_legacy_row_is_evicted_when_decay_is_on(adopted):

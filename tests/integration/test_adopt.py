@@ -149,6 +149,10 @@ async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bo
     finally:
         await conn.close()
     assert tuple(row) == (True, 45)
+    listed = (await memoryctl(bot_dsn, "memories", "list", "--workspace", world.quiet)).stdout.splitlines()
+    # The bot's row, as the worker sees it: legacy, unprotected, dormant at 45 days of decay.
+    assert len(listed) == 2 and listed[1].split()[2:5] == ["no", "50.0d", "dormant"], listed  # the server runs UTC
+    assert listed[1].split()[5] == "legacy" and listed[1].endswith("Quiet server: no spoilers")
 
 
 async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
