@@ -47,6 +47,15 @@ _BOT_METRICS = ("WITH fresh AS (INSERT INTO memory_worker.metric_sample_events (
                 " INSERT INTO public.metric_samples (metric_name, fields, created_at)"
                 " SELECT $1, $2, $3 WHERE $4 IS NULL OR EXISTS (SELECT 1 FROM fresh)")
 STANDALONE_METRICS = _OWN_METRICS.format(table="public.metric_samples")
+# Retention ($1 days, $2 at most this many rows): the samples where they are written, and the
+# worker's event ids of the bot's samples alike; returns the samples deleted.
+PRUNE_METRICS = "memory_prune_metric_samples(p_days integer, p_batch integer)"
+_PRUNE = ("WITH gone AS (DELETE FROM {table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM {table}"
+          " WHERE created_at < now() - make_interval(days => $1) LIMIT $2)) RETURNING 1){extra}"
+          " SELECT count(*)::integer FROM gone")
+_PRUNE_EVENTS = (", seen AS (DELETE FROM memory_worker.metric_sample_events WHERE ctid = ANY (ARRAY("
+                 "SELECT ctid FROM memory_worker.metric_sample_events"
+                 " WHERE seen_at < now() - make_interval(days => $1) LIMIT $2)) RETURNING 1)")
 
 STANDALONE = {
     "directory_workspaces":
@@ -62,6 +71,7 @@ STANDALONE = {
         "SELECT i.user_id, a.host_user_disc_id FROM public.message_proxy_identities i"
         " JOIN public.message_proxy_namespace_accounts a ON a.namespace_id = i.namespace_id",
     "memory_record_metric": STANDALONE_METRICS,
+    "memory_prune_metric_samples": _PRUNE.format(table="public.metric_samples", extra=""),
 }
 
 # TomoriBot's per-server settings: (fact column, bot table, bot column, default when absent).
@@ -172,6 +182,9 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
         hosts = "SELECT NULL::integer, NULL::text WHERE false"
         sources.append(Source("proxy identity -> hosts", "none found (TomoriBot's proxy tables of migration 056"
                                                          " missing): pk:/pb: users are refused, no host link"))
+    metrics_table = "public.metric_samples" if catalog.has("metric_samples", "fields") else "memory_worker.metric_samples"
+    into_bots = catalog.has("metric_samples", "fields") and not catalog.has("metric_samples", "event_id")
+    prune = _PRUNE.format(table=metrics_table, extra=_PRUNE_EVENTS if into_bots else "")
     if catalog.has("metric_samples", "event_id"):
         metrics = _OWN_METRICS.format(table="public.metric_samples")
         sources.append(Source("metric samples (written)", "metric_samples, de-duplicated by its event_id"))
@@ -184,7 +197,7 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
         sources.append(Source("metric samples (written)", "memory_worker.metric_samples (the bot has none)"))
     bodies = {"directory_workspaces": workspaces, "directory_users": users, "directory_persona_nicknames": persona,
               "directory_blacklist": blacklist, "directory_proxy_identities": identities,
-              "directory_proxy_hosts": hosts, "memory_record_metric": metrics}
+              "directory_proxy_hosts": hosts, "memory_record_metric": metrics, "memory_prune_metric_samples": prune}
     return bodies, sources
 
 
@@ -210,6 +223,8 @@ def ddl(bodies: dict[str, str]) -> str:
     """CREATE OR REPLACE for every directory function: the same text for the same bodies."""
     reads = [f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{name}() RETURNS TABLE ({SIGNATURES[name]})\n"
              f"LANGUAGE sql STABLE AS $fact$ {bodies[name]} $fact$;" for name in SIGNATURES]
-    write = (f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{RECORD_METRIC} RETURNS void\n"
-             f"LANGUAGE sql AS $fact$ {bodies['memory_record_metric']} $fact$;")
-    return "\n".join([*reads, write])
+    writes = [f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{RECORD_METRIC} RETURNS void\n"
+              f"LANGUAGE sql AS $fact$ {bodies['memory_record_metric']} $fact$;",
+              f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{PRUNE_METRICS} RETURNS integer\n"
+              f"LANGUAGE sql AS $fact$ {bodies['memory_prune_metric_samples']} $fact$;"]
+    return "\n".join([*reads, *writes])

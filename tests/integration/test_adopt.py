@@ -171,6 +171,10 @@ async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
         # The bot's own writer still works: its columns only.
         await conn.execute("INSERT INTO public.metric_samples (metric_name, fields) VALUES ('llm_latency', '{}')")
         assert await conn.fetchval("SELECT count(*) FROM public.metric_samples") == before + 3
+        from worker.sinks import _PRUNE
+
+        await conn.execute(_INSERT, "memory_eviction", '{"scope": "old"}', tomoribot.days_ago(40), "cmd-0:m")
+        assert await conn.fetchval(_PRUNE, 30, 100) == 1  # the retention reaches the bot's table too
     finally:
         await conn.close()
     assert [tuple(r) for r in rows] == [("memory_eviction", "server"), ("memory_eviction", "personal")]
