@@ -4,6 +4,7 @@ migrations are not blocked, and a worker refuses a bot database nobody adopted."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -195,3 +196,35 @@ async def test_a_bot_database_without_proxy_tables_fails_closed_for_proxy_users(
         await conn.close()
     # An identity with no resolvable host link: the create and panel decisions refuse it.
     assert '"hosts": []' in identity and world.proxy in identity
+
+
+async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_worker_uses(bot_dsn, pg_server):
+    from contracts import results as codes
+    from db.migrate import migrate_dsn
+    from db.repository import MemoryRepository, create_pool
+    from tests.integration.helpers import server_save
+    from worker.domain.model import Limits
+    from worker.services.create_memory import CreateMemoryService
+
+    world = await tomori(bot_dsn)
+    assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
+    conn = await asyncpg.connect(bot_dsn)
+    try:
+        await conn.execute((ROOT / "deploy" / "postgres" / "worker_role.sql").read_text())
+    finally:
+        await conn.close()
+    role_dsn = bot_dsn.replace(f"{pg_server.user}@", "memory_worker@", 1)
+    assert await migrate_dsn(role_dsn) == []
+    pool = await create_pool(role_dsn, min_size=1, max_size=2)
+    try:
+        create = CreateMemoryService(MemoryRepository(pool), Limits())
+        handled = await create.run(server_save(world.hidden, "the role can save", lineage=world.lineage))
+        assert json.loads(handled.result)["data"]["status"] == codes.SAVED, handled.result
+        async with pool.acquire() as role:
+            for table in ("personas", "minimal_notice_refs", "message_proxy_namespaces", "schema_migrations"):
+                with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                    await role.fetch(f"SELECT * FROM public.{table}")
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await role.execute("UPDATE public.servers SET registration_locale = 'xx'")
+    finally:
+        await pool.close()
