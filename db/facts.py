@@ -11,6 +11,7 @@ migrations that drop a column the view reads (TomoriBot's 062 drops `users.user_
 while a function body records no such dependency. These bodies are single SELECTs in
 LANGUAGE sql, STABLE, without SET clauses, so the planner inlines them like views.
 `memoryctl migrate` makes them again, so after a bot upgrade they follow the bot's tables.
+The metric samples' writer and retention are made here too: the only writes that differ.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ SIGNATURES = {
     "directory_proxy_hosts": "user_id integer, host_user_disc_id text",
 }
 
-# Where a metric sample is written ($1 name, $2 fields, $3 stored at, $4 event id): the one
-# write that differs between the modes. A redelivered metric is stored once: by the table's
+# Where a metric sample is written ($1 name, $2 fields, $3 stored at, $4 event id), with its
+# retention below: the writes that differ between the modes. A redelivered metric is stored once: by the table's
 # unique event_id where the worker owns the table, by the worker's own record of event ids
 # where the samples go into the bot's `metric_samples(metric_name, fields, created_at)`.
 RECORD_METRIC = "memory_record_metric(p_name text, p_fields jsonb, p_at timestamptz, p_event_id text)"
