@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from db import directory
+from db.connection import SERVER_SETTINGS
 
 import asyncpg
 import msgspec
@@ -29,6 +30,7 @@ class WorkspaceRow(msgspec.Struct, frozen=True):
     personal_memories_enabled: bool
     memory_decay_enabled: bool
     memory_decay_days: int
+    member_teaching_enabled: bool = True  # read by the panel context only
     # Notice settings: read by the create context only.
     tool_notice_verbosity: str = "minimal"
     tool_notice_hidden_keys: list[str] = []
@@ -129,7 +131,7 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asy
         # The lock and statement timeouts turn a stuck database into a retryable error
         # instead of a partition that silently stops.
         server_settings={"lock_timeout": "5s", "statement_timeout": "15s",
-                         "application_name": "memory-worker"},
+                         "application_name": "memory-worker", **SERVER_SETTINGS},
     )
 
 

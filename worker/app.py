@@ -12,7 +12,7 @@ from nats.errors import ConnectionClosedError
 
 from contracts import subjects
 from contracts.lookup import wants_outcome
-from db.migrate import migrate_dsn
+from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker import metrics, stranded, streams
 from worker.domain.model import Limits
@@ -102,9 +102,10 @@ async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
 
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied = await migrate_dsn(endpoints.database_url)
+    applied, database_mode = await prepare_dsn(endpoints.database_url)
     if applied:
         log.info("migrations_applied", names=applied)
+    log.info("database_mode", mode=database_mode)
     closed = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
         pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)

@@ -116,6 +116,7 @@ async def _replay_or_drop(js, args, out, progress) -> int:
             out(f"no dead letter with sequence {', '.join(map(str, missing))}: nothing done")
             return 1
     verb = "replay" if args.action == "replay" else "drop"
+    verb_done = {"replay": "replayed", "drop": "dropped"}[verb]
     refused = []
     if verb == "replay":
         refused = [(letter, why) for letter in targets if (why := dead_letters.replay_refusal(letter))]
@@ -125,7 +126,7 @@ async def _replay_or_drop(js, args, out, progress) -> int:
     if getattr(args, "dry_run", False):
         for letter in targets:
             out(f"would {verb} {letter.seq}: {letter.original_subject} ({letter.reason})")
-        out(f"dry run: {len(targets)} dead letter(s) would be {verb}ed")
+        out(f"dry run: {len(targets)} dead letter(s) would be {verb_done}")
         return 1 if refused else 0
     done: Counter[str] = Counter()
     for i, letter in enumerate(targets, 1):
@@ -136,7 +137,7 @@ async def _replay_or_drop(js, args, out, progress) -> int:
         done[letter.reason] += 1
         progress(i, len(targets))
     summary = ", ".join(f"{n} {reason}" for reason, n in sorted(done.items())) or "nothing"
-    out(f"{verb}ed {len(targets)} dead letter(s): {summary}")
+    out(f"{verb_done} {len(targets)} dead letter(s): {summary}")
     return 1 if refused else 0
 
 

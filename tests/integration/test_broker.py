@@ -98,7 +98,7 @@ async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
     while (await sub.consumer_info()).num_pending or not out:
         try:
             out += await sub.fetch(100, timeout=2)
-        except nats.errors.TimeoutError:
+        except (nats.errors.TimeoutError, asyncio.TimeoutError):  # nats-py raises the plain one too when its deadline runs out early
             if not (await sub.consumer_info()).num_pending:
                 break
     await sub.unsubscribe()
