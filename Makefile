@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-unit test-integration test-e2e test-chaos test-cluster demo bench bench-profile bench-smoke schemas clean
+.PHONY: install run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster demo bench bench-profile bench-smoke schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,local]'
 	touch $(STAMP)
 
 # The interop test's JavaScript bot and the TypeScript generator: locked versions, no install scripts.
@@ -25,8 +25,21 @@ install: $(STAMP) $(NODE_STAMP)
 run: $(STAMP)
 	$(VENV)/bin/memoryctl run
 
-## The whole default suite: unit, integration, end-to-end and short chaos runs, on real servers it starts itself.
-test: $(STAMP) $(NODE_STAMP)
+## Ruff over the tree (a modest rule set: pyflakes, pycodestyle, bugbear, import order).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+## mypy over the contract and the pure domain (pyproject.toml [tool.mypy]).
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+## The process boundaries (import-linter contracts in pyproject.toml): fails when one is crossed.
+check-imports: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+## The whole default suite: lint, types, boundaries, then unit, integration, end-to-end and
+## short chaos runs, on real servers it starts itself.
+test: $(STAMP) $(NODE_STAMP) lint typecheck check-imports
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster
 
 test-unit: $(STAMP)
@@ -51,7 +64,7 @@ demo: $(STAMP)
 	$(VENV)/bin/memoryctl demo
 
 $(VENV)/.bench-installed: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet -e '.[test,local,bench]'
 	touch $@
 
 ## The performance benchmark: pgbench baseline, worker end to end, in-process peer, latency

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from . import schema, subjects
 from .commands import DEFAULT_REPLY_PREFIXES, REPLY_SUBJECT_RULE
 
 PATH = Path(__file__).parent / "asyncapi.json"
 VERSION = "0.2.0"
-# Also in worker/streams.py; a test keeps them equal.
+# Also in worker/consuming/streams.py; a test keeps them equal.
 DUPLICATE_WINDOW_S = 600
 
 TOKEN_RULE = (
@@ -199,7 +200,7 @@ def document() -> dict:
             messages[name] = _message(name, schema_key)
     operations = {}
     for op_id, (action, channel_id, reply) in _OPERATIONS.items():
-        op = {"action": action, "channel": {"$ref": f"#/channels/{channel_id}"}}
+        op: dict[str, Any] = {"action": action, "channel": {"$ref": f"#/channels/{channel_id}"}}
         if reply is not None:
             op["reply"] = {"channel": {"$ref": f"#/channels/{reply}"}}
             if channel_id != "resultLookup":  # the lookup answers on the request's own reply subject

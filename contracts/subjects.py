@@ -123,12 +123,3 @@ def parse_partitioned(subject: str) -> tuple[str, str]:
 
 def original_subject(kind: str, workspace_token: str) -> str:
     return f"memory.{kind}.{workspace_token}"
-
-
-def partition_of(workspace_token: str, partitions: int) -> int:
-    """The partition the server computes: FNV-1a 32-bit over the token bytes, mod P."""
-    h = 0x811C9DC5
-    for b in workspace_token.encode("utf-8"):
-        h ^= b
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return h % partitions

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from db import directory
-from db.connection import SERVER_SETTINGS
-
 import asyncpg
 import msgspec
+
+from db import directory
+from db.connection import SERVER_SETTINGS
 
 
 class OutboxRow(msgspec.Struct, frozen=True):

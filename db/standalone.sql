@@ -88,7 +88,7 @@ CREATE TABLE public.personal_memories (
 );
 
 -- event_id: the metric's Nats-Msg-Id, so a metric redelivered after its acknowledgement was
--- lost is stored once (worker/sinks.py inserts ON CONFLICT DO NOTHING). Nullable: a writer
+-- lost is stored once (worker/sinks/process.py inserts ON CONFLICT DO NOTHING). Nullable: a writer
 -- that knows no event id still works.
 CREATE TABLE public.metric_samples (
     metric_name text NOT NULL,

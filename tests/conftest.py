@@ -26,11 +26,21 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from db.migrate import migrate_dsn  # noqa: E402
 from db.repository import create_pool  # noqa: E402
-from worker.embedded import ChildProcess, NatsServer, PostgresServer, free_port  # noqa: E402
+from worker.local.embedded import ChildProcess, NatsServer, PostgresServer, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_DB = "memory_template"
 _db_counter = itertools.count()
+LAYERS = ("unit", "integration", "e2e", "chaos", "cluster", "faults")
+
+
+def pytest_collection_modifyitems(items):
+    """Each test carries its layer's marker, from the folder it lives in."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        relative = Path(str(item.path)).resolve().relative_to(tests)
+        if relative.parts and relative.parts[0] in LAYERS:
+            item.add_marker(relative.parts[0])
 
 
 @pytest.fixture(scope="session")
@@ -111,7 +121,7 @@ class WorkerProcess(ChildProcess):
         self._log = open(self.log_path, "ab")
         start_offset = self.log_path.stat().st_size
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "worker.cli", "run"], env=self.env, cwd=ROOT,
+            [sys.executable, "-m", "worker.cli.memoryctl", "run"], env=self.env, cwd=ROOT,
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, start_new_session=True,
         )
         deadline = time.monotonic() + timeout

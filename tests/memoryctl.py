@@ -1,4 +1,4 @@
-"""`memoryctl` in-process: the console script's entry point (worker.cli:main) with its own
+"""`memoryctl` in-process: the console script's entry point (worker.cli.memoryctl:main) with its own
 environment and captured output, in a thread (each command calls asyncio.run). About a second
 cheaper per call than a new interpreter; commands that wait for signals (run, sinks,
 cache-node) need a real process instead."""
@@ -11,7 +11,7 @@ import io
 import os
 import subprocess
 
-from worker import cli
+from worker.cli import memoryctl as cli
 
 
 def _main(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:

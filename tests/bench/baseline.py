@@ -38,7 +38,7 @@ from db.repository import MemoryRepository, create_pool
 from tests.bench.dataset import HISTORY_PREFIX
 from worker.domain.model import Limits
 from worker.domain.targets import lookup_ids
-from worker.embedded import LOOPBACK, PostgresServer
+from worker.local.embedded import LOOPBACK, PostgresServer
 from worker.services.create_memory import CreateMemoryService
 
 # The forgotten content an eviction's notice shows: a legacy row's length (tests/bench/dataset.py).

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from contracts.commands import CreateMemory
-from worker.client import new_create
+from worker.client.memory_client import new_create
 
 WS_BASE = 400_000_000_000_000_000  # workspace (guild) snowflakes
 USER_BASE = 500_000_000_000_000_000  # known users

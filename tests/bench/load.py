@@ -19,8 +19,9 @@ import nats
 
 from contracts.commands import CreateMemory
 from tests.conftest import WorkerProcess, worker_env
-from worker.client import MemoryClient
-from worker.embedded import NatsServer
+from worker.client.memory_client import MemoryClient
+from worker.local.embedded import NatsServer
+
 
 @dataclass
 class LoadResult:

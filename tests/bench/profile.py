@@ -31,7 +31,7 @@ from db.migrate import migrate_dsn
 from tests.bench import load
 from tests.bench.cpu import Probe
 from tests.bench.dataset import World, command, seed, specs
-from worker.embedded import PostgresServer
+from worker.local.embedded import PostgresServer
 
 PROFILED_PG = {"shared_preload_libraries": "pg_stat_statements", "track_functions": "all",
                "pg_stat_statements.track": "all"}

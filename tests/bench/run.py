@@ -46,8 +46,8 @@ from tests.bench.breakdown import where_the_time_went  # noqa: E402
 from tests.bench.cpu import Probe  # noqa: E402
 from tests.bench.dataset import World, command, seed, specs  # noqa: E402
 from worker.domain.model import Limits  # noqa: E402
-from worker.embedded import PostgresServer, _nats_server_binary  # noqa: E402
-from worker.settings import Settings  # noqa: E402
+from worker.local.embedded import PostgresServer, _nats_server_binary  # noqa: E402
+from worker.shared.settings import Settings  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 # 12.5%: the lighter load where the p99 target may hold when it does not at 50%.
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
                    "history_commands": args.commands,
                    "sweep_shares": list(SWEEP_SHARES), "sweep_seconds": args.sweep_seconds, "seed": args.seed,
                    "worker_env": {"MEMORY_PARTITIONS": str(args.concurrency), "LOG_FORMAT": "json",
-                                  "METRICS_PORT": "0", "other settings": "defaults (worker/settings.py)"},
+                                  "METRICS_PORT": "0", "other settings": "defaults (worker/shared/settings.py)"},
                    "durable": {"postgres": "fsync on, synchronous_commit on", "nats": "sync_interval always"}},
     }
     print(f"make bench: {os.cpu_count()} cores, load average {results['machine']['loadavg_start']}; "

@@ -18,8 +18,8 @@ from pathlib import Path
 import nats
 
 from tests.conftest import WorkerProcess, worker_env
-from worker.client import MemoryClient, new_create
-from worker.embedded import NatsServer, PostgresServer
+from worker.client.memory_client import MemoryClient, new_create
+from worker.local.embedded import NatsServer, PostgresServer
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:

@@ -30,7 +30,7 @@ import pytest
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from tests.conftest import WorkerProcess, worker_env  # noqa: E402
-from worker.embedded import LOOPBACK, NatsServer, PostgresServer, free_port  # noqa: E402
+from worker.local.embedded import LOOPBACK, NatsServer, PostgresServer, free_port  # noqa: E402
 
 CHAOS_DB = "chaos"
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
 import uuid
@@ -35,7 +34,9 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import results as codes
 from contracts import subjects
 from db.migrate import migrate_dsn
-from worker.client import lookup_result, publish_until_stored
+from tests.support.partitions import partition_of
+from tests.support.publishing import publish_until_stored
+from worker.client.memory_client import lookup_result
 
 CAP = 20
 LINEAGE = 7
@@ -44,11 +45,6 @@ BELOW_CAP_PREFILL = 14
 BOT_ID = "990000000000000001"
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
 SAVED_STATUSES = (codes.SAVED, codes.SAVED_WITH_EVICTION)
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw else default
 
 
 # --------------------------------------------------------------------------- workload
@@ -158,7 +154,7 @@ class Scenario:
         """
         groups: list[list[Command]] = [[] for _ in range(count)]
         for cmd in self.commands:
-            partition = subjects.partition_of(subjects.encode_token(cmd.workspace_id), partitions)
+            partition = partition_of(subjects.encode_token(cmd.workspace_id), partitions)
             groups[partition * count // partitions].append(cmd)
         self.commands = [cmd for group in groups for cmd in group]
         return groups

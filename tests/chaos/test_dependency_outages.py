@@ -22,7 +22,8 @@ import asyncio
 import random
 import time
 
-from tests.chaos.scenario import Bot, Db, Scenario, dead_letters, env_int, log_counts, verify
+from tests.chaos.scenario import Bot, Db, Scenario, dead_letters, log_counts, verify
+from tests.support.env import env_int
 
 ACK_WAIT = 20
 OUTAGE_S = float(env_int("CHAOS_OUTAGE_SECONDS", 3))

@@ -27,14 +27,9 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 from db.migrate import migrate_dsn  # noqa: E402
 from tests.cluster.nats_deploy import PASSWORDS, NatsCluster  # noqa: E402
 from tests.conftest import WorkerProcess, worker_env  # noqa: E402
-from worker.embedded import PostgresServer  # noqa: E402
+from worker.local.embedded import PostgresServer  # noqa: E402
 
 CLUSTER_DB = "cluster"
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw else default
 
 
 def pytest_configure(config):

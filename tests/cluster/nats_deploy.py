@@ -23,7 +23,7 @@ from typing import Any
 
 import nats
 
-from worker.embedded import LOOPBACK, ChildProcess, _nats_server_binary, _wait_for_port, free_port
+from worker.local.embedded import LOOPBACK, ChildProcess, _nats_server_binary, _wait_for_port, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_NATS = ROOT / "deploy" / "nats"

@@ -37,11 +37,12 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from contracts.codec import encode
-from tests.cluster.conftest import env_int
 from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, eventually
 from tests.integration.helpers import server_save
-from worker import streams
-from worker.client import lookup_result, publish_until_stored
+from tests.support.env import env_int
+from tests.support.publishing import publish_until_stored
+from worker.client.memory_client import lookup_result
+from worker.consuming import streams
 
 SAVED = "memory_saved_successfully"
 REPLIES = f"{INBOX_PREFIXES['bot-tomori']}.cluster"

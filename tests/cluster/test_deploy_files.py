@@ -17,8 +17,8 @@ import pytest
 yaml = pytest.importorskip("yaml", reason="PyYAML is in the test extras")
 
 from tests.cluster.nats_deploy import PASSWORD_VARS, ROOT  # noqa: E402
-from worker.embedded import _nats_server_binary  # noqa: E402
-from worker.settings import Settings  # noqa: E402
+from worker.local.embedded import _nats_server_binary  # noqa: E402
+from worker.shared.settings import Settings  # noqa: E402
 
 DEPLOY = ROOT / "deploy"
 ACCOUNTS = (DEPLOY / "nats" / "accounts.conf").read_text()

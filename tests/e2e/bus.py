@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,21 +51,6 @@ def command_payload(fields: dict[str, Any], *, command_id: str, reply_to: str | 
     """A full command as a JSON-ready dict."""
     return {"command_id": command_id, "issued_at": datetime.now(UTC).isoformat(), "reply_to": reply_to,
             **fields}
-
-
-async def wait_until(condition, *, timeout: float, interval: float = 0.02) -> None:
-    """Poll `condition` (plain or async) until it is true; fail after `timeout` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        met = condition()
-        if inspect.isawaitable(met):
-            met = await met
-        if met:
-            return
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(interval)
 
 
 def encode(obj: Any) -> bytes:

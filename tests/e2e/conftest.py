@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from tests.e2e.bus import Inbox
-from worker.client import MemoryClient
+from worker.client.memory_client import MemoryClient
 
 
 @pytest.fixture(scope="session")

@@ -25,8 +25,8 @@ from tests import tomoribot
 from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import RAG, create_fields
 from tests.memoryctl import memoryctl as in_process
-from worker.client import MemoryClient
-from worker.embedded import NatsServer
+from worker.client.memory_client import MemoryClient
+from worker.local.embedded import NatsServer
 
 CAPS = {"MAX_SERVER_MEMORIES": "5", "MAX_PERSONAL_MEMORIES": "5"}
 CHANNEL_PUBLIC = {"id": "830000000000000001", "is_dm": False, "is_private": False, "everyone_can_view": True,

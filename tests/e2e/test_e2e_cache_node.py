@@ -11,9 +11,10 @@ from __future__ import annotations
 import pytest
 
 from contracts import results as codes
-from tests.e2e.bus import create_fields, unique, wait_until
+from tests.e2e.bus import create_fields, unique
 from tests.e2e.directory import add_user, personal_memories, server_memories, upsert_server
-from worker.cache_node import CacheNode
+from tests.support.waiting import wait_until
+from worker.client.cache_node import CacheNode
 
 LINEAGE = 21
 

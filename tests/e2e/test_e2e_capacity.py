@@ -25,6 +25,7 @@ from tests.e2e.directory import (
     set_reinforced,
     upsert_server,
 )
+from tests.support.partitions import partition_of
 
 LINEAGE = 9
 PARTITIONS = 4  # MEMORY_PARTITIONS of the e2e worker
@@ -34,7 +35,7 @@ def workspaces_on_every_partition(per_partition: int = 2) -> list[str]:
     by_partition: dict[int, list[str]] = {p: [] for p in range(PARTITIONS)}
     for _ in itertools.count():
         ws = unique()
-        bucket = by_partition[subjects.partition_of(subjects.encode_token(ws), PARTITIONS)]
+        bucket = by_partition[partition_of(subjects.encode_token(ws), PARTITIONS)]
         if len(bucket) < per_partition:
             bucket.append(ws)
         if all(len(b) == per_partition for b in by_partition.values()):

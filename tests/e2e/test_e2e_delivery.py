@@ -11,10 +11,12 @@ import pytest
 
 from contracts import results as codes
 from contracts import subjects
-from tests.e2e.bus import create_fields, read_stream, unique, wait_until
+from tests.e2e.bus import create_fields, read_stream, unique
 from tests.e2e.directory import server_memories, upsert_server
-from worker import streams
-from worker.client import new_create
+from tests.support.partitions import partition_of
+from tests.support.waiting import wait_until
+from worker.client.memory_client import new_create
+from worker.consuming import streams
 
 E2E_PARTITIONS = 4
 
@@ -54,10 +56,10 @@ async def test_events_failing_after_commit_are_published_once_in_order_when_the_
 
 
 def _workspace_in_other_partition(than: str) -> str:
-    blocked = subjects.partition_of(subjects.encode_token(than), E2E_PARTITIONS)
+    blocked = partition_of(subjects.encode_token(than), E2E_PARTITIONS)
     while True:
         ws = unique()
-        if subjects.partition_of(subjects.encode_token(ws), E2E_PARTITIONS) != blocked:
+        if partition_of(subjects.encode_token(ws), E2E_PARTITIONS) != blocked:
             return ws
 
 

@@ -10,11 +10,13 @@ import pytest
 
 from contracts import results as codes
 from contracts import subjects
-from tests.e2e.bus import Inbox, command_payload, create_fields, encode, publish_command, unique, wait_until
+from tests.e2e.bus import Inbox, command_payload, create_fields, encode, publish_command, unique
 from tests.e2e.directory import processed_count, server_memories, upsert_server
 from tests.e2e.test_e2e_delivery import FAIL_SWITCH
-from worker import dead_letters, dlq_cli
-from worker.cli import main as memoryctl
+from tests.support.waiting import wait_until
+from worker.cli import dlq as dlq_cli
+from worker.cli.memoryctl import main as memoryctl
+from worker.consuming import dead_letters
 
 
 def _args(action: str, *seqs: int, all_: bool = False, reason: str | None = None, dry_run: bool = False):

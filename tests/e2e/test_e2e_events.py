@@ -15,7 +15,7 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
 from contracts.results import CacheKey
-from tests.e2e.bus import RAG, create_fields, read_stream, unique, wait_until
+from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import (
     add_old_server_memories,
     add_user,
@@ -23,7 +23,8 @@ from tests.e2e.directory import (
     server_memories,
     upsert_server,
 )
-from worker.client import new_create
+from tests.support.waiting import wait_until
+from worker.client.memory_client import new_create
 
 LINEAGE = 11
 

@@ -30,9 +30,9 @@ from contracts import subjects
 from tests.conftest import WorkerProcess, clone_database, worker_env
 from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command, read_stream, unique
 from tests.e2e.directory import server_memories, upsert_server
-from worker import dead_letters
-from worker.embedded import NatsServer
-from worker.handlers import CommandHandler, Invalid, _probe
+from worker.consuming import dead_letters
+from worker.consuming.handlers import CommandHandler, Invalid, _probe
+from worker.local.embedded import NatsServer
 
 SEED = 20240404
 PREFIXES = ("_INBOX.",)

@@ -16,7 +16,7 @@ from contracts import subjects
 from contracts.codec import encode
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, processed_count, server_memories, upsert_server
-from worker.client import new_create
+from worker.client.memory_client import new_create
 
 LINEAGE = 3
 

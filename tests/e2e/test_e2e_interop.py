@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from contracts import results as codes
-from tests.e2e.directory import add_old_server_memories, server_memories, upsert_server
 from tests.e2e.bus import unique
+from tests.e2e.directory import add_old_server_memories, server_memories, upsert_server
 
 INTEROP = Path(__file__).resolve().parent.parent / "interop"
 LINEAGE = 21

@@ -14,9 +14,10 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
 from contracts.schema import SCHEMA_DIR
-from tests.e2e.bus import create_fields, command_payload, publish_command, unique, wait_until
+from tests.e2e.bus import command_payload, create_fields, publish_command, unique
 from tests.e2e.directory import upsert_server
-from worker.client import CommandDeadLettered, MemoryClient, lookup_outcome, lookup_result, new_create
+from tests.support.waiting import wait_until
+from worker.client.memory_client import CommandDeadLettered, MemoryClient, lookup_outcome, lookup_result, new_create
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
 

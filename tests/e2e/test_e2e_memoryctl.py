@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import ROOT, clone_database, unique, worker_env
 from tests.memoryctl import memoryctl
-from worker import cli
+from worker.cli import memoryctl as cli
 
 WS, USER, HOST = unique(), unique(), unique()
 PROXY = f"pk:{uuid.uuid4()}"
@@ -88,7 +88,7 @@ async def test_each_subcommand_runs(e2e_worker, nats_server, e2e_database_url):
 
 
 def _serve_until_ready(argv: list[str], env: dict[str, str], ready: str, timeout: float = 60.0) -> str:
-    proc = subprocess.Popen([sys.executable, "-m", "worker.cli", *argv], cwd=ROOT, env=env, text=True,
+    proc = subprocess.Popen([sys.executable, "-m", "worker.cli.memoryctl", *argv], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     lines = []
     try:
@@ -112,7 +112,7 @@ def _serve_until_ready(argv: list[str], env: dict[str, str], ready: str, timeout
 @pytest.mark.parametrize("path", list(SERVING), ids=" ".join)
 async def test_each_long_running_subcommand_starts_and_stops_on_sigterm(path, e2e_worker, nats_server, pg_server,
                                                                         template_db, tmp_path):
-    from worker.embedded import NatsServer
+    from worker.local.embedded import NatsServer
 
     argv, ready = SERVING[path]
     nats = None

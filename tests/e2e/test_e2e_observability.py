@@ -9,8 +9,9 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 from contracts import results as codes
-from tests.e2e.bus import RAG, create_fields, unique, wait_until
+from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories, upsert_server
+from tests.support.waiting import wait_until
 
 
 def _get(url: str) -> tuple[int, str]:

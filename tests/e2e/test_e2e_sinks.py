@@ -1,6 +1,6 @@
 """A real eviction through the running worker reaches both metrics sinks (DESIGN.md 3.5, 7).
 
-The sinks run as `memoryctl sinks` runs them (`worker.sinks.run_sinks`), with consumers of
+The sinks run as `memoryctl sinks` runs them (`worker.sinks.process.run_sinks`), with consumers of
 their own on MEMORY_EVENTS, against the worker's NATS and database.
 """
 
@@ -11,9 +11,10 @@ import asyncio
 import msgspec
 
 from contracts import results as codes
-from tests.e2e.bus import RAG, create_fields, unique, wait_until
+from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories, eviction_metric_ids, upsert_server
-from worker.sinks import run_sinks
+from tests.support.waiting import wait_until
+from worker.sinks.process import run_sinks
 
 LINEAGE = 13
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import unique
-from worker.embedded import NatsServer
+from worker.local.embedded import NatsServer
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 import uuid
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -11,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from contracts.commands import CreateMemory
-from worker.client import new_create
+from worker.client.memory_client import new_create
 
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
 

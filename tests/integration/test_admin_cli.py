@@ -1,8 +1,8 @@
 """memoryctl's directory commands against a real database (issue 3): users' privacy, workspace
 settings, blacklist entries, proxy host links, and `memories list` with protection and dormancy.
 
-Most tests run the commands in-process (`worker.admin.run` with memoryctl's argument parser);
-a few run `python -m worker.cli` as a subprocess, as an operator would.
+Most tests run the commands in-process (`worker.cli.admin.run` with memoryctl's argument parser);
+a few run `python -m worker.cli.memoryctl` as a subprocess, as an operator would.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER
 from contracts.commands import ManualMemory, SeedBio
 from db.repository import MemoryRepository, create_pool
-from worker import admin
+from worker.cli import admin
 from worker.domain.model import Limits
 from worker.services.manual import ManualMemoryService
 from worker.services.seed_bio import SeedBioService
@@ -41,7 +41,7 @@ async def database(pg_server, template_db):
 
 
 def parser() -> argparse.ArgumentParser:
-    """memoryctl's parser for the directory commands (worker.cli adds the same subparsers)."""
+    """memoryctl's parser for the directory commands (worker.cli.memoryctl adds the same subparsers)."""
     p = argparse.ArgumentParser(prog="memoryctl")
     admin.add_parsers(p.add_subparsers(dest="command", required=True))
     return p
@@ -57,7 +57,7 @@ async def ctl(database, *argv: str) -> tuple[int, list[str]]:
 def ctl_process(database_url: str, *argv: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, DATABASE_URL=database_url, NATS_URL="nats://127.0.0.1:1", PYTHONPATH=str(ROOT),
                LOG_FORMAT="json")
-    return subprocess.run([sys.executable, "-m", "worker.cli", *argv], env=env, cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "worker.cli.memoryctl", *argv], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 
 

@@ -12,9 +12,10 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from db.repository import MemoryRepository
-from worker import streams
-from worker.outbox import OutboxPublisher
-from worker.partitions import PartitionConsumers
+from tests.support.partitions import partition_of
+from worker.consuming import streams
+from worker.consuming.outbox import OutboxPublisher
+from worker.consuming.partitions import PartitionConsumers
 
 from ..conftest import unique
 from .helpers import raw_consumer_info
@@ -49,7 +50,7 @@ async def test_the_server_files_each_workspace_under_the_partition_we_compute(js
     await consumers.start()
     await asyncio.wait_for(all_seen.wait(), 30)
     await consumers.stop(timeout=5)
-    assert seen == {ws: subjects.partition_of(subjects.encode_token(ws), PARTITIONS) for ws in workspaces}
+    assert seen == {ws: partition_of(subjects.encode_token(ws), PARTITIONS) for ws in workspaces}
     assert len(set(seen.values())) > 1
 
 
@@ -98,7 +99,8 @@ async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
     while (await sub.consumer_info()).num_pending or not out:
         try:
             out += await sub.fetch(100, timeout=2)
-        except (nats.errors.TimeoutError, asyncio.TimeoutError):  # nats-py raises the plain one too when its deadline runs out early
+        # nats-py raises the plain one too when its deadline runs out early
+        except (nats.errors.TimeoutError, asyncio.TimeoutError):
             if not (await sub.consumer_info()).num_pending:
                 break
     await sub.unsubscribe()

@@ -1,4 +1,4 @@
-"""The cache node (worker/cache_node.py) on a real nats-server: caching, TTL, bound,
+"""The cache node (worker/client/cache_node.py) on a real nats-server: caching, TTL, bound,
 single-flight, invalidation events from MEMORY_EVENTS, races, gaps, disconnects, restarts."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from nats.js.api import AckPolicy, DeliverPolicy
 
 from contracts import subjects
 from contracts.events import CacheInvalidate
-from worker import streams
-from worker.cache_node import CacheNode, consumer_name
-from worker.embedded import NatsServer
+from tests.support.waiting import wait_until
+from worker.client.cache_node import CacheNode, consumer_name
+from worker.consuming import streams
+from worker.local.embedded import NatsServer
 
 from ..conftest import unique
 
@@ -40,15 +41,6 @@ class RecordingNode(CacheNode):
     def invalidate(self, cache, key, **kw):
         self.invalidated.append((cache, key))
         return super().invalidate(cache, key, **kw)
-
-
-async def wait_until(condition, timeout: float = 5.0, interval: float = 0.01) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(interval)
 
 
 async def publish_invalidation(js, cache: str, key: str, *, data: bytes | None = None) -> None:
@@ -377,7 +369,7 @@ async def test_a_disconnect_flushes_and_caching_resumes_after_reconnect(restarta
 
 
 async def test_run_cache_node_waits_for_the_stream_and_logs_invalidations_until_stopped(restartable_nats):
-    from worker.cache_node import run_cache_node
+    from worker.client.cache_node import run_cache_node
 
     url = restartable_nats.url
     admin = await nats.connect(url)

@@ -10,9 +10,9 @@ import nats
 import pytest
 
 from contracts import subjects
-from worker import streams
-from worker.client import MemoryClient, ResultTimeout
-from worker.embedded import NatsServer
+from worker.client.memory_client import MemoryClient, ResultTimeout
+from worker.consuming import streams
+from worker.local.embedded import NatsServer
 
 from ..conftest import unique
 

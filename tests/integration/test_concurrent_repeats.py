@@ -7,7 +7,7 @@ import asyncio
 from contracts.codec import OP_RESULT_DECODER
 from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository
-from worker.client import _complete
+from worker.client.memory_client import _complete
 from worker.services.reinforce import ReinforceService
 
 from ..conftest import unique

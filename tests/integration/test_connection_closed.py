@@ -25,9 +25,9 @@ from contracts import subjects
 from contracts.codec import encode
 from tests.cluster.nats_deploy import NatsNode
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
-from tests.e2e.bus import wait_until
 from tests.integration.helpers import server_save
-from worker.embedded import LOOPBACK, free_port
+from tests.support.waiting import wait_until
+from worker.local.embedded import LOOPBACK, free_port
 
 LOWERED_MAX_PAYLOAD = 4096
 

@@ -12,7 +12,7 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
-from worker import metrics
+from worker.consuming import metrics
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
 from worker.services.create_memory import CreateMemoryService
@@ -26,7 +26,7 @@ LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
 def services(pool) -> tuple[CreateMemoryService, BatchedCreateService]:
     repo = MemoryRepository(pool)
     single = CreateMemoryService(repo, LIMITS)
-    return single, BatchedCreateService(single, repo, max_batch=64)
+    return single, BatchedCreateService(single, repo, max_batch=64, observe=metrics.CREATE_BATCH.observe)
 
 
 def _comparable(result_json: bytes, *ids_and_names: str) -> dict:

@@ -21,7 +21,7 @@ import pytest
 
 from tests.cluster.nats_deploy import DEPLOY_NATS, NatsNode, connect_as, password_env
 from tests.conftest import ROOT
-from worker.embedded import PostgresServer, _nats_server_binary, _wait_for_port, free_port
+from worker.local.embedded import PostgresServer, _nats_server_binary, _wait_for_port, free_port
 
 WORKER_ROLE_SQL = ROOT / "deploy" / "postgres" / "worker_role.sql"
 
@@ -72,7 +72,7 @@ async def test_worker_role_sql_runs_as_a_non_superuser_owner_with_createrole(own
         await admin.close()
     owner_url = own_postgres.dsn("memory").replace(f"{own_postgres.user}@", "memory_owner@", 1)
     env = dict(os.environ, DATABASE_URL=owner_url, PYTHONPATH=str(ROOT))
-    migrate = subprocess.run([sys.executable, "-m", "worker.cli", "migrate"], env=env, cwd=ROOT,
+    migrate = subprocess.run([sys.executable, "-m", "worker.cli.memoryctl", "migrate"], env=env, cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert migrate.returncode == 0, migrate.stderr[-2000:]
 

@@ -24,9 +24,13 @@ from nats.js.errors import NotFoundError
 from contracts import subjects
 from tests.cluster.nats_deploy import PASSWORDS, connect_as, connect_options, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
-from tests.e2e.bus import create_fields, wait_until
+from tests.e2e.bus import create_fields
 from tests.integration.test_nats_permissions import Secured
-from worker import commands_cli, dlq_cli, streams
+from tests.support.partitions import partition_of
+from tests.support.waiting import wait_until
+from worker.cli import commands as commands_cli
+from worker.cli import dlq as dlq_cli
+from worker.consuming import streams
 
 # The recommended setting (deploy/README.md, "Reply subjects"): one prefix per bot, comma-separated.
 REPLY_PREFIXES = "_INBOX.bot.tomori.,_INBOX.bot.kaede."
@@ -227,7 +231,7 @@ async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot,
         drop, drop_body = command("create", ws)
         kept = await publish(bot, subjects.command_subject("create", ws), json.dumps(keep_body).encode(), keep)
         dropped = await publish(bot, subjects.command_subject("create", ws), json.dumps(drop_body).encode(), drop)
-        partition = streams.partition_consumer_name(subjects.partition_of(subjects.encode_token(ws), 2))
+        partition = streams.partition_consumer_name(partition_of(subjects.encode_token(ws), 2))
         options = connect_options("memory-operator")
 
         async def ctl(*argv: str) -> tuple[int, list[str]]:
@@ -352,8 +356,8 @@ async def publish_case(secured, subject: str, cid: str, data: bytes):
 
 async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, data: bytes, sent) -> str:
     """A stored message left the stream: dead-lettered (found by its stream sequence), answered, or both."""
-    from worker.dead_letters import letter_subject
-    from worker.handlers import _probe
+    from worker.consuming.dead_letters import letter_subject
+    from worker.consuming.handlers import _probe
 
     if isinstance(sent, str):
         return sent

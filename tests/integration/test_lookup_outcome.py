@@ -1,4 +1,4 @@
-"""What the result lookup says about a command (worker/lookup.py), on a real nats-server with
+"""What the result lookup says about a command (worker/consuming/lookup.py), on a real nats-server with
 the worker's streams and no worker consuming them (so a command stays queued), and a real
 PostgreSQL inbox."""
 
@@ -21,12 +21,12 @@ from contracts.results import CommandResult, ResultData
 from contracts.schema import SCHEMA_DIR
 from db.repository import MemoryRepository
 from tests.conftest import unique
-from tests.e2e.bus import wait_until
 from tests.integration.helpers import server_save
-from worker import dead_letters, streams
-from worker.app import _result_lookup
-from worker.client import CommandDeadLettered, MemoryClient, ResultTimeout
-from worker.lookup import CommandOutcomes
+from tests.support.waiting import wait_until
+from worker.client.memory_client import CommandDeadLettered, MemoryClient, ResultTimeout
+from worker.consuming import dead_letters, streams
+from worker.consuming.app import _result_lookup
+from worker.consuming.lookup import CommandOutcomes
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
 

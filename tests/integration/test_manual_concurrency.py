@@ -24,13 +24,13 @@ from worker.services.seed_bio import SeedBioService
 
 from ..conftest import unique
 from .helpers import (
-    envelope,
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_proxy_identity,
     add_server,
     add_server_memories,
     add_user,
+    envelope,
     module_database,
     outbox_subjects,
     personal_save,

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections import Counter
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any

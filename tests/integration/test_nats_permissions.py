@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import uuid
-from dataclasses import replace
 
 import msgspec
 import nats
@@ -28,10 +27,12 @@ from contracts.codec import encode
 from tests.cluster.nats_deploy import INBOX_PREFIXES, PASSWORDS, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.integration.helpers import server_save
-from worker import cache_node as cache_node_module
-from worker import dlq_cli, sinks
-from worker.cache_node import CacheNode
-from worker.client import MemoryClient
+from tests.support.waiting import wait_until
+from worker.cli import dlq as dlq_cli
+from worker.client.cache_node import CacheNode
+from worker.client.memory_client import MemoryClient
+from worker.sinks import process as sinks
+
 
 class Secured:
     def __init__(self, url: str, worker: WorkerProcess) -> None:
@@ -79,22 +80,6 @@ async def denied(errors: list[Exception], *what: str, timeout: float = 3.0) -> N
 def create_payload(workspace: str, content: str, reply_to: str | None) -> tuple[str, bytes, str]:
     cmd = server_save(workspace, content, reply_to=reply_to)
     return subjects.command_subject("create", workspace), encode(cmd), cmd.command_id
-
-
-def named(config: ConsumerConfig) -> ConsumerConfig:
-    """The consumer created through CONSUMER.CREATE.<stream>.<name>.<filter>: nats-py uses that
-    form only when `name` is set. (worker.cache_node and worker.sinks set only durable_name,
-    which nats-py sends as CONSUMER.DURABLE.CREATE, a form without the filter in the subject
-    that accounts.conf grants to nobody but the worker; see test_durable_create_without_filter_is_refused.)"""
-    return config if config.name else replace(config, name=config.durable_name)
-
-
-@pytest.fixture
-def named_consumers(monkeypatch):
-    original_cache = cache_node_module.consumer_config
-    monkeypatch.setattr(cache_node_module, "consumer_config", lambda *a, **k: named(original_cache(*a, **k)))
-    original_sink = sinks._Sink.consumer_config
-    monkeypatch.setattr(sinks._Sink, "consumer_config", lambda self: named(original_sink(self)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,8 +185,8 @@ async def test_a_bot_cannot_read_another_bots_replies_or_consumers(secured):
         async def snoop(msg) -> None:
             snooped.append(msg.subject)
 
-        for subject in (f"{INBOX_PREFIXES['bot-tomori']}.>", "_INBOX.>", ">", "memory.saved.>", "$JS.ACK.>"):
-            await kaede.subscribe(subject, cb=snoop)
+        snoops = [await kaede.subscribe(subject, cb=snoop) for subject in
+                  (f"{INBOX_PREFIXES['bot-tomori']}.>", "_INBOX.>", ">", "memory.saved.>", "$JS.ACK.>")]
         await denied(kaede_errors, *(f'subscription to "{s}"' for s in
                                      (f"{INBOX_PREFIXES['bot-tomori']}.>", "_INBOX.>", ">", "memory.saved.>")))
 
@@ -228,7 +213,12 @@ async def test_a_bot_cannot_read_another_bots_replies_or_consumers(secured):
                                          stream=subjects.COMMANDS_STREAM)
         reply = json.loads((await replies.next_msg(timeout=15)).data)
         assert reply["command_id"] == cid
-        await asyncio.sleep(0.3)
+        # Anything the server routed to kaede before the reply reached tomori is in kaede's
+        # hands once a round trip on kaede's connection returns (one connection keeps order),
+        # and handed to `snoop` once no subscription has messages queued.
+        await kaede.flush(timeout=5)
+        await wait_until(lambda: all(sub.pending_msgs == 0 for sub in snoops), timeout=5,
+                         what="kaede's subscriptions drained")
         assert snooped == []
     finally:
         await tomori.close()
@@ -266,7 +256,7 @@ async def test_durable_create_without_filter_is_refused(secured):
         await nc.close()
 
 
-async def test_a_cache_node_gets_invalidations_and_cannot_publish_commands(secured, named_consumers):
+async def test_a_cache_node_gets_invalidations_and_cannot_publish_commands(secured):
     errors: list[Exception] = []
 
     async def error_cb(exc: Exception) -> None:
@@ -322,7 +312,7 @@ async def test_a_cache_node_gets_invalidations_and_cannot_publish_commands(secur
 # Metrics sinks
 
 
-async def test_a_metrics_sink_sees_nothing_but_metrics(secured, named_consumers, tmp_path):
+async def test_a_metrics_sink_sees_nothing_but_metrics(secured, tmp_path):
     jsonl = tmp_path / "metrics.jsonl"
     stop = asyncio.Event()
     run = asyncio.create_task(sinks.run_sinks(secured.url, None, jsonl, 30, stop,
@@ -401,7 +391,7 @@ async def test_an_operator_lists_replays_and_drops_dead_letters_and_nothing_more
         ojs = operator.jetstream()
 
         async def seqs_of_poison() -> list[int]:
-            from worker import dead_letters
+            from worker.consuming import dead_letters
 
             return [letter.seq async for letter in dead_letters.entries(ojs) if letter.payload == poison]
 

@@ -1,4 +1,4 @@
-"""worker.partitions on a real nats-server: several commands of a partition in hand, each
+"""worker.consuming.partitions on a real nats-server: several commands of a partition in hand, each
 workspace's one at a time and in order; a command handed back holds its workspace's later
 ones until it returns; one replica per partition, and a replica taking a partition over runs
 the previous holder's commands first; stop finishes what is in hand."""
@@ -13,14 +13,16 @@ import nats
 import pytest
 
 from contracts import subjects
-from worker import streams
-from worker.embedded import NatsServer
-from worker.partitions import PartitionConsumers
+from tests.support.partitions import partition_of
+from tests.support.waiting import wait_until
+from worker.consuming import streams
+from worker.consuming.partitions import PartitionConsumers
+from worker.local.embedded import NatsServer
 
 from ..conftest import unique
 
 PARTITIONS = 2
-# Longer than a pull's expiry (worker.partitions.PULL_EXPIRES_S): the open pull has ended.
+# Longer than a pull's expiry (worker.consuming.partitions.PULL_EXPIRES_S): the open pull has ended.
 PULL_SETTLE_S = 1.5
 
 
@@ -58,7 +60,7 @@ def _same_partition_workspaces(n: int, partition: int = 0) -> list[str]:
     found: list[str] = []
     while len(found) < n:
         ws = unique()
-        if subjects.partition_of(subjects.encode_token(ws), PARTITIONS) == partition:
+        if partition_of(subjects.encode_token(ws), PARTITIONS) == partition:
             found.append(ws)
     return found
 
@@ -203,8 +205,13 @@ async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holder
     b = PartitionConsumers(js_b, replica_b, PARTITIONS, ack_wait_s=3)
     await b.start()
     await _publish(js_b, workspaces[0], 1, start=3)
-    await asyncio.sleep(0.5)
-    assert b_ran == []  # A still holds the partition: B's pulls get nothing
+
+    def a_has_it() -> bool:
+        return (workspaces[0], 3) in {(_workspace(m), int(m.data)) for part in a._partitions for m in part.in_hand()}
+
+    # Command 3 went to A, B pulling all along: A still holds the partition, B got nothing.
+    await wait_until(a_has_it, timeout=15, what="command 3 in A's hands")
+    assert b_ran == []
 
     # A dies: no more pulls, no acks; its commands in hand come back after ack_wait (3 s),
     # after the pin has moved to B (2 s) and newer commands are waiting for B.
@@ -349,7 +356,8 @@ async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(ser
     await a.start()
     for ws in workspaces:
         await _publish(js_a, ws, 5)
-    await asyncio.sleep(0.5)  # A holds both partitions
+    await wait_until(lambda: all(part.holds for part in a._partitions[:-1]), timeout=15,
+                     what="A holding both partitions")
     await b.start()
     for n in range(5, 45):  # commands keep coming while a partition moves to B
         for ws in workspaces:
@@ -389,7 +397,7 @@ async def test_a_command_running_longer_than_ack_wait_is_not_delivered_again(ser
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
     info = await js.consumer_info(subjects.COMMANDS_STREAM,
-                                  streams.partition_consumer_name(subjects.partition_of(
+                                  streams.partition_consumer_name(partition_of(
                                       subjects.encode_token(workspace), PARTITIONS)))
     await conn.close()
     assert calls == [0, 1]

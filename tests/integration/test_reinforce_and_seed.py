@@ -12,7 +12,7 @@ from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.commands import ReinforceMemories, SeedBio
 from contracts.results import CacheKey
 from db.repository import MemoryRepository
-from worker.client import new_create
+from worker.client.memory_client import new_create
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 from worker.services.reinforce import ReinforceService
@@ -20,7 +20,6 @@ from worker.services.seed_bio import SeedBioService
 
 from ..conftest import unique
 from .helpers import (
-    envelope,
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_proxy_identity,
@@ -28,6 +27,7 @@ from .helpers import (
     add_server_memories,
     add_user,
     blacklist,
+    envelope,
     module_database,
     outbox_subjects,
     server_save,

@@ -1,4 +1,4 @@
-"""The metrics sinks (worker/sinks.py) on real NATS and PostgreSQL.
+"""The metrics sinks (worker/sinks/process.py) on real NATS and PostgreSQL.
 
 Metrics are published to MEMORY_EVENTS as the worker's outbox does (subject
 `metrics.memory_eviction`, header Nats-Msg-Id). The stream is shared with the rest of the
@@ -20,26 +20,14 @@ from structlog.testing import capture_logs
 
 from contracts import subjects
 from db.repository import create_pool
-from worker import streams
-from worker.sinks import InvalidMetric, JsonLinesSink, PostgresSink, parse_metric
+from tests.support.waiting import wait_until
+from worker.consuming import streams
+from worker.sinks.process import InvalidMetric, JsonLinesSink, PostgresSink, parse_metric
 
 from ..conftest import TEMPLATE_DB, unique
 
 EVICTION = subjects.METRIC_EVICTION_SUBJECT
 FAST = {"fetch_timeout": 0.2}
-
-
-async def wait_until(condition, timeout: float = 10.0, interval: float = 0.05) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        met = condition()
-        if asyncio.iscoroutine(met):
-            met = await met
-        if met:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(interval)
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 from contracts import asyncapi, results, schema, subjects
 from contracts.codec import encode
 from contracts.events import MemoryEvictionMetric
-from worker import streams
-from worker.settings import DEFAULT_REPLY_PREFIXES
+from worker.consuming import streams
+from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
 DOC = asyncapi.document()
 SCHEMA_DIR = asyncapi.PATH.parent / "schema"

@@ -1,4 +1,4 @@
-"""worker.coalescer: concurrent calls share a batch call, and each caller still gets exactly
+"""worker.shared.coalescer: concurrent calls share a batch call, and each caller still gets exactly
 its own result or its own exception."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from worker.coalescer import Coalescer
+from worker.shared.coalescer import Coalescer
 
 
 class Recorder:

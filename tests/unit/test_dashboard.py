@@ -4,7 +4,7 @@ import json
 import re
 from pathlib import Path
 
-from worker.metrics import REGISTRY
+from worker.consuming.metrics import REGISTRY
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "memory-worker.json"
 

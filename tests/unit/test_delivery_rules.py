@@ -1,7 +1,7 @@
 import msgspec
 import pytest
 
-from worker.handlers import CommandHandler, Invalid, _probe, retry_delay
+from worker.consuming.handlers import CommandHandler, Invalid, _probe, retry_delay
 
 
 @pytest.mark.parametrize(("deliveries", "delay"), [(1, 0.5), (2, 1.0), (3, 2.0), (6, 16.0), (7, 30.0), (50, 30.0)])
@@ -51,7 +51,7 @@ def test_the_log_line_says_how_long_a_command_waited_in_the_stream():
 
     from nats.aio.msg import Msg
 
-    from worker.handlers import _queued_ms
+    from worker.consuming.handlers import _queued_ms
 
     stored_ns = time.time_ns() - 250_000_000  # stored a quarter of a second ago
     msg = Msg(_client=None, subject="cmd.0.create.a", reply=f"$JS.ACK.MEMORY_COMMANDS.p0.1.9.9.{stored_ns}.0")

@@ -27,7 +27,8 @@ from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
 from contracts.results import CREATE_STATUSES, CommandResult
-from worker import dead_letters
+from worker.consuming import dead_letters
+from worker.consuming.handlers import CommandHandler, Invalid, _probe
 from worker.domain import messages
 from worker.domain.content import utf16_length
 from worker.domain.create import decide_create
@@ -44,7 +45,6 @@ from worker.domain.model import (
     Workspace,
 )
 from worker.domain.notice import NoticeSettings
-from worker.handlers import CommandHandler, Invalid, _probe
 from worker.services.create_memory import save_request
 
 FUZZ = settings(max_examples=200, deadline=None,

@@ -1,7 +1,7 @@
 import pytest
 
-from worker.nats_auth import NatsAuth, NatsAuthError
-from worker.settings import Settings, SettingsError
+from worker.shared.nats_auth import NatsAuth, NatsAuthError
+from worker.shared.settings import Settings, SettingsError
 
 
 @pytest.mark.parametrize(

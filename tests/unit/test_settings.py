@@ -1,7 +1,7 @@
 import pytest
 
-from worker import streams
-from worker.settings import Settings, SettingsError
+from worker.consuming import streams
+from worker.shared.settings import Settings, SettingsError
 
 
 def test_defaults():

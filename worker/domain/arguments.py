@@ -84,7 +84,7 @@ def _scope(args: dict[str, Any]) -> ToolScope | InvalidArguments:
     if value not in TOOL_SCOPES:
         shown = value if len(value) <= 40 else value[:40] + "..."
         return InvalidArguments(f"memory_scope must be one of 'server_wide' or 'target_user', got {shown!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _target(args: dict[str, Any]) -> str | InvalidArguments:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import asyncpg
@@ -31,6 +31,12 @@ class CommandService(Protocol):
         """The answer when the worker gives up on the command."""
 
 
+def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
+    """The command's inbox row was stored first by another delivery of the same command; any
+    other unique violation is a fault of its own, not an answer waiting to be read."""
+    return exc.table_name == "processed_commands"
+
+
 async def once(repo: MemoryRepository, cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled:
     """Run a service body that stores the command's result in its own transaction.
 
@@ -41,7 +47,7 @@ async def once(repo: MemoryRepository, cmd: Envelope, body: Callable[[], Awaitab
     try:
         return await body()
     except asyncpg.UniqueViolationError as exc:
-        if exc.table_name != "processed_commands":
+        if not is_inbox_conflict(exc):
             raise
         stored = await repo.stored_result(cmd.command_id, cmd.workspace_id)
         if stored is None:

@@ -1,6 +1,6 @@
 """memory.create with the database work of concurrent commands shared.
 
-A workspace has one command in flight at a time (worker/partitions.py), so the creates in
+A workspace has one command in flight at a time (worker/consuming/partitions.py), so the creates in
 flight at once are of different workspaces. They go to the database together: one round trip reads
 every context, the pure decisions run, and one transaction (memory_create_batch) saves them
 all, each under its owner's lock taken up front in a fixed order. Per command this is
@@ -11,17 +11,16 @@ and dead letters stay per command.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
 from contracts.commands import CreateMemory
 from db.repository import MemoryRepository, SaveRow, lock_order
-from worker import metrics
-from worker.coalescer import Coalescer
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled
 from worker.services.create_memory import CreateMemoryService, CreateStep
+from worker.shared.coalescer import Coalescer
 
 _encode = msgspec.json.Encoder().encode
 
@@ -54,11 +53,11 @@ class DuplicateInBatch(Exception):
 
 class BatchedCreateService:
     def __init__(self, service: CreateMemoryService, repo: MemoryRepository, *, max_batch: int,
-                 runners: int = 1) -> None:
+                 runners: int = 1, observe: Callable[[int], None] = lambda size: None) -> None:
         self._service = service
         self._repo = repo
         self._coalesce = Coalescer(self.run_batch, service.run, max_batch=max_batch, runners=runners,
-                                   observe=metrics.CREATE_BATCH.observe)
+                                   observe=observe)
 
     async def run(self, cmd: CreateMemory) -> Handled:
         return await self._coalesce(cmd)

@@ -19,9 +19,9 @@ from worker.domain.events import EventTemplate, save_events
 from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SavePlan
 from worker.domain.notice import NoticeSettings, NoticeSubject, plan_notice
 from worker.domain.proxy import is_synthetic_id
-from worker.services import rows
 from worker.domain.targets import lookup_ids
-from worker.services.base import Handled, answer_repeat
+from worker.services import rows
+from worker.services.base import Handled, answer_repeat, is_inbox_conflict
 
 
 class SaveResults(msgspec.Struct, frozen=True):
@@ -159,7 +159,7 @@ class CreateMemoryService:
         return CreateStep(request=request, owner=(decision.scope, decision.owner_id),
                           eviction_notice=eviction_notice if decision.may_evict else None)
 
-    async def run(self, cmd: CreateMemory) -> Handled:
+    async def run(self, cmd: CreateMemory, *, raced: bool = False) -> Handled:
         row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd),
                                               cmd.persona.lineage_id)
         step = self.step(cmd, row)
@@ -171,10 +171,13 @@ class CreateMemoryService:
             return Handled(stored, [], duplicate)
         try:
             saved = await self._repo.create_save(cmd.command_id, step.request, step.eviction_notice)
-        except asyncpg.UniqueViolationError:
+        except asyncpg.UniqueViolationError as exc:
             # A concurrent delivery of this command stored a refusal (which takes no lock) first;
-            # the save rolled back whole, and the stored result is the answer.
-            return await self.run(cmd)
+            # the save rolled back whole, and the stored result is the answer: one more run
+            # reads it. Any other constraint, or a second race, is a failure like any other.
+            if raced or not is_inbox_conflict(exc):
+                raise
+            return await self.run(cmd, raced=True)
         return Handled(bytes(saved.result), saved.outbox, saved.duplicate)
 
     def failure_result(self, cmd: CreateMemory) -> bytes:

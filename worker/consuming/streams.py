@@ -41,7 +41,7 @@ def command_stream(partitions: int, replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         num_replicas=replicas,
         max_msg_size=1024 * 1024,
-        # Bots may publish commands in atomic batches (worker/client.py): one flush for many.
+        # Bots may publish commands in atomic batches (worker/client/memory_client.py): one flush for many.
         allow_atomic=True,
     )
 
@@ -56,7 +56,7 @@ def events_stream(replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=7 * 24 * 3600.0,
         discard=DiscardPolicy.OLD,
-        # The events of creates saved together go out as one atomic batch (worker/outbox.py).
+        # The events of creates saved together go out as one atomic batch (worker/consuming/outbox.py).
         allow_atomic=True,
         num_replicas=replicas,
     )
@@ -77,7 +77,7 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-# The priority group every pull on a partition consumer names (worker/partitions.py).
+# The priority group every pull on a partition consumer names (worker/consuming/partitions.py).
 PARTITION_GROUP = "memory"
 # A replica that has not pulled for this long loses its partition to another (pinned_client).
 # It pulls at least every partitions.PULL_EXPIRES_S while alive.
@@ -101,7 +101,7 @@ def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: in
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
         # Up to this many commands of the partition in the hands of its one pinned replica,
-        # which runs each workspace's commands one at a time, in order (worker/partitions.py).
+        # which runs each workspace's commands one at a time, in order (worker/consuming/partitions.py).
         max_ack_pending=in_flight,
         ack_wait=ack_wait_s,
         # Unlimited: the worker counts deliveries and dead-letters at MAX_DELIVER itself. A

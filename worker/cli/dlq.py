@@ -12,7 +12,7 @@ import msgspec
 import nats
 from nats.js.errors import NotFoundError
 
-from worker import dead_letters
+from worker.consuming import dead_letters
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -18,9 +18,9 @@ from nats.js import JetStreamContext
 
 from contracts.subjects import EVENTS_STREAM
 from db.repository import MemoryRepository, OutboxRow
-from worker import metrics
-from worker.atomic import publish_atomic
-from worker.coalescer import Coalescer
+from worker.consuming import metrics
+from worker.shared.atomic import publish_atomic
+from worker.shared.coalescer import Coalescer
 
 log = structlog.get_logger("outbox")
 

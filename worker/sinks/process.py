@@ -596,8 +596,8 @@ async def _wait_for_events_stream(js: JetStreamContext, stop: asyncio.Event, log
 
 async def _run_postgres(database_url: str, retention_days: int, js: JetStreamContext, stop: asyncio.Event,
                         durable: str, log: Any) -> None:
-    from db.migrate import migrate_dsn
     from db.connection import SERVER_SETTINGS
+    from db.migrate import migrate_dsn
 
     failing = False
     pool = None

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import uuid
 
-import asyncpg
-
-from db.connection import connect
 import nats
 
-from worker.app import Endpoints
-from worker.client import MemoryClient, new_create
-from worker.settings import Settings
+from db.connection import connect
+from worker.client.memory_client import MemoryClient, new_create
+from worker.consuming.app import Endpoints
+from worker.shared.settings import Settings
 
 LINEAGE = 7
 

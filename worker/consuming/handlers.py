@@ -20,14 +20,14 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
 from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for, is_reply_subject
-from worker import dead_letters, metrics
+from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
+from worker.consuming import dead_letters, metrics
+from worker.consuming.failures import is_permanent, is_unavailable
+from worker.consuming.outbox import OutboxPublisher
 from worker.domain import messages
-from worker.failures import is_permanent, is_unavailable
-from worker.outbox import OutboxPublisher
-from worker.settings import DEFAULT_REPLY_PREFIXES
 from worker.services.base import CommandService, Handled
+from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
 log = structlog.get_logger("worker")
 
@@ -127,7 +127,7 @@ class CommandHandler:
         if placed:
             kind, token = subjects.parse_partitioned(msg.subject)
             original = subjects.original_subject(kind, token)
-        else:  # stored as published: the partition mapping could not file it (worker/streams.py)
+        else:  # stored as published: the partition mapping could not file it (worker/consuming/streams.py)
             original, kind, token = msg.subject, kind_of(msg.subject), ""
         bound = log.bind(kind=kind, subject=original, deliveries=deliveries, queued_ms=_queued_ms(msg))
 

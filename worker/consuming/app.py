@@ -14,18 +14,18 @@ from contracts import subjects
 from contracts.lookup import wants_outcome
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
-from worker import metrics, stranded, streams
+from worker.consuming import metrics, stranded, streams
+from worker.consuming.handlers import CommandHandler
+from worker.consuming.lookup import CommandOutcomes, lookup_key
+from worker.consuming.outbox import OutboxPublisher
+from worker.consuming.partitions import PartitionConsumers
 from worker.domain.model import Limits
-from worker.handlers import CommandHandler
-from worker.lookup import CommandOutcomes, lookup_key
-from worker.outbox import OutboxPublisher
-from worker.partitions import PartitionConsumers
 from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
 from worker.services.seed_bio import SeedBioService
-from worker.settings import Settings
+from worker.shared.settings import Settings
 
 log = structlog.get_logger("worker")
 
@@ -60,7 +60,7 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
     limits = limits_from(settings)
     services = {
         "create": BatchedCreateService(CreateMemoryService(repo, limits), repo, max_batch=settings.create_batch_max,
-                                       runners=settings.create_batch_runners),
+                                       runners=settings.create_batch_runners, observe=metrics.CREATE_BATCH.observe),
         "manual": ManualMemoryService(repo, limits),
         "reinforce": ReinforceService(repo),
         "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),

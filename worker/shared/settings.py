@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from contracts.commands import DEFAULT_REPLY_PREFIXES  # noqa: F401  (the contract's default)
-from worker.nats_auth import NatsAuth, NatsAuthError
+from worker.shared.nats_auth import NatsAuth, NatsAuthError
 
 
 class SettingsError(ValueError):

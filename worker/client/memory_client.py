@@ -18,12 +18,12 @@ from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER, encode
 from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from contracts.lookup import OUTCOME_DECODER, CommandOutcome, OutcomeRequest
 from contracts.results import CommandResult, OpResult
-from worker.atomic import publish_atomic
-from worker.coalescer import Coalescer
+from worker.shared.atomic import publish_atomic
+from worker.shared.coalescer import Coalescer
 
 # Commands published at the same moment go to JetStream as one atomic batch: one disk flush
 # for all of them instead of one each (the command stream's flush is what a publish waits
-# for). Too few for a batch (worker/atomic.py) go one by one, as do all of a refused batch.
+# for). Too few for a batch (worker/shared/atomic.py) go one by one, as do all of a refused batch.
 BATCH_MAX_COMMANDS = 256
 # How long a batch's commit may take before its commands are sent one by one (the duplicate
 # window drops whatever a late commit did store).
@@ -234,25 +234,6 @@ async def lookup_outcome(nc: NatsClient, workspace_id: str, command_id: str, *,
         return CommandOutcome(command_id=command_id, workspace_id=workspace_id,
                               outcome="unknown" if legacy is None else "processed",
                               **({} if legacy is None else {"result": legacy}))
-
-
-async def publish_until_stored(js, subject: str, payload: bytes, msg_id: str, *,
-                               give_up_after: float) -> tuple[PubAck, int]:
-    """Publish a command as a bot rides out an outage or a leader election: again and again
-    under the same Nats-Msg-Id (JetStream keeps one) until stored. Returns the ack and how
-    many attempts failed."""
-    deadline = asyncio.get_running_loop().time() + give_up_after
-    failures = 0
-    while True:
-        try:
-            ack = await js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id},
-                                   stream=subjects.COMMANDS_STREAM, timeout=2.0)
-            return ack, failures
-        except (nats.errors.Error, TimeoutError, OSError) as exc:
-            failures += 1
-            if asyncio.get_running_loop().time() > deadline:
-                raise TimeoutError(f"publishing {msg_id} kept failing for {give_up_after}s: {exc!r}") from exc
-            await asyncio.sleep(0.1)
 
 
 def _complete(command: Envelope | dict[str, Any], kind: type[Envelope]) -> Envelope:

@@ -4,11 +4,11 @@ in hand, each workspace's commands run one at a time in stream order.
 Why several in hand: one command at a time per partition made every create wait for a
 fetch round trip, its batch, the events' flush and the acknowledgement before the next
 could start; the machine sat a quarter idle. With IN_FLIGHT commands in hand, commands of
-different workspaces of a partition run side by side (and share batches, worker/coalescer.py).
+different workspaces of a partition run side by side (and share batches, worker/shared/coalescer.py).
 
 The order rules, and what keeps each:
 - One replica per partition: the consumer is a pinned_client priority group
-  (worker/streams.py); the server delivers only to the pinned replica and moves the pin
+  (worker/consuming/streams.py); the server delivers only to the pinned replica and moves the pin
   only after it stopped pulling for PIN_TIMEOUT_S.
 - A workspace's commands run one at a time, in delivery order: one lane per workspace.
 - A command handed back for a later attempt (a nak with delay) blocks its lane. The
@@ -46,7 +46,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker import streams
+from worker.consuming import streams
 
 log = structlog.get_logger("worker")
 

@@ -18,7 +18,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker import streams
+from worker.consuming import streams
 
 SHOW_BYTES = 4000
 

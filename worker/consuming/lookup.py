@@ -18,7 +18,7 @@ from contracts.codec import encode
 from contracts.commands import PROBE_DECODER
 from contracts.lookup import CommandOutcome, DeadLetterInfo
 from db.repository import MemoryRepository
-from worker import dead_letters
+from worker.consuming import dead_letters
 
 # A workspace's queue or dead letters are read one message per round trip; past this many
 # the scan stops (answering from what it saw). Far above any one workspace's backlog.

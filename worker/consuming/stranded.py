@@ -23,9 +23,9 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
-from worker import dead_letters
+from worker.consuming import dead_letters
+from worker.consuming.handlers import _probe  # the handler's own reading of a broken command
 from worker.domain import messages
-from worker.handlers import _probe  # the handler's own reading of a broken command
 
 log = structlog.get_logger("worker")
 

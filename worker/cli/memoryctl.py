@@ -13,9 +13,12 @@ from pathlib import Path
 import structlog
 
 from db.migrate import NotAdopted
-from worker import adopt_cli, admin, commands_cli, dlq_cli
-from worker import logging as worker_logging
-from worker.settings import Settings, SettingsError
+from worker.cli import admin
+from worker.cli import adopt as adopt_cli
+from worker.cli import commands as commands_cli
+from worker.cli import dlq as dlq_cli
+from worker.shared import logging as worker_logging
+from worker.shared.settings import Settings, SettingsError
 
 log = structlog.get_logger("memoryctl")
 
@@ -26,7 +29,7 @@ DEFAULT_PG_PORT = 55432
 def _port_or_free(preferred: int) -> int:
     import socket
 
-    from worker.embedded import LOOPBACK, free_port
+    from worker.local.embedded import LOOPBACK, free_port
 
     with socket.socket() as s:
         try:
@@ -39,8 +42,8 @@ def _port_or_free(preferred: int) -> int:
 @contextlib.contextmanager
 def local_servers(settings: Settings):
     """Embedded NATS and PostgreSQL under the data dir for whatever URL is not configured."""
-    from worker.app import Endpoints
-    from worker.embedded import NatsServer, PostgresServer
+    from worker.consuming.app import Endpoints
+    from worker.local.embedded import NatsServer, PostgresServer
 
     started = []
     data = settings.data_dir.resolve()
@@ -71,7 +74,7 @@ def local_servers(settings: Settings):
 
 def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_database: bool = True):
     """Where a running worker's servers are: the environment, else what `make run` recorded."""
-    from worker.app import Endpoints
+    from worker.consuming.app import Endpoints
 
     recorded = settings.data_dir / "endpoints.json"
     found = json.loads(recorded.read_text()) if recorded.exists() else {}
@@ -83,7 +86,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 
 def _run(settings: Settings) -> int:
-    from worker.app import NatsConnectionClosed, serve
+    from worker.consuming.app import NatsConnectionClosed, serve
 
     try:
         import uvloop
@@ -114,7 +117,7 @@ def _database_command(settings: Settings, command) -> int:
 
 
 def _demo(settings: Settings) -> int:
-    from worker.demo import play
+    from worker.cli.demo import play
 
     asyncio.run(play(endpoints_for_clients(settings)))
     return 0
@@ -135,7 +138,7 @@ def _until_signalled(run) -> int:
 
 
 def _sinks(settings: Settings, args) -> int:
-    from worker.sinks import run_sinks
+    from worker.sinks.process import run_sinks
 
     endpoints = endpoints_for_clients(settings, need_database=not args.no_postgres)
     if args.no_postgres and args.jsonl is None:
@@ -149,7 +152,7 @@ def _sinks(settings: Settings, args) -> int:
 
 
 def _cache_node(settings: Settings, args) -> int:
-    from worker.cache_node import run_cache_node
+    from worker.client.cache_node import run_cache_node
 
     endpoints = endpoints_for_clients(settings, need_database=False)
     return _until_signalled(lambda stop: run_cache_node(
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "migrate":
         return _database_command(settings, adopt_cli.migrate_command)
     if args.command == "adopt":
-        from worker.app import limits_from
+        from worker.consuming.app import limits_from
 
         return _database_command(settings, lambda url: adopt_cli.adopt_command(args, url, limits_from(settings)))
     if args.command in ("run", "demo"):
