@@ -1,6 +1,7 @@
 import msgspec
 import pytest
 
+from contracts.commands import COMMAND_TYPES
 from worker.consuming.handlers import CommandHandler, Invalid, _probe, retry_delay
 
 
@@ -56,3 +57,11 @@ def test_the_log_line_says_how_long_a_command_waited_in_the_stream():
     stored_ns = time.time_ns() - 250_000_000  # stored a quarter of a second ago
     msg = Msg(_client=None, subject="cmd.0.create.a", reply=f"$JS.ACK.MEMORY_COMMANDS.p0.1.9.9.{stored_ns}.0")
     assert 250 <= _queued_ms(msg) < 250 + 60_000
+
+
+def test_a_handler_without_a_service_for_every_command_kind_is_refused_at_construction():
+    services = {kind: object() for kind in COMMAND_TYPES}
+    CommandHandler(None, None, None, services, None, max_deliver=5, reply_prefixes=("_INBOX",))
+    del services["reinforce"]
+    with pytest.raises(ValueError, match="reinforce"):
+        CommandHandler(None, None, None, services, None, max_deliver=5, reply_prefixes=("_INBOX",))

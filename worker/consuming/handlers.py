@@ -102,6 +102,9 @@ class CommandHandler:
         self._nc = nc
         self._js = js
         self._outbox = outbox
+        missing = sorted(set(COMMAND_TYPES) - set(services))
+        if missing:  # every kind the decoder accepts has a service: no delivery finds none
+            raise ValueError(f"no service for the command kinds {missing}")
         self._services = services
         self._stored_result = stored_result
         # Enforced here, not by the consumer (whose max_deliver is unlimited): a message whose
@@ -138,11 +141,9 @@ class CommandHandler:
             decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
         else:
             decoded = self._decode(kind, token, msg.data, self._reply_prefixes)
-        service = self._services.get(kind)
-        if service is None and not isinstance(decoded, Invalid):
-            decoded = Invalid(f"memory.{kind} is not handled by this worker", dead_letters.UNSUPPORTED_COMMAND)
         if isinstance(decoded, Invalid):
             return await self._reject_invalid(msg, original, decoded, bound, started)
+        service = self._services[kind]  # _decode accepts only COMMAND_TYPES, each with a service
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
         if deliveries > REDELIVERY_LIMIT_FACTOR * self._max_deliver:
