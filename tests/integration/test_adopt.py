@@ -159,7 +159,7 @@ async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bo
 async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
     await tomori(bot_dsn)
     assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
-    from worker.sinks.process import _INSERT  # the statement the PostgreSQL sink runs
+    from worker.sinks.postgres import _INSERT  # the statement the PostgreSQL sink runs
 
     conn = await connect(bot_dsn)
     try:
@@ -172,7 +172,7 @@ async def test_metric_samples_go_into_the_bots_table_once_each(bot_dsn):
         # The bot's own writer still works: its columns only.
         await conn.execute("INSERT INTO public.metric_samples (metric_name, fields) VALUES ('llm_latency', '{}')")
         assert await conn.fetchval("SELECT count(*) FROM public.metric_samples") == before + 3
-        from worker.sinks.process import _PRUNE
+        from worker.sinks.postgres import _PRUNE
 
         await conn.execute(_INSERT, "memory_eviction", '{"scope": "old"}', tomoribot.days_ago(40), "cmd-0:m")
         assert await conn.fetchval(_PRUNE, 30, 100) == 1  # the retention reaches the bot's table too

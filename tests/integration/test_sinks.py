@@ -22,7 +22,9 @@ from contracts import subjects
 from db.repository import create_pool
 from tests.support.waiting import wait_until
 from worker.consuming import streams
-from worker.sinks.process import InvalidMetric, JsonLinesSink, PostgresSink, parse_metric
+from worker.sinks.jsonl import JsonLinesSink
+from worker.sinks.metrics import InvalidMetric, parse_metric
+from worker.sinks.postgres import PostgresSink
 
 from ..conftest import TEMPLATE_DB, unique
 
