@@ -22,7 +22,7 @@ from worker.local.embedded import NatsServer
 from ..conftest import unique
 
 PARTITIONS = 2
-# Longer than a pull's expiry (worker.consuming.partitions.PULL_EXPIRES_S): the open pull has ended.
+# Longer than a pull's expiry (worker.consuming.partition.PULL_EXPIRES_S): the open pull has ended.
 PULL_SETTLE_S = 1.5
 
 

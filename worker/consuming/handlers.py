@@ -22,7 +22,8 @@ from contracts import subjects
 from contracts.codec import encode
 from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for, is_reply_subject
 from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
-from worker.consuming import dead_letters, metrics
+from worker.consuming import dead_letters, delivery, metrics
+from worker.consuming.delivery import retry_delay
 from worker.consuming.failures import is_permanent, is_unavailable
 from worker.consuming.outbox import OutboxPublisher
 from worker.domain import messages
@@ -32,8 +33,6 @@ from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 log = structlog.get_logger("worker")
 
 StoredResult = Callable[[str, str], Awaitable[bytes | None]]
-# A message delivered this many times MAX_DELIVER without ever failing cleanly is poison.
-REDELIVERY_LIMIT_FACTOR = 3
 
 
 # Every result, whatever its command, has data.status: enough for the canonical log line.
@@ -47,11 +46,6 @@ class _StatusProbe(msgspec.Struct):
 
 
 _STATUS = msgspec.json.Decoder(_StatusProbe)
-
-
-def retry_delay(deliveries: int) -> float:
-    """Seconds before the next attempt: 0.5, 1, 2, 4 ... capped at 30."""
-    return min(0.5 * 2 ** max(deliveries - 1, 0), 30.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +140,11 @@ class CommandHandler:
         service = self._services[kind]  # _decode accepts only COMMAND_TYPES, each with a service
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
-        if deliveries > REDELIVERY_LIMIT_FACTOR * self._max_deliver:
-            # Delivered far past the budget without ever reaching a failure path: it kills or
-            # hangs the worker. Dead-letter it without running it again.
+        poison = delivery.before_running(deliveries, self._max_deliver)
+        if poison is not None:
             return await self._give_up(msg, original, decoded, service, RuntimeError(
                 f"delivered {deliveries} times without completing (worker crash or hang?)"), deliveries,
-                permanent=True, first_failed_at=None, bound=bound, started=started)
+                poison, first_failed_at=None, bound=bound, started=started)
         try:
             running = time.perf_counter()
             handled: Handled = await service.run(decoded)
@@ -222,35 +215,35 @@ class CommandHandler:
     async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
                       deliveries: int, bound, started: float) -> bool:
         seq = _seq(msg)
-        permanent = is_permanent(exc)
         unavailable = is_unavailable(exc)
         counted = self._failures.counted_deliveries(seq, deliveries)
         first_failed_at = self._failures.note(seq, unavailable=unavailable).first_failed_at
-        if unavailable or (not permanent and counted < self._max_deliver):
-            delay = retry_delay(deliveries)
-            event = "waiting_for_dependency" if unavailable else "command_retry"
+        decision = delivery.after_running(failed=True, permanent=is_permanent(exc), unavailable=unavailable,
+                                          deliveries=deliveries, counted=counted, max_deliver=self._max_deliver)
+        if isinstance(decision, delivery.Retry):
+            event = "waiting_for_dependency" if decision.waiting_for_dependency else "command_retry"
             metrics.RETRIES.labels(kind_of(original)).inc()
-            bound.warning(event, error=repr(exc), retry_in_s=delay, duration_ms=_ms(started))
+            bound.warning(event, error=repr(exc), retry_in_s=decision.delay, duration_ms=_ms(started))
             try:
-                await msg.nak(delay=delay)
+                await msg.nak(delay=decision.delay)
             except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
                 bound.warning("nak_failed", error=repr(nak_exc))
             return True
-        return await self._give_up(msg, original, cmd, service, exc, deliveries, permanent=permanent,
-                            first_failed_at=first_failed_at, bound=bound, started=started)
+        assert isinstance(decision, delivery.GiveUp)
+        return await self._give_up(msg, original, cmd, service, exc, deliveries, decision,
+                                   first_failed_at=first_failed_at, bound=bound, started=started)
 
     async def _give_up(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
-                       deliveries: int, *, permanent: bool, first_failed_at: datetime | None, bound,
+                       deliveries: int, give_up: delivery.GiveUp, *, first_failed_at: datetime | None, bound,
                        started: float) -> bool:
         seq = _seq(msg)
         try:
-            # Giving up: if the command was in fact applied (the failure came after commit),
-            # its stored result is the answer and the sweeper publishes its events.
             stored = await self._stored_result(cmd.command_id, cmd.workspace_id)
-            if stored is None:
+            outcome = delivery.give_up_with(give_up, stored=stored is not None)
+            if isinstance(outcome, delivery.DeadLetter):
                 await dead_letters.dead_letter(
                     self._js, original_subject=original, payload=msg.data,
-                    reason=dead_letters.PERMANENT if permanent else dead_letters.EXHAUSTED, error=repr(exc),
+                    reason=outcome.reason, error=repr(exc),
                     deliveries=deliveries, first_failed_at=first_failed_at, stream_seq=seq,
                 )
             if cmd.reply_to:
@@ -261,10 +254,11 @@ class CommandHandler:
             bound.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry_delay(deliveries))
             await msg.nak(delay=retry_delay(deliveries))
             return True
-        status = "answered_from_inbox" if stored is not None else "dead_lettered"
-        if stored is None:
-            metrics.DEAD_LETTERS.labels(dead_letters.PERMANENT if permanent else dead_letters.EXHAUSTED).inc()
-        bound.error("command", status=status, error=repr(exc), permanent=permanent, duration_ms=_ms(started))
+        status = "answered_from_inbox" if isinstance(outcome, delivery.AnswerStored) else "dead_lettered"
+        if isinstance(outcome, delivery.DeadLetter):
+            metrics.DEAD_LETTERS.labels(outcome.reason).inc()
+        bound.error("command", status=status, error=repr(exc), permanent=give_up.permanent,
+                    duration_ms=_ms(started))
         return False
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import time
 from collections import deque
@@ -43,26 +42,18 @@ from collections.abc import Awaitable, Callable
 import structlog
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.consuming import streams
+from worker.consuming.partition import Partition
 
 log = structlog.get_logger("worker")
 
-# How long a pull waits at the server; also about how long stop() waits for an idle pull.
-PULL_EXPIRES_S = 1.0
-# A pull that got no answer at all for this long (a server restart) is replaced.
-PULL_STALLED_S = PULL_EXPIRES_S + 4.0
 CRASH_RETRY_DELAY_S = 5.0
-CATCH_UP_POLL_S = 1.0
 BALANCE_EVERY_S = 5.0
 # A partition given away is not pulled for this long, so a waiting replica takes it; after it,
 # this replica waits for it again (standing by, should its new holder stop).
 YIELD_S = 30.0
-# A blocked command not back after its longest retry delay (30 s) plus this is looked up in
-# the stream: if it is gone (an operator purge), its lane stops waiting for it.
-BLOCK_CHECK_AFTER_S = 40.0
 
 # Returns True when the command went back to the server for a later attempt (nak).
 Handler = Callable[[Msg], Awaitable[bool | None]]
@@ -76,309 +67,6 @@ def _tracer():
     except ImportError:
         return None
     return trace.get_tracer("memory-worker")
-
-
-def _seq(msg: Msg) -> int:
-    return msg.metadata.sequence.stream
-
-
-class _Lane:
-    """One workspace's commands in hand, run one at a time."""
-
-    __slots__ = ("queue", "running", "current", "blocked_seq", "check_at")
-
-    def __init__(self) -> None:
-        self.queue: deque[Msg] = deque()
-        self.running = False
-        self.current: Msg | None = None  # the command being handled
-        self.blocked_seq: int | None = None
-        self.check_at = 0.0
-
-
-class _Partition:
-    def __init__(self, owner: PartitionConsumers, partition: int | None) -> None:
-        self._owner = owner
-        self._partition = "unplaced" if partition is None else partition
-        self._durable = streams.UNPLACED_CONSUMER if partition is None else streams.partition_consumer_name(partition)
-        self._next_subject = streams.partition_api(owner.js, "CONSUMER.MSG.NEXT", self._durable)
-        self._inbox = owner.nc.new_inbox()
-        self._sub = None
-        self._pin: str | None = None
-        # Bumped whenever the pin is taken or lost: work of an older tenure never blocks a lane.
-        self._tenure = 0
-        self._remaining = 0  # messages the open pull may still bring
-        self._pull_ended = asyncio.Event()
-        self._pause = 0.0
-        self._lanes: dict[str, _Lane] = {}
-        self._lane_tasks: set[asyncio.Task] = set()
-        # Stream sequences in this replica's hands or coming back to it (nak'd with a delay), and
-        # how many left that set: what _catch_up compares with the server's ack-pending count.
-        self._mine: set[int] = set()
-        self._let_go = 0
-        self._held: list[Msg] | None = None  # while catching up after taking the partition
-        self._yield_until = 0.0
-        self.pull_task: asyncio.Task | None = None
-
-    @property
-    def durable(self) -> str:
-        return self._durable
-
-    @property
-    def holds(self) -> bool:
-        return self._pin is not None and not self._yielding()
-
-    def _yielding(self) -> bool:
-        return time.monotonic() < self._yield_until
-
-    async def start(self) -> None:
-        self._sub = await self._owner.nc.subscribe(self._inbox, cb=self._on_msg)
-        self.pull_task = asyncio.create_task(self._pull_loop(), name=f"partition-{self._partition}")
-
-    # -- pulling --------------------------------------------------------------------------
-
-    async def _pull_loop(self) -> None:
-        nc = self._owner.nc
-        batch = self._owner.in_flight
-        while not self._owner.stopping:
-            if self._yielding():
-                await asyncio.sleep(min(self._yield_until - time.monotonic(), PULL_EXPIRES_S))
-                continue
-            request = {"batch": batch, "expires": int(PULL_EXPIRES_S * 1e9), "group": streams.PARTITION_GROUP}
-            if self._pin is not None:
-                request["id"] = self._pin
-            self._remaining = batch
-            self._pull_ended.clear()
-            try:
-                await nc.publish(self._next_subject, json.dumps(request).encode(), reply=self._inbox)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._pull_ended.wait(), PULL_STALLED_S)
-            except Exception as exc:  # reconnecting: commands wait in JetStream meanwhile
-                if self._owner.stopping:
-                    return
-                log.warning("pull_failed", partition=self._partition, error=repr(exc))
-                self._pause = 1.0
-            if self._pause:
-                await asyncio.sleep(self._pause)
-                self._pause = 0.0
-
-    async def _on_msg(self, msg: Msg) -> None:
-        if not msg.reply:  # a status from the server about the pull, not a command
-            self._on_status(msg)
-            return
-        self._remaining -= 1
-        if self._remaining <= 0:
-            self._pull_ended.set()
-        if self._owner.stopping or self._yielding():
-            self._give_back(msg)  # delivered on a pull still open when this replica let go
-            return
-        pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
-        if pin is not None and pin != self._pin:
-            if self._pin is not None:
-                self._lose("the server pinned this replica again under a new id")
-            self._pin = pin
-            self._tenure += 1
-            self._held = []
-            self._owner.spawn(self._catch_up(self._tenure), f"partition-{self._partition}-catch-up")
-        self._mine.add(_seq(msg))
-        if self._held is not None:
-            self._held.append(msg)
-        else:
-            self._dispatch(msg)
-
-    def _on_status(self, msg: Msg) -> None:
-        status = (msg.headers or {}).get("Status", "")
-        if status == "100":  # heartbeat
-            return
-        if status == "423":  # another replica holds the partition now
-            if self._pin is not None:
-                self._lose("another replica holds it now")
-            self._pin = None
-        elif status not in ("404", "408"):
-            # 409: leadership change, consumer deleted, max waiting ... pull again shortly.
-            log.info("pull_ended", partition=self._partition, status=status,
-                     description=(msg.headers or {}).get("Description"))
-            self._pause = 0.5
-        self._pull_ended.set()
-
-    # -- taking a partition over, and letting it go ----------------------------------------
-
-    async def _catch_up(self, tenure: int) -> None:
-        """Run nothing until every command of the partition pending at the server is in this
-        replica's hands; then all of them in stream order."""
-        waited = False
-        while not self._owner.stopping and tenure == self._tenure:
-            # What this replica holds is counted before asking; anything that left its hands
-            # meanwhile makes the answer unusable (the server may have counted it, or not).
-            holding, let_go = len(self._mine), self._let_go
-            try:
-                info = await self._owner.js.consumer_info(subjects.COMMANDS_STREAM, self._durable)
-                if tenure == self._tenure and info.num_ack_pending <= holding and let_go == self._let_go:
-                    break
-            except Exception as exc:
-                log.warning("catch_up_check_failed", partition=self._partition, error=repr(exc))
-            if not waited:
-                log.info("partition_catching_up", partition=self._partition,
-                         note="commands of this partition are pending elsewhere; waiting for them")
-                waited = True
-            await asyncio.sleep(CATCH_UP_POLL_S)
-        if self._owner.stopping or tenure != self._tenure:
-            return  # stop() or _lose() hand the held commands back
-        held, self._held = self._held or [], None
-        for msg in sorted(held, key=_seq):
-            self._dispatch(msg)
-        if waited:
-            log.info("partition_caught_up", partition=self._partition, commands=len(held))
-
-    async def give_away(self, seconds: float) -> None:
-        """Let another replica (one is waiting) hold this partition: no pulls for `seconds`,
-        the server's pin cleared, and what is in hand handed back as on any loss."""
-        self._yield_until = time.monotonic() + seconds
-        try:
-            await self._owner.nc.request(streams.partition_api(self._owner.js, "CONSUMER.UNPIN", self._durable),
-                                         json.dumps({"group": streams.PARTITION_GROUP}).encode(), timeout=5)
-        except Exception as exc:  # it moves anyway once this replica has not pulled for the pin timeout
-            log.warning("unpin_failed", partition=self._partition, error=repr(exc))
-        if self._pin is not None:
-            self._pin = None
-            self._lose("given to a waiting replica, to balance the replicas")
-
-    def _lose(self, why: str) -> None:
-        log.info("partition_released", partition=self._partition, reason=why)
-        self._let_go_of_all()
-
-    def _let_go_of_all(self) -> None:
-        """A new tenure, and every command in hand not yet running back to the server at once
-        (its next holder restores stream order); the running ones finish and block nothing."""
-        self._tenure += 1
-        for key, lane in list(self._lanes.items()):
-            if lane.blocked_seq is not None:
-                self._forget(lane.blocked_seq)  # it comes back to whoever holds the partition
-                lane.blocked_seq = None
-            while lane.queue:
-                self._give_back(lane.queue.popleft())
-            self._resume(key, lane)
-        held, self._held = self._held or [], None
-        for msg in held:
-            self._give_back(msg)
-        # The running ones are no longer counted as this replica's: should it take the
-        # partition again, its catch-up waits for them like for anyone else's.
-        self._let_go += len(self._mine)
-        self._mine.clear()
-
-    def _give_back(self, msg: Msg) -> None:
-        self._forget(_seq(msg))
-        self._owner.nak_soon(msg)
-
-    def _forget(self, seq: int) -> None:
-        if seq in self._mine:
-            self._mine.discard(seq)
-            self._let_go += 1
-
-    # -- lanes ----------------------------------------------------------------------------
-
-    def _dispatch(self, msg: Msg) -> None:
-        key = msg.subject.rpartition(".")[2]
-        lane = self._lanes.get(key)
-        if lane is None:
-            lane = self._lanes[key] = _Lane()
-        seq = _seq(msg)
-        if (lane.current is not None and _seq(lane.current) == seq) or any(_seq(m) == seq for m in lane.queue):
-            # A second delivery of a command in hand (its ack_wait ran out while it waited or
-            # ran): the first settles the sequence; running it twice in one lane could only
-            # misorder a retry.
-            return
-        if lane.blocked_seq is not None:
-            if seq != lane.blocked_seq:
-                lane.queue.append(msg)
-                return
-            lane.blocked_seq = None
-            lane.queue.appendleft(msg)
-        else:
-            lane.queue.append(msg)
-        self._resume(key, lane)
-
-    def _resume(self, key: str, lane: _Lane) -> None:
-        """Run a lane that has work and nothing blocking it; drop one with nothing left."""
-        if lane.running or lane.blocked_seq is not None:
-            return
-        if lane.queue:
-            lane.running = True
-            task = asyncio.create_task(self._run_lane(key, lane))
-            self._lane_tasks.add(task)
-            task.add_done_callback(self._lane_tasks.discard)
-        else:
-            self._drop_if_idle(key, lane)
-
-    def _drop_if_idle(self, key: str, lane: _Lane) -> None:
-        if not lane.running and not lane.queue and lane.blocked_seq is None and self._lanes.get(key) is lane:
-            del self._lanes[key]
-
-    async def _run_lane(self, key: str, lane: _Lane) -> None:
-        try:
-            while lane.queue and lane.blocked_seq is None:
-                msg = lane.current = lane.queue.popleft()
-                seq, tenure = _seq(msg), self._tenure
-                handed_back = await self._owner.handle(msg)
-                lane.current = None
-                if handed_back and tenure == self._tenure:
-                    lane.blocked_seq = seq
-                    lane.check_at = time.monotonic() + BLOCK_CHECK_AFTER_S + self._owner.ack_wait_s
-                elif tenure == self._tenure:
-                    self._forget(seq)
-        finally:
-            # Not _resume: a lane left with work only when its task was cancelled (stopping).
-            lane.running = False
-            lane.current = None
-            self._drop_if_idle(key, lane)
-
-    def in_hand(self) -> list[Msg]:
-        """Every command in hand, running or waiting: refreshed so none is redelivered."""
-        commands: list[Msg] = list(self._held or ())
-        for lane in self._lanes.values():
-            if lane.current is not None:
-                commands.append(lane.current)
-            commands.extend(lane.queue)
-        return commands
-
-    async def unblock_vanished(self) -> None:
-        """A lane blocked far longer than any retry delay looks its command up: gone from the
-        stream (purged by an operator) means it will never come back."""
-        now = time.monotonic()
-        for key, lane in list(self._lanes.items()):
-            seq = lane.blocked_seq
-            if seq is None or now < lane.check_at:
-                continue
-            try:
-                await self._owner.js.get_msg(subjects.COMMANDS_STREAM, seq)
-            except NotFoundError:
-                if lane.blocked_seq != seq:
-                    continue
-                log.warning("blocked_command_vanished", partition=self._partition, stream_seq=seq,
-                            note="it left the stream; the workspace's later commands run now")
-                self._forget(seq)
-                lane.blocked_seq = None
-                self._resume(key, lane)
-            except Exception as exc:  # NATS away: ask again later
-                log.warning("blocked_command_check_failed", partition=self._partition, error=repr(exc))
-            else:
-                lane.check_at = now + self._owner.ack_wait_s
-
-    # -- stopping -------------------------------------------------------------------------
-
-    async def drain(self) -> None:
-        """After the pull loop ended: hand back what is not running, let the rest finish."""
-        self._let_go_of_all()
-        while self._lane_tasks:
-            await asyncio.gather(*list(self._lane_tasks), return_exceptions=True)
-
-    def cancel(self) -> None:
-        for task in list(self._lane_tasks):
-            task.cancel()
-
-    async def close(self) -> None:
-        if self._sub is not None:
-            with contextlib.suppress(Exception):
-                await self._sub.unsubscribe()
 
 
 async def _quietly(ack: Awaitable[None]) -> None:
@@ -402,7 +90,7 @@ class PartitionConsumers:
         self._replica_counts: deque[int] = deque(maxlen=3)
         self._handler = handler
         # The unplaced commands' consumer (None) is pulled like a partition: they are dead-lettered.
-        self._partitions = [_Partition(self, p) for p in [*range(partitions), None]]
+        self._partitions = [Partition(self, p) for p in [*range(partitions), None]]
         self._background: set[asyncio.Task] = set()
         self._naks: set[asyncio.Task] = set()  # hand-backs, which stop() lets go out
         self._stop_task: asyncio.Task | None = None

@@ -77,10 +77,10 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-# The priority group every pull on a partition consumer names (worker/consuming/partitions.py).
+# The priority group every pull on a partition consumer names (worker/consuming/partition.py).
 PARTITION_GROUP = "memory"
 # A replica that has not pulled for this long loses its partition to another (pinned_client).
-# It pulls at least every partitions.PULL_EXPIRES_S while alive.
+# It pulls at least every partition.PULL_EXPIRES_S while alive.
 PIN_TIMEOUT_S = 10.0
 DEFAULT_IN_FLIGHT = 32
 
@@ -101,7 +101,7 @@ def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: in
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
         # Up to this many commands of the partition in the hands of its one pinned replica,
-        # which runs each workspace's commands one at a time, in order (worker/consuming/partitions.py).
+        # which runs each workspace's commands one at a time, in order (worker/consuming/partition.py).
         max_ack_pending=in_flight,
         ack_wait=ack_wait_s,
         # Unlimited: the worker counts deliveries and dead-letters at MAX_DELIVER itself. A
