@@ -1,0 +1,239 @@
+"""The system under test, each part on a host of its own (tests/faults/netns.py): three
+nats-server nodes running deploy/nats/cluster.conf, PostgreSQL, two workers (`memoryctl
+run`) and a bot host for the client side (the bot and the checker).
+
+Every process is started by this object from a thread inside its host's namespace and is
+acted on by its PID only: stop, SIGKILL, SIGSTOP / SIGCONT (PostgreSQL: its whole process
+group, which is the postmaster and the backends it forked, all ours). Each NATS node's
+store is a small tmpfs of its own, so a schedule can fill it; teardown unmounts exactly
+the mounts made here and deletes exactly the namespaces made here, also after a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+
+from db.migrate import migrate_dsn
+from tests.cluster.nats_deploy import DEPLOY_NATS, PASSWORDS, NatsNode, password_env
+from tests.conftest import WorkerProcess, worker_env
+from tests.faults.netns import Network
+from worker.embedded import PostgresServer
+
+NODES = ("nats-a", "nats-b", "nats-c")
+WORKERS = ("worker-1", "worker-2")
+HOSTS = (*NODES, "pg", *WORKERS, "bot")
+CLIENT_PORT, ROUTE_PORT, HTTP_PORT, PG_PORT = 4222, 6222, 8222, 5432
+DATABASE = "faults"
+STORE_MB = 256
+ACK_WAIT_S = 20
+# Each workspace gets this many saves; further commands to it are refused (limit_exceeded),
+# so the checker sees the cap hold under every fault.
+CAP = 12
+
+
+@dataclass
+class FaultCluster:
+    root: Path
+    net: Network
+    nodes: dict[str, NatsNode] = field(default_factory=dict)
+    pg: PostgresServer | None = None
+    workers: dict[str, WorkerProcess] = field(default_factory=dict)
+    mounts: list[Path] = field(default_factory=list)
+    paused: set[int] = field(default_factory=set)
+
+    # ------------------------------------------------------------------ addresses
+
+    def nats_url(self, node: str) -> str:
+        return f"nats://{self.net.address[node]}:{CLIENT_PORT}"
+
+    @property
+    def nats_urls(self) -> list[str]:
+        return [self.nats_url(n) for n in NODES]
+
+    @property
+    def database_url(self) -> str:
+        return f"postgresql://postgres@{self.net.address['pg']}:{PG_PORT}/{DATABASE}"
+
+    def store_dir(self, node: str) -> Path:
+        return self.root / node / "js"
+
+    # ------------------------------------------------------------------ start
+
+    @classmethod
+    def create(cls) -> FaultCluster:
+        root = Path(tempfile.mkdtemp(prefix="memory-faults-"))
+        return cls(root, Network(HOSTS))
+
+    def start(self) -> FaultCluster:
+        self.net.create()
+        self._start_postgres()
+        for name in NODES:
+            self._make_node(name)
+        for name in NODES:
+            self.start_node(name)
+        self.wait_for_meta_leader()
+        self.net.run_on("pg", asyncio.run, self._create_database())
+        for name in WORKERS:  # one after the other: the first creates the R3 streams
+            self._make_worker(name)
+            self.start_worker(name)
+        return self
+
+    def _start_postgres(self) -> None:
+        data = self.root / "pg"
+        data.mkdir()
+        # Reached from the workers' and the bot's hosts: trust inside this private network.
+        (data / "hba.conf").write_text("local all all trust\nhost all all 0.0.0.0/0 trust\n")
+        self.pg = PostgresServer(data, port=PG_PORT, durable=False,
+                                 settings={"listen_addresses": "*", "hba_file": str(data / "hba.conf")})
+        self.net.run_on("pg", self.pg.start)
+
+    async def _create_database(self) -> None:
+        conn = await asyncpg.connect(f"postgresql://postgres@127.0.0.1:{PG_PORT}/postgres")
+        try:
+            await conn.execute(f"CREATE DATABASE {DATABASE}")
+        finally:
+            await conn.close()
+        await migrate_dsn(f"postgresql://postgres@127.0.0.1:{PG_PORT}/{DATABASE}")
+
+    def _make_node(self, name: str) -> None:
+        for conf in ("cluster.conf", "accounts.conf"):
+            if not (self.root / conf).exists():
+                shutil.copy(DEPLOY_NATS / conf, self.root / conf)
+        store = self.store_dir(name)
+        store.mkdir(parents=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={STORE_MB}m,mode=0700", "tmpfs", str(store)],
+                       check=True, capture_output=True)
+        self.mounts.append(store)
+        routes = "[" + ", ".join(f'"nats://{self.net.address[n]}:{ROUTE_PORT}"' for n in NODES) + "]"
+        env = dict(os.environ, **password_env(), NATS_SERVER_NAME=name,
+                   NATS_LISTEN=f"0.0.0.0:{CLIENT_PORT}", NATS_HTTP_LISTEN=f"0.0.0.0:{HTTP_PORT}",
+                   NATS_CLUSTER_LISTEN=f"0.0.0.0:{ROUTE_PORT}", NATS_ROUTES=routes, NATS_STORE_DIR=str(store))
+        self.nodes[name] = NatsNode(name, self.root / "cluster.conf", env, CLIENT_PORT,
+                                    self.root / name / "nats.log", HTTP_PORT)
+
+    def _make_worker(self, name: str) -> None:
+        env = worker_env(
+            ",".join(self.nats_urls), self.database_url,
+            NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
+            STREAM_REPLICAS="3", MEMORY_PARTITIONS="8", ACK_WAIT_SECONDS=str(ACK_WAIT_S), MAX_DELIVER="10",
+            MAX_SERVER_MEMORIES=str(CAP), MAX_PERSONAL_MEMORIES=str(CAP), REPLY_SUBJECT_PREFIXES="_INBOX.bot.",
+        )
+        self.workers[name] = WorkerProcess(env, self.root / f"{name}.log")
+
+    # ------------------------------------------------------------------ processes
+
+    def start_node(self, name: str) -> None:
+        self.net.run_on(name, self.nodes[name].start)
+
+    def start_worker(self, name: str) -> None:
+        self.net.run_on(name, self.workers[name].start)
+
+    def monitor(self, node: str, path: str) -> dict:
+        return self.net.run_on(node, self.nodes[node].monitor, path)
+
+    def wait_for_meta_leader(self, timeout: float = 60.0) -> str:
+        """Every running node knows the same JetStream meta leader and the full cluster size."""
+        deadline = time.monotonic() + timeout
+        last: object = None
+        while time.monotonic() < deadline:
+            try:
+                views = [self.monitor(n, "/jsz").get("meta_cluster", {}) for n, node in self.nodes.items()
+                         if node.running]
+                leaders = {v.get("leader") for v in views}
+                if len(leaders) == 1 and None not in leaders and "" not in leaders \
+                        and all(v.get("cluster_size") == len(NODES) for v in views):
+                    return leaders.pop()
+                last = views
+            except OSError as exc:
+                last = exc
+            time.sleep(0.2)
+        raise RuntimeError(f"no JetStream meta leader within {timeout}s: {last}")
+
+    def pid_of(self, host: str) -> int:
+        proc = self.nodes[host].proc if host in self.nodes else (
+            self.pg.proc if host == "pg" else self.workers[host].proc)
+        assert proc is not None and proc.poll() is None, f"{host} is not running"
+        return proc.pid
+
+    def pause(self, host: str) -> None:
+        pid = self.pid_of(host)
+        if host == "pg":
+            os.killpg(pid, signal.SIGSTOP)  # the postmaster's own group: it and its backends
+        else:
+            os.kill(pid, signal.SIGSTOP)
+        self.paused.add(pid)
+
+    def resume(self, host: str) -> None:
+        pid = self.pid_of(host)
+        if host == "pg":
+            os.killpg(pid, signal.SIGCONT)
+        else:
+            os.kill(pid, signal.SIGCONT)
+        self.paused.discard(pid)
+
+    def kill(self, host: str) -> None:
+        (self.nodes.get(host) or self.workers.get(host) or self.pg).kill()
+
+    # ------------------------------------------------------------------ disks
+
+    def fill_store(self, node: str) -> Path:
+        """Fill the node's store to the last byte; returns the filler to remove."""
+        filler = self.store_dir(node) / "filler"
+        with open(filler, "wb") as out:
+            chunk = b"\0" * (1 << 20)
+            try:
+                while True:
+                    out.write(chunk)
+                    out.flush()
+            except OSError:
+                pass
+        try:  # the last partial chunk
+            with open(filler, "ab") as out:
+                while True:
+                    out.write(b"\0" * 4096)
+                    out.flush()
+        except OSError:
+            pass
+        return filler
+
+    def stream_files(self, node: str, stream: str) -> list[Path]:
+        return sorted(self.store_dir(node).glob(f"jetstream/*/streams/{stream}/msgs/*.blk"))
+
+    # ------------------------------------------------------------------ teardown
+
+    def stop(self) -> list[str]:
+        """Stop everything started here, by PID; unmount, delete the namespaces. Returns
+        what could not be undone (the caller reports it), never raises."""
+        problems: list[str] = []
+        for pid in list(self.paused):  # a stopped process ignores SIGTERM until continued
+            try:
+                os.killpg(pid, signal.SIGCONT) if self.pg and self.pg.pid == pid else os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+        for worker in self.workers.values():
+            if worker.running:
+                worker.stop(signal.SIGTERM, timeout=15)
+                worker.kill()
+        for node in self.nodes.values():
+            node.stop(timeout=10)
+            node.kill()
+        if self.pg is not None:
+            self.pg.terminate(signal.SIGQUIT, 10)  # immediate: nothing here to keep
+            self.pg.kill()
+        for mount in reversed(self.mounts):
+            done = subprocess.run(["umount", "-l", str(mount)], capture_output=True, text=True)
+            if done.returncode != 0:
+                problems.append(f"umount {mount}: {done.stderr.strip()}")
+        self.mounts.clear()
+        problems += self.net.destroy()
+        return problems
