@@ -52,6 +52,7 @@ class Verdict:
     examples: dict[str, list] = field(default_factory=dict)
     events: int = 0
     recovery_s: float | None = None
+    longest_gap_s: float | None = None
     caught_up_s: float | None = None
     injected: str = ""
 
@@ -84,7 +85,7 @@ class Verdict:
                 "out_of_order": self.out_of_order, "above_cap": self.counts["above cap"],
                 "findings": {k: v for k, v in self.counts.items() if v},
                 "examples": {k: [repr(x) for x in v] for k, v in self.examples.items()},
-                "recovery_s": self.recovery_s, "caught_up_s": self.caught_up_s}
+                "longest_gap_s": self.longest_gap_s, "recovery_s": self.recovery_s, "caught_up_s": self.caught_up_s}
 
     def line(self) -> str:
         return (f"FAULTS {self.schedule}: commands={self.commands} acked={self.acked} stored={self.stored} "
@@ -92,7 +93,7 @@ class Verdict:
                 f"duplicated={self.duplicated} out_of_order={self.out_of_order} "
                 f"above_cap={self.counts['above cap']} "
                 f"other={ {k: v for k, v in self.counts.items() if v} } "
-                f"recovery_s={_fmt(self.recovery_s)} caught_up_s={_fmt(self.caught_up_s)} injected: {self.injected}")
+                f"longest_gap_s={_fmt(self.longest_gap_s)} recovery_s={_fmt(self.recovery_s)} caught_up_s={_fmt(self.caught_up_s)} injected: {self.injected}")
 
 
 def _fmt(x: float | None) -> str:

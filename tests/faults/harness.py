@@ -5,7 +5,8 @@ run`) and a bot host for the client side (the bot and the checker).
 Every process is started by this object from a thread inside its host's namespace and is
 acted on by its PID only: stop, SIGKILL, SIGSTOP / SIGCONT (PostgreSQL: its whole process
 group, which is the postmaster and the backends it forked, all ours). Each NATS node's
-store is a small tmpfs of its own, so a schedule can fill it; teardown unmounts exactly
+store and PostgreSQL's data directory are small tmpfs mounts of their own, so a schedule
+can fill them; teardown unmounts exactly
 the mounts made here and deletes exactly the namespaces made here, also after a failure.
 """
 
@@ -35,6 +36,7 @@ HOSTS = (*NODES, "pg", *WORKERS, "bot")
 CLIENT_PORT, ROUTE_PORT, HTTP_PORT, PG_PORT = 4222, 6222, 8222, 5432
 DATABASE = "faults"
 STORE_MB = 256
+PG_DISK_MB = 384
 ACK_WAIT_S = 20
 # Each workspace gets this many saves; further commands to it are refused (limit_exceeded),
 # so the checker sees the cap hold under every fault.
@@ -88,9 +90,15 @@ class FaultCluster:
             self.start_worker(name)
         return self
 
+    def _mount_tmpfs(self, path: Path, size_mb: int) -> None:
+        path.mkdir(parents=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0700", "tmpfs", str(path)],
+                       check=True, capture_output=True)
+        self.mounts.append(path)
+
     def _start_postgres(self) -> None:
         data = self.root / "pg"
-        data.mkdir()
+        self._mount_tmpfs(data, PG_DISK_MB)
         # Reached from the workers' and the bot's hosts: trust inside this private network.
         (data / "hba.conf").write_text("local all all trust\nhost all all 0.0.0.0/0 trust\n")
         self.pg = PostgresServer(data, port=PG_PORT, durable=False,
@@ -110,10 +118,7 @@ class FaultCluster:
             if not (self.root / conf).exists():
                 shutil.copy(DEPLOY_NATS / conf, self.root / conf)
         store = self.store_dir(name)
-        store.mkdir(parents=True)
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={STORE_MB}m,mode=0700", "tmpfs", str(store)],
-                       check=True, capture_output=True)
-        self.mounts.append(store)
+        self._mount_tmpfs(store, STORE_MB)
         routes = "[" + ", ".join(f'"nats://{self.net.address[n]}:{ROUTE_PORT}"' for n in NODES) + "]"
         env = dict(os.environ, **password_env(), NATS_SERVER_NAME=name,
                    NATS_LISTEN=f"0.0.0.0:{CLIENT_PORT}", NATS_HTTP_LISTEN=f"0.0.0.0:{HTTP_PORT}",
@@ -159,6 +164,29 @@ class FaultCluster:
             time.sleep(0.2)
         raise RuntimeError(f"no JetStream meta leader within {timeout}s: {last}")
 
+    def jetstream_enabled(self, node: str) -> bool:
+        try:
+            return self.monitor(node, "/healthz?js-enabled-only=true").get("status") == "ok"
+        except OSError:  # 503 when JetStream is off: urllib raises HTTPError, an OSError
+            return False
+
+    def stream_state(self, node: str, stream: str) -> dict | None:
+        """(messages, first_seq, last_seq) of the node's own replica of the stream."""
+        try:
+            jsz = self.monitor(node, "/jsz?accounts=true&streams=true")
+        except OSError:
+            return None
+        for account in jsz.get("account_details") or []:
+            for detail in account.get("stream_detail") or []:
+                if detail.get("name") == stream:
+                    st = detail.get("state", {})
+                    return {k: st.get(k) for k in ("messages", "first_seq", "last_seq")}
+        return None
+
+    def restart_node(self, name: str) -> None:
+        self.nodes[name].stop(timeout=15)
+        self.start_node(name)
+
     def pid_of(self, host: str) -> int:
         proc = self.nodes[host].proc if host in self.nodes else (
             self.pg.proc if host == "pg" else self.workers[host].proc)
@@ -186,9 +214,13 @@ class FaultCluster:
 
     # ------------------------------------------------------------------ disks
 
-    def fill_store(self, node: str) -> Path:
-        """Fill the node's store to the last byte; returns the filler to remove."""
-        filler = self.store_dir(node) / "filler"
+    def disk_of(self, host: str) -> Path:
+        """The tmpfs under a NATS node's store or PostgreSQL's data directory."""
+        return self.root / "pg" if host == "pg" else self.store_dir(host)
+
+    def fill_disk(self, host: str) -> Path:
+        """Fill the host's disk to the last byte; returns the filler to remove."""
+        filler = self.disk_of(host) / "filler"
         with open(filler, "wb") as out:
             chunk = b"\0" * (1 << 20)
             try:
@@ -206,8 +238,15 @@ class FaultCluster:
             pass
         return filler
 
-    def stream_files(self, node: str, stream: str) -> list[Path]:
-        return sorted(self.store_dir(node).glob(f"jetstream/*/streams/{stream}/msgs/*.blk"))
+    def block_files(self, node: str, *, raft_too: bool = False) -> list[Path]:
+        """The message blocks of the command and event streams on this node, and with
+        raft_too those of every Raft group's log as well (the meta group's included)."""
+        store = self.store_dir(node)
+        files = [p for stream in ("MEMORY_COMMANDS", "MEMORY_EVENTS")
+                 for p in store.glob(f"jetstream/*/streams/{stream}/msgs/*.blk")]
+        if raft_too:
+            files += store.glob("jetstream/*/_js_/*/msgs/*.blk")
+        return sorted(files)
 
     # ------------------------------------------------------------------ teardown
 

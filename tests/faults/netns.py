@@ -65,6 +65,7 @@ class Network:
         self.switch = f"mf{self.run_id}-switch"
         self._created: list[str] = []
         self._cuts: set[tuple[str, str]] = set()
+        self._throttled: set[str] = set()
 
     def create(self) -> Network:
         self._add_namespace(self.switch)
@@ -120,6 +121,22 @@ class Network:
         for src, dst in sorted(self._cuts):
             ip("-n", self.namespace[src], "route", "del", "blackhole", f"{self.address[dst]}/32")
         self._cuts.clear()
+
+    def throttle(self, host: str, rate: str, limit: str) -> None:
+        """A slow, lossy link out of `host`: a token bucket (tc tbf; the kernel here has no
+        netem) at `rate`, whose queue holds `limit` bytes: packets queue (delay) and what
+        overflows the queue is dropped (loss)."""
+        done = subprocess.run(["tc", "-n", self.namespace[host], "qdisc", "add", "dev", "eth0", "root", "tbf",
+                               "rate", rate, "burst", "8kb", "limit", limit], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise NetworkError(f"tc tbf on {host}: {done.stderr.strip()}")
+        self._throttled.add(host)
+
+    def unthrottle(self) -> None:
+        for host in sorted(self._throttled):
+            subprocess.run(["tc", "-n", self.namespace[host], "qdisc", "del", "dev", "eth0", "root"],
+                           capture_output=True)
+        self._throttled.clear()
 
     @property
     def cuts(self) -> set[tuple[str, str]]:

@@ -22,6 +22,7 @@ import time
 import pytest
 
 from tests.faults.runner import run_schedule
+from tests.faults.sabotage import BREAKS, sabotage_and_check
 from tests.faults.schedules import SCHEDULES, SHORT
 
 
@@ -43,11 +44,14 @@ def test_fault_schedule_keeps_every_guarantee(fault_cluster, schedule):
     hold_s = float(os.environ.get("FAULT_HOLD_S", "8"))
     tail_s = float(os.environ.get("FAULT_TAIL_S", "3"))
     started = time.monotonic()
-    verdict = fault_cluster.net.run_on("bot", asyncio.run, run_schedule(fault_cluster, schedule,
-                                                                        hold_s=hold_s, tail_s=tail_s))
+    verdict, bot = fault_cluster.net.run_on("bot", asyncio.run, run_schedule(fault_cluster, schedule,
+                                                                             hold_s=hold_s, tail_s=tail_s))
     print(f"\n{verdict.line()} elapsed={time.monotonic() - started:.0f}s")
     if path := os.environ.get("FAULT_RESULTS"):
         with open(path, "a") as out:
             out.write(json.dumps(verdict.record()) + "\n")
     assert verdict.problems == [], "\n".join(verdict.problems)
     assert verdict.acked > 0 and verdict.saved > 0 and verdict.refused > 0, verdict.line()
+    if schedule in SHORT:  # the checker itself: known breaks are found, and nothing else
+        broken = fault_cluster.net.run_on("bot", asyncio.run, sabotage_and_check(fault_cluster, bot, schedule))
+        assert {k: v for k, v in broken.counts.items() if v} == BREAKS, broken.problems
