@@ -14,7 +14,9 @@ What it counts (each with examples, so a finding can be followed up):
   cache.invalidate its result names, or the invalidation after the save), duplicated (by
   Nats-Msg-Id and by event_id), of no commit (a command with no stored result, a refused
   one, or a memory id the database never had) or stored before their transaction began;
-- outbox rows left unpublished; dead letters;
+- acked commands dead-lettered instead of applied (counted as lost in the table: the bot
+  was told the save failed, though an operator can replay them);
+- outbox rows left unpublished;
 - time to serve again after the fault healed (from the schedule's probe).
 """
 
@@ -64,7 +66,8 @@ class Verdict:
     # The table's columns: a loss is a command or an event that should be there and is not.
     @property
     def lost(self) -> int:
-        return self.counts["acked but lost"] + self.counts["saved without its row"] + self.counts["events missing"]
+        return (self.counts["acked but lost"] + self.counts["acked, dead-lettered"]
+                + self.counts["saved without its row"] + self.counts["events missing"])
 
     @property
     def duplicated(self) -> int:
@@ -104,9 +107,10 @@ async def connect_db(dsn: str) -> asyncpg.Connection:
     return await asyncpg.connect(dsn, server_settings={"search_path": SEARCH_PATH})
 
 
-async def wait_settled(db_dsn: str, history: list[Sent], timeout_s: float) -> float | None:
-    """Wait until every acknowledged command has a stored result and the outbox is empty;
-    returns when that was (time.monotonic()), or None if it never was within timeout_s."""
+async def wait_settled(db_dsn: str, history: list[Sent], nc: nats.NATS, timeout_s: float) -> float | None:
+    """Wait until every acknowledged command has a stored result (or is one of the dead
+    letters) and the outbox is empty; returns when that was (time.monotonic()), or None if
+    it never was within timeout_s."""
     acked = {s.command_id for s in history if s.acked_at is not None}
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -117,23 +121,34 @@ async def wait_settled(db_dsn: str, history: list[Sent], timeout_s: float) -> fl
                 left = await db.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL")
             finally:
                 await db.close()
-            if acked <= stored and left == 0:
+            dead = (await nc.jetstream().stream_info("MEMORY_DLQ")).state.messages
+            if len(acked - stored) <= dead and left == 0:
                 return time.monotonic()
-        except (OSError, asyncpg.PostgresError):
+        except (OSError, asyncpg.PostgresError, nats.errors.Error, TimeoutError):
             pass
         await asyncio.sleep(0.25)
     return None
 
 
-async def read_events(nc: nats.NATS, timeout_s: float = 60.0) -> list[dict]:
-    """Every message of MEMORY_EVENTS in stream order: seq, subject, msg_id, timestamp, body."""
+def _json(data: bytes) -> dict:
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return {"undecodable": data[:80].decode(errors="replace")}
+    return body if isinstance(body, dict) else {"not_an_object": body}
+
+
+async def read_stream(nc: nats.NATS, stream: str, timeout_s: float = 60.0) -> list[dict]:
+    """Every message of the stream in order: seq, subject, msg_id, timestamp, body."""
     js = nc.jetstream()
     name = f"faults_{uuid.uuid4().hex}"
-    await js.add_consumer("MEMORY_EVENTS", ConsumerConfig(
+    await js.add_consumer(stream, ConsumerConfig(
         name=name, deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE, inactive_threshold=60.0))
-    pending = (await js.consumer_info("MEMORY_EVENTS", name)).num_pending
+    pending = (await js.consumer_info(stream, name)).num_pending
     out: list[dict] = []
-    sub = await js.pull_subscribe_bind(consumer=name, stream="MEMORY_EVENTS")
+    if not pending:
+        return out
+    sub = await js.pull_subscribe_bind(consumer=name, stream=stream)
     try:
         deadline = time.monotonic() + timeout_s
         while len(out) < pending and time.monotonic() < deadline:
@@ -144,11 +159,11 @@ async def read_events(nc: nats.NATS, timeout_s: float = 60.0) -> list[dict]:
             for m in msgs:
                 out.append({"seq": m.metadata.sequence.stream, "subject": m.subject,
                             "msg_id": (m.headers or {}).get("Nats-Msg-Id"),
-                            "time": m.metadata.timestamp, "body": json.loads(m.data)})
+                            "time": m.metadata.timestamp, "body": _json(m.data)})
     finally:
         await sub.unsubscribe()
     if len(out) < pending:
-        raise AssertionError(f"read {len(out)} of {pending} events of MEMORY_EVENTS")
+        raise AssertionError(f"read {len(out)} of {pending} messages of {stream}")
     return sorted(out, key=lambda e: e["seq"])
 
 
@@ -180,9 +195,13 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
     for m in memories:
         rows_of[m["content"]].append(m)
 
-    # Commands: lost, applied twice, answered differently.
+    # Commands: lost, dead-lettered (not applied, but kept for an operator's replay),
+    # applied twice, answered differently.
+    dead = {m["body"].get("command_id") for m in await read_stream(events_nc, "MEMORY_DLQ")}
     v.found("acked but lost", [s.command_id for s in history if s.acked_at is not None
-                               and s.command_id not in results])
+                               and s.command_id not in results and s.command_id not in dead])
+    v.found("acked, dead-lettered", [s.command_id for s in history if s.acked_at is not None
+                                     and s.command_id not in results and s.command_id in dead])
     v.found("unexpected status", [(cid, st) for cid, st in status.items() if st not in (*SAVED, REFUSED)])
     v.found("stored but never sent", [cid for cid in results if cid not in by_id])
     v.found("applied twice", [(s.command_id, len(rows_of[s.content])) for s in history if len(rows_of[s.content]) > 1])
@@ -204,6 +223,8 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
             except ValueError:
                 differ.append((s.command_id, data[:80]))
                 continue
+            if s.command_id in dead and s.command_id not in results and answer.get("success") is False:
+                continue  # the dead letter's error answer; counted above
             if s.command_id not in results or answer != results[s.command_id]:
                 differ.append((s.command_id, answer if s.command_id not in results else "differs"))
     v.found("answered differently", differ)
@@ -228,7 +249,7 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
     v.found("out of order", order)
 
     # Events.
-    events = await read_events(events_nc)
+    events = await read_stream(events_nc, "MEMORY_EVENTS")
     v.events = len(events)
     v.found("events duplicated",
             [(i, n) for i, n in Counter(e["msg_id"] for e in events).items() if n > 1]
@@ -270,6 +291,4 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
     v.found("events of no commit", no_commit)
     v.found("events before their commit", early)
     v.found("outbox rows unpublished", [(r["id"], r["subject"]) for r in unpublished])
-    dlq = (await events_nc.jetstream().stream_info("MEMORY_DLQ")).state.messages
-    v.found("dead letters", list(range(dlq)))
     return v

@@ -21,6 +21,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from tests.faults.harness import FaultCluster  # noqa: E402
 from tests.faults.netns import available  # noqa: E402
+from tests.faults.schedules import WORKER_SETTINGS  # noqa: E402
 
 
 def pytest_configure(config):
@@ -35,11 +36,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
-def fault_cluster():
+def fault_cluster(request):
     why = available()
     if why:
         pytest.skip(f"fault harness unavailable: {why}")
-    cluster = FaultCluster.create()
+    schedule = request.node.callspec.params.get("schedule", "")
+    cluster = FaultCluster.create(WORKER_SETTINGS.get(schedule))
     try:
         cluster.start()
         yield cluster

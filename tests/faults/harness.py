@@ -3,8 +3,8 @@ nats-server nodes running deploy/nats/cluster.conf, PostgreSQL, two workers (`me
 run`) and a bot host for the client side (the bot and the checker).
 
 Every process is started by this object from a thread inside its host's namespace and is
-acted on by its PID only: stop, SIGKILL, SIGSTOP / SIGCONT (PostgreSQL: its whole process
-group, which is the postmaster and the backends it forked, all ours). Each NATS node's
+acted on by its PID only: stop, SIGKILL, SIGSTOP / SIGCONT (PostgreSQL: the postmaster and
+every process it forked, all ours, found by their parent PID). Each NATS node's
 store and PostgreSQL's data directory are small tmpfs mounts of their own, so a schedule
 can fill them; teardown unmounts exactly
 the mounts made here and deletes exactly the namespaces made here, also after a failure.
@@ -52,6 +52,7 @@ class FaultCluster:
     workers: dict[str, WorkerProcess] = field(default_factory=dict)
     mounts: list[Path] = field(default_factory=list)
     paused: set[int] = field(default_factory=set)
+    worker_settings: dict[str, str] = field(default_factory=dict)  # a schedule's own
 
     # ------------------------------------------------------------------ addresses
 
@@ -72,9 +73,9 @@ class FaultCluster:
     # ------------------------------------------------------------------ start
 
     @classmethod
-    def create(cls) -> FaultCluster:
+    def create(cls, worker_settings: dict[str, str] | None = None) -> FaultCluster:
         root = Path(tempfile.mkdtemp(prefix="memory-faults-"))
-        return cls(root, Network(HOSTS))
+        return cls(root, Network(HOSTS), worker_settings=dict(worker_settings or {}))
 
     def start(self) -> FaultCluster:
         self.net.create()
@@ -127,12 +128,13 @@ class FaultCluster:
                                     self.root / name / "nats.log", HTTP_PORT)
 
     def _make_worker(self, name: str) -> None:
-        env = worker_env(
-            ",".join(self.nats_urls), self.database_url,
+        settings = dict(
             NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
             STREAM_REPLICAS="3", MEMORY_PARTITIONS="8", ACK_WAIT_SECONDS=str(ACK_WAIT_S), MAX_DELIVER="10",
             MAX_SERVER_MEMORIES=str(CAP), MAX_PERSONAL_MEMORIES=str(CAP), REPLY_SUBJECT_PREFIXES="_INBOX.bot.",
         )
+        settings.update(self.worker_settings)
+        env = worker_env(",".join(self.nats_urls), self.database_url, **settings)
         self.workers[name] = WorkerProcess(env, self.root / f"{name}.log")
 
     # ------------------------------------------------------------------ processes
@@ -193,21 +195,34 @@ class FaultCluster:
         assert proc is not None and proc.poll() is None, f"{host} is not running"
         return proc.pid
 
-    def pause(self, host: str) -> None:
+    def _pids(self, host: str) -> list[int]:
+        """The host's process, and for PostgreSQL also every backend and helper the
+        postmaster forked (they leave its process group with setsid, so killpg misses them)."""
         pid = self.pid_of(host)
-        if host == "pg":
-            os.killpg(pid, signal.SIGSTOP)  # the postmaster's own group: it and its backends
-        else:
+        if host != "pg":
+            return [pid]
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:  # the parent's pid
+                children.append(int(stat.parent.name))
+        return [pid, *children]
+
+    def pause(self, host: str) -> list[int]:
+        pids = self._pids(host)
+        for pid in pids:
             os.kill(pid, signal.SIGSTOP)
-        self.paused.add(pid)
+            self.paused.add(pid)
+        return pids
 
     def resume(self, host: str) -> None:
-        pid = self.pid_of(host)
-        if host == "pg":
-            os.killpg(pid, signal.SIGCONT)
-        else:
+        pids = set(self._pids(host)) | (self.paused if host == "pg" else set())
+        for pid in pids & self.paused:
             os.kill(pid, signal.SIGCONT)
-        self.paused.discard(pid)
+            self.paused.discard(pid)
 
     def kill(self, host: str) -> None:
         (self.nodes.get(host) or self.workers.get(host) or self.pg).kill()
@@ -256,7 +271,7 @@ class FaultCluster:
         problems: list[str] = []
         for pid in list(self.paused):  # a stopped process ignores SIGTERM until continued
             try:
-                os.killpg(pid, signal.SIGCONT) if self.pg and self.pg.pid == pid else os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGCONT)
             except OSError:
                 pass
         for worker in self.workers.values():
@@ -269,6 +284,9 @@ class FaultCluster:
         if self.pg is not None:
             self.pg.terminate(signal.SIGQUIT, 10)  # immediate: nothing here to keep
             self.pg.kill()
+        pg_log = self.root / "pg" / "postgres.log"
+        if pg_log.exists():  # it lives on the tmpfs about to go
+            shutil.copy(pg_log, self.root / "postgres.log")
         for mount in reversed(self.mounts):
             done = subprocess.run(["umount", "-l", str(mount)], capture_output=True, text=True)
             if done.returncode != 0:

@@ -80,7 +80,7 @@ async def run_schedule(cluster: FaultCluster, name: str, *, hold_s: float, tail_
         served_at = await bot.probe(PROBE_TIMEOUT_S)
         await asyncio.sleep(tail_s)  # load goes on after the heal for this long
         await bot.stop_load()
-        settled_at = await wait_settled(cluster.database_url, bot.history, SETTLE_TIMEOUT_S)
+        settled_at = await wait_settled(cluster.database_url, bot.history, admin, SETTLE_TIMEOUT_S)
         verdict = await check(name, bot, cluster.database_url, admin, cap=CAP)
         await asyncio.to_thread(check_replicas, cluster, verdict)
     finally:

@@ -154,8 +154,9 @@ async def pause_nats_leader(run: Run) -> None:
 
 
 async def pause_postgres(run: Run) -> None:
-    run.cluster.pause("pg")
-    run.note(f"PostgreSQL (postmaster and backends) SIGSTOPped {run.hold_s:.0f}s, then SIGCONT")
+    pids = run.cluster.pause("pg")
+    run.note(f"PostgreSQL (the postmaster and its {len(pids) - 1} backends and helpers) SIGSTOPped "
+             f"{run.hold_s:.0f}s, then SIGCONT")
     await run.hold()
     run.cluster.resume("pg")
     run.healed()
@@ -249,5 +250,8 @@ SCHEDULES: dict[str, Schedule] = {
     "truncate-minority": truncate_minority,
     "corrupt-minority": corrupt_minority,
 }
+# Worker settings a schedule needs. A full disk held past the retry budget shows whether
+# the worker counts it against MAX_DELIVER: 4 deliveries are 0.5 + 1 + 2 s of retries.
+WORKER_SETTINGS: dict[str, dict[str, str]] = {"full-disk-postgres": {"MAX_DELIVER": "4"}}
 # `make test`: what needs no extra package and stays short on two cores.
 SHORT = ("partition-leader-minority",)
