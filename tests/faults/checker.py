@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import asyncpg
 import nats
 import nats.errors
+import nats.js.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from tests.faults.bot import Bot, Sent
@@ -138,8 +139,20 @@ def _json(data: bytes) -> dict:
     return body if isinstance(body, dict) else {"not_an_object": body}
 
 
-async def read_stream(nc: nats.NATS, stream: str, timeout_s: float = 60.0) -> list[dict]:
-    """Every message of the stream in order: seq, subject, msg_id, timestamp, body."""
+async def read_stream(nc: nats.NATS, stream: str, timeout_s: float = 90.0) -> list[dict]:
+    """Every message of the stream in order: seq, subject, msg_id, timestamp, body. Read
+    again from the start if the cluster answers 503 mid-way (a leader moving after a heal)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return await _read_once(nc, stream, deadline)
+        except (nats.js.errors.ServiceUnavailableError, nats.js.errors.NotFoundError, nats.errors.TimeoutError):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(1.0)
+
+
+async def _read_once(nc: nats.NATS, stream: str, deadline: float) -> list[dict]:
     js = nc.jetstream()
     name = f"faults_{uuid.uuid4().hex}"
     await js.add_consumer(stream, ConsumerConfig(
@@ -150,7 +163,6 @@ async def read_stream(nc: nats.NATS, stream: str, timeout_s: float = 60.0) -> li
         return out
     sub = await js.pull_subscribe_bind(consumer=name, stream=stream)
     try:
-        deadline = time.monotonic() + timeout_s
         while len(out) < pending and time.monotonic() < deadline:
             try:
                 msgs = await sub.fetch(batch=min(500, pending - len(out)), timeout=5)

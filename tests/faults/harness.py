@@ -185,6 +185,23 @@ class FaultCluster:
                     return {k: st.get(k) for k in ("messages", "first_seq", "last_seq")}
         return None
 
+    def connected_to(self) -> dict[str, list[str]]:
+        """host -> the NATS nodes its client connections are on (from each node's /connz)."""
+        by_address = {a: h for h, a in self.net.address.items()}
+        out: dict[str, list[str]] = {}
+        for node in NODES:
+            if not self.nodes[node].running:
+                continue
+            try:
+                conns = self.monitor(node, "/connz?limit=1024").get("connections") or []
+            except OSError:
+                continue
+            for conn in conns:
+                host = by_address.get(conn.get("ip"))
+                if host:
+                    out.setdefault(host, []).append(node)
+        return out
+
     def restart_node(self, name: str) -> None:
         self.nodes[name].stop(timeout=15)
         self.start_node(name)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import nats
 
-from tests.faults.harness import ACK_WAIT_S, NODES, FaultCluster
+from tests.faults.harness import ACK_WAIT_S, NODES, WORKERS, FaultCluster
 
 PIN_TIMEOUT_S = 10  # worker/streams.py PIN_TIMEOUT_S: the pin moves after this long without pulls
 
@@ -116,9 +116,15 @@ async def partition_bridge(run: Run) -> None:
 
 async def partition_leader_with_worker(run: Run) -> None:
     leader = await run.leader()
-    run.cluster.net.partition([leader, "worker-1"], [*others(leader), "worker-2"])
-    run.note(f"{leader} (leader) and worker-1 cut from {others(leader)} and worker-2 for {run.hold_s:.0f}s"
-             " (PostgreSQL and the bot reach everyone)")
+    where = await asyncio.to_thread(run.cluster.connected_to)
+    # The worst case for a client: the worker left on the majority side is the one whose
+    # connection is on the leader, so the cut leaves that connection open but dead.
+    stale = next((w for w in WORKERS if leader in where.get(w, [])), WORKERS[1])
+    with_leader = next(w for w in WORKERS if w != stale)
+    run.cluster.net.partition([leader, with_leader], [*others(leader), stale])
+    run.note(f"{leader} (leader) and {with_leader} cut from {others(leader)} and {stale} for {run.hold_s:.0f}s"
+             f" (PostgreSQL and the bot reach everyone; {stale} was connected to {where.get(stale)}, "
+             f"{with_leader} to {where.get(with_leader)})")
     await run.hold()
     run.cluster.net.heal()
     run.healed()
@@ -136,11 +142,12 @@ async def slow_lossy_leader(run: Run) -> None:
 
 async def pause_worker(run: Run) -> None:
     pause = ACK_WAIT_S + PIN_TIMEOUT_S + 5
-    run.cluster.pause("worker-1")
-    run.note(f"worker-1 SIGSTOPped {pause}s (ACK_WAIT_SECONDS={ACK_WAIT_S}, pin timeout {PIN_TIMEOUT_S}s), "
-             "then SIGCONT with its commands in hand")
+    victim = max(run.cluster.workers, key=lambda w: run.cluster.workers[w].log_text().count('"event":"command"'))
+    run.cluster.pause(victim)
+    run.note(f"{victim} (the busier worker) SIGSTOPped {pause}s (ACK_WAIT_SECONDS={ACK_WAIT_S}, pin timeout "
+             f"{PIN_TIMEOUT_S}s), then SIGCONT with its commands in hand")
     await run.hold(pause)
-    run.cluster.resume("worker-1")
+    run.cluster.resume(victim)
     run.healed()
 
 
