@@ -25,7 +25,7 @@ from pathlib import Path
 import asyncpg
 
 from db.migrate import migrate_dsn
-from tests.cluster.nats_deploy import DEPLOY_NATS, PASSWORDS, NatsNode, password_env
+from tests.cluster.nats_deploy import DEPLOY_NATS, PASSWORDS, NatsNode, password_env, wait_for_meta_leader
 from tests.conftest import WorkerProcess, worker_env
 from tests.faults.netns import Network
 from worker.embedded import PostgresServer
@@ -149,22 +149,8 @@ class FaultCluster:
         return self.net.run_on(node, self.nodes[node].monitor, path)
 
     def wait_for_meta_leader(self, timeout: float = 60.0) -> str:
-        """Every running node knows the same JetStream meta leader and the full cluster size."""
-        deadline = time.monotonic() + timeout
-        last: object = None
-        while time.monotonic() < deadline:
-            try:
-                views = [self.monitor(n, "/jsz").get("meta_cluster", {}) for n, node in self.nodes.items()
-                         if node.running]
-                leaders = {v.get("leader") for v in views}
-                if len(leaders) == 1 and None not in leaders and "" not in leaders \
-                        and all(v.get("cluster_size") == len(NODES) for v in views):
-                    return leaders.pop()
-                last = views
-            except OSError as exc:
-                last = exc
-            time.sleep(0.2)
-        raise RuntimeError(f"no JetStream meta leader within {timeout}s: {last}")
+        return wait_for_meta_leader(lambda: [self.monitor(n, "/jsz") for n, node in self.nodes.items() if node.running],
+                                    len(NODES), timeout)
 
     def jetstream_enabled(self, node: str) -> bool:
         try:

@@ -95,23 +95,23 @@ def others(node: str) -> list[str]:
     return [n for n in NODES if n != node]
 
 
-async def partition_leader_minority(run: Run) -> None:
-    leader = await run.leader()
-    run.cluster.net.partition([leader], others(leader))
-    run.note(f"{leader} (MEMORY_COMMANDS leader) cut from {others(leader)} for {run.hold_s:.0f}s")
+async def _partitioned(run: Run, sides: list[list[str]], what: str) -> None:
+    run.cluster.net.partition(*sides)
+    run.note(f"{what} for {run.hold_s:.0f}s")
     await run.hold()
     run.cluster.net.heal()
     run.healed()
+
+
+async def partition_leader_minority(run: Run) -> None:
+    leader = await run.leader()
+    await _partitioned(run, [[leader], others(leader)], f"{leader} (MEMORY_COMMANDS leader) cut from {others(leader)}")
 
 
 async def partition_bridge(run: Run) -> None:
     leader = await run.leader()
     a, bridge = others(leader)
-    run.cluster.net.partition([leader], [a])
-    run.note(f"{leader} (leader) cut from {a}; {bridge} reaches both, for {run.hold_s:.0f}s")
-    await run.hold()
-    run.cluster.net.heal()
-    run.healed()
+    await _partitioned(run, [[leader], [a]], f"{leader} (leader) cut from {a}; {bridge} reaches both,")
 
 
 async def partition_leader_with_worker(run: Run) -> None:
@@ -121,13 +121,10 @@ async def partition_leader_with_worker(run: Run) -> None:
     # connection is on the leader, so the cut leaves that connection open but dead.
     stale = next((w for w in WORKERS if leader in where.get(w, [])), WORKERS[1])
     with_leader = next(w for w in WORKERS if w != stale)
-    run.cluster.net.partition([leader, with_leader], [*others(leader), stale])
-    run.note(f"{leader} (leader) and {with_leader} cut from {others(leader)} and {stale} for {run.hold_s:.0f}s"
-             f" (PostgreSQL and the bot reach everyone; {stale} was connected to {where.get(stale)}, "
-             f"{with_leader} to {where.get(with_leader)})")
-    await run.hold()
-    run.cluster.net.heal()
-    run.healed()
+    await _partitioned(run, [[leader, with_leader], [*others(leader), stale]],
+                       f"{leader} (leader) and {with_leader} cut from {others(leader)} and {stale} (PostgreSQL and "
+                       f"the bot reach everyone; {stale} was connected to {where.get(stale)}, {with_leader} to "
+                       f"{where.get(with_leader)})")
 
 
 async def slow_lossy_leader(run: Run) -> None:
