@@ -12,14 +12,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The interop test's JavaScript bot and the TypeScript generator: locked versions, no install scripts.
+NODE_STAMP := tests/interop/node_modules/.installed
+$(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
+	@command -v npm >/dev/null || { echo "make: Node.js 20+ and npm are needed (tests/e2e/test_e2e_interop.py runs a JavaScript bot); install them" >&2; exit 1; }
+	cd tests/interop && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP) $(NODE_STAMP)
 
 ## Start embedded NATS + PostgreSQL under ./.data and the worker in the foreground (Ctrl-C stops all).
 run: $(STAMP)
 	$(VENV)/bin/memoryctl run
 
 ## The whole default suite: unit, integration, end-to-end and short chaos runs, on real servers it starts itself.
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
 test-unit: $(STAMP)
@@ -28,7 +35,7 @@ test-unit: $(STAMP)
 test-integration: $(STAMP)
 	$(PY) -m pytest -q tests/integration
 
-test-e2e: $(STAMP)
+test-e2e: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -q tests/e2e
 
 ## Three NATS nodes, two workers, PostgreSQL: 3,000 creates while the stream leader and a worker are SIGKILLed.
@@ -68,9 +75,11 @@ bench-profile: $(VENV)/.bench-installed
 bench-smoke: $(STAMP)
 	$(PY) -m tests.bench.smoke
 
-## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs.
-schemas: $(STAMP)
+## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs, and
+## contracts/types/*.d.ts from the schemas (json-schema-to-typescript).
+schemas: $(STAMP) $(NODE_STAMP)
 	$(PY) -m contracts.asyncapi
+	cd tests/interop && node generate-types.mjs
 
 clean:
 	rm -rf $(VENV) .data

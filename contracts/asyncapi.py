@@ -1,8 +1,10 @@
-"""The AsyncAPI 3 document of every subject the worker speaks, built from the contracts.
+"""The AsyncAPI 3 document of the worker, built from the contracts.
 
-`python -m contracts.asyncapi` rewrites contracts/asyncapi.json; a test keeps it current and
-checks that every payload reference resolves to a generated JSON Schema file. (FastStream's
-own AsyncAPI generation cannot read msgspec Struct parameters, hence this document.)
+The document describes the worker as the application: what it receives (commands, result
+lookups) and what it sends (replies, events, dead letters). A bot is the other side of each
+operation. `make schemas` rewrites contracts/asyncapi.json; tests keep it current, check
+every reference, and run @asyncapi/parser over it (tests/e2e/test_e2e_interop.py).
+(FastStream's own AsyncAPI generation cannot read msgspec Struct parameters, hence this.)
 """
 
 from __future__ import annotations
@@ -10,113 +12,212 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import schema
+from . import schema, subjects
+from .commands import DEFAULT_REPLY_PREFIXES, REPLY_SUBJECT_RULE
 
 PATH = Path(__file__).parent / "asyncapi.json"
-VERSION = "0.1.0"
+VERSION = "0.2.0"
+# Also in worker/streams.py; a test keeps them equal.
+DUPLICATE_WINDOW_S = 600
 
-_WS = {"workspace_id": {"description": "Guild id, or the user's id in a DM; percent-encoded when not [A-Za-z0-9_:-]."}}
+TOKEN_RULE = (
+    "An id in a subject token is kept as is when it matches [A-Za-z0-9_:-]+; any other byte of its "
+    "UTF-8 form is percent-encoded with upper-case hex ('.' is %2E, ' ' is %20). The worker decodes hex "
+    "case-insensitively (%2e is %2E), but partitioning hashes the token as written, so a publisher must "
+    "always write upper-case to keep a workspace's commands in one partition and in order.")
+_WS = {"workspace_id": {"description": "Guild id, or the user's id in a DM, encoded as a subject token. " + TOKEN_RULE}}
 _OWNER = {
     "scope": {"enum": ["server", "personal"], "description": "Whose memory it is."},
-    "owner_id": {"description": "Discord id of the owner: the workspace (server) or the user (personal)."},
+    "owner_id": {"description": "Discord id of the owner (the workspace for server memories, the user for "
+                                "personal ones), encoded as a subject token."},
 }
 
-# channel id: (address, parameters, message name, schema file key, description)
-_CHANNELS: dict[str, tuple[str, dict, str, str, str]] = {
-    "memoryCreate": ("memory.create.{workspace_id}", _WS, "CreateMemory", "memory.create",
-                     "The model's create_long_term_memory tool call (stream MEMORY_COMMANDS)."),
-    "memoryManual": ("memory.manual.{workspace_id}", _WS, "ManualMemory", "memory.manual",
-                     "The /memories and /personal memories panels (stream MEMORY_COMMANDS)."),
-    "memoryReinforce": ("memory.reinforce.{workspace_id}", _WS, "ReinforceMemories", "memory.reinforce",
-                        "Memories a reply used (stream MEMORY_COMMANDS)."),
-    "memorySeedBio": ("memory.seed_bio.{workspace_id}", _WS, "SeedBio", "memory.seed_bio",
-                      "A new proxy identity's bio (stream MEMORY_COMMANDS)."),
-    "createResult": ("{reply_to}", {"reply_to": {"description": "The command's reply_to (an _INBOX subject)."}},
-                     "CommandResult", "result", "Result of memory.create, published to the command's reply_to."),
-    "opResult": ("{reply_to}", {"reply_to": {"description": "The command's reply_to (an _INBOX subject)."}},
-                 "OpResult", "result.op", "Result of memory.manual, memory.reinforce and memory.seed_bio."),
+_MSG_ID = {"type": "string", "minLength": 1}
+COMMAND_HEADERS = {
+    "type": "object",
+    "properties": {"Nats-Msg-Id": {**_MSG_ID, "description": (
+        f"Set it to command_id: JetStream then drops a repeat within its {DUPLICATE_WINDOW_S} s duplicate "
+        "window (the publish ack says duplicate: true). To re-send a command that was never processed, keep "
+        "command_id and use a new Nats-Msg-Id; the worker's inbox keeps any second delivery harmless.")}},
+}
+EVENT_HEADERS = {
+    "type": "object",
+    "required": ["Nats-Msg-Id"],
+    "properties": {"Nats-Msg-Id": {**_MSG_ID, "description": (
+        "The event id (event_id in the payload; for metrics.memory_eviction, which has no ids, an opaque "
+        "token). A consumer de-duplicates redeliveries by it.")}},
+}
+DLQ_HEADERS = {
+    "type": "object",
+    "required": ["Nats-Msg-Id", "Dlq-Reason", "Dlq-Error", "Dlq-Deliveries", "Dlq-Original-Subject",
+                 "Dlq-First-Failed-At"],
+    "properties": {
+        "Nats-Msg-Id": {**_MSG_ID, "description": "One dead letter per command message (dlq:<stream sequence>)."},
+        "Dlq-Reason": {"enum": ["invalid_command", "unsupported_command", "max_deliver_exhausted",
+                                "permanent_error"]},
+        "Dlq-Error": {"type": "string", "description": "What went wrong, on one line, at most 1000 characters."},
+        "Dlq-Deliveries": {"type": "string", "pattern": "^[0-9]+$", "description": "Deliveries spent (decimal)."},
+        "Dlq-Original-Subject": {"type": "string", "description": "The subject the bot published to."},
+        "Dlq-First-Failed-At": {"type": "string", "format": "date-time"},
+        # A command too large to dead-letter whole under the server's max_payload is kept by
+        # reference: these headers, and as body only its first bytes.
+        "Dlq-Payload": {"enum": ["excerpt"], "description": (
+            "Present when the body is only the first bytes of the original (too large to dead-letter "
+            "whole); such a letter cannot be replayed.")},
+        "Dlq-Original-Size": {"type": "string", "pattern": "^[0-9]+$", "description": "The original's size in bytes."},
+        "Dlq-Original-Sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$",
+                                "description": "SHA-256 of the original payload, hex."},
+        "Dlq-Original-Stream": {"type": "string", "description": "<stream>:<sequence> where the original was stored."},
+        "Dlq-Excerpt-Bytes": {"type": "string", "pattern": "^[0-9]+$",
+                              "description": "How many of the original's first bytes the body holds."},
+    },
+}
+
+# channel id: (address (None: given at run time), parameters, {message: schema file or None}, description)
+_CHANNELS: dict[str, tuple[str | None, dict, dict[str, str | None], str]] = {
+    "memoryCreate": ("memory.create.{workspace_id}", _WS, {"CreateMemory": "memory.create"},
+                     f"The model's create_long_term_memory tool call. Stream {subjects.COMMANDS_STREAM}."),
+    "memoryManual": ("memory.manual.{workspace_id}", _WS, {"ManualMemory": "memory.manual"},
+                     f"The /memories and /personal memories panels. Stream {subjects.COMMANDS_STREAM}."),
+    "memoryReinforce": ("memory.reinforce.{workspace_id}", _WS, {"ReinforceMemories": "memory.reinforce"},
+                        f"Memories a reply used. Stream {subjects.COMMANDS_STREAM}."),
+    "memorySeedBio": ("memory.seed_bio.{workspace_id}", _WS, {"SeedBio": "memory.seed_bio"},
+                      f"A new proxy identity's bio. Stream {subjects.COMMANDS_STREAM}."),
+    "createReply": (None, {}, {"CommandResult": "result"},
+                    "The result of memory.create, published (core NATS) to the command's reply_to. "
+                    + REPLY_SUBJECT_RULE),
+    "manualReply": (None, {}, {"ManualResult": "result.manual", "InvalidCommandResult": "result.invalid"},
+                    "The result of memory.manual, published to the command's reply_to. " + REPLY_SUBJECT_RULE),
+    "reinforceReply": (None, {}, {"ReinforceResult": "result.reinforce", "InvalidCommandResult": "result.invalid"},
+                       "The result of memory.reinforce, published to the command's reply_to."),
+    "seedBioReply": (None, {}, {"SeedBioResult": "result.seed_bio", "InvalidCommandResult": "result.invalid"},
+                     "The result of memory.seed_bio, published to the command's reply_to."),
     "resultLookup": ("memory.result.{workspace_id}.{command_id}",
-                     {**_WS, "command_id": {"description": "The command id, percent-encoded like a workspace id."}},
-                     "StoredResult", "result|result.op",
-                     "Core request/reply: the stored result of a command of this workspace, or null."),
-    "memorySaved": ("memory.saved.{scope}.{owner_id}", _OWNER, "MemorySaved", "memory.saved",
-                    "A memory was written (stream MEMORY_EVENTS)."),
-    "memoryEvicted": ("memory.evicted.{scope}.{owner_id}", _OWNER, "MemoryEvicted", "memory.evicted",
-                      "A dormant memory was forgotten to make room (stream MEMORY_EVENTS)."),
-    "memoryRemoved": ("memory.removed.{scope}.{owner_id}", _OWNER, "MemoryRemoved", "memory.removed",
-                      "A memory was removed from a panel (stream MEMORY_EVENTS)."),
+                     {**_WS, "command_id": {"description": "The command id, encoded as a subject token."}},
+                     {"ResultRequest": None, "OutcomeRequest": "lookup.request"},
+                     "Core NATS request/reply, no stream: what became of a command of this workspace (never "
+                     "another workspace's). Use it when a reply was lost, or when a re-send's publish ack says "
+                     "duplicate: true (JetStream dropped it, so no second reply comes)."),
+    "resultLookupReply": (None, {}, {"StoredResult": schema.STORED_RESULT, "CommandOutcome": "lookup.outcome"},
+                          "The answer to a lookup, on the request's NATS reply subject: StoredResult for an "
+                          "empty request, CommandOutcome for {\"answer\": \"outcome\"}."),
+    "memorySaved": ("memory.saved.{scope}.{owner_id}", _OWNER, {"MemorySaved": "memory.saved"},
+                    f"A memory was written. Stream {subjects.EVENTS_STREAM}."),
+    "memoryEvicted": ("memory.evicted.{scope}.{owner_id}", _OWNER, {"MemoryEvicted": "memory.evicted"},
+                      f"A dormant memory was forgotten to make room. Stream {subjects.EVENTS_STREAM}."),
+    "memoryRemoved": ("memory.removed.{scope}.{owner_id}", _OWNER, {"MemoryRemoved": "memory.removed"},
+                      f"A memory was removed from a panel. Stream {subjects.EVENTS_STREAM}."),
     "cacheInvalidate": ("cache.invalidate.{cache}.{key}",
-                        {"cache": {"enum": ["tomori_state", "user"]},
-                         "key": {"description": "Workspace id (tomori_state) or user id (user)."}},
-                        "CacheInvalidate", "cache.invalidate",
-                        "Drop this cache entry; published before the matching memory.saved (stream MEMORY_EVENTS)."),
-    "memoryEvictionMetric": ("metrics.memory_eviction", {}, "MemoryEvictionMetric", "metrics.memory_eviction",
-                             "One per eviction, exactly {scope, decay_days} (stream MEMORY_EVENTS)."),
+                        {"cache": {"enum": ["tomori_state", "user"], "description": "Which cache."},
+                         "key": {"description": "Workspace id (tomori_state) or user id (user), encoded as a "
+                                                "subject token."}},
+                        {"CacheInvalidate": "cache.invalidate"},
+                        "Drop this cache entry; published before the same command's memory.saved. "
+                        f"Stream {subjects.EVENTS_STREAM}."),
+    "memoryEvictionMetric": (subjects.METRIC_EVICTION_SUBJECT, {}, {"MemoryEvictionMetric": "metrics.memory_eviction"},
+                             f"One per eviction, exactly {{scope, decay_days}}. Stream {subjects.EVENTS_STREAM}."),
     "deadLetters": ("dlq.{original_subject}",
-                    {"original_subject": {"description": "The command's subject as the bot published it."}},
-                    "DeadLetter", "",
-                    "Commands that could not be processed: the original payload, with headers Dlq-Reason, "
-                    "Dlq-Error, Dlq-Deliveries, Dlq-Original-Subject, Dlq-First-Failed-At (stream MEMORY_DLQ)."),
+                    {"original_subject": {"description": "The command's subject as the bot published it "
+                                                         "(several tokens: memory.<kind>.<workspace token>)."}},
+                    {"DeadLetter": None},
+                    f"Commands the worker could not process, with why in the Dlq-* headers. Stream "
+                    f"{subjects.DLQ_STREAM} (limits, 30 days); operators list, replay and drop them."),
 }
 
-# operation id: (action from the application's point of view (a bot or consumer), channel id)
-_OPERATIONS = {
-    "sendCreate": ("send", "memoryCreate"),
-    "sendManual": ("send", "memoryManual"),
-    "sendReinforce": ("send", "memoryReinforce"),
-    "sendSeedBio": ("send", "memorySeedBio"),
-    "receiveCreateResult": ("receive", "createResult"),
-    "receiveOpResult": ("receive", "opResult"),
-    "requestResult": ("send", "resultLookup"),
-    "receiveMemorySaved": ("receive", "memorySaved"),
-    "receiveMemoryEvicted": ("receive", "memoryEvicted"),
-    "receiveMemoryRemoved": ("receive", "memoryRemoved"),
-    "receiveCacheInvalidate": ("receive", "cacheInvalidate"),
-    "receiveEvictionMetric": ("receive", "memoryEvictionMetric"),
-    "receiveDeadLetters": ("receive", "deadLetters"),
+# message name: (headers, description of a message without a schema file)
+_MESSAGE_EXTRAS: dict[str, tuple[dict | None, str | None]] = {
+    "CreateMemory": (COMMAND_HEADERS, None),
+    "ManualMemory": (COMMAND_HEADERS, None),
+    "ReinforceMemories": (COMMAND_HEADERS, None),
+    "SeedBio": (COMMAND_HEADERS, None),
+    "MemorySaved": (EVENT_HEADERS, None),
+    "MemoryEvicted": (EVENT_HEADERS, None),
+    "MemoryRemoved": (EVENT_HEADERS, None),
+    "CacheInvalidate": (EVENT_HEADERS, None),
+    "MemoryEvictionMetric": (EVENT_HEADERS, None),
+    "ResultRequest": (None, "An empty body: answered with StoredResult (the stored result, or null)."),
+    "DeadLetter": (DLQ_HEADERS, "The original command payload, byte for byte (it may not be JSON at all)."),
+}
+
+# operation id: (action of the worker, channel id, reply channel id or None)
+_OPERATIONS: dict[str, tuple[str, str, str | None]] = {
+    "receiveCreate": ("receive", "memoryCreate", "createReply"),
+    "receiveManual": ("receive", "memoryManual", "manualReply"),
+    "receiveReinforce": ("receive", "memoryReinforce", "reinforceReply"),
+    "receiveSeedBio": ("receive", "memorySeedBio", "seedBioReply"),
+    "answerResultLookup": ("receive", "resultLookup", "resultLookupReply"),
+    "sendMemorySaved": ("send", "memorySaved", None),
+    "sendMemoryEvicted": ("send", "memoryEvicted", None),
+    "sendMemoryRemoved": ("send", "memoryRemoved", None),
+    "sendCacheInvalidate": ("send", "cacheInvalidate", None),
+    "sendEvictionMetric": ("send", "memoryEvictionMetric", None),
+    "sendDeadLetter": ("send", "deadLetters", None),
+}
+
+NATS_FACTS = {
+    "streams": {
+        subjects.COMMANDS_STREAM: {"subjects": [f"memory.{kind}.*" for kind in subjects.COMMAND_KINDS],
+                                   "retention": "workqueue",
+                                   "note": "Publish commands here with a JetStream publish (wait for the ack). "
+                                           "The worker owns its consumers; a bot creates none."},
+        subjects.EVENTS_STREAM: {"subjects": ["memory.saved.>", "memory.evicted.>", "memory.removed.>",
+                                              "cache.invalidate.>", "metrics.>"],
+                                 "retention": "limits", "max_age_days": 7,
+                                 "note": "Every reader makes its own consumer (durable or ordered)."},
+        subjects.DLQ_STREAM: {"subjects": ["dlq.>"], "retention": "limits", "max_age_days": 30},
+    },
+    "duplicateWindowSeconds": DUPLICATE_WINDOW_S,
+    "tokenEncoding": TOKEN_RULE,
+    "replySubjectPrefixes": {"default": list(DEFAULT_REPLY_PREFIXES), "setting": "REPLY_SUBJECT_PREFIXES",
+                             "rule": REPLY_SUBJECT_RULE},
+    "order": "Commands of one workspace are processed in publish order (one partition per workspace token).",
 }
 
 
-def _payload(schema_key: str) -> dict:
-    """A reference to the generated schema; alternatives joined by |; empty for opaque bytes."""
-    if not schema_key:
-        return {"description": "The original command payload, byte for byte (it may not be JSON at all)."}
-    refs = [{"$ref": f"schema/{key}.schema.json"} for key in schema_key.split("|")]
-    return refs[0] if len(refs) == 1 else {"oneOf": refs}
+def _message(name: str, schema_key: str | None) -> dict:
+    headers, description = _MESSAGE_EXTRAS.get(name, (None, None))
+    message: dict = {"name": name, "contentType": "application/json"}
+    if schema_key is not None:
+        message["payload"] = {"$ref": f"schema/{schema.file_name(schema_key)}"}
+    if description:
+        message["description"] = description
+    if headers:
+        message["headers"] = headers
+    return message
 
 
 def document() -> dict:
     channels, messages = {}, {}
-    for channel_id, (address, params, message, schema_key, description) in _CHANNELS.items():
+    for channel_id, (address, params, channel_messages, description) in _CHANNELS.items():
         channels[channel_id] = {
             "address": address,
             "description": description,
-            "messages": {message: {"$ref": f"#/components/messages/{message}"}},
+            "messages": {name: {"$ref": f"#/components/messages/{name}"} for name in channel_messages},
             **({"parameters": params} if params else {}),
         }
-        messages[message] = {
-            "name": message,
-            "contentType": "application/json",
-            "payload": {"schemaFormat": "application/schema+json;version=draft-07", "schema": _payload(schema_key)},
-        }
-    operations = {
-        op_id: {"action": action, "channel": {"$ref": f"#/channels/{channel_id}"}}
-        for op_id, (action, channel_id) in _OPERATIONS.items()
-    }
-    for op_id, reply in (("sendCreate", "createResult"), ("sendManual", "opResult"),
-                         ("sendReinforce", "opResult"), ("sendSeedBio", "opResult")):
-        operations[op_id]["reply"] = {
-            "address": {"location": "$message.payload#/reply_to"},
-            "channel": {"$ref": f"#/channels/{reply}"},
-        }
+        for name, schema_key in channel_messages.items():
+            messages[name] = _message(name, schema_key)
+    operations = {}
+    for op_id, (action, channel_id, reply) in _OPERATIONS.items():
+        op = {"action": action, "channel": {"$ref": f"#/channels/{channel_id}"}}
+        if reply is not None:
+            op["reply"] = {"channel": {"$ref": f"#/channels/{reply}"}}
+            if channel_id != "resultLookup":  # the lookup answers on the request's own reply subject
+                op["reply"]["address"] = {"description": "The command's reply_to.",
+                                          "location": "$message.payload#/reply_to"}
+        operations[op_id] = op
     return {
-        "asyncapi": "3.0.0",
+        "asyncapi": "3.1.0",
         "info": {
             "title": "Memory worker",
             "version": VERSION,
-            "description": "Long-term memory commands, results and events of the memory worker "
-                           "(see DESIGN.md sections 3 and 8). Publishers set Nats-Msg-Id to the "
-                           "command id or event id.",
+            "description": (
+                "Long-term memory commands, results and events of the memory worker, described from the "
+                "worker's side: it receives commands and result lookups, and sends replies, events and dead "
+                "letters. Payload schemas are JSON Schema 2020-12 files under schema/ (each with $schema and "
+                "$id); they use only keywords that mean the same in the AsyncAPI Schema (draft-07), so either "
+                "reading validates alike. Unknown input fields are ignored; output fields and statuses are "
+                "only ever added. x-nats states the streams, token encoding and reply rules."),
         },
         "defaultContentType": "application/json",
         "servers": {"local": {"host": "127.0.0.1:4222", "protocol": "nats",
@@ -124,6 +225,7 @@ def document() -> dict:
         "channels": channels,
         "operations": operations,
         "components": {"messages": messages},
+        "x-nats": NATS_FACTS,
     }
 
 
@@ -132,13 +234,7 @@ def render() -> str:
 
 
 def referenced_schema_files() -> set[str]:
-    found = set()
-    for message in document()["components"]["messages"].values():
-        schema = message["payload"]["schema"]
-        for ref in schema.get("oneOf", [schema]):
-            if "$ref" in ref:
-                found.add(ref["$ref"])
-    return found
+    return {m["payload"]["$ref"] for m in document()["components"]["messages"].values() if "payload" in m}
 
 
 if __name__ == "__main__":

@@ -17,7 +17,19 @@ DiscordId = Annotated[str, Meta(min_length=1, max_length=64, pattern=_NO_NUL)]
 ShortText = Annotated[str, Meta(max_length=512, pattern=_NO_NUL)]
 # A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
 _REPLY_SUBJECT = r"^[^\s*>.]+(\.[^\s*>.]+)*$"
-ReplySubject = Annotated[str, Meta(max_length=256, pattern=_REPLY_SUBJECT)]
+# Where the worker may publish results: the operator's REPLY_SUBJECT_PREFIXES, by default
+# reply inboxes only (never event or command subjects).
+DEFAULT_REPLY_PREFIXES = ("_INBOX.",)
+REPLY_SUBJECT_RULE = (
+    "reply_to must start with one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`; a bot under "
+    "per-role permissions has its own prefix, which the operator adds). The worker publishes nowhere else: "
+    "a command whose reply_to is not allowed is not applied, gets no reply, and is dead-lettered with reason "
+    "invalid_command; the result lookup then answers outcome dead_lettered with reply_to_allowed false.")
+ReplySubject = Annotated[str, Meta(
+    max_length=256, pattern=_REPLY_SUBJECT,
+    description="A NATS subject (no wildcards) the worker publishes the result to. " + REPLY_SUBJECT_RULE)]
+IssuedAt = Annotated[datetime, Meta(extra_json_schema={"format": "date-time"},
+                                    description="RFC 3339, set by the bot.")]
 _REPLY_SUBJECT_RE = re.compile(_REPLY_SUBJECT)
 # Ids of the bot's database: PostgreSQL integer columns.
 Int32 = Annotated[int, Meta(ge=0, le=2**31 - 1)]
@@ -32,7 +44,7 @@ class Envelope(Struct, kw_only=True, frozen=True):
     """Fields every command carries."""
 
     command_id: CommandId
-    issued_at: datetime
+    issued_at: IssuedAt
     reply_to: ReplySubject | None = None
     workspace_id: DiscordId
 

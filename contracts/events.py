@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Literal
 
-from msgspec import Struct
+from msgspec import Meta, Struct
+
+from .notice import NoticeField
 
 Scope = Literal["server", "personal"]
 Source = Literal["model", "manual", "import", "legacy", "bio_seed"]
+OccurredAt = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
 
 
 class EvictedMemory(Struct, frozen=True):
@@ -18,7 +21,7 @@ class EvictedMemory(Struct, frozen=True):
 class MemorySaved(Struct, kw_only=True):
     event_id: str
     command_id: str
-    occurred_at: str
+    occurred_at: OccurredAt
     scope: Scope
     workspace_id: str
     owner_id: str
@@ -28,13 +31,13 @@ class MemorySaved(Struct, kw_only=True):
     source: Source
     manually_written: bool
     evicted: EvictedMemory | None = None
-    notice: dict[str, Any] | None = None
+    notice: NoticeField = None
 
 
 class MemoryRemoved(Struct, kw_only=True):
     event_id: str
     command_id: str
-    occurred_at: str
+    occurred_at: OccurredAt
     scope: Scope
     owner_id: str
     lineage_id: int
@@ -45,7 +48,7 @@ class MemoryRemoved(Struct, kw_only=True):
 class MemoryEvicted(Struct, kw_only=True):
     event_id: str
     command_id: str
-    occurred_at: str
+    occurred_at: OccurredAt
     scope: Scope
     owner_id: str
     lineage_id: int
@@ -58,14 +61,15 @@ class MemoryEvicted(Struct, kw_only=True):
 class CacheInvalidate(Struct, kw_only=True):
     event_id: str
     command_id: str
-    occurred_at: str
+    occurred_at: OccurredAt
     cache: Literal["tomori_state", "user"]
     key: str
     reason: str
 
 
-class MemoryEvictionMetric(Struct, kw_only=True):
-    """Exactly these two fields: no content, no ids (the event id rides in Nats-Msg-Id)."""
+class MemoryEvictionMetric(Struct, kw_only=True, forbid_unknown_fields=True):
+    """Exactly these two fields: no content, no ids. The event id rides in the Nats-Msg-Id
+    header and is opaque: it leads back to no command, workspace or content."""
 
     scope: Scope
-    decay_days: int
+    decay_days: Annotated[int, Meta(ge=1)]

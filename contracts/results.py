@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from msgspec import UNSET, Struct, UnsetType
+
+from .notice import NoticeField
 
 # Statuses the model sees; these strings are TomoriBot's and never change.
 SAVED = "memory_saved_successfully"
@@ -26,13 +28,22 @@ CREATE_STATUSES = (
 )
 
 
+CreateStatus = Literal[
+    "memory_saved_successfully", "memory_saved_with_eviction", "memory_save_failed_invalid_args",
+    "memory_save_failed_disabled", "memory_save_failed_internal_error", "memory_save_failed_ambiguous_user",
+    "memory_save_failed_user_not_found", "memory_save_failed_invalid_content",
+    "memory_save_failed_privacy_restricted", "memory_save_failed_limit_exceeded", "memory_save_failed_db_error",
+    "memory_command_invalid",
+]
+
+
 class CacheKey(Struct, frozen=True):
-    cache: str
+    cache: Literal["tomori_state", "user"]
     key: str
 
 
 class ResultData(Struct, kw_only=True):
-    status: str
+    status: CreateStatus
     scope: str | None = None
     memory_id: int | None = None
     content_saved: str | None = None
@@ -52,7 +63,7 @@ class CommandResult(Struct, kw_only=True):
     error: str | None = None
     data: ResultData
     invalidated: list[CacheKey] = []
-    notice: dict[str, Any] | None = None
+    notice: NoticeField = None
 
 
 # Statuses of memory.manual, memory.reinforce and memory.seed_bio (DESIGN.md section 8).
@@ -76,10 +87,20 @@ SKIPPED = "skipped"
 FAILED = "failed"  # the worker gave up on the command after its retries
 
 
+ManualStatus = Literal[
+    "added", "updated", "unchanged", "removed", "privacy-blocked", "host-protected", "empty-content",
+    "content-too-long", "limit-reached", "batch-limit-reached", "all-duplicates", "not-found", "blacklisted",
+    "teaching-disabled", "failed",
+]
+ReinforceStatus = Literal["reinforced", "failed"]
+SeedBioStatus = Literal["seeded", "skipped", "failed"]
+OpStatus = Literal[ManualStatus, ReinforceStatus, SeedBioStatus]
+
+
 class OpData(Struct, kw_only=True):
     """`data` of the other commands' results: a status, a reason, and what the status needs."""
 
-    status: str
+    status: OpStatus
     reason: str | None = None
     memory_id: int | UnsetType = UNSET
     memory_ids: list[int] | UnsetType = UNSET
@@ -97,3 +118,51 @@ class OpResult(Struct, kw_only=True):
     error: str | None = None
     data: OpData
     invalidated: list[CacheKey] = []
+
+
+# The same results with the statuses of one command kind: the schemas a bot validates the
+# reply of that kind against (the worker builds and decodes OpResult).
+class ManualData(OpData, kw_only=True):
+    status: ManualStatus
+
+
+class ManualResult(OpResult, kw_only=True):
+    """Result of memory.manual."""
+
+    data: ManualData
+
+
+class ReinforceData(OpData, kw_only=True):
+    status: ReinforceStatus
+
+
+class ReinforceResult(OpResult, kw_only=True):
+    """Result of memory.reinforce."""
+
+    data: ReinforceData
+
+
+class SeedBioData(OpData, kw_only=True):
+    status: SeedBioStatus
+
+
+class SeedBioResult(OpResult, kw_only=True):
+    """Result of memory.seed_bio."""
+
+    data: SeedBioData
+
+
+class InvalidData(Struct, kw_only=True):
+    status: Literal["memory_command_invalid"]
+    reason: str
+
+
+class InvalidCommandResult(Struct, kw_only=True):
+    """The answer to a command of any kind that could not be decoded or whose envelope is
+    invalid (DESIGN.md 3.2); it is dead-lettered with reason invalid_command, never applied.
+    A create's reply of this kind also fits the create result."""
+
+    command_id: str
+    success: Literal[False]
+    error: str
+    data: InvalidData

@@ -1,5 +1,9 @@
-"""JSON Schema files generated from the Structs: `python -m contracts.schema` rewrites them,
-and a unit test fails when they drift from the code."""
+"""JSON Schema files (draft 2020-12) generated from the Structs: `make schemas` rewrites them,
+and a unit test fails when they drift from the code.
+
+Each file is self-contained (its own `$defs`) and names itself with `$schema` and `$id`, so
+a validator such as Ajv's `Ajv2020` class compiles any one of them alone.
+"""
 
 from __future__ import annotations
 
@@ -10,32 +14,70 @@ import msgspec
 
 from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved
-from .results import CommandResult, OpResult
+from .lookup import OUTCOME_RULES, CommandOutcome, OutcomeRequest
+from .notice import NoticePlan
+from .results import CommandResult, InvalidCommandResult, ManualResult, OpResult, ReinforceResult, SeedBioResult
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+ID_PREFIX = "urn:memory-worker:schema:"
 
-TYPES: dict[str, type] = {
-    "envelope": Envelope,
-    "memory.create": CreateMemory,
-    "memory.manual": ManualMemory,
-    "memory.reinforce": ReinforceMemories,
-    "memory.seed_bio": SeedBio,
-    "result": CommandResult,
-    "result.op": OpResult,
-    "memory.removed": MemoryRemoved,
-    "memory.saved": MemorySaved,
-    "memory.evicted": MemoryEvicted,
-    "cache.invalidate": CacheInvalidate,
-    "metrics.memory_eviction": MemoryEvictionMetric,
+# file name (without .schema.json): (root type, types whose $defs the root refers to by hand)
+TYPES: dict[str, tuple[type, tuple[type, ...]]] = {
+    "envelope": (Envelope, ()),
+    "memory.create": (CreateMemory, ()),
+    "memory.manual": (ManualMemory, ()),
+    "memory.reinforce": (ReinforceMemories, ()),
+    "memory.seed_bio": (SeedBio, ()),
+    "result": (CommandResult, (NoticePlan,)),
+    "result.op": (OpResult, ()),
+    "result.manual": (ManualResult, ()),
+    "result.reinforce": (ReinforceResult, ()),
+    "result.seed_bio": (SeedBioResult, ()),
+    "result.invalid": (InvalidCommandResult, ()),
+    "lookup.request": (OutcomeRequest, ()),
+    "lookup.outcome": (CommandOutcome, (CommandResult, OpResult, NoticePlan)),
+    "memory.removed": (MemoryRemoved, ()),
+    "memory.saved": (MemorySaved, (NoticePlan,)),
+    "memory.evicted": (MemoryEvicted, ()),
+    "cache.invalidate": (CacheInvalidate, ()),
+    "metrics.memory_eviction": (MemoryEvictionMetric, ()),
+    "notice": (NoticePlan, ()),
 }
 
+# The lookup's original answer (an empty request): the stored result of either kind, or null.
+STORED_RESULT = "lookup.result"
+STORED_RESULT_DESCRIPTION = (
+    "The result lookup's answer to an empty request: the stored result of a processed command "
+    "(a create's result or another command's result; their status enums keep the two apart), or "
+    "null when it has not been processed. Ask with {\"answer\": \"outcome\"} to learn more.")
 
-def render(kind: type) -> str:
-    return json.dumps(msgspec.json.schema(kind), indent=2, sort_keys=True) + "\n"
+
+def _bundle(name: str, types: list[type], root: dict | None = None) -> dict:
+    schemas, defs = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
+    return {"$schema": DIALECT, "$id": f"{ID_PREFIX}{name}", **(root or schemas[0]), "$defs": defs}
+
+
+def schemas() -> dict[str, dict]:
+    out = {name: _bundle(name, [root, *extra]) for name, (root, extra) in TYPES.items()}
+    out["lookup.outcome"]["$defs"]["CommandOutcome"]["allOf"] = OUTCOME_RULES
+    out[STORED_RESULT] = _bundle(STORED_RESULT, [CommandResult, OpResult, NoticePlan], {
+        "description": STORED_RESULT_DESCRIPTION,
+        "oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}, {"type": "null"}],
+    })
+    return out
+
+
+def file_name(name: str) -> str:
+    return f"{name}.schema.json"
+
+
+def render(schema: dict) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
 def expected_files() -> dict[Path, str]:
-    return {SCHEMA_DIR / f"{name}.schema.json": render(kind) for name, kind in TYPES.items()}
+    return {SCHEMA_DIR / file_name(name): render(schema) for name, schema in schemas().items()}
 
 
 def write() -> list[Path]:

@@ -45,6 +45,14 @@ def decode_token(token: str) -> str:
     return out.decode("utf-8", errors="strict")
 
 
+_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+
+
+def canonical_token(token: str) -> str:
+    """The token as publishers write it: percent-escapes in upper-case hex (%2e is %2E)."""
+    return _PERCENT.sub(lambda m: m.group(0).upper(), token) if "%" in token else token
+
+
 def _is_hex(s: str) -> bool:
     return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
 

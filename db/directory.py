@@ -1,4 +1,11 @@
-"""The directory a bot would otherwise write, for operators (memoryctl). Explicit SQL."""
+"""The directory a bot would otherwise write, for operators (memoryctl). Explicit SQL.
+
+Reads go through the directory functions (db/facts.py), so they show what the worker sees in
+either mode. Writes go to the standalone tables; in an adopted database the bot's settings
+stay the bot's (change them in the bot), and only what the worker owns is written here: decay,
+in memory_worker.workspace_settings, and the tables both modes share (users' privacy level,
+the blacklist).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +15,12 @@ from datetime import datetime
 
 import asyncpg
 
+from db import migrate
+
 PRIVACY_LEVELS = {"open": 0, "partial": 1, "full": 2}
 
-# Settings an operator may change, with the column each maps to.
+# Settings an operator may change, with the column each maps to (in the standalone servers
+# table and in directory_workspaces()).
 WORKSPACE_SETTINGS = {
     "self_teaching": "self_teaching_enabled",
     "personal_memories": "personal_memories_enabled",
@@ -21,6 +31,21 @@ WORKSPACE_SETTINGS = {
     "thought_log": "thought_log_channel_id",
     "private_channels": "private_channel_ids",
 }
+# In an adopted database, the settings the worker owns (TomoriBot has no column for them).
+WORKER_OWNED = ("decay", "decay_days")
+
+
+class BotOwned(ValueError):
+    """A change to something an adopted bot keeps in its own tables."""
+
+
+async def _adopted(conn: asyncpg.Connection) -> bool:
+    return await migrate.mode(conn) == "adopted"
+
+
+async def _refuse_if_adopted(conn: asyncpg.Connection, what: str) -> None:
+    if await _adopted(conn):
+        raise BotOwned(f"this database is adopted: {what} is the bot's to change (in the bot itself)")
 
 
 # Two statements on purpose: when a concurrent transaction inserts the same id, the insert
@@ -42,25 +67,35 @@ async def set_privacy(conn: asyncpg.Connection, disc_id: str, level: int) -> Non
 
 
 async def set_nickname(conn: asyncpg.Connection, disc_id: str, nickname: str | None) -> None:
+    await _refuse_if_adopted(conn, "a saved nickname")
     async with conn.transaction():
         await ensure_user(conn, disc_id)
         await conn.execute("UPDATE users SET user_nickname = $2 WHERE user_disc_id = $1", disc_id, nickname)
 
 
 async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict[str, object]) -> dict:
-    """Apply setting changes (keys of WORKSPACE_SETTINGS) and return the row as it now is."""
+    """Apply setting changes (keys of WORKSPACE_SETTINGS) and return the settings as the worker now reads them."""
+    adopted = await _adopted(conn)
+    if adopted and (bots := [key for key in changes if key not in WORKER_OWNED]):
+        raise BotOwned(f"this database is adopted: {', '.join(bots)} is the bot's setting (change it in the"
+                       f" bot); only {' and '.join(WORKER_OWNED)} are the worker's")
     async with conn.transaction():
-        await ensure_server(conn, disc_id)
+        server_id = await ensure_server(conn, disc_id)
         for key, value in changes.items():
             column = WORKSPACE_SETTINGS[key]  # a fixed whitelist: never a caller's string in SQL
-            await conn.execute(f"UPDATE servers SET {column} = $2 WHERE server_disc_id = $1", disc_id, value)
+            if adopted:
+                await conn.execute(
+                    f"INSERT INTO memory_worker.workspace_settings (server_id, {column}) VALUES ($1, $2)"
+                    f" ON CONFLICT (server_id) DO UPDATE SET {column} = EXCLUDED.{column}", server_id, value)
+            else:
+                await conn.execute(f"UPDATE servers SET {column} = $2 WHERE server_disc_id = $1", disc_id, value)
         return await workspace(conn, disc_id)
 
 
 async def workspace(conn: asyncpg.Connection, disc_id: str) -> dict | None:
     row = await conn.fetchrow(
-        "SELECT server_disc_id, " + ", ".join(WORKSPACE_SETTINGS.values()) + " FROM servers WHERE server_disc_id = $1",
-        disc_id)
+        "SELECT server_disc_id, " + ", ".join(WORKSPACE_SETTINGS.values())
+        + " FROM directory_workspaces() WHERE server_disc_id = $1", disc_id)
     return dict(row) if row else None
 
 
@@ -88,6 +123,7 @@ async def blacklisted(conn: asyncpg.Connection, workspace_id: str) -> list[str]:
 
 async def link_proxy(conn: asyncpg.Connection, identity: str, namespace: str, host: str) -> None:
     """Register a proxy identity (its synthetic users row) in a namespace hosted by `host`."""
+    await _refuse_if_adopted(conn, "a proxy identity")
     async with conn.transaction():
         user_id = await ensure_user(conn, identity)
         await conn.execute(
@@ -99,6 +135,7 @@ async def link_proxy(conn: asyncpg.Connection, identity: str, namespace: str, ho
 
 
 async def unlink_host(conn: asyncpg.Connection, namespace: str, host: str) -> bool:
+    await _refuse_if_adopted(conn, "a proxy namespace's hosts")
     status = await conn.execute(
         "DELETE FROM message_proxy_namespace_accounts WHERE namespace_id = $1 AND host_user_disc_id = $2",
         namespace, host)
@@ -106,6 +143,7 @@ async def unlink_host(conn: asyncpg.Connection, namespace: str, host: str) -> bo
 
 
 async def proxy(conn: asyncpg.Connection, identity: str) -> dict | None:
+    await _refuse_if_adopted(conn, "a proxy identity (see it in the bot)")
     row = await conn.fetchrow(
         "SELECT u.user_disc_id, i.namespace_id,"
         " coalesce(array_agg(a.host_user_disc_id ORDER BY a.host_user_disc_id)"
@@ -134,20 +172,21 @@ class MemoryListing:
 async def list_memories(conn: asyncpg.Connection, *, workspace_id: str | None = None,
                         user_id: str | None = None, lineage_id: int | None = None) -> list[MemoryListing]:
     """An owner's memories with what decides their fate: protection, idleness, decay setting."""
-    common = ("{id} AS memory_id, m.persona_lineage_id AS lineage_id, m.content, m.tags, m.source,"
+    common = ("{id} AS memory_id, m.persona_lineage_id AS lineage_id, m.content, coalesce(m.tags, '{{}}') AS tags,"
+              " m.source,"
               " m.manually_written, m.created_at, m.last_reinforced_at, m.reinforcement_count,"
               " extract(epoch FROM now() - coalesce(m.last_reinforced_at, m.created_at)) / 86400 AS idle_days")
     if workspace_id is not None:
         rows = await conn.fetch(
             "SELECT " + common.format(id="m.server_memory_id") + ","
             " CASE WHEN s.memory_decay_enabled THEN s.memory_decay_days END AS decay_days"
-            " FROM server_memories m JOIN servers s USING (server_id)"
+            " FROM server_memories m JOIN directory_workspaces() s USING (server_id)"
             " WHERE s.server_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
             " ORDER BY m.persona_lineage_id, m.server_memory_id", workspace_id, lineage_id)
     else:
         rows = await conn.fetch(
             "SELECT " + common.format(id="m.personal_memory_id") + ", NULL::int AS decay_days"
-            " FROM personal_memories m JOIN users u USING (user_id)"
+            " FROM personal_memories m JOIN directory_users() u USING (user_id)"
             " WHERE u.user_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
             " ORDER BY m.persona_lineage_id, m.personal_memory_id", user_id, lineage_id)
     return [MemoryListing(**dict(r)) for r in rows]

@@ -1,16 +1,45 @@
-"""Apply numbered .sql migrations, once each, safely when several workers start together."""
+"""The worker's schema: its mode, its own migration ledger, safe when several workers start together.
+
+Everything the worker owns lives in the schema `memory_worker` (db/connection.py), with its
+ledger `memory_worker.schema_migrations` (TomoriBot's own `public.schema_migrations` is never
+touched). A database is in one of two modes (DESIGN.md 7.1), recorded in
+`memory_worker.database_mode`:
+
+- standalone: an empty database, given the section-7 tables (db/standalone.sql) by the first
+  `migrate`;
+- adopted: a bot's database, adopted in place by `memoryctl adopt` (db/adopt.py).
+
+A database that holds a bot's tables but was not adopted is refused, naming the command. In
+either mode `migrate` then (re)makes the directory functions (db/facts.py) when what they
+should read changed, and applies the numbered migrations of db/migrations/ not yet applied.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from importlib import resources
 
 import asyncpg
+import structlog
+
+from db import facts
+from db.connection import BOT_SCHEMA, WORKER_SCHEMA, connect
+
+log = structlog.get_logger("migrate")
 
 # Any constant works; it only has to be the same for every process migrating this database.
-_MIGRATION_LOCK = 0x6D656D6F7279  # "memory"
+MIGRATION_LOCK = 0x6D656D6F7279  # "memory"
 _NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+# Tables whose presence in `public` means the database already belongs to a bot.
+BOT_TABLES = ("servers", "users", "server_memories", "personal_memories")
+ADOPT_HINT = ("run `memoryctl adopt --dry-run` to see what adoption would do, then `memoryctl adopt`"
+              " (README: \"Adopting an existing TomoriBot database\")")
+
+
+class NotAdopted(RuntimeError):
+    """The database holds a bot's tables and was not adopted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,50 +62,133 @@ def available() -> list[Migration]:
     return found
 
 
-async def _applied(conn: asyncpg.Connection) -> set[int] | None:
-    """Versions already applied, or None before the first migration ever ran."""
-    if await conn.fetchval("SELECT to_regclass('schema_migrations')") is None:
+async def mode(conn: asyncpg.Connection) -> str | None:
+    """'standalone', 'adopted', or None for a database the worker has not set up."""
+    if await conn.fetchval("SELECT to_regclass($1)", f"{WORKER_SCHEMA}.database_mode") is None:
         return None
-    return {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+    return await conn.fetchval(f"SELECT mode FROM {WORKER_SCHEMA}.database_mode")
+
+
+async def bot_tables(conn: asyncpg.Connection) -> list[str]:
+    return [r[0] for r in await conn.fetch(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1"
+        " AND table_name = ANY($2::text[]) ORDER BY 1", BOT_SCHEMA, list(BOT_TABLES))]
+
+
+async def directory_bodies(conn: asyncpg.Connection, current_mode: str) -> dict[str, str]:
+    if current_mode == "standalone":
+        return facts.STANDALONE
+    bodies, _ = facts.adopted(await facts.read_catalog(conn))
+    return bodies
+
+
+def fingerprint(bodies: dict[str, str]) -> str:
+    return hashlib.sha256(facts.ddl(bodies).encode()).hexdigest()
+
+
+async def _applied(conn: asyncpg.Connection) -> set[int]:
+    return {r[0] for r in await conn.fetch(f"SELECT version FROM {WORKER_SCHEMA}.schema_migrations")}
+
+
+async def _pending(conn: asyncpg.Connection, current_mode: str) -> tuple[list[Migration], dict[str, str] | None]:
+    """Migrations not applied, and the directory bodies when they must be made again."""
+    done = await _applied(conn)
+    bodies = await directory_bodies(conn, current_mode)
+    stored = await conn.fetchval(f"SELECT directory_fingerprint FROM {WORKER_SCHEMA}.database_mode")
+    return [m for m in available() if m.version not in done], (bodies if stored != fingerprint(bodies) else None)
+
+
+async def create_worker_schema(conn: asyncpg.Connection, new_mode: str, bot_version: str | None = None) -> None:
+    """The schema, its ledger and its mode row (in the caller's transaction)."""
+    await conn.execute(f"""
+        CREATE SCHEMA {WORKER_SCHEMA};
+        CREATE TABLE {WORKER_SCHEMA}.schema_migrations (
+            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+        -- One row: the mode this database runs in, chosen once (DESIGN.md 7.1).
+        CREATE TABLE {WORKER_SCHEMA}.database_mode (
+            one boolean PRIMARY KEY DEFAULT true CHECK (one),
+            mode text NOT NULL CHECK (mode IN ('standalone', 'adopted')),
+            bot_schema_version text,
+            directory_fingerprint text,
+            chosen_at timestamptz NOT NULL DEFAULT now());
+    """)
+    await conn.execute(f"INSERT INTO {WORKER_SCHEMA}.database_mode (mode, bot_schema_version) VALUES ($1, $2)",
+                       new_mode, bot_version)
+
+
+async def apply_directory(conn: asyncpg.Connection, bodies: dict[str, str]) -> None:
+    await conn.execute(facts.ddl(bodies))
+    await conn.execute(f"UPDATE {WORKER_SCHEMA}.database_mode SET directory_fingerprint = $1", fingerprint(bodies))
+
+
+async def apply_migration(conn: asyncpg.Connection, migration: Migration) -> None:
+    await conn.execute(migration.sql)
+    await conn.execute(f"INSERT INTO {WORKER_SCHEMA}.schema_migrations (version, name) VALUES ($1, $2)",
+                       migration.version, migration.name)
+
+
+async def _init_standalone(conn: asyncpg.Connection) -> None:
+    await create_worker_schema(conn, "standalone")
+    await conn.execute(resources.files("db").joinpath("standalone.sql").read_text("utf-8"))
+    log.info("standalone_layout_created")
 
 
 async def migrate(conn: asyncpg.Connection) -> list[str]:
-    """Apply pending migrations; returns the names applied. Each runs in its own transaction.
+    """Set up or bring up to date; returns the names of the migrations applied now.
 
     When nothing is pending it only reads: a worker running as a role without DDL rights
-    (deploy/postgres/worker_role.sql) starts after an owner applied the migrations.
+    (deploy/postgres/worker_role.sql) starts after an owner applied the migrations. Raises
+    NotAdopted on a bot database that `memoryctl adopt` has not adopted.
     """
-    done = await _applied(conn)
-    if done is not None and {m.version for m in available()} <= done:
-        return []
+    current = await mode(conn)
+    if current is not None:
+        migrations, bodies = await _pending(conn, current)
+        if not migrations and bodies is None:
+            return []
+    elif tables := await bot_tables(conn):
+        raise NotAdopted(f"this database already holds a bot's tables ({', '.join(tables)}) and was not"
+                         f" adopted: {ADOPT_HINT}")
     applied_now: list[str] = []
-    # A session lock, held across the loop: a second worker waits, then finds nothing to do.
-    await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+    # A session lock, held across the steps: a second worker waits, then finds nothing to do.
+    await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
     try:
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version integer PRIMARY KEY, name text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
-        for migration in available():
-            if migration.version in done:
-                continue
+        current = await mode(conn)
+        if current is None:
             async with conn.transaction():
-                await conn.execute(migration.sql)
-                await conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                    migration.version, migration.name,
-                )
-            applied_now.append(migration.name)
+                if tables := await bot_tables(conn):  # a bot's tables appeared meanwhile
+                    raise NotAdopted(f"this database holds a bot's tables ({', '.join(tables)}): {ADOPT_HINT}")
+                await _init_standalone(conn)
+            current = "standalone"
+        migrations, bodies = await _pending(conn, current)
+        try:
+            if bodies is not None:
+                async with conn.transaction():
+                    await apply_directory(conn, bodies)
+                log.info("directory_functions_made", mode=current)
+            for migration in migrations:
+                async with conn.transaction():
+                    await apply_migration(conn, migration)
+                applied_now.append(migration.name)
+        except asyncpg.InsufficientPrivilegeError as exc:
+            # The worker's own role starts here too: say what the owner must run.
+            what = [m.name for m in migrations] + (["the directory functions (the bot's tables changed)"]
+                                                   if bodies is not None else [])
+            raise RuntimeError(f"the database needs {', '.join(what)}, and this role may not change the"
+                               f" schema ({exc}): run `memoryctl migrate` as the schema owner") from exc
     finally:
-        await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
     return applied_now
 
 
 async def migrate_dsn(dsn: str) -> list[str]:
-    conn = await asyncpg.connect(dsn)
+    return (await prepare_dsn(dsn))[0]
+
+
+async def prepare_dsn(dsn: str) -> tuple[list[str], str]:
+    """migrate(), then the mode the database runs in (the worker states it at start-up)."""
+    conn = await connect(dsn)
     try:
-        return await migrate(conn)
+        applied = await migrate(conn)
+        return applied, await mode(conn)
     finally:
         await conn.close()

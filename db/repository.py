@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from db import directory
+from db.connection import SERVER_SETTINGS
 
 import asyncpg
 import msgspec
@@ -29,6 +30,7 @@ class WorkspaceRow(msgspec.Struct, frozen=True):
     personal_memories_enabled: bool
     memory_decay_enabled: bool
     memory_decay_days: int
+    member_teaching_enabled: bool = True  # read by the panel context only
     # Notice settings: read by the create context only.
     tool_notice_verbosity: str = "minimal"
     tool_notice_hidden_keys: list[str] = []
@@ -129,7 +131,7 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asy
         # The lock and statement timeouts turn a stuck database into a retryable error
         # instead of a partition that silently stops.
         server_settings={"lock_timeout": "5s", "statement_timeout": "15s",
-                         "application_name": "memory-worker"},
+                         "application_name": "memory-worker", **SERVER_SETTINGS},
     )
 
 
@@ -342,6 +344,13 @@ class MemoryRepository:
             "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
             command_id, workspace_id)
         return raw.encode() if raw is not None else None
+
+    async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
+        """The command kind and stored result of a processed command of this workspace."""
+        row = await self._pool.fetchrow(
+            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
+            command_id, workspace_id)
+        return (row["kind"], row["result"].encode()) if row is not None else None
 
     async def outbox_backlog(self) -> tuple[int, float]:
         """Unpublished outbox rows and the age in seconds of the oldest (0 when none)."""

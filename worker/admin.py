@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-import asyncpg
-
 from db import directory
+from db.connection import connect
 from worker.domain.proxy import is_synthetic_id
 
 ON_OFF = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
@@ -52,7 +51,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("user_id")
     p.add_argument("nickname")
 
-    ws = sub.add_parser("workspace", help="workspace settings").add_subparsers(dest="action", required=True)
+    ws = sub.add_parser("workspace", help="workspace settings (adopted: decay only; the bot keeps the rest)"
+                        ).add_subparsers(dest="action", required=True)
     ws.add_parser("show", help="print a workspace's settings").add_argument("workspace_id")
     p = ws.add_parser("set", help="change workspace settings (only the options given)")
     p.add_argument("workspace_id")
@@ -95,9 +95,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = print) -> int:
-    conn = await asyncpg.connect(database_url)
+    conn = await connect(database_url)
     try:
         return await _COMMANDS[(args.command, args.action)](conn, args, out)
+    except directory.BotOwned as exc:
+        out(f"memoryctl {args.command} {args.action}: {exc}")
+        return 2
     finally:
         await conn.close()
 

@@ -8,13 +8,16 @@ from dataclasses import dataclass
 
 import structlog
 from faststream.nats import NatsBroker
+from nats.errors import ConnectionClosedError
 
 from contracts import subjects
-from db.migrate import migrate_dsn
+from contracts.lookup import wants_outcome
+from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
-from worker import metrics, streams
+from worker import metrics, stranded, streams
 from worker.domain.model import Limits
 from worker.handlers import CommandHandler
+from worker.lookup import CommandOutcomes, lookup_key
 from worker.outbox import OutboxPublisher
 from worker.partitions import PartitionConsumers
 from worker.services.create_batch import BatchedCreateService
@@ -36,6 +39,14 @@ PRUNE_INTERVAL_S = 3600.0
 # node within about 10 s.
 PING_INTERVAL_S = 3
 MAX_OUTSTANDING_PINGS = 2
+# How long a worker whose connection closed lets the commands it is running finish.
+CLOSED_STOP_S = 3.0
+
+
+class NatsConnectionClosed(RuntimeError):
+    """The NATS client closed its connection for good (the server closed it after a protocol
+    error, or refused the credentials again): reconnecting cannot bring it back, so the worker
+    stops and exits non-zero, and its supervisor starts it with a new connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +77,17 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
                           max_command_bytes=settings.max_command_bytes)
 
 
-def _result_lookup(repo: MemoryRepository):
+def _result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes):
     async def answer(msg) -> None:
         if not msg.reply:
             return
         try:
             _, _, workspace_token, command_token = msg.subject.split(".", 3)
-            stored = await repo.stored_result(subjects.decode_token(command_token),
-                                              subjects.decode_token(workspace_token))
+            key = lookup_key(command_token, workspace_token)
+            if wants_outcome(msg.data):  # the richer answer; an empty request keeps the original one
+                await msg.respond(await outcomes.describe(workspace_token, command_token))
+                return
+            stored = None if key is None else await repo.stored_result(*key)
         except Exception as exc:  # a lookup must never take the worker down; the asker retries
             log.warning("result_lookup_failed", subject=msg.subject, error=repr(exc))
             return
@@ -95,9 +109,11 @@ async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
 
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied = await migrate_dsn(endpoints.database_url)
+    applied, database_mode = await prepare_dsn(endpoints.database_url)
     if applied:
         log.info("migrations_applied", names=applied)
+    log.info("database_mode", mode=database_mode)
+    closed = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
         pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
         stack.push_async_callback(pool.close)
@@ -112,12 +128,13 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             logger=None,
             name="memory-worker",
             disconnected_cb=_nats_disconnected(stop),
+            closed_cb=_nats_closed(stop, closed),
             reconnected_cb=_nats_reconnected,
             error_cb=_nats_error,
             security=settings.nats_auth.broker_security(),
         )
         await broker.connect()
-        stack.push_async_callback(broker.stop)
+        stack.push_async_callback(_stop_broker, broker)
         nc = broker.connection
         js = nc.jetstream()
         await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
@@ -133,11 +150,12 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         stack.push_async_callback(outbox.stop)
         swept = await outbox.sweep()  # leftovers of a crash go out before anything new
         tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),
-                 asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune")]
+                 asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune"),
+                 asyncio.create_task(stranded.sweep_forever(js, nc, settings.reply_subject_prefixes), name="stranded")]
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
-                                     cb=_result_lookup(repo))
+                                     cb=_result_lookup(repo, CommandOutcomes(repo, js, settings.reply_subject_prefixes)))
 
         handler = build_handler(nc, js, outbox, repo, settings)
         stack.push_async_callback(handler.aclose, float(settings.ack_wait_seconds))
@@ -150,7 +168,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         if settings.metrics_port:
             # Serving starts only now, with the consumers bound: ready while connected and not stopping.
             http = await metrics.serve_http(settings.metrics_host, settings.metrics_port,
-                                            healthy=lambda: nc.is_connected and not stop.is_set())
+                                            healthy=lambda: nc.is_connected and not stop.is_set() and not closed.is_set())
             stack.push_async_callback(_close_server, http)
         metrics.READY.set(1)
         log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
@@ -162,9 +180,13 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         # First stop taking work and let the command in hand finish (it still needs the outbox
         # and the pool); the exit stack then stops the relay, flushes, and closes the pool.
         metrics.READY.set(0)
-        await lookups.unsubscribe()
-        # Long enough for the command in hand: statement and lock timeouts plus publishing.
-        await consumers.stop(timeout=float(settings.ack_wait_seconds))
+        with contextlib.suppress(Exception):  # a closed connection has no subscriptions left
+            await lookups.unsubscribe()
+        # Long enough for the command in hand: statement and lock timeouts plus publishing; with
+        # the connection closed nothing can be settled, and what is in hand is redelivered anyway.
+        await consumers.stop(timeout=CLOSED_STOP_S if closed.is_set() else float(settings.ack_wait_seconds))
+    if closed.is_set():
+        raise NatsConnectionClosed("the NATS connection was closed and cannot be reconnected")
     log.info("worker_stopped")
 
 
@@ -176,12 +198,29 @@ def _nats_disconnected(stop: asyncio.Event):
     return disconnected
 
 
+def _nats_closed(stop: asyncio.Event, closed: asyncio.Event):
+    async def on_closed() -> None:
+        if stop.is_set():  # the worker's own close at shutdown
+            return
+        closed.set()
+        log.error("nats_connection_closed", note="the client will not reconnect: stopping, to exit non-zero "
+                  "and be restarted with a new connection")
+        stop.set()
+
+    return on_closed
+
+
 async def _nats_reconnected() -> None:
     log.info("nats_reconnected")
 
 
 async def _nats_error(exc: Exception) -> None:
     log.warning("nats_error", error=repr(exc))
+
+
+async def _stop_broker(broker: NatsBroker) -> None:
+    with contextlib.suppress(ConnectionClosedError):  # closed already: nothing left to drain
+        await broker.stop()
 
 
 async def _close_server(server: asyncio.Server) -> None:

@@ -1,4 +1,4 @@
-"""memoryctl: run the worker, apply migrations, play the demo."""
+"""memoryctl: run the worker, set up or adopt its database, play the demo, operator commands."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import structlog
 
-from worker import admin, dlq_cli
+from db.migrate import NotAdopted
+from worker import adopt_cli, admin, commands_cli, dlq_cli
 from worker import logging as worker_logging
 from worker.settings import Settings, SettingsError
 
@@ -82,7 +83,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 
 def _run(settings: Settings) -> int:
-    from worker.app import serve
+    from worker.app import NatsConnectionClosed, serve
 
     try:
         import uvloop
@@ -95,17 +96,21 @@ def _run(settings: Settings) -> int:
         with local_servers(settings) as endpoints:
             await serve(settings, endpoints, stop)
 
-    return _until_signalled(run)
+    try:
+        return _until_signalled(run)
+    except NatsConnectionClosed as exc:
+        log.error("worker_exiting", reason=str(exc), exit_code=3)
+        return 3
+    except NotAdopted as exc:
+        print(f"memoryctl run: refusing to start: {exc}", file=sys.stderr)
+        return 2
 
 
-def _migrate(settings: Settings) -> int:
-    from worker.app import apply_migrations
-
+def _database_command(settings: Settings, command) -> int:
+    """Run `command(database_url)` on DATABASE_URL, or on the embedded PostgreSQL when it is unset."""
     with local_servers(Settings(nats_url="unused", database_url=settings.database_url,
                                 data_dir=settings.data_dir)) as endpoints:
-        applied = asyncio.run(apply_migrations(endpoints.database_url))
-    print("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
-    return 0
+        return command(endpoints.database_url)
 
 
 def _demo(settings: Settings) -> int:
@@ -151,14 +156,16 @@ def _cache_node(settings: Settings, args) -> int:
         endpoints.nats_url, args.name, stop, connect_options=settings.nats_auth.connect_options()))
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand (tests/e2e/test_e2e_memoryctl.py runs each one's --help and a real invocation)."""
     parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)")
-    sub.add_parser("migrate", help="apply pending database migrations")
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
+    adopt_cli.add_parsers(sub)
     admin.add_parsers(sub)
     dlq_cli.add_parsers(sub)
+    commands_cli.add_parsers(sub)
     sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)")
     sinks.add_argument("--jsonl", type=Path, metavar="PATH", help="append metrics to this JSON-lines file")
     sinks.add_argument("--no-postgres", action="store_true", help="do not write metric_samples")
@@ -166,7 +173,11 @@ def main(argv: list[str] | None = None) -> int:
                        help="durable consumer name prefix (one per independent sink deployment)")
     node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates")
     node.add_argument("--name", default="cache-node", help="durable consumer name of this node")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
@@ -177,8 +188,17 @@ def main(argv: list[str] | None = None) -> int:
         return _sinks(settings, args)
     if args.command == "cache-node":
         return _cache_node(settings, args)
-    if args.command in ("run", "migrate", "demo"):
-        return {"run": _run, "migrate": _migrate, "demo": _demo}[args.command](settings)
+    if args.command == "migrate":
+        return _database_command(settings, adopt_cli.migrate_command)
+    if args.command == "adopt":
+        from worker.app import limits_from
+
+        return _database_command(settings, lambda url: adopt_cli.adopt_command(args, url, limits_from(settings)))
+    if args.command in ("run", "demo"):
+        return {"run": _run, "demo": _demo}[args.command](settings)
+    if args.command == "commands":
+        return asyncio.run(commands_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
+                                            connect_options=settings.nats_auth.connect_options()))
     if args.command == "dlq":
         return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
                                        connect_options=settings.nats_auth.connect_options()))

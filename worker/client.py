@@ -16,6 +16,7 @@ from nats.js.api import PubAck
 from contracts import subjects
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER, encode
 from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from contracts.lookup import OUTCOME_DECODER, CommandOutcome, OutcomeRequest
 from contracts.results import CommandResult, OpResult
 from worker.atomic import publish_atomic
 from worker.coalescer import Coalescer
@@ -35,8 +36,27 @@ class _Publish(msgspec.Struct, frozen=True):
     msg_id: str
 
 
+# Lookup polling while a command is still queued.
+LOOKUP_POLL_MIN_S = 0.05
+LOOKUP_POLL_MAX_S = 1.0
+# Dead-letter reasons a re-send cannot cure: the command is refused the same way again.
+GIVE_UP_REASONS = frozenset({"invalid_command", "unsupported_command"})
+_OUTCOME_REQUEST = msgspec.json.encode(OutcomeRequest(answer="outcome"))
+
+
 class ResultTimeout(TimeoutError):
     """No result arrived in time. The command may still be applied: retry with the same id."""
+
+
+class CommandDeadLettered(RuntimeError):
+    """The worker set the command aside without applying it (it is in MEMORY_DLQ)."""
+
+    def __init__(self, outcome: CommandOutcome) -> None:
+        self.outcome = outcome
+        letter = outcome.dead_letter
+        hint = "" if letter.reply_to_allowed else (
+            f"; its reply_to is not allowed: it must start with one of {', '.join(letter.allowed_reply_prefixes)}")
+        super().__init__(f"command {outcome.command_id} was dead-lettered ({letter.reason}: {letter.error}){hint}")
 
 
 class MemoryClient:
@@ -111,23 +131,56 @@ class MemoryClient:
                 return None
             wait = timeout or self._timeout
             if ack.duplicate:
-                # JetStream dropped the repeat as a duplicate. If the first delivery has been
-                # processed, its stored result is the answer; otherwise (still queued, or it was
-                # dead-lettered) send it again under a derived message id: the inbox keeps a
-                # second delivery harmless.
-                stored = await lookup_result(self._nc, workspace_id, command_id)
-                if stored is not None:
-                    return stored
-                await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
-                                       headers={"Nats-Msg-Id": f"{command_id}:resend:{uuid.uuid4().hex}"},
-                                       stream=subjects.COMMANDS_STREAM)
+                # JetStream dropped the repeat as a duplicate, so no reply comes for it: the
+                # lookup says what became of the first one.
+                return await self._after_duplicate(kind, workspace_id, payload, command_id, fut, wait)
             try:
                 return await asyncio.wait_for(fut, wait)
             except TimeoutError:
+                # Silence: the reply may be lost, or the command refused where no reply goes.
+                outcome = await lookup_outcome(self._nc, workspace_id, command_id)
+                if outcome is not None and outcome.outcome == "processed":
+                    return msgspec.json.encode(outcome.result)
+                if outcome is not None and outcome.outcome == "dead_lettered":
+                    raise CommandDeadLettered(outcome) from None
                 raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
         finally:
             if reply_to:
                 self._waiting.pop(reply_to, None)
+
+    async def _after_duplicate(self, kind: str, workspace_id: str, payload: bytes, command_id: str,
+                               fut: asyncio.Future[bytes], wait: float) -> bytes:
+        """Processed: its stored result. Queued: wait for it. Dead-lettered as invalid: give up
+        (it would be refused again). Otherwise (never stored, or it ran out of retries): send it
+        again under a new message id; the inbox keeps a second delivery harmless."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        poll = LOOKUP_POLL_MIN_S
+        while True:
+            outcome = await lookup_outcome(self._nc, workspace_id, command_id)
+            state = outcome.outcome if outcome is not None else "unknown"
+            if state == "processed":
+                return msgspec.json.encode(outcome.result)
+            if state == "dead_lettered" and outcome.dead_letter.reason in GIVE_UP_REASONS:
+                raise CommandDeadLettered(outcome)
+            if state != "queued":
+                await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
+                                       headers={"Nats-Msg-Id": f"{command_id}:resend:{uuid.uuid4().hex}"},
+                                       stream=subjects.COMMANDS_STREAM)
+                break
+            # Queued: the first delivery answers its own reply_to; ours gets it only when the
+            # command reused it, so watch both the reply and the lookup.
+            left = deadline - loop.time()
+            if left <= 0:
+                raise ResultTimeout(f"command {command_id} still queued after {wait}s")
+            done, _ = await asyncio.wait({fut}, timeout=min(poll, left))
+            if done:
+                return fut.result()
+            poll = min(poll * 2, LOOKUP_POLL_MAX_S)
+        try:
+            return await asyncio.wait_for(fut, max(deadline - loop.time(), 0.1))
+        except TimeoutError:
+            raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
 
     async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
         if command.reply_to is None or not command.reply_to.startswith(self._prefix):
@@ -162,6 +215,25 @@ async def lookup_result(nc: NatsClient, workspace_id: str, command_id: str) -> b
     except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
         return None
     return reply.data if reply.data and reply.data != b"null" else None
+
+
+async def lookup_outcome(nc: NatsClient, workspace_id: str, command_id: str, *,
+                         timeout: float = 2.0) -> CommandOutcome | None:
+    """What became of a command of this workspace (contracts/lookup.py), or None when no
+    worker answered. A worker that predates the outcome answers the bare result or null;
+    that is read as processed or unknown."""
+    try:
+        reply = await nc.request(subjects.result_subject(workspace_id, command_id), _OUTCOME_REQUEST,
+                                 timeout=timeout)
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        return None
+    try:
+        return OUTCOME_DECODER.decode(reply.data)
+    except msgspec.ValidationError:
+        legacy = msgspec.json.decode(reply.data)
+        return CommandOutcome(command_id=command_id, workspace_id=workspace_id,
+                              outcome="unknown" if legacy is None else "processed",
+                              **({} if legacy is None else {"result": legacy}))
 
 
 async def publish_until_stored(js, subject: str, payload: bytes, msg_id: str, *,

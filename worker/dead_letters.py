@@ -5,21 +5,84 @@ Writing (the handler) and reading, replaying and dropping (the operator CLI) liv
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import msgspec
+from nats.errors import MaxPayloadError
 from nats.js import JetStreamContext
-from nats.js.errors import NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
+from contracts import subjects
 from contracts.subjects import COMMANDS_STREAM, DLQ_STREAM, dlq_subject
 
 INVALID_COMMAND = "invalid_command"
 UNSUPPORTED_COMMAND = "unsupported_command"
 EXHAUSTED = "max_deliver_exhausted"
 PERMANENT = "permanent_error"  # fails the same way every time (bad data): retrying cannot help
+
+
+# A dead letter too large to store whole keeps these many first bytes of its original.
+EXCERPT_BYTES = 4096
+# The server counts headers and body against max_payload, and closes the connection of a
+# client that sends more: a dead letter keeps this much room below the limit.
+SIZE_MARGIN = 1024
+# JetStream's answer to a message over the stream's max_msg_size.
+_TOO_LARGE = 10054
+# Longer original subject tokens are named by their digest in the dead letter's own subject:
+# a subject near the server's control-line limit would close the worker's connection.
+MAX_DLQ_TOKEN = 256
+
+
+def headers_size(headers: dict[str, str]) -> int:
+    """Bytes of the headers as NATS sends them (`NATS/1.0`, one `key: value` line each)."""
+    return 12 + sum(len(k.encode()) + len(v.encode()) + 4 for k, v in headers.items())
+
+
+def by_reference(payload: bytes, headers: dict[str, str], stream_seq: int,
+                 max_payload: int) -> tuple[bytes, dict[str, str]]:
+    """What stands in for an original too large to keep: where it was, its size and digest,
+    and as body its first bytes, as many as fit (at most EXCERPT_BYTES)."""
+    headers = headers | {
+        "Dlq-Payload": "excerpt",
+        "Dlq-Original-Size": str(len(payload)),
+        "Dlq-Original-Sha256": hashlib.sha256(payload).hexdigest(),
+        "Dlq-Original-Stream": f"{COMMANDS_STREAM}:{stream_seq}",
+        "Dlq-Excerpt-Bytes": "0000000",
+    }
+    if headers_size(headers) + SIZE_MARGIN > max_payload:  # a small max_payload: the long values give way
+        headers |= {"Dlq-Error": headers["Dlq-Error"][:200],
+                    "Dlq-Original-Subject": headers["Dlq-Original-Subject"][:MAX_DLQ_TOKEN]}
+    room = max_payload - headers_size(headers) - SIZE_MARGIN
+    excerpt = payload[:max(0, min(EXCERPT_BYTES, room))]
+    return excerpt, headers | {"Dlq-Excerpt-Bytes": str(len(excerpt))}
+
+
+def fits_whole(payload: bytes, headers: dict[str, str], max_payload: int) -> bool:
+    return len(payload) + headers_size(headers) + SIZE_MARGIN <= max_payload
+
+
+def placeable(token: str) -> bool:
+    """Whether the stream's partition mapping files a command with this workspace token: it
+    leaves a literal wildcard token where it was (worker/streams.py, the unplaced consumer)."""
+    return bool(token) and token not in ("*", ">")
+
+
+def letter_subject(original_subject: str) -> str:
+    """dlq.<original subject>, with a literal wildcard token and control bytes percent-encoded
+    (a dead letter's subject is a plain subject, found by `dlq.>`) and an over-long token
+    replaced by its digest."""
+    prefix, _, token = original_subject.rpartition(".")
+    if token in ("*", ">"):
+        token = subjects.encode_token(token)
+    elif not token or len(token) > MAX_DLQ_TOKEN:
+        token = "sha256_" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/stranded.py)
+        token = "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in token)
+    return dlq_subject(f"{prefix}.{token}" if prefix else token)
 
 
 async def dead_letter(js: JetStreamContext, *, original_subject: str, payload: bytes, reason: str,
@@ -34,7 +97,20 @@ async def dead_letter(js: JetStreamContext, *, original_subject: str, payload: b
         "Dlq-Original-Subject": original_subject,
         "Dlq-First-Failed-At": (first_failed_at or datetime.now(UTC)).isoformat(),
     }
-    await js.publish(dlq_subject(original_subject), payload, headers=headers, stream=DLQ_STREAM)
+    subject = letter_subject(original_subject)
+    max_payload = js._nc.max_payload
+    if fits_whole(payload, headers, max_payload):
+        try:
+            await js.publish(subject, payload, headers=headers, stream=DLQ_STREAM)
+            return
+        except MaxPayloadError:
+            pass
+        except APIError as exc:
+            if exc.err_code != _TOO_LARGE:
+                raise
+    # Too large to store whole: by reference, so a dead letter never exceeds what the server takes.
+    excerpt, headers = by_reference(payload, headers, stream_seq, max_payload)
+    await js.publish(subject, excerpt, headers=headers, stream=DLQ_STREAM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +124,11 @@ class DeadLetter:
     dead_lettered_at: datetime | None
     headers: dict[str, str]
     payload: bytes
+
+    @property
+    def by_reference(self) -> bool:
+        """Only the first bytes of the original were kept (it was too large to store whole)."""
+        return self.headers.get("Dlq-Payload") == "excerpt"
 
     @property
     def command_id(self) -> str | None:
@@ -76,13 +157,13 @@ def _from_raw(raw) -> DeadLetter:
     )
 
 
-async def entries(js: JetStreamContext, reason: str | None = None) -> AsyncIterator[DeadLetter]:
-    """Dead letters in stream order, optionally only those with one reason."""
+async def entries(js: JetStreamContext, reason: str | None = None, subject: str = "dlq.>") -> AsyncIterator[DeadLetter]:
+    """Dead letters in stream order, optionally only those with one reason or under one subject."""
     seq = 1
     while True:
         try:
             # next_by_subj: the first message at or after seq (deleted sequences leave gaps).
-            raw = await js.get_msg(DLQ_STREAM, seq, subject="dlq.>", next=True)
+            raw = await js.get_msg(DLQ_STREAM, seq, subject=subject, next=True)
         except NotFoundError:
             return
         seq = raw.seq + 1
@@ -95,12 +176,28 @@ async def get(js: JetStreamContext, seq: int) -> DeadLetter:
     return _from_raw(await js.get_msg(DLQ_STREAM, seq))
 
 
+def replay_refusal(letter: DeadLetter) -> str | None:
+    """Why a dead letter cannot be replayed, or None when it can."""
+    if letter.by_reference:
+        return (f"only the first {letter.headers.get('Dlq-Excerpt-Bytes', '?')} of its "
+                f"{letter.headers.get('Dlq-Original-Size', '?')} bytes were kept (too large to dead-letter whole); "
+                "the bot must send it again, smaller")
+    kind, _, token = letter.original_subject.removeprefix("memory.").partition(".")
+    if kind not in subjects.COMMAND_KINDS or not placeable(token):
+        return (f"its subject {letter.original_subject!r} names no workspace the partitions can place; "
+                "replayed, it would be dead-lettered again")
+    return None
+
+
 async def replay(js: JetStreamContext, letter: DeadLetter) -> None:
     """Republish the original payload to its original subject, then drop the dead letter.
 
     A new Nats-Msg-Id: the original id is inside JetStream's duplicate window or long gone,
     and either way the worker's inbox keeps a command that had in fact been applied harmless.
     """
+    refusal = replay_refusal(letter)
+    if refusal is not None:
+        raise ValueError(f"dead letter {letter.seq} cannot be replayed: {refusal}")
     msg_id = f"{letter.command_id or 'dlq'}:replay:{letter.seq}:{uuid.uuid4().hex}"
     await js.publish(letter.original_subject, letter.payload, headers={"Nats-Msg-Id": msg_id},
                      stream=COMMANDS_STREAM)

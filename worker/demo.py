@@ -10,6 +10,8 @@ from __future__ import annotations
 import uuid
 
 import asyncpg
+
+from db.connection import connect
 import nats
 
 from worker.app import Endpoints
@@ -20,7 +22,7 @@ LINEAGE = 7
 
 
 async def _prepare_directory(database_url: str, workspace: str, user: str, cap: int) -> None:
-    conn = await asyncpg.connect(database_url)
+    conn = await connect(database_url)
     try:
         async with conn.transaction():
             server_id = await conn.fetchval(

@@ -86,6 +86,11 @@ async def _show(js, args, out) -> int:
     out(f"seq {letter.seq}")
     for key in sorted(letter.headers):
         out(f"  {key}: {letter.headers[key]}")
+    if letter.by_reference:
+        h = letter.headers
+        out(f"kept by reference: the original ({h.get('Dlq-Original-Size')} bytes, sha256 "
+            f"{h.get('Dlq-Original-Sha256')}, {h.get('Dlq-Original-Stream')}) was too large to dead-letter whole; "
+            f"below are its first {len(letter.payload)} bytes. It cannot be replayed.")
     try:
         pretty = msgspec.json.format(letter.payload, indent=2).decode("utf-8", errors="replace")
     except msgspec.DecodeError:
@@ -111,11 +116,18 @@ async def _replay_or_drop(js, args, out, progress) -> int:
             out(f"no dead letter with sequence {', '.join(map(str, missing))}: nothing done")
             return 1
     verb = "replay" if args.action == "replay" else "drop"
+    verb_done = {"replay": "replayed", "drop": "dropped"}[verb]
+    refused = []
+    if verb == "replay":
+        refused = [(letter, why) for letter in targets if (why := dead_letters.replay_refusal(letter))]
+        for letter, why in refused:
+            out(f"cannot replay {letter.seq}: {why}")
+        targets = [letter for letter in targets if all(letter is not r for r, _ in refused)]
     if getattr(args, "dry_run", False):
         for letter in targets:
             out(f"would {verb} {letter.seq}: {letter.original_subject} ({letter.reason})")
-        out(f"dry run: {len(targets)} dead letter(s) would be {verb}ed")
-        return 0
+        out(f"dry run: {len(targets)} dead letter(s) would be {verb_done}")
+        return 1 if refused else 0
     done: Counter[str] = Counter()
     for i, letter in enumerate(targets, 1):
         if verb == "replay":
@@ -125,8 +137,8 @@ async def _replay_or_drop(js, args, out, progress) -> int:
         done[letter.reason] += 1
         progress(i, len(targets))
     summary = ", ".join(f"{n} {reason}" for reason, n in sorted(done.items())) or "nothing"
-    out(f"{verb}ed {len(targets)} dead letter(s): {summary}")
-    return 0
+    out(f"{verb_done} {len(targets)} dead letter(s): {summary}")
+    return 1 if refused else 0
 
 
 def _progress_bar(done: int, total: int, width: int = 30) -> None:

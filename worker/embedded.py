@@ -141,7 +141,10 @@ class PostgresServer(_Process):
     _system_user: str | None = field(default=None, repr=False)
 
     def dsn(self, database: str | None = None) -> str:
-        return f"postgresql://{self.user}@{LOOPBACK}:{self.port}/{database or self.database}"
+        # The worker's schema first, as the worker's own connections have it (db/connection.py),
+        # so psql and tests given this URL see its tables by their plain names.
+        return (f"postgresql://{self.user}@{LOOPBACK}:{self.port}/{database or self.database}"
+                "?options=-csearch_path%3Dmemory_worker%2Cpublic")
 
     @property
     def bin_dir(self) -> Path:
@@ -203,6 +206,9 @@ class PostgresServer(_Process):
             "max_connections": "200",
             "shared_buffers": "256MB",
             "logging_collector": "off",
+            # As hosted PostgreSQL defaults to: `timestamp` columns (TomoriBot's) then mean UTC
+            # on every machine, whatever its local zone.
+            "timezone": "UTC",
         }
         if not self.durable:
             settings.update(fsync="off", synchronous_commit="off", full_page_writes="off")

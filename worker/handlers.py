@@ -123,11 +123,18 @@ class CommandHandler:
         nak): the partition then holds the workspace's later commands until it returns."""
         started = time.perf_counter()
         deliveries = msg.metadata.num_delivered if msg.metadata else 1
-        kind, token = subjects.parse_partitioned(msg.subject)
-        original = subjects.original_subject(kind, token)
+        placed = msg.subject.startswith(subjects.PARTITIONED_PREFIX + ".")
+        if placed:
+            kind, token = subjects.parse_partitioned(msg.subject)
+            original = subjects.original_subject(kind, token)
+        else:  # stored as published: the partition mapping could not file it (worker/streams.py)
+            original, kind, token = msg.subject, kind_of(msg.subject), ""
         bound = log.bind(kind=kind, subject=original, deliveries=deliveries, queued_ms=_queued_ms(msg))
 
-        if len(msg.data) > self._max_command_bytes:
+        if not placed:
+            decoded = Invalid(f"the subject {original!r} names no workspace the partitions can place "
+                              "(a literal wildcard token; ids in subjects are percent-encoded, DESIGN 3.1)")
+        elif len(msg.data) > self._max_command_bytes:
             decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
         else:
             decoded = self._decode(kind, token, msg.data, self._reply_prefixes)
@@ -178,7 +185,8 @@ class CommandHandler:
         except RecursionError:
             # Deep nesting (in `Any` fields or skipped unknown fields) exhausts the stack.
             return Invalid("the command could not be decoded: JSON nested too deeply")
-        if subjects.encode_token(cmd.workspace_id) != token:
+        # Hex is case-insensitive (RFC 3986): %2e is %2E. Nothing else may differ.
+        if subjects.encode_token(cmd.workspace_id) != subjects.canonical_token(token):
             return Invalid(
                 f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
             )
@@ -273,7 +281,8 @@ def _probe(data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
 
 
 def kind_of(original_subject: str) -> str:
-    return original_subject.split(".")[1]
+    parts = original_subject.split(".")
+    return parts[1] if len(parts) > 1 else "?"
 
 
 def _seq(msg: Msg) -> int:

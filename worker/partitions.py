@@ -96,10 +96,10 @@ class _Lane:
 
 
 class _Partition:
-    def __init__(self, owner: PartitionConsumers, partition: int) -> None:
+    def __init__(self, owner: PartitionConsumers, partition: int | None) -> None:
         self._owner = owner
-        self._partition = partition
-        self._durable = streams.partition_consumer_name(partition)
+        self._partition = "unplaced" if partition is None else partition
+        self._durable = streams.UNPLACED_CONSUMER if partition is None else streams.partition_consumer_name(partition)
         self._next_subject = streams.partition_api(owner.js, "CONSUMER.MSG.NEXT", self._durable)
         self._inbox = owner.nc.new_inbox()
         self._sub = None
@@ -401,7 +401,8 @@ class PartitionConsumers:
         self._yield_s = yield_s
         self._replica_counts: deque[int] = deque(maxlen=3)
         self._handler = handler
-        self._partitions = [_Partition(self, p) for p in range(partitions)]
+        # The unplaced commands' consumer (None) is pulled like a partition: they are dead-lettered.
+        self._partitions = [_Partition(self, p) for p in [*range(partitions), None]]
         self._background: set[asyncio.Task] = set()
         self._naks: set[asyncio.Task] = set()  # hand-backs, which stop() lets go out
         self._stop_task: asyncio.Task | None = None
@@ -476,7 +477,9 @@ class PartitionConsumers:
                 log.warning("balance_failed", error=repr(exc))
 
     async def _balance_once(self) -> None:
-        held = [p for p in self._partitions if p.holds]
+        # The unplaced commands' consumer (last) is rarely busy: only partitions are balanced.
+        partitions = self._partitions[:-1]
+        held = [p for p in partitions if p.holds]
         if len(held) < 2:
             self._replica_counts.clear()
             return
@@ -492,7 +495,7 @@ class PartitionConsumers:
         if len(self._replica_counts) < self._replica_counts.maxlen:
             return
         replicas = min(self._replica_counts)
-        share = math.ceil(len(self._partitions) / max(replicas, 1))
+        share = math.ceil(len(partitions) / max(replicas, 1))
         spare = [partition for partition, n in waiting if n >= 2]  # someone else is waiting
         if len(held) > share and spare:
             self._replica_counts.clear()

@@ -8,11 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from contracts.commands import DEFAULT_REPLY_PREFIXES  # noqa: F401  (the contract's default)
 from worker.nats_auth import NatsAuth, NatsAuthError
-
-
-# Where results may be published: reply inboxes only, never event or command subjects.
-DEFAULT_REPLY_PREFIXES = ("_INBOX.",)
 
 
 class SettingsError(ValueError):

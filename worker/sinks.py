@@ -6,7 +6,7 @@ was down catches up from the stream, which keeps events for 7 days):
 - `JsonLinesSink(path)` appends one JSON line per metric::
 
       {"metric": "memory_eviction", "fields": {"scope": "server", "decay_days": 30},
-       "event_id": "<command_id>:metric:eviction", "received_at": "2025-01-01T00:00:00.000000+00:00"}
+       "event_id": "metric:<random hex>", "received_at": "2025-01-01T00:00:00.000000+00:00"}
 
   A batch of lines is written and fsynced before its messages are acknowledged, so nothing is
   lost. Duplicates are prevented by event id (the `Nats-Msg-Id` header): on start the sink
@@ -21,7 +21,10 @@ was down catches up from the stream, which keeps events for 7 days):
 - `PostgresSink(pool)` inserts into `metric_samples(metric_name, fields, created_at, event_id)`
   (`fields` the payload object as jsonb, `created_at` the time the stream stored the metric, so a
   sink catching up does not bunch old samples at "now"; `event_id` unique, so a redelivery
-  after a lost acknowledgement is stored once; migration 005). It never fails its caller: a
+  after a lost acknowledgement is stored once; db/standalone.sql), through
+  `memory_worker.memory_record_metric()`: in an adopted TomoriBot database the samples go into
+  the bot's own `metric_samples(metric_name, fields, created_at)` and the event ids into the
+  worker's schema (db/facts.py). It never fails its caller: a
   database error is logged once (`metric_sink_db_failed`) until the next success
   (`metric_sink_db_recovered`), and the messages are nak'ed with a growing delay, so they are
   retried until the database is back (`max_deliver` is unlimited; nothing is dropped). Rows
@@ -369,16 +372,11 @@ def _append_durably(fd: int, data: bytes, fsync: bool) -> None:
 # PostgreSQL
 
 
-_INSERT = """
-INSERT INTO metric_samples (metric_name, fields, created_at, event_id)
-VALUES ($1, $2::jsonb, $3, $4)
-ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING
-"""
+# Where the samples go, and how a redelivery is stored once, is the database mode's
+# (db/facts.py): the bot's own metric_samples in an adopted TomoriBot database.
+_INSERT = "SELECT memory_worker.memory_record_metric($1, $2::jsonb, $3, $4)"
 
-_PRUNE = """
-DELETE FROM metric_samples WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM metric_samples WHERE created_at < now() - make_interval(days => $1) LIMIT $2))
-"""
+_PRUNE = "SELECT memory_worker.memory_prune_metric_samples($1, $2)"
 
 
 class PostgresSink(_Sink):
@@ -452,9 +450,8 @@ class PostgresSink(_Sink):
         """
         total = 0
         while True:
-            status = await self.pool.execute(_PRUNE, self.retention_days, self.prune_batch,
-                                             timeout=self.db_timeout)
-            deleted = int(status.split()[-1])
+            deleted = await self.pool.fetchval(_PRUNE, self.retention_days, self.prune_batch,
+                                               timeout=self.db_timeout)
             total += deleted
             if deleted < self.prune_batch:
                 return total
@@ -600,6 +597,7 @@ async def _wait_for_events_stream(js: JetStreamContext, stop: asyncio.Event, log
 async def _run_postgres(database_url: str, retention_days: int, js: JetStreamContext, stop: asyncio.Event,
                         durable: str, log: Any) -> None:
     from db.migrate import migrate_dsn
+    from db.connection import SERVER_SETTINGS
 
     failing = False
     pool = None
@@ -608,7 +606,8 @@ async def _run_postgres(database_url: str, retention_days: int, js: JetStreamCon
             await migrate_dsn(database_url)  # lock-protected, like the worker's start
             # min_size=0: no background reconnects (and their tracebacks) while the database is down.
             pool = await asyncpg.create_pool(database_url, min_size=0, max_size=4, server_settings={
-                "application_name": "memory-metrics-sink", "statement_timeout": "15s", "lock_timeout": "5s"})
+                "application_name": "memory-metrics-sink", "statement_timeout": "15s", "lock_timeout": "5s",
+                **SERVER_SETTINGS})
         except Exception as exc:
             if not failing:
                 log.warning("metric_sink_db_failed", sink="postgres", op="connect", error=repr(exc))

@@ -85,11 +85,19 @@ PIN_TIMEOUT_S = 10.0
 DEFAULT_IN_FLIGHT = 32
 
 
-def partition_consumer(partition: int, *, ack_wait_s: float, replicas: int = 1,
+# What the partition mapping leaves where it was published (a literal wildcard as workspace
+# token: memory.create.* is stored as memory.create.*): no partition consumer's filter matches
+# it, so this consumer takes it, and the worker dead-letters it. Every stored command leaves.
+UNPLACED_CONSUMER = "memory-worker-unplaced"
+UNPLACED_FILTER = "memory.>"
+
+
+def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: int = 1,
                        in_flight: int = DEFAULT_IN_FLIGHT) -> ConsumerConfig:
+    """The consumer of one partition, or with partition None the unplaced commands' consumer."""
     return ConsumerConfig(
-        durable_name=partition_consumer_name(partition),
-        filter_subject=subjects.partition_filter(partition),
+        durable_name=UNPLACED_CONSUMER if partition is None else partition_consumer_name(partition),
+        filter_subject=UNPLACED_FILTER if partition is None else subjects.partition_filter(partition),
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
         # Up to this many commands of the partition in the hands of its one pinned replica,
@@ -159,6 +167,6 @@ async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float,
     await ensure_stream(js, command_stream(partitions, replicas))
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
-    for partition in range(partitions):
+    for partition in [*range(partitions), None]:
         await ensure_partition_consumer(js, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
                                                                in_flight=in_flight), pin_timeout_s=pin_timeout_s)

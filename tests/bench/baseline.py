@@ -33,6 +33,7 @@ from pathlib import Path
 import asyncpg
 
 from contracts.commands import CreateMemory
+from db.connection import SEARCH_PATH
 from db.repository import MemoryRepository, create_pool
 from tests.bench.dataset import HISTORY_PREFIX
 from worker.domain.model import Limits
@@ -179,8 +180,10 @@ async def run_pgbench(pg: PostgresServer, database: str, workdir: Path, *, clien
             "-t", str(per_client), "-f", str(script), "-l", f"--log-prefix={workdir / 'txn'}",
             "-h", LOOPBACK, "-p", str(pg.port), "-U", pg.user, database]
     started = time.perf_counter()
+    # The worker's schema first, as the worker's own connections have it (db/connection.py).
+    env = {**os.environ, "PGOPTIONS": "-c search_path=" + SEARCH_PATH.replace(" ", "")}
     proc = await asyncio.create_subprocess_exec(*args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                stdin=subprocess.DEVNULL, cwd=workdir)
+                                                stdin=subprocess.DEVNULL, cwd=workdir, env=env)
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except BaseException as exc:

@@ -523,6 +523,11 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
     # 6. Events: exactly the expected ids, each stored once; invalidation before saved.
     expected_ids: dict[str, str] = {}  # event id -> command id
     invalidations: dict[str, list[str]] = defaultdict(list)  # command id -> its invalidation ids
+    # Eviction metrics have opaque ids: only the worker's outbox links them to their command.
+    metric_ids: dict[str, list[str]] = defaultdict(list)
+    for row in await db.fetch("SELECT command_id, headers->>'Nats-Msg-Id' AS id FROM outbox"
+                              " WHERE subject = $1", subjects.METRIC_EVICTION_SUBJECT):
+        metric_ids[row["command_id"]].append(row["id"])
     for cid, result in results.items():
         if result["data"]["status"] not in SAVED_STATUSES:
             continue
@@ -536,7 +541,9 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
         expected_ids[f"{cid}:saved"] = cid
         if result["data"]["status"] == codes.SAVED_WITH_EVICTION:
             expected_ids[f"{cid}:evicted"] = cid
-            expected_ids[f"{cid}:metric:eviction"] = cid
+            if len(metric_ids[cid]) != 1:
+                rep.problem(f"{cid}: {len(metric_ids[cid])} eviction metrics in the outbox, want 1")
+            expected_ids.update(dict.fromkeys(metric_ids[cid], cid))
     events = await read_events(bot.nc)
     rep.events, rep.expected_events = len(events), len(expected_ids)
     by_msg_id = Counter(e.msg_id for e in events)

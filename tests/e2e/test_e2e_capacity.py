@@ -19,6 +19,7 @@ from tests.e2e.directory import (
     add_old_personal_memories,
     add_old_server_memories,
     add_user,
+    eviction_metric_ids,
     personal_memories,
     server_memories,
     set_reinforced,
@@ -111,7 +112,7 @@ async def test_concurrent_evictions_forget_each_dormant_row_once(e2e_worker, mem
     evicted = await read_stream(nc, subjects.EVENTS_STREAM, [subjects.evicted_subject("personal", user)])
     assert sorted(m.json()["memory_id"] for m in evicted) == sorted(old_ids)
     assert sorted(m.json()["replaced_by"] for m in evicted) == sorted(r.data.memory_id for r in evicting)
-    metric_ids = {f"{r.command_id}:metric:eviction" for r in evicting}
+    metric_ids = {i for r in evicting for i in await eviction_metric_ids(bot_db, r.command_id)}
     metrics = [m for m in await read_stream(nc, subjects.EVENTS_STREAM, [subjects.METRIC_EVICTION_SUBJECT])
                if m.msg_id in metric_ids]
     assert [m.json() for m in metrics] == [{"scope": "personal", "decay_days": 30}] * 5
@@ -181,8 +182,9 @@ async def test_decay_days_come_from_the_workspace(e2e_worker, memory, bot_db, nc
     assert result.data.content_forgotten == "week old 4"
     evicted = await read_stream(nc, subjects.EVENTS_STREAM, [subjects.evicted_subject("server", ws)])
     assert [m.json()["decay_days"] for m in evicted] == [7]
+    metric_ids = await eviction_metric_ids(bot_db, result.command_id)
     metrics = [m for m in await read_stream(nc, subjects.EVENTS_STREAM, [subjects.METRIC_EVICTION_SUBJECT])
-               if m.msg_id == f"{result.command_id}:metric:eviction"]
+               if m.msg_id in metric_ids]
     assert [msgspec.json.decode(m.data) for m in metrics] == [{"scope": "server", "decay_days": 7}]
 
 

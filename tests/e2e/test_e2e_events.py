@@ -16,7 +16,13 @@ from contracts import subjects
 from contracts.events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
 from contracts.results import CacheKey
 from tests.e2e.bus import RAG, create_fields, read_stream, unique, wait_until
-from tests.e2e.directory import add_old_server_memories, add_user, server_memories, upsert_server
+from tests.e2e.directory import (
+    add_old_server_memories,
+    add_user,
+    eviction_metric_ids,
+    server_memories,
+    upsert_server,
+)
 from worker.client import new_create
 
 LINEAGE = 11
@@ -75,9 +81,12 @@ async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_sa
     assert (ev.scope, ev.owner_id, ev.lineage_id) == ("server", ws, LINEAGE)
     assert (ev.memory_id, ev.content_forgotten, ev.replaced_by, ev.decay_days) == (victim_id, "old 75", new_id, 30)
 
-    # The metric travels without content or ids; its event id is only in Nats-Msg-Id.
+    # The metric travels without content or ids; its event id is only in Nats-Msg-Id, and
+    # opaque: nothing in it names the command, the workspace or the content.
+    [metric_id] = await eviction_metric_ids(bot_db, cid)
+    assert cid not in metric_id and ws not in metric_id
     metrics = [m for m in await read_stream(nc, subjects.EVENTS_STREAM, [subjects.METRIC_EVICTION_SUBJECT])
-               if m.msg_id == f"{cid}:metric:eviction"]
+               if m.msg_id == metric_id]
     assert len(metrics) == 1
     assert metrics[0].json() == {"scope": "server", "decay_days": 30}
     msgspec.json.decode(metrics[0].data, type=MemoryEvictionMetric)

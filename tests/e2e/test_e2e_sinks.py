@@ -12,7 +12,7 @@ import msgspec
 
 from contracts import results as codes
 from tests.e2e.bus import RAG, create_fields, unique, wait_until
-from tests.e2e.directory import add_old_server_memories, upsert_server
+from tests.e2e.directory import add_old_server_memories, eviction_metric_ids, upsert_server
 from worker.sinks import run_sinks
 
 LINEAGE = 13
@@ -30,7 +30,7 @@ async def test_an_eviction_reaches_both_sinks_with_only_scope_and_decay_days(
         await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"legacy secret {i}", 60) for i in range(5)])
         result = await memory.create(create_fields(ws, "{user} likes green tea", lineage_id=LINEAGE, retrieval=RAG))
         assert result.data.status == codes.SAVED_WITH_EVICTION, result
-        event_id = f"{result.command_id}:metric:eviction"
+        [event_id] = await eviction_metric_ids(bot_db, result.command_id)
 
         def jsonl_lines() -> list[dict]:
             if not path.exists():

@@ -13,7 +13,6 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import subjects
 from db.repository import MemoryRepository
 from worker import streams
-from worker.embedded import NatsServer
 from worker.outbox import OutboxPublisher
 from worker.partitions import PartitionConsumers
 
@@ -21,13 +20,6 @@ from ..conftest import unique
 from .helpers import raw_consumer_info
 
 PARTITIONS = 8
-
-
-@pytest.fixture(scope="module")
-def own_nats(tmp_root):
-    server = NatsServer(tmp_root / f"nats-{unique()}").start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -101,11 +93,14 @@ async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
     sub = await js.pull_subscribe(subject, stream=subjects.EVENTS_STREAM,
                                   config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL))
     out = []
-    while True:
+    # Read until the consumer has nothing left, not until a fetch times out: on a busy machine
+    # a short fetch can time out before the stored messages arrive.
+    while (await sub.consumer_info()).num_pending or not out:
         try:
-            out += await sub.fetch(100, timeout=0.3)
-        except nats.errors.TimeoutError:
-            break
+            out += await sub.fetch(100, timeout=2)
+        except (nats.errors.TimeoutError, asyncio.TimeoutError):  # nats-py raises the plain one too when its deadline runs out early
+            if not (await sub.consumer_info()).num_pending:
+                break
     await sub.unsubscribe()
     return out
 

@@ -117,6 +117,7 @@ async def test_the_role_is_what_the_file_says(owner, hardened):
     assert await owner.fetchval("SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner"
                                 " WHERE r.rolname = $1", ROLE) == 0
     assert await owner.fetchval("SELECT has_schema_privilege($1, 'public', 'CREATE')", ROLE) is False
+    assert await owner.fetchval("SELECT has_schema_privilege($1, 'memory_worker', 'CREATE')", ROLE) is False
     assert await owner.fetchval("SELECT has_database_privilege($1, current_database(), 'CREATE')", ROLE) is False
     # Applying the file again (after a migration, say) changes nothing and fails nothing.
     await owner.execute(ROLE_SQL.read_text())
@@ -196,6 +197,8 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
     "GRANT pg_read_all_data TO memory_worker",
     "INSERT INTO schema_migrations (version, name) VALUES (999, '999_x.sql')",
     "DELETE FROM schema_migrations",
+    "UPDATE database_mode SET mode = 'adopted'",
+    "CREATE TABLE memory_worker.stolen (x text)",
     "ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT ALL ON TABLES TO memory_worker",
     "COMMENT ON TABLE users IS 'mine'",
     "SELECT * FROM pg_authid",
@@ -207,10 +210,12 @@ async def test_schema_changes_are_refused(role_pool, statement):
 
 
 async def test_the_tables_are_still_there_and_owned_by_the_owner(owner):
-    tables = await owner.fetch("SELECT tablename, tableowner FROM pg_tables WHERE schemaname = 'public'")
-    names = {t["tablename"] for t in tables}
-    assert {"users", "servers", "server_memories", "personal_memories", "processed_commands", "outbox",
-            "metric_samples", "schema_migrations"} <= names
+    tables = await owner.fetch("SELECT schemaname || '.' || tablename AS name, tableowner FROM pg_tables"
+                               " WHERE schemaname IN ('public', 'memory_worker')")
+    names = {t["name"] for t in tables}
+    assert {"public.users", "public.servers", "public.server_memories", "public.personal_memories",
+            "public.metric_samples", "memory_worker.processed_commands", "memory_worker.outbox",
+            "memory_worker.schema_migrations", "memory_worker.database_mode"} <= names
     assert {t["tableowner"] for t in tables} == {"postgres"}
 
 

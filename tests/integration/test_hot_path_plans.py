@@ -1,4 +1,4 @@
-"""The create's context read is planned once per session, not on every call (migration 005).
+"""The create's context read is planned once per session, not on every call (db/migrations/001_baseline.sql).
 
 auto_explain shows the plan PostgreSQL ran for the query inside memory_create_context: a plan
 made for one call has that call's values in its conditions, a generic plan has `$n`.
@@ -32,7 +32,7 @@ async def test_the_context_read_runs_a_generic_plan_after_many_calls(database_ur
         await conn.close()
 
     assert '"server_id"' in stored and USER in stored  # the read itself still answers
-    inner = [plan for plan in plans if "FROM servers s WHERE s.server_disc_id = p_workspace_id" in plan]
+    inner = [plan for plan in plans if "FROM directory_workspaces() s WHERE s.server_disc_id = p_workspace_id" in plan]
     assert len(inner) == 1, plans
     assert "server_disc_id = $2" in inner[0]
     assert f"'{WORKSPACE}'::text" not in inner[0]  # a plan made for this call names the value

@@ -150,7 +150,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
                 await self.pool.close()
                 conn = await asyncpg.connect(pg_server.dsn())
                 try:
-                    await conn.execute(f'DROP DATABASE IF EXISTS "{self.dsn.rsplit("/", 1)[-1]}"')
+                    await conn.execute(f'DROP DATABASE IF EXISTS "{self.dsn.rsplit("/", 1)[-1].split("?")[0]}"')
                 finally:
                     await conn.close()
             try:

@@ -427,14 +427,15 @@ async def test_an_operator_lists_replays_and_drops_dead_letters_and_nothing_more
         assert await seqs_of_poison() == []
         assert violations(errors) == []
 
-        # An operator does not change streams, read commands or publish events.
+        # An operator does not change streams, purge commands or publish events (it may read and
+        # drop single commands: memoryctl commands, tests/integration/test_hostile_bot.py).
         await operator.publish(f"$JS.API.STREAM.DELETE.{subjects.DLQ_STREAM}", b"")
-        await operator.publish(f"$JS.API.STREAM.MSG.GET.{subjects.COMMANDS_STREAM}", b'{"seq": 1}')
+        await operator.publish(f"$JS.API.STREAM.PURGE.{subjects.COMMANDS_STREAM}", b"")
         await operator.publish(f"$JS.API.CONSUMER.CREATE.{subjects.EVENTS_STREAM}.ops.>", b"{}")
         await operator.publish(f"memory.saved.server.{workspace}", b"{}")
         await operator.subscribe("memory.>")
         await denied(errors, f'publish to "$js.api.stream.delete.{subjects.DLQ_STREAM}"',
-                     f'publish to "$js.api.stream.msg.get.{subjects.COMMANDS_STREAM}"',
+                     f'publish to "$js.api.stream.purge.{subjects.COMMANDS_STREAM}"',
                      f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.ops.>"',
                      f'publish to "memory.saved.server.{workspace}"', 'subscription to "memory.>"')
     finally:

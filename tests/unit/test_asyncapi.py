@@ -1,19 +1,33 @@
+"""The published contract (contracts/asyncapi.json and contracts/schema/) is current and says
+what the code does. @asyncapi/parser, Ajv and the TypeScript declarations are checked with
+Node in tests/e2e/test_e2e_interop.py."""
+
 import json
+from typing import get_args
 
 import jsonschema
 import pytest
 
-from contracts import asyncapi, schema, subjects
+from contracts import asyncapi, results, schema, subjects
+from contracts.codec import encode
+from contracts.events import MemoryEvictionMetric
+from worker import streams
+from worker.settings import DEFAULT_REPLY_PREFIXES
 
 DOC = asyncapi.document()
+SCHEMA_DIR = asyncapi.PATH.parent / "schema"
+
+
+def load(name: str) -> dict:
+    return json.loads((SCHEMA_DIR / schema.file_name(name)).read_text())
 
 
 def test_the_document_file_is_current():
     assert asyncapi.PATH.read_text() == asyncapi.render(), "run `make schemas` and commit"
 
 
-def test_it_is_asyncapi_3_with_every_reference_resolving():
-    assert DOC["asyncapi"] == "3.0.0"
+def test_it_is_asyncapi_3_1_with_every_reference_resolving():
+    assert DOC["asyncapi"] == "3.1.0"
     for op_id, op in DOC["operations"].items():
         assert op["action"] in ("send", "receive"), op_id
         for ref in [op["channel"]["$ref"]] + ([op["reply"]["channel"]["$ref"]] if "reply" in op else []):
@@ -22,32 +36,144 @@ def test_it_is_asyncapi_3_with_every_reference_resolving():
         for ref in channel["messages"].values():
             assert ref["$ref"].removeprefix("#/components/messages/") in DOC["components"]["messages"]
         # Every {parameter} in an address is declared, and nothing else is.
-        names = {part[1:-1] for part in channel["address"].replace(".", " ").split() if part.startswith("{")}
-        assert names == set(channel.get("parameters", {})), channel["address"]
+        address = channel["address"] or ""
+        names = {part[1:-1] for part in address.replace(".", " ").split() if part.startswith("{")}
+        assert names == set(channel.get("parameters", {})), address
 
 
-@pytest.mark.parametrize("ref", sorted(asyncapi.referenced_schema_files()))
-def test_every_payload_schema_exists_and_is_a_valid_json_schema(ref):
-    path = asyncapi.PATH.parent / ref
-    assert path.exists(), ref
-    jsonschema.Draft202012Validator.check_schema(json.loads(path.read_text()))
-    assert path in schema.expected_files()
+def test_the_worker_receives_commands_and_lookups_and_sends_everything_else():
+    actions = {op["channel"]["$ref"].removeprefix("#/channels/"): op["action"] for op in DOC["operations"].values()}
+    received = {c for c, a in actions.items() if a == "receive"}
+    assert received == {"memoryCreate", "memoryManual", "memoryReinforce", "memorySeedBio", "resultLookup"}
+    # Every command names the reply it gets, at the address its payload's reply_to gives.
+    for op_id in ("receiveCreate", "receiveManual", "receiveReinforce", "receiveSeedBio"):
+        assert DOC["operations"][op_id]["reply"]["address"]["location"] == "$message.payload#/reply_to"
+    # The lookup is request/reply: its answer is the reply, never a message the worker receives.
+    lookup = DOC["operations"]["answerResultLookup"]
+    reply = DOC["channels"][lookup["reply"]["channel"]["$ref"].removeprefix("#/channels/")]
+    assert set(reply["messages"]) == {"StoredResult", "CommandOutcome"} and reply["address"] is None
 
 
 def test_every_subject_of_the_wire_contract_has_a_channel():
-    addresses = {c["address"].split(".{")[0] for c in DOC["channels"].values()}
+    addresses = {c["address"].split(".{")[0] for c in DOC["channels"].values() if c["address"]}
     expected = {f"memory.{kind}" for kind in subjects.COMMAND_KINDS} | {
         "memory.saved", "memory.evicted", "memory.removed", "cache.invalidate", "metrics.memory_eviction",
-        "memory.result", "dlq", "{reply_to}"}
-    assert expected <= addresses
+        "memory.result", "dlq"}
+    assert expected == addresses
 
 
-def test_a_sample_event_validates_against_its_published_schema():
-    from contracts.codec import encode
-    from contracts.events import MemoryEvictionMetric
+def test_headers_are_declared_where_the_worker_reads_or_sets_them():
+    messages = DOC["components"]["messages"]
+    assert "Nats-Msg-Id" in messages["CreateMemory"]["headers"]["properties"]
+    for event in ("MemorySaved", "MemoryEvicted", "MemoryRemoved", "CacheInvalidate", "MemoryEvictionMetric"):
+        assert messages[event]["headers"]["required"] == ["Nats-Msg-Id"]
+    dlq = messages["DeadLetter"]["headers"]
+    assert {"Dlq-Reason", "Dlq-Error", "Dlq-Deliveries", "Dlq-Original-Subject", "Dlq-First-Failed-At"} <= set(
+        dlq["required"])
 
-    body = json.loads(encode(MemoryEvictionMetric(scope="server", decay_days=30)))
-    jsonschema.validate(body, json.loads((asyncapi.PATH.parent / "schema/metrics.memory_eviction.schema.json").read_text()))
+
+def test_the_nats_facts_match_the_code():
+    facts = DOC["x-nats"]
+    assert facts["duplicateWindowSeconds"] == streams.DUPLICATE_WINDOW_S
+    assert facts["replySubjectPrefixes"]["default"] == list(DEFAULT_REPLY_PREFIXES)
+    stated = {name: sorted(s["subjects"]) for name, s in facts["streams"].items()}
+    assert stated[subjects.COMMANDS_STREAM] == sorted(streams.command_stream(4).subjects)
+    assert stated[subjects.EVENTS_STREAM] == sorted(streams.events_stream().subjects)
+    assert stated[subjects.DLQ_STREAM] == sorted(streams.dlq_stream().subjects)
+
+
+@pytest.mark.parametrize("ref", sorted(asyncapi.referenced_schema_files()))
+def test_every_payload_schema_exists_and_is_a_valid_2020_12_schema(ref):
+    path = asyncapi.PATH.parent / ref
+    assert path in schema.expected_files(), ref
+    body = json.loads(path.read_text())
+    assert body["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert body["$id"].startswith(schema.ID_PREFIX)
+    jsonschema.Draft202012Validator.check_schema(body)
+
+
+# Keywords that mean the same in draft-07 (the AsyncAPI Schema) and 2020-12, so the parser's
+# reading of a payload and Ajv2020's agree.
+SHARED_KEYWORDS = {"$schema", "$id", "$ref", "$defs", "type", "properties", "required", "items", "enum",
+                   "anyOf", "oneOf", "additionalProperties", "minimum", "maximum", "minLength", "maxLength",
+                   "maxItems", "pattern", "format", "title", "description", "default", "allOf", "if", "then"}
+
+
+def _keywords(node, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out.add(key)
+            if key in ("properties", "$defs"):
+                for sub in value.values():
+                    _keywords(sub, out)
+            elif key not in ("enum", "default", "required"):
+                _keywords(value, out)
+    elif isinstance(node, list):
+        for item in node:
+            _keywords(item, out)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(schema.schemas()))
+def test_schemas_use_only_keywords_draft_07_reads_alike(name):
+    assert _keywords(load(name), set()) <= SHARED_KEYWORDS
+
+
+def test_issued_at_and_occurred_at_are_date_times():
+    create = load("memory.create")["$defs"]["CreateMemory"]["properties"]
+    assert create["issued_at"]["format"] == "date-time"
+    assert load("memory.saved")["$defs"]["MemorySaved"]["properties"]["occurred_at"]["format"] == "date-time"
+
+
+def test_status_enums_are_the_statuses_of_each_command_kind():
+    assert set(get_args(results.CreateStatus)) == set(results.CREATE_STATUSES) | {results.COMMAND_INVALID}
+    manual = set(load("result.manual")["$defs"]["ManualData"]["properties"]["status"]["enum"])
+    assert {results.ADDED, results.BATCH_LIMIT_REACHED, results.TEACHING_DISABLED, results.FAILED} <= manual
+    assert set(load("result.reinforce")["$defs"]["ReinforceData"]["properties"]["status"]["enum"]) == {
+        results.REINFORCED, results.FAILED}
+    assert set(load("result.seed_bio")["$defs"]["SeedBioData"]["properties"]["status"]["enum"]) == {
+        results.SEEDED, results.SKIPPED, results.FAILED}
+    every_op = set(get_args(results.OpStatus))
+    constants = {v for k, v in vars(results).items() if k.isupper() and isinstance(v, str)}
+    assert constants == every_op | set(results.CREATE_STATUSES) | {results.COMMAND_INVALID}
+
+
+def _create_result() -> dict:
+    return {"command_id": "c-1", "success": True, "message": "Memory saved successfully", "error": None,
+            "data": {"status": "memory_saved_successfully", "scope": "server_wide", "memory_id": 1,
+                     "content_saved": "x", "content_forgotten": None, "reason": None},
+            "invalidated": [{"cache": "tomori_state", "key": "1"}], "notice": None}
+
+
+def _op_result() -> dict:
+    return {"command_id": "c-2", "success": True, "error": None, "data": {"status": "added", "memory_id": 3},
+            "invalidated": []}
+
+
+@pytest.mark.parametrize("body", [_create_result(), _op_result(), None])
+def test_the_lookup_answer_validates_with_exactly_one_branch(body):
+    # oneOf: a create result must not also pass as an op result, or no create result validates.
+    jsonschema.validate(body, load("lookup.result"), format_checker=jsonschema.FormatChecker())
+    outcome = {"command_id": "c", "workspace_id": "w", "outcome": "processed", "kind": "create", "result": body}
+    if body is not None:
+        jsonschema.validate(outcome, load("lookup.outcome"))
+        with pytest.raises(jsonschema.ValidationError):  # processed says what it processed
+            jsonschema.validate({k: v for k, v in outcome.items() if k != "result"}, load("lookup.outcome"))
+
+
+def test_a_dead_lettered_outcome_must_say_why():
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"scope": "galaxy", "decay_days": 30},
-                            json.loads((asyncapi.PATH.parent / "schema/metrics.memory_eviction.schema.json").read_text()))
+        jsonschema.validate({"command_id": "c", "workspace_id": "w", "outcome": "dead_lettered"}, load("lookup.outcome"))
+
+
+def test_the_eviction_metric_admits_exactly_its_two_fields():
+    metric = load("metrics.memory_eviction")
+    jsonschema.validate(json.loads(encode(MemoryEvictionMetric(scope="server", decay_days=30))), metric)
+    for bad in ({"scope": "galaxy", "decay_days": 30}, {"scope": "server", "decay_days": 30, "command_id": "c"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, metric)
+
+
+def test_the_reply_to_rule_is_in_the_schema():
+    reply_to = load("envelope")["$defs"]["Envelope"]["properties"]["reply_to"]["anyOf"][0]
+    assert "REPLY_SUBJECT_PREFIXES" in reply_to["description"]

@@ -1,3 +1,4 @@
+import re
 from datetime import UTC, datetime
 
 import msgspec
@@ -39,6 +40,14 @@ def test_token_roundtrip_and_is_one_safe_token(value):
     token = subjects.encode_token(value)
     assert subjects.decode_token(token) == value
     assert all(c.isalnum() and c.isascii() or c in "_:-%" for c in token)
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_lower_case_hex_decodes_to_the_same_id_and_canonicalises_to_what_publishers_write(value):
+    token = subjects.encode_token(value)
+    lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), token)
+    assert subjects.decode_token(lower) == value
+    assert subjects.canonical_token(lower) == token
 
 
 def test_empty_id_is_refused():
@@ -92,9 +101,9 @@ def test_invalid_envelope_names_the_field(override, path):
 
 
 def test_result_omits_unset_extras_but_keeps_nulls():
-    result = CommandResult(command_id="c", success=True, message="m", data=ResultData(status="s"))
+    result = CommandResult(command_id="c", success=True, message="m", data=ResultData(status="memory_saved_successfully"))
     body = msgspec.json.decode(encode(result))
-    assert body["data"] == {"status": "s", "scope": None, "memory_id": None, "content_saved": None,
+    assert body["data"] == {"status": "memory_saved_successfully", "scope": None, "memory_id": None, "content_saved": None,
                             "content_forgotten": None, "reason": None}
     assert RESULT_DECODER.decode(encode(result)) == result
 

@@ -123,24 +123,24 @@ def test_blacklisted_manager_may_act(action: str) -> None:
 
 @pytest.mark.parametrize("action", WRITES)
 def test_teaching_disabled_refuses_non_manager_writes(action: str) -> None:
-    ctx = context(workspace=Workspace(self_teaching_enabled=False))
+    ctx = context(workspace=Workspace(member_teaching_enabled=False))
     result = refused(decide(any_action(action), ctx), codes.TEACHING_DISABLED)
     assert "managers" in result.reason
 
 
 def test_teaching_disabled_still_lets_non_managers_remove_their_own() -> None:
-    ctx = context(workspace=Workspace(self_teaching_enabled=False))
+    ctx = context(workspace=Workspace(member_teaching_enabled=False))
     assert decide(manual("remove"), ctx) == Delete(41, "tea is hot")
 
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_teaching_disabled_does_not_stop_managers(action: str) -> None:
-    ctx = context(workspace=Workspace(self_teaching_enabled=False))
+    ctx = context(workspace=Workspace(member_teaching_enabled=False))
     assert not isinstance(decide(any_action(action, manager=True), ctx), Refuse)
 
 
 def test_blacklist_is_checked_before_the_teaching_switch() -> None:
-    ctx = context(actor_blacklisted=True, workspace=Workspace(self_teaching_enabled=False))
+    ctx = context(actor_blacklisted=True, workspace=Workspace(member_teaching_enabled=False))
     refused(decide(manual("add"), ctx), codes.BLACKLISTED)
 
 
@@ -188,7 +188,7 @@ def test_open_or_partial_privacy_allows_personal_memories(action: str, level: in
 def test_personal_scope_ignores_blacklist_teaching_switch_and_teacher(action: str) -> None:
     ctx = context(
         actor_blacklisted=True,
-        workspace=Workspace(self_teaching_enabled=False),
+        workspace=Workspace(member_teaching_enabled=False),
         target=row(taught_by=BOB),
     )
     assert not isinstance(decide(any_action(action, scope="personal"), ctx), Refuse)
@@ -259,7 +259,7 @@ def test_partial_host_privacy_does_not_protect_an_identity() -> None:
             codes.HOST_PROTECTED,
         ),
         (manual("add", content=" "), context(actor_blacklisted=True), codes.BLACKLISTED),
-        (manual("add", content=" "), context(workspace=Workspace(self_teaching_enabled=False)), codes.TEACHING_DISABLED),
+        (manual("add", content=" "), context(workspace=Workspace(member_teaching_enabled=False)), codes.TEACHING_DISABLED),
         (manual("edit", content="x" * 99), context(actor_blacklisted=True, target=None), codes.BLACKLISTED),
         (manual("add_batch"), context(count=99, actor_blacklisted=True), codes.BLACKLISTED),
     ],
@@ -596,7 +596,7 @@ def test_every_refusal_status_is_reachable() -> None:
         decide(batch(["a"]), context(existing_contents=("a",))),
         decide(manual("remove"), context(target=None)),
         decide(manual("add"), context(actor_blacklisted=True)),
-        decide(manual("add"), context(workspace=Workspace(self_teaching_enabled=False))),
+        decide(manual("add"), context(workspace=Workspace(member_teaching_enabled=False))),
     ]
     statuses = {decision.status for decision in produced if isinstance(decision, Refuse)}
     assert statuses == {
@@ -648,3 +648,9 @@ def test_an_identity_at_full_privacy_may_still_have_its_memories_removed() -> No
     ctx = context(identity=ProxyIdentity(99, IDENTITY, (HostLink(ALICE),), privacy_level=2),
                   identity_hosted_by_actor=True)
     assert not isinstance(decide(cmd, ctx), Refuse)
+
+
+def test_the_panels_teaching_switch_is_not_the_models() -> None:
+    # TomoriBot keeps them apart: the model may be barred from saving while members still teach.
+    ctx = context(workspace=Workspace(self_teaching_enabled=False, member_teaching_enabled=True))
+    assert not isinstance(decide(manual("add"), ctx), Refuse)

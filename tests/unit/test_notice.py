@@ -406,3 +406,26 @@ def test_every_field_fits_and_the_full_text_is_always_reachable(
         assert (attachment is not None) is (len(text) > DESCRIPTION_LIMIT)
         if attachment is None:
             assert len(text) <= DESCRIPTION_LIMIT
+
+
+@pytest.mark.parametrize("settings_, chan, subject", [
+    (NoticeSettings(), channel(), saved()),
+    (NoticeSettings(verbosity="verbose"), channel(), evicted(content="q" * 5000)),
+    (NoticeSettings(verbosity="verbose"), channel(), evicted(content="q" * 2000)),
+    (NoticeSettings(thought_log_channel_id="77"), channel(url="https://x/1"), evicted(content="q" * 5000)),
+    (NoticeSettings(hidden_keys=("memory_update",)), channel(is_dm=True), saved()),
+])
+def test_every_plan_is_a_published_notice_plan(settings_, chan, subject) -> None:
+    """The planner's dicts and the contract's typed NoticePlan (contracts/notice.py, the
+    published notice schema) are the same shape: every key present, every value allowed."""
+    import json
+
+    import jsonschema
+
+    from contracts import notice as published
+    from contracts.schema import SCHEMA_DIR
+
+    plan = plan_notice(settings_, chan, subject)
+    typed = msgspec.convert(plan, published.NoticePlan, strict=True)
+    assert msgspec.to_builtins(typed) == plan
+    jsonschema.validate(plan, json.loads((SCHEMA_DIR / "notice.schema.json").read_text()))

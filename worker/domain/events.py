@@ -3,10 +3,15 @@
 For a create the database fills in only what it alone knows (the new memory id, the evicted
 row), so the event shapes live here, next to the contracts, not in SQL. Event ids derive
 from the command id: a command retried after a crash emits the same ids, and JetStream's
-de-duplication and any consumer can recognise the repeat.
+de-duplication and any consumer can recognise the repeat. The eviction metric is the
+exception: its id is random (DESIGN.md 3.5), so a metric sample leads back to no command,
+workspace or content. It is still retry-safe: it is chosen once, in the transaction that
+stores the outbox row, and every publish of that row carries it.
 """
 
 from __future__ import annotations
+
+import uuid
 
 import msgspec
 
@@ -35,6 +40,10 @@ class EventTemplate(msgspec.Struct, frozen=True):
 
 def event_id(command_id: str, suffix: str) -> str:
     return f"{command_id}:{suffix}"
+
+
+def opaque_event_id() -> str:
+    return f"metric:{uuid.uuid4().hex}"
 
 
 def invalidations(command_id: str, keys: tuple[CacheKey, ...] | list[CacheKey], occurred_at: str,
@@ -97,7 +106,7 @@ def save_events(cmd: CreateMemory, plan: SavePlan, occurred_at: str, *, notice: 
     ))
     out.append(EventTemplate(
         subject=subjects.METRIC_EVICTION_SUBJECT,
-        headers={"Nats-Msg-Id": event_id(cid, "metric:eviction")},
+        headers={"Nats-Msg-Id": opaque_event_id()},
         payload=MemoryEvictionMetric(scope=plan.scope, decay_days=plan.decay_days),
         only_on_evict=True,
     ))

@@ -79,7 +79,7 @@ def _server_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
             "You are excluded from personalization on this server, so you can't change its "
             "memories. A server manager can change that.",
         )
-    if cmd.action != "remove" and not ctx.workspace.self_teaching_enabled:
+    if cmd.action != "remove" and not ctx.workspace.member_teaching_enabled:
         # Removing stays open: people may always take back what they taught.
         return Refuse(
             codes.TEACHING_DISABLED,

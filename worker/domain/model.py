@@ -22,11 +22,14 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Workspace:
-    """The `servers` row of the command's workspace (defaults when the bot wrote none yet)."""
+    """The command's workspace settings, wherever the bot keeps them (defaults when it wrote none yet)."""
 
     server_id: int | None = None
-    self_teaching_enabled: bool = True
+    self_teaching_enabled: bool = True  # the model may save (the create tool's gate)
     personal_memories_enabled: bool = True
+    # People who are not managers may teach through the panels. Standalone: the same setting
+    # as self-teaching; TomoriBot keeps it apart (server_memteaching_enabled).
+    member_teaching_enabled: bool = True
     memory_decay_enabled: bool = False
     memory_decay_days: int = 30
 

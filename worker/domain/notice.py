@@ -5,7 +5,8 @@ the plan. The plan is a plain JSON-ready dict, carried unchanged in the result's
 field (section 3.4) and in the `memory.saved` event's `notice` field (section 3.5).
 A failed delivery is the bot's concern and never undoes the save.
 
-Plan shape (`plan_notice` always returns one; every key is always present)::
+Plan shape (`plan_notice` always returns one; every key is always present; typed in
+contracts/notice.py, from which the published notice schema is generated)::
 
     {
       "version": 1,
@@ -65,9 +66,10 @@ and when the copy was made. `dropped_reason` is set only when the notice goes no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal
 
 from contracts.commands import Channel
+from contracts.notice import Attachment, Card, CardField, ConversationNotice, Expand, NoticePlan, ThoughtLogNotice
 
 __all__ = [
     "DESCRIPTION_LIMIT",
@@ -158,58 +160,6 @@ class NoticeSubject:
     @property
     def title(self) -> str:
         return TITLE_SAVED_WITH_EVICTION if self.kind == "saved_with_eviction" else TITLE_SAVED
-
-
-class CardField(TypedDict):
-    name: str
-    value: str
-
-
-class Card(TypedDict):
-    title: str
-    fields: list[CardField]
-    footer: str
-
-
-class Expand(TypedDict):
-    label: str
-    delivery: Literal["description", "attachment"]
-    description: str | None
-
-
-class Attachment(TypedDict):
-    filename: str
-    content: str
-    ephemeral: bool
-
-
-class ConversationNotice(TypedDict):
-    channel_id: str
-    mode: Literal["title", "card"]
-    title: str
-    card: Card | None
-    expand: Expand | None
-    attachment: Attachment | None
-
-
-class ThoughtLogNotice(TypedDict):
-    channel_id: str
-    card: Card
-    source_url: str | None
-    expand: Expand | None
-    attachment: Attachment | None
-
-
-class NoticePlan(TypedDict):
-    version: int
-    key: str
-    verbosity: Verbosity
-    hidden: bool
-    title: str
-    conversation: ConversationNotice | None
-    thought_log: ThoughtLogNotice | None
-    thought_log_skipped: str | None
-    dropped_reason: str | None
 
 
 def truncate_field(value: str, limit: int = FIELD_VALUE_LIMIT) -> tuple[str, bool]:

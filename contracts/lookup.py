@@ -1,0 +1,92 @@
+"""The result lookup (DESIGN.md 3.1): what became of a command, asked by core request/reply on
+`memory.result.<workspace token>.<command token>`.
+
+Two answers, chosen by the request body, so that clients written before the outcome existed
+keep working unchanged:
+
+- an empty body (or anything that is not an OutcomeRequest): the stored result, or `null`
+  when the command has not been processed (the original answer);
+- `{"answer": "outcome"}`: a CommandOutcome, which also tells queued, dead-lettered and
+  unknown apart, so a bot knows whether to wait, re-send or give up.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from .subjects import COMMAND_KINDS
+
+CommandKind = Literal[COMMAND_KINDS]  # type: ignore[valid-type]
+Outcome = Literal["processed", "queued", "dead_lettered", "unknown"]
+DeadLetterReason = Literal["invalid_command", "unsupported_command", "max_deliver_exhausted", "permanent_error"]
+
+# The lookup reply's result is either kind of stored result; the two schemas exclude each
+# other through their status enums, so oneOf holds exactly one (contracts/schema.py).
+STORED_RESULT_SCHEMA = {"oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}]}
+
+
+# What each outcome carries, for validators (msgspec cannot say it; contracts/schema.py adds it).
+# The `properties` repeat the names so that Ajv's strict mode sees them defined.
+OUTCOME_RULES = [
+    {"if": {"properties": {"outcome": {"enum": ["processed"]}}},
+     "then": {"required": ["kind", "result"], "properties": {"kind": {}, "result": {}}}},
+    {"if": {"properties": {"outcome": {"enum": ["dead_lettered"]}}},
+     "then": {"required": ["dead_letter"], "properties": {"dead_letter": {}}}},
+]
+
+
+class OutcomeRequest(Struct, kw_only=True, forbid_unknown_fields=True):
+    """The body of a lookup request that wants the outcome rather than the bare result."""
+
+    answer: Literal["outcome"]
+
+
+class DeadLetterInfo(Struct, kw_only=True):
+    """Why the worker set the command aside (its entry in MEMORY_DLQ)."""
+
+    reason: DeadLetterReason
+    error: str
+    deliveries: int
+    dead_lettered_at: Annotated[datetime, Meta(extra_json_schema={"format": "date-time"})] | None = None
+    # False when the command's reply_to is outside REPLY_SUBJECT_PREFIXES: it got no reply,
+    # and re-sending it unchanged would be refused the same way.
+    reply_to_allowed: bool
+    allowed_reply_prefixes: list[str]
+
+
+class CommandOutcome(Struct, kw_only=True, omit_defaults=True):
+    """What became of one command of one workspace.
+
+    - processed: applied (or refused) exactly once; `result` is the stored result and `kind`
+      the command kind it belongs to. Re-sending changes nothing.
+    - queued: stored in MEMORY_COMMANDS and not yet processed (or being processed): wait.
+    - dead_lettered: in MEMORY_DLQ, not applied; `dead_letter` says why. invalid_command and
+      unsupported_command will fail again as sent; the others may succeed if re-sent with a
+      new Nats-Msg-Id once the cause is gone (or an operator replays it).
+    - unknown: none of these: never stored (re-send it, same command_id, new Nats-Msg-Id),
+      or processed or dead-lettered longer ago than the inbox and dead-letter retention.
+    """
+
+    command_id: str
+    workspace_id: str
+    outcome: Outcome
+    kind: CommandKind | UnsetType = UNSET
+    result: Annotated[Any, Meta(extra_json_schema=STORED_RESULT_SCHEMA)] | UnsetType = UNSET
+    dead_letter: DeadLetterInfo | UnsetType = UNSET
+
+
+OUTCOME_DECODER = msgspec.json.Decoder(CommandOutcome)
+
+
+def wants_outcome(body: bytes) -> bool:
+    if not body:
+        return False
+    try:
+        msgspec.json.decode(body, type=OutcomeRequest)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return True

@@ -1,0 +1,21 @@
+/* Generated from contracts/schema by `make schemas` (json-schema-to-typescript); do not edit. */
+export type { CacheInvalidate } from './cache.invalidate';
+export type { Envelope } from './envelope';
+export type { CommandOutcome } from './lookup.outcome';
+export type { OutcomeRequest } from './lookup.request';
+export type { LookupResult } from './lookup.result';
+export type { CreateMemory } from './memory.create';
+export type { MemoryEvicted } from './memory.evicted';
+export type { ManualMemory } from './memory.manual';
+export type { ReinforceMemories } from './memory.reinforce';
+export type { MemoryRemoved } from './memory.removed';
+export type { MemorySaved } from './memory.saved';
+export type { SeedBio } from './memory.seed_bio';
+export type { MemoryEvictionMetric } from './metrics.memory_eviction';
+export type { NoticePlan } from './notice';
+export type { InvalidCommandResult } from './result.invalid';
+export type { ManualResult } from './result.manual';
+export type { OpResult } from './result.op';
+export type { ReinforceResult } from './result.reinforce';
+export type { CommandResult } from './result';
+export type { SeedBioResult } from './result.seed_bio';

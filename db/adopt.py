@@ -1,0 +1,191 @@
+"""Adopting a bot's database in place (DESIGN.md 7.1): what is there, and what adoption adds.
+
+`inspect()` only reads. `adopt()` applies everything in one transaction: the worker's schema
+and ledger, the worker's columns on the bot's memory tables (only those missing), the
+worker-owned per-server settings table, the directory functions that read the bot's tables,
+and the worker's migrations. A failure anywhere rolls all of it back; a second run finds
+nothing to add. Bot rows are never rewritten: columns are added with constant defaults (no
+row rewrite, no trigger fires), so every existing row keeps its ids, content, tags and
+timestamps, and reads as `source = 'legacy'`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from db import facts, migrate
+from db.connection import WORKER_SCHEMA
+from worker.domain.model import Limits
+
+MEMORY_TABLES = ("server_memories", "personal_memories")
+# What the worker needs of the bot's tables to run at all.
+REQUIRED = {
+    "servers": ("server_id", "server_disc_id"),
+    "users": ("user_id", "user_disc_id"),
+    "server_memories": ("server_memory_id", "server_id", "persona_id", "persona_lineage_id", "user_id",
+                        "content", "tags", "created_at"),
+    "personal_memories": ("personal_memory_id", "user_id", "persona_lineage_id", "content", "tags", "created_at"),
+}
+SOURCES = "('model', 'manual', 'import', 'legacy', 'bio_seed')"
+# The worker's columns, added only where missing. Existing rows get the constant default.
+WORKER_COLUMNS = (
+    ("manually_written", "boolean NOT NULL DEFAULT false", None),
+    # Existing rows are pre-release ('legacy'); rows written from now on default to 'model'.
+    ("source", f"text NOT NULL DEFAULT 'legacy' CHECK (source IN {SOURCES})", "'model'"),
+    ("last_reinforced_at", "timestamptz", None),
+    ("reinforcement_count", "integer NOT NULL DEFAULT 0", None),
+)
+# Tables counted in the dry run, where present.
+COUNTED = ("servers", "users", "server_memories", "personal_memories", "personalization_blacklist",
+           "server_member_permissions_configs", "server_notice_embeds_configs", "server_channel_scope_configs",
+           "user_personalization_configs", "user_persona_naming_preferences", "external_identities",
+           "message_proxy_identities", "message_proxy_namespace_accounts", "metric_samples")
+
+
+class AdoptionError(RuntimeError):
+    """The database cannot be adopted as it is; nothing was changed."""
+
+
+@dataclass
+class Findings:
+    mode: str | None
+    bot_schema_version: str | None
+    bot_migrations: int
+    rows: dict[str, int]
+    at_cap: list[str]
+    sources: list[facts.Source]
+    additions: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what the worker needs and did not find
+
+
+async def _bot_version(conn: asyncpg.Connection, catalog: facts.Catalog) -> tuple[str | None, int]:
+    """The last migration in the bot's own ledger (TomoriBot: schema_migrations(id, name))."""
+    if not (catalog.has("schema_migrations", "name") and catalog.has("schema_migrations", "id")):
+        return None, 0
+    row = await conn.fetchrow("SELECT (SELECT name FROM public.schema_migrations ORDER BY id DESC LIMIT 1) AS name,"
+                              " (SELECT count(*) FROM public.schema_migrations) AS n")
+    return row["name"], row["n"]
+
+
+async def _at_cap(conn: asyncpg.Connection, limits: Limits) -> list[str]:
+    """Owners whose memories already reach a cap: they keep every row; saves refuse or evict."""
+    found = []
+    for r in await conn.fetch(
+            "SELECT s.server_disc_id, m.persona_lineage_id AS lineage, count(*) AS n FROM public.server_memories m"
+            " JOIN public.servers s ON s.server_id = m.server_id GROUP BY 1, 2 HAVING count(*) >= $1 ORDER BY 3 DESC, 1",
+            limits.max_server_memories):
+        found.append(f"server {r['server_disc_id']} lineage {r['lineage']}: {r['n']} of {limits.max_server_memories}")
+    for r in await conn.fetch(
+            "WITH per AS (SELECT user_id, persona_lineage_id AS lineage, count(*) AS n FROM public.personal_memories"
+            "             GROUP BY 1, 2),"
+            " global AS (SELECT user_id, n FROM per WHERE lineage = 0),"
+            " owners AS (SELECT p.user_id, p.lineage, p.n + coalesce(g.n, 0) AS n FROM per p"
+            "            LEFT JOIN global g ON g.user_id = p.user_id WHERE p.lineage <> 0"
+            "            UNION ALL SELECT g.user_id, 0, g.n FROM global g"
+            "            WHERE NOT EXISTS (SELECT 1 FROM per o WHERE o.user_id = g.user_id AND o.lineage <> 0))"
+            " SELECT u.user_disc_id, o.lineage, o.n FROM owners o JOIN public.users u ON u.user_id = o.user_id"
+            " WHERE o.n >= $1 ORDER BY 3 DESC, 1",
+            limits.max_personal_memories):
+        found.append(f"user {r['user_disc_id']} lineage {r['lineage']} (with global rows): {r['n']} of"
+                     f" {limits.max_personal_memories}")
+    return found
+
+
+def _missing_required(catalog: facts.Catalog) -> list[str]:
+    return [f"{table}.{column}" for table, columns in REQUIRED.items() for column in columns
+            if not catalog.has(table, column)]
+
+
+async def _nullable_lineage(conn: asyncpg.Connection, table: str) -> bool:
+    return await conn.fetchval(
+        "SELECT NOT attnotnull FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass"
+        " AND attname = 'persona_lineage_id'", f"public.{table}")
+
+
+async def _plan(conn: asyncpg.Connection, catalog: facts.Catalog) -> list[tuple[str, str]]:
+    """(what, SQL) for every step adoption would take now, in order."""
+    steps: list[tuple[str, str]] = []
+    for table in MEMORY_TABLES:
+        for column, definition, later_default in WORKER_COLUMNS:
+            if catalog.has(table, column):
+                continue
+            sql = f"ALTER TABLE public.{table} ADD COLUMN {column} {definition};"
+            if later_default:
+                sql += f" ALTER TABLE public.{table} ALTER COLUMN {column} SET DEFAULT {later_default};"
+            what = f"column {table}.{column} ({definition.split(' CHECK')[0]}"
+            steps.append((what + (", new rows 'model')" if later_default else ")"), sql))
+        if await _nullable_lineage(conn, table):
+            # TomoriBot's schema.sql sets this itself once every row is backfilled; a row
+            # without a lineage belongs to no owner, so the worker could never count it.
+            steps.append((f"NOT NULL on {table}.persona_lineage_id (as TomoriBot's schema.sql intends)",
+                          f"ALTER TABLE public.{table} ALTER COLUMN persona_lineage_id SET NOT NULL;"))
+    steps.append((f"table {WORKER_SCHEMA}.workspace_settings (decay per server; TomoriBot has no column for it)",
+                  f"CREATE TABLE {WORKER_SCHEMA}.workspace_settings ("
+                  " server_id integer PRIMARY KEY REFERENCES public.servers ON DELETE CASCADE,"
+                  " memory_decay_enabled boolean NOT NULL DEFAULT false,"
+                  " memory_decay_days integer NOT NULL DEFAULT 30 CHECK (memory_decay_days BETWEEN 1 AND 36500));"))
+    if catalog.has("metric_samples", "fields") and not catalog.has("metric_samples", "event_id"):
+        steps.append((f"table {WORKER_SCHEMA}.metric_sample_events (which metrics the bot's metric_samples"
+                      " already holds, so a redelivered one is stored once)",
+                      f"CREATE TABLE {WORKER_SCHEMA}.metric_sample_events (event_id text PRIMARY KEY,"
+                      " seen_at timestamptz NOT NULL DEFAULT now());"))
+    if not catalog.has_table("metric_samples"):
+        steps.append((f"table {WORKER_SCHEMA}.metric_samples (the bot has none)",
+                      f"CREATE TABLE {WORKER_SCHEMA}.metric_samples (metric_name text NOT NULL, fields jsonb NOT NULL,"
+                      " created_at timestamptz NOT NULL DEFAULT now(), event_id text);"
+                      f" CREATE INDEX metric_samples_created ON {WORKER_SCHEMA}.metric_samples (created_at);"
+                      f" CREATE UNIQUE INDEX metric_samples_event ON {WORKER_SCHEMA}.metric_samples (event_id)"
+                      " WHERE event_id IS NOT NULL;"))
+    return steps
+
+
+async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
+    """What is there and what adoption would add; reads only."""
+    catalog = await facts.read_catalog(conn)
+    current = await migrate.mode(conn)
+    version, count = await _bot_version(conn, catalog)
+    rows = {}
+    for table in COUNTED:
+        if catalog.has_table(table):
+            rows[table] = await conn.fetchval(f"SELECT count(*) FROM public.{table}")
+    missing = _missing_required(catalog)
+    at_cap = [] if missing else await _at_cap(conn, limits)
+    _, sources = facts.adopted(catalog)
+    findings = Findings(current, version, count, rows, at_cap, sources, missing=missing)
+    if current is None and not missing:
+        findings.additions = [f"schema {WORKER_SCHEMA} with its own ledger {WORKER_SCHEMA}.schema_migrations"]
+        findings.additions += [what for what, _ in await _plan(conn, catalog)]
+        findings.additions.append(f"directory functions in {WORKER_SCHEMA} reading the bot's tables as above")
+        findings.additions += [f"worker migration {m.name} (inbox, outbox, bio seeds, memory indexes, functions)"
+                               for m in migrate.available()]
+    return findings
+
+
+async def adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
+    """Adopt in one transaction (see the module docstring); returns what was found and added."""
+    try:
+        return await _adopt(conn, limits)
+    except asyncpg.PostgresError as exc:
+        raise AdoptionError(f"adoption failed and nothing was changed: {type(exc).__name__}: {exc}") from exc
+
+
+async def _adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", migrate.MIGRATION_LOCK)
+        findings = await inspect(conn, limits)
+        if findings.mode == "adopted":
+            return findings  # nothing to add: `memoryctl migrate` brings an adopted database up to date
+        if findings.mode == "standalone":
+            raise AdoptionError("this database is already the worker's own (standalone mode): nothing to adopt")
+        catalog = await facts.read_catalog(conn)
+        if missing := _missing_required(catalog):
+            raise AdoptionError("not a TomoriBot-shaped database: missing " + ", ".join(missing))
+        await migrate.create_worker_schema(conn, "adopted", findings.bot_schema_version)
+        for _, sql in await _plan(conn, catalog):
+            await conn.execute(sql)
+        await migrate.apply_directory(conn, await migrate.directory_bodies(conn, "adopted"))
+        for migration in migrate.available():
+            await migrate.apply_migration(conn, migration)
+    return findings

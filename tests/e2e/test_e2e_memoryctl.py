@@ -1,0 +1,126 @@
+"""Every `memoryctl` subcommand: its --help, and its cheapest real invocation against the suite's
+running worker, NATS and database (issue 15: a command a user runs is run by a test).
+
+The table below must name every subcommand the parser has, so a new one fails here until it
+gets an invocation. Long-running commands (run, sinks, cache-node) run as processes until
+they say they started, then stop on SIGTERM; the others run in-process (tests/memoryctl.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tests.conftest import ROOT, clone_database, unique, worker_env
+from tests.memoryctl import memoryctl
+from worker import cli
+
+WS, USER, HOST = unique(), unique(), unique()
+PROXY = f"pk:{uuid.uuid4()}"
+# argv after `memoryctl` -> (exit code, text the output must contain).
+INVOCATIONS: dict[tuple[str, ...], tuple[list[str], int, str]] = {
+    ("migrate",): (["migrate"], 0, "applied: nothing (up to date)"),
+    ("adopt",): (["adopt", "--dry-run"], 0, "already set up: this database runs in standalone mode"),
+    ("demo",): (["demo"], 0, "evict"),
+    ("user", "privacy"): (["user", "privacy", USER, "open"], 0, f"user {USER}: privacy 0 (open)"),
+    ("user", "nickname"): (["user", "nickname", USER, "Mika"], 0, f"user {USER}: nickname 'Mika'"),
+    ("workspace", "set"): (["workspace", "set", WS, "--decay", "on"], 0, f"workspace {WS}"),
+    ("workspace", "show"): (["workspace", "show", WS], 0, "decay"),
+    ("blacklist", "add"): (["blacklist", "add", WS, USER], 0, "added to the blacklist"),
+    ("blacklist", "list"): (["blacklist", "list", WS], 0, USER),
+    ("blacklist", "remove"): (["blacklist", "remove", WS, USER], 0, "removed from the blacklist"),
+    ("proxy", "link"): (["proxy", "link", PROXY, "--namespace", "ns-" + WS, "--host", HOST], 0, "hosted by"),
+    ("proxy", "show"): (["proxy", "show", PROXY], 0, f"hosts {HOST}"),
+    ("proxy", "unlink"): (["proxy", "unlink", "--namespace", "ns-" + WS, "--host", HOST], 0, "removed from"),
+    ("memories", "list"): (["memories", "list", "--workspace", WS], 0, "no memories"),
+    ("dlq", "list"): (["dlq", "list", "--reason", "no_such_reason"], 0, ""),
+    ("dlq", "show"): (["dlq", "show", "999999999"], 1, "no dead letter with sequence 999999999"),
+    ("dlq", "replay"): (["dlq", "replay", "--all", "--reason", "no_such_reason", "--dry-run"], 0,
+                        "dry run: 0 dead letter(s) would be replayed"),
+    ("dlq", "drop"): (["dlq", "drop", "--all", "--reason", "no_such_reason"], 0, "dropped 0 dead letter(s)"),
+    ("commands", "list"): (["commands", "list"], 0, "command(s) in MEMORY_COMMANDS"),
+    ("commands", "show"): (["commands", "show", "999999999"], 1, "no command with sequence 999999999"),
+    ("commands", "drop"): (["commands", "drop", "999999999", "--dry-run"], 1, "no command with sequence 999999999"),
+}
+# Long-running: argv -> the log event that says it is serving.
+SERVING: dict[tuple[str, ...], tuple[list[str], str]] = {
+    ("run",): (["run"], "worker_ready"),
+    ("sinks",): (["sinks", "--no-postgres", "--jsonl", "{tmp}/metrics.jsonl", "--consumer-prefix", "ctl-" + WS],
+                 "metric_sink_started"),
+    ("cache-node",): (["cache-node", "--name", "ctl-" + WS], "cache_node_started"),
+}
+
+
+def leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subparsers:
+        return [path]
+    return [leaf for name, sub in subparsers[0].choices.items() for leaf in leaves(sub, (*path, name))]
+
+
+def test_every_subcommand_has_an_invocation_here():
+    assert sorted(leaves(cli.build_parser())) == sorted([*INVOCATIONS, *SERVING])
+
+
+@pytest.mark.parametrize("path", leaves(cli.build_parser()), ids=" ".join)
+def test_help(path):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as done:
+        cli.main([*path, "--help"])
+    assert done.value.code == 0
+    assert out.getvalue().startswith(f"usage: memoryctl {' '.join(path)}"), out.getvalue()
+
+
+async def test_each_subcommand_runs(e2e_worker, nats_server, e2e_database_url):
+    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5")
+    for path, (argv, code, expected) in INVOCATIONS.items():  # in order: set, then show, ...
+        done = await memoryctl(argv, env)
+        assert (done.returncode, expected in done.stdout) == (code, True), (path, done)
+
+
+def _serve_until_ready(argv: list[str], env: dict[str, str], ready: str, timeout: float = 60.0) -> str:
+    proc = subprocess.Popen([sys.executable, "-m", "worker.cli", *argv], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if f'"{ready}"' in line:
+                proc.send_signal(signal.SIGTERM)
+                assert proc.wait(timeout=60) == 0, "".join(lines)
+                return "".join(lines)
+        raise AssertionError(f"{argv} did not log {ready}:\n{''.join(lines)}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("path", list(SERVING), ids=" ".join)
+async def test_each_long_running_subcommand_starts_and_stops_on_sigterm(path, e2e_worker, nats_server, pg_server,
+                                                                        template_db, tmp_path):
+    from worker.embedded import NatsServer
+
+    argv, ready = SERVING[path]
+    nats = None
+    if path == ("run",):  # its own NATS and database: a second worker must not take the suite's commands
+        nats = NatsServer(tmp_path / "nats").start()
+    try:
+        env = worker_env((nats or nats_server).url, await clone_database(pg_server, template_db))
+        await asyncio.to_thread(_serve_until_ready, [a.format(tmp=tmp_path) for a in argv], env, ready)
+    finally:
+        if nats is not None:
+            nats.stop()

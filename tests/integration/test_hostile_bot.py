@@ -1,0 +1,407 @@
+"""What a hostile or careless bot may publish, under the published permissions (issue 14).
+
+One nats-server runs deploy/nats/accounts.conf verbatim; a real worker (`memoryctl run`) logs
+in as `memory-worker` with the recommended per-bot REPLY_SUBJECT_PREFIXES. Bots publish as
+`bot-tomori`, the operator works as `memory-operator`, the sink as `metrics-sink`. Every
+message the command stream stores must leave it (applied, answered or dead-lettered), and the
+worker must keep answering. The boundary fuzz of sizes, subject shapes and command kinds is
+at the end of this module, on the same server and worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import uuid
+from datetime import UTC, datetime
+
+import nats
+import pytest
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
+
+from contracts import subjects
+from tests.cluster.nats_deploy import PASSWORDS, connect_as, connect_options, single_node
+from tests.conftest import WorkerProcess, clone_database, unique, worker_env
+from tests.e2e.bus import create_fields, wait_until
+from tests.integration.test_nats_permissions import Secured
+from worker import commands_cli, dlq_cli, streams
+
+# The recommended setting (deploy/README.md, "Reply subjects"): one prefix per bot, comma-separated.
+REPLY_PREFIXES = "_INBOX.bot.tomori.,_INBOX.bot.kaede."
+TOMORI_INBOX = "_INBOX.bot.tomori"
+MANAGER = "130000000000000001"
+
+
+@pytest.fixture(scope="module")
+async def secured(tmp_root, pg_server, template_db):
+    node = single_node(tmp_root / f"nats-hostile-{uuid.uuid4().hex[:6]}")
+    worker = None
+    try:
+        database_url = await clone_database(pg_server, template_db)
+        worker = WorkerProcess(
+            worker_env(node.url, database_url, NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
+                       MEMORY_PARTITIONS="2", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES=REPLY_PREFIXES),
+            tmp_root / f"hostile-worker-{uuid.uuid4().hex[:6]}.log")
+        await asyncio.to_thread(worker.start)
+        yield Secured(node.url, worker)
+    finally:
+        if worker is not None:
+            await asyncio.to_thread(worker.stop)
+        node.stop()
+        node.kill()
+
+
+@pytest.fixture
+async def bot(secured):
+    errors: list[Exception] = []
+    client = await connect_as(secured.url, "bot-tomori", errors=errors)
+    client.errors = errors
+    box = Replies(client)
+    await box.start()
+    yield box
+    await client.close()
+
+
+@pytest.fixture
+async def as_worker(secured):
+    """Looks into MEMORY_COMMANDS and MEMORY_DLQ (the worker's rights): what is left, what was dead-lettered."""
+    client = await connect_as(secured.url, "memory-worker")
+    yield client.jetstream()
+    await client.close()
+
+
+class Replies:
+    """The bot's results, by command id, on its private inbox."""
+
+    def __init__(self, nc) -> None:
+        self.nc = nc
+        self.js = nc.jetstream()
+        self.got: dict[str, dict] = {}
+
+    async def start(self) -> None:
+        async def on_reply(msg) -> None:
+            self.got[msg.subject.rsplit(".", 1)[1]] = json.loads(msg.data)
+
+        await self.nc.subscribe(f"{TOMORI_INBOX}.results.*", cb=on_reply)
+
+    @staticmethod
+    def reply_to(cid: str) -> str:
+        return f"{TOMORI_INBOX}.results.{cid}"
+
+    async def answer(self, cid: str, timeout: float = 15.0) -> dict:
+        await wait_until(lambda: cid in self.got, timeout=timeout)
+        return self.got[cid]
+
+
+def command(kind: str, ws: str, cid: str | None = None, reply_to: str | None = "auto", **extra) -> tuple[str, dict]:
+    """A valid command of `kind` for workspace `ws`, as JSON-ready dict."""
+    cid = cid or unique(f"{kind}-")
+    fields = {
+        "create": lambda: create_fields(ws, f"fact {cid}"),
+        "manual": lambda: {"actor": {"id": MANAGER, "is_manager": True}, "scope": "server", "action": "add",
+                           "lineage_id": 7, "persona_id": 1, "content": f"panel fact {cid}"},
+        "reinforce": lambda: {"lineage_id": 7, "memories": []},
+        "seed_bio": lambda: {"identity_user_id": f"pk:{uuid.uuid4()}", "is_new_identity": True, "bio": "likes tea"},
+    }[kind]()
+    body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
+            "reply_to": Replies.reply_to(cid) if reply_to == "auto" else reply_to, "workspace_id": ws,
+            **fields, **extra}
+    return cid, body
+
+
+async def publish(bot: Replies, subject: str, payload: bytes, msg_id: str):
+    return await bot.js.publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, stream=subjects.COMMANDS_STREAM)
+
+
+async def stream_has(js, seq: int) -> bool:
+    try:
+        await js.get_msg(subjects.COMMANDS_STREAM, seq)
+        return True
+    except NotFoundError:
+        return False
+
+
+async def nothing_waits(js) -> bool:
+    """Every command consumer has nothing pending and nothing in hand."""
+    for info in await js.consumers_info(subjects.COMMANDS_STREAM):
+        if info.num_pending or info.num_ack_pending:
+            return False
+    return True
+
+
+def cli_args(module, *argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    module.add_parsers(parser.add_subparsers(dest="command"))
+    return parser.parse_args(list(argv))
+
+
+# --------------------------------------------------------------------------------------------
+
+
+async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(secured, bot, as_worker):
+    for kind in subjects.COMMAND_KINDS:
+        for token in ("*", ">"):
+            subject = f"memory.{kind}.{token}"
+            cid, body = command(kind, unique())
+            ack = await publish(bot, subject, json.dumps(body).encode(), cid)  # the bot's permission allows it
+            result = await bot.answer(cid)
+            assert result["data"]["status"] == "memory_command_invalid", (subject, result)
+            assert repr(subject) in result["data"]["reason"], result
+            letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.{kind}.{subjects.encode_token(token)}")
+            assert letter.headers["Dlq-Original-Subject"] == subject
+            assert letter.headers["Dlq-Reason"] == "invalid_command"
+            assert not await stream_has(as_worker, ack.seq), subject
+    await wait_until(lambda: nothing_waits(as_worker), timeout=10)
+    assert (await as_worker.consumer_info(subjects.COMMANDS_STREAM, streams.UNPLACED_CONSUMER)).num_ack_pending == 0
+    assert bot.nc.errors == []
+
+
+async def test_a_command_at_max_payload_is_dead_lettered_by_reference_and_cannot_be_replayed(secured, bot, as_worker):
+    ws = unique()
+    cid, body = command("create", ws)
+    body["x_pad"] = ""
+    header_bytes = len(headers_of(cid))
+    pad = bot.nc.max_payload - header_bytes - len(json.dumps(body).encode()) - 100  # the window below the limit
+    body["x_pad"] = "p" * pad
+    data = json.dumps(body).encode()
+    await publish(bot, subjects.command_subject("create", ws), data, cid)
+    result = await bot.answer(cid)
+    assert result["data"]["status"] == "memory_command_invalid" and "over the limit" in result["data"]["reason"]
+
+    letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
+    assert letter.headers["Dlq-Payload"] == "excerpt"
+    assert int(letter.headers["Dlq-Original-Size"]) == len(data)
+    assert data.startswith(letter.data) and len(letter.data) == int(letter.headers["Dlq-Excerpt-Bytes"])
+
+    # The worker is still connected and answers the next command.
+    after, body = command("create", ws)
+    await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), after)
+    assert (await bot.answer(after))["data"]["status"] == "memory_saved_successfully"
+
+    lines: list[str] = []
+    options = connect_options("memory-operator")
+    assert await dlq_cli.run(cli_args(dlq_cli, "dlq", "show", str(letter.seq)), secured.url, out=lines.append,
+                             connect_options=options) == 0
+    assert any(line.startswith("kept by reference") and str(len(data)) in line for line in lines), lines
+    lines.clear()
+    assert await dlq_cli.run(cli_args(dlq_cli, "dlq", "replay", str(letter.seq)), secured.url, out=lines.append,
+                             connect_options=options) == 1
+    assert any(f"cannot replay {letter.seq}: only the first" in line for line in lines), lines
+    assert (await as_worker.get_msg(subjects.DLQ_STREAM, letter.seq)).headers["Dlq-Payload"] == "excerpt"
+
+
+async def test_a_lookup_whose_token_postgres_cannot_hold_is_answered_unknown(secured, bot):
+    ws = unique()
+    for token in ("%00", "a%00b", "%FF", "%C3"):
+        reply = await bot.nc.request(f"memory.result.{subjects.encode_token(ws)}.{token}", b"", timeout=5)
+        assert reply.data == b"null", token
+        reply = await bot.nc.request(f"memory.result.%00.{token}", b"", timeout=5)
+        assert reply.data == b"null", token
+    cid, body = command("create", ws)
+    await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), cid)
+    stored = await bot.answer(cid)
+    looked_up = await bot.nc.request(subjects.result_subject(ws, cid), b"", timeout=5)
+    assert json.loads(looked_up.data) == stored
+
+
+async def test_reply_subjects_are_limited_to_the_listed_bots(secured, bot, as_worker):
+    ws = unique()
+    stranger, body = command("create", ws, reply_to=f"_INBOX.bot.stranger.results.{unique()}")
+    await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), stranger)
+    mine, body = command("create", ws)
+    await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), mine)
+    assert (await bot.answer(mine))["data"]["status"] == "memory_saved_successfully"
+    # The stranger's command came first on the same workspace: it has been dead-lettered by now.
+    letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
+    assert json.loads(letter.data)["command_id"] == stranger
+    assert "_INBOX.bot.tomori., _INBOX.bot.kaede." in letter.headers["Dlq-Error"]
+
+
+async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot, as_worker):
+    await asyncio.to_thread(secured.worker.stop)  # nothing consumes: the commands wait, as stuck ones would
+    try:
+        ws = unique()
+        keep, keep_body = command("create", ws)
+        drop, drop_body = command("create", ws)
+        kept = await publish(bot, subjects.command_subject("create", ws), json.dumps(keep_body).encode(), keep)
+        dropped = await publish(bot, subjects.command_subject("create", ws), json.dumps(drop_body).encode(), drop)
+        partition = streams.partition_consumer_name(subjects.partition_of(subjects.encode_token(ws), 2))
+        options = connect_options("memory-operator")
+
+        async def ctl(*argv: str) -> tuple[int, list[str]]:
+            lines: list[str] = []
+            code = await commands_cli.run(cli_args(commands_cli, "commands", *argv), secured.url, out=lines.append,
+                                          connect_options=options)
+            return code, lines
+
+        code, lines = await ctl("list")
+        assert code == 0
+        text = "\n".join(lines)
+        assert f"{partition} (first" in text and str(kept.seq) in text and drop in text, text
+        assert any(line.startswith(streams.UNPLACED_CONSUMER) for line in lines), text
+        code, lines = await ctl("show", str(dropped.seq))
+        assert code == 0 and f"seq {dropped.seq}" in lines[0] and any(drop in line for line in lines)
+        code, lines = await ctl("drop", "--dry-run", str(dropped.seq))
+        assert code == 0 and lines[-1] == "dry run: 1 command(s) would be dropped"
+        assert await stream_has(as_worker, dropped.seq)
+        code, lines = await ctl("drop", str(dropped.seq), "999999999")
+        assert code == 1 and "999999999" in lines[-1]  # a wrong sequence: nothing done
+        assert await stream_has(as_worker, dropped.seq)
+        code, lines = await ctl("drop", str(dropped.seq))
+        assert code == 0 and not await stream_has(as_worker, dropped.seq)
+    finally:
+        await asyncio.to_thread(secured.worker.start)
+    assert (await bot.answer(keep, timeout=30))["data"]["status"] == "memory_saved_successfully"
+    looked_up = await bot.nc.request(subjects.result_subject(ws, drop), b"", timeout=5)
+    assert looked_up.data == b"null" and drop not in bot.got
+
+
+async def test_a_metrics_sink_may_reset_its_own_consumers(secured):
+    errors: list[Exception] = []
+    sink = await connect_as(secured.url, "metrics-sink", errors=errors)
+    try:
+        js = sink.jetstream()
+        for name in ("metrics-sink-jsonl", "metrics-sink-postgres"):
+            await js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
+                name=name, durable_name=name, filter_subject="metrics.>", deliver_policy=DeliverPolicy.ALL,
+                ack_policy=AckPolicy.EXPLICIT))
+            # The documented reset (deploy/README.md): delete the consumer; the next start reads from the beginning.
+            assert await js.delete_consumer(subjects.EVENTS_STREAM, name)
+        with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
+            await sink.request(f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.bot-tomori-saved", b"", timeout=1)
+    finally:
+        await sink.close()
+    assert any("permissions violation" in str(e).lower() for e in errors)
+
+
+# --------------------------------------------------------------------------------------------
+# The boundary fuzz: sizes at and around MAX_COMMAND_BYTES and max_payload, every subject
+# shape, every command kind. Each message is refused at publish, or stored and then leaves the
+# stream answered or dead-lettered; a valid command sent right after each is answered.
+
+MAX_COMMAND_BYTES = 65536  # the worker's default
+SHAPES = {"*": "*", ">": ">", "empty": "", "a*b": "a*b", "a>b": "a>b", "control \\x01": "a\x01b",
+          "DEL \\x7f": "\x7f", "%00": "%00", "bad escape %ZZ": "%ZZ", "%FF (not UTF-8)": "%FF",
+          "raw non-ASCII": "é", "3,000 bytes": "x" * 3000, "4,000 bytes (control line)": "y" * 4000}
+
+
+def headers_of(cid: str) -> bytes:
+    """The headers as nats-py sends them with a JetStream publish naming its stream."""
+    return f"NATS/1.0\r\nNats-Msg-Id: {cid}\r\nNats-Expected-Stream: {subjects.COMMANDS_STREAM}\r\n\r\n".encode()
+
+
+def sized(ws: str, total: int, header_bytes: int = 0) -> tuple[str, bytes]:
+    """A valid create of exactly `total` bytes of body (padded with an unknown field), or of
+    `total` bytes body and headers together when header_bytes is given."""
+    cid, body = command("create", ws)
+    body["x_pad"] = ""
+    base = len(json.dumps(body).encode()) + len(headers_of(cid)) * bool(header_bytes)
+    body["x_pad"] = "p" * (total - base)
+    data = json.dumps(body).encode()
+    assert len(data) + (base - len(json.dumps({**body, "x_pad": ""}).encode()) if header_bytes else 0) == total
+    return cid, data
+
+
+def boundary_cases(max_payload: int) -> list[tuple[str, str, str, bytes]]:
+    """(label, subject, command id, payload)."""
+    cases = []
+    for total, what in ((MAX_COMMAND_BYTES - 1, "MAX_COMMAND_BYTES - 1"), (MAX_COMMAND_BYTES, "MAX_COMMAND_BYTES"),
+                        (MAX_COMMAND_BYTES + 1, "MAX_COMMAND_BYTES + 1"), (max_payload - 1500, "max_payload - 1500"),
+                        (max_payload - 200, "max_payload - 200")):
+        ws = unique()
+        cid, data = sized(ws, total)
+        cases.append((f"create of {what} bytes", subjects.command_subject("create", ws), cid, data))
+    for total, what in ((max_payload - 100, "max_payload - 100"), (max_payload - 1, "max_payload - 1"),
+                        (max_payload, "max_payload"), (max_payload + 1, "max_payload + 1")):
+        ws = unique()
+        cid, data = sized(ws, total, header_bytes=1)
+        cases.append((f"create of {what} bytes with its header", subjects.command_subject("create", ws), cid, data))
+    ws = unique()
+    cid, body = command("create", ws)
+    cases.append(("create body of max_payload + 1 bytes", subjects.command_subject("create", ws), cid,
+                  json.dumps({**body, "x_pad": "p" * max_payload}).encode()))
+    for kind in subjects.COMMAND_KINDS:
+        ws = unique()
+        cid, body = command(kind, ws)
+        cases.append((f"valid {kind}", subjects.command_subject(kind, ws), cid, json.dumps(body).encode()))
+        cases.append((f"{kind} not JSON", subjects.command_subject(kind, ws), unique("nojson-"), b"{not json"))
+        for label, token in SHAPES.items():
+            cid, body = command(kind, token or "w")
+            cases.append((f"{kind} on token {label}", f"memory.{kind}.{token}", cid, json.dumps(body).encode()))
+        cid, body = command(kind, "a")
+        cases.append((f"{kind} with a fourth token", f"memory.{kind}.a.b", cid, json.dumps(body).encode()))
+    cid, body = command("create", "w")
+    cases.append(("unknown kind memory.forget", "memory.forget.w", cid, json.dumps(body).encode()))
+    return cases
+
+
+async def publish_case(secured, subject: str, cid: str, data: bytes):
+    """The PubAck, or what refused the message at publish."""
+    publisher = await connect_as(secured.url, "bot-tomori", max_reconnect_attempts=0)  # it may be closed
+    try:
+        return await publisher.jetstream().publish(subject, data, headers={"Nats-Msg-Id": cid},
+                                                   stream=subjects.COMMANDS_STREAM, timeout=1)
+    except Exception as exc:
+        return f"refused at publish: {type(exc).__name__}" + (" (the server closed the publisher's connection)"
+                                                               if publisher.is_closed else "")
+    finally:
+        await publisher.close()
+
+
+async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, data: bytes, sent) -> str:
+    """A stored message left the stream: dead-lettered (found by its stream sequence), answered, or both."""
+    from worker.dead_letters import letter_subject
+    from worker.handlers import _probe
+
+    if isinstance(sent, str):
+        return sent
+    try:
+        await wait_until(lambda: _gone(as_worker, sent.seq), timeout=20, interval=0.1)
+    except AssertionError:
+        stored = await as_worker.get_msg(subjects.COMMANDS_STREAM, sent.seq)
+        consumers = [(c.name, c.num_pending, c.num_ack_pending, c.num_redelivered)
+                     for c in await as_worker.consumers_info(subjects.COMMANDS_STREAM)]
+        raise AssertionError(f"{subject!r} (stream seq {sent.seq}, stored as {stored.subject!r}) never left the "
+                             f"stream; consumers {consumers}; the worker's log ends:\n"
+                             + secured.worker.log_text()[-3000:]) from None
+    try:
+        letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, letter_subject(subject))
+        letter = letter if letter.headers.get("Nats-Msg-Id") == f"dlq:{sent.seq}" else None
+    except NotFoundError:
+        letter = None
+    parts = []
+    if letter is not None:
+        parts.append(f"dead-lettered {letter.headers['Dlq-Reason']}"
+                     + (" by reference" if letter.headers.get("Dlq-Payload") == "excerpt" else ""))
+    # Answered where a reply subject can be read from it (always, when not dead-lettered).
+    if letter is None or _probe(data, tuple(REPLY_PREFIXES.split(",")))[1]:
+        parts.append(f"answered {(await bot.answer(cid))['data']['status']}")
+    return ", ".join(parts)
+
+
+async def _gone(js, seq: int) -> bool:
+    return not await stream_has(js, seq)
+
+
+async def test_boundary_fuzz_every_message_is_answered_or_dead_lettered(secured, bot, as_worker):
+    # Each case, then a valid create right after it; their fates are awaited together.
+    sent = []
+    for label, subject, cid, data in boundary_cases(bot.nc.max_payload):
+        ack = await publish_case(secured, subject, cid, data)
+        after, body = command("create", unique())
+        await publish(bot, subjects.command_subject("create", body["workspace_id"]), json.dumps(body).encode(), after)
+        sent.append((label, subject, cid, data, ack, after))
+    outcomes = await asyncio.gather(*(outcome_of(secured, bot, as_worker, subject, cid, data, ack)
+                                      for _, subject, cid, data, ack, _ in sent))
+    rows = []
+    for (label, _, _, data, _, after), outcome in zip(sent, outcomes, strict=True):
+        assert (await bot.answer(after))["data"]["status"] == "memory_saved_successfully", label
+        rows.append((label, len(data), outcome))
+    print("\n" + "\n".join(f"| {label} | {size} | {outcome} |" for label, size, outcome in rows))
+    assert secured.worker.proc.poll() is None
+    await wait_until(lambda: nothing_waits(as_worker), timeout=10)
+    stored = [r for r in rows if not r[2].startswith("refused")]
+    assert len(stored) >= 60, rows
+    assert "permissions violation" not in secured.worker.log_text().lower()

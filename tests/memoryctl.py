@@ -1,0 +1,31 @@
+"""`memoryctl` in-process: the console script's entry point (worker.cli:main) with its own
+environment and captured output, in a thread (each command calls asyncio.run). About a second
+cheaper per call than a new interpreter; commands that wait for signals (run, sinks,
+cache-node) need a real process instead."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import subprocess
+
+from worker import cli
+
+
+def _main(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    out, err = io.StringIO(), io.StringIO()
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(argv)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["memoryctl", *argv], code, out.getvalue(), err.getvalue())
+
+
+async def memoryctl(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return await asyncio.to_thread(_main, argv, env)

@@ -1,0 +1,44 @@
+"""Dead letters never exceed the server's limit, and say when they cannot be replayed (issue 14)."""
+
+from __future__ import annotations
+
+from worker import dead_letters
+from worker.dead_letters import DeadLetter, by_reference, fits_whole, headers_size, letter_subject, replay_refusal
+
+
+def letter(subject: str, headers: dict[str, str] | None = None) -> DeadLetter:
+    return DeadLetter(seq=7, original_subject=subject, reason="invalid_command", error="", deliveries=1,
+                      first_failed_at=None, dead_lettered_at=None, headers=headers or {}, payload=b"{}")
+
+
+def test_headers_size_is_what_nats_sends():
+    assert headers_size({"A": "b"}) == len(b"NATS/1.0\r\nA: b\r\n\r\n")
+
+
+def test_a_payload_kept_by_reference_fits_the_limit_with_its_headers():
+    payload = b"x" * 1_048_000
+    headers = {"Dlq-Error": "e" * 1000, "Dlq-Original-Subject": "memory.create.1"}
+    assert not fits_whole(payload, headers, 1024 * 1024)
+    for limit in (1024 * 1024, 8192, 2048):
+        excerpt, kept = by_reference(payload, headers, 42, limit)
+        assert len(excerpt) + headers_size(kept) < limit
+        assert payload.startswith(excerpt) and kept["Dlq-Excerpt-Bytes"] == str(len(excerpt))
+        assert kept["Dlq-Original-Size"] == str(len(payload)) and kept["Dlq-Original-Stream"] == "MEMORY_COMMANDS:42"
+
+
+def test_letter_subjects_are_plain_and_short():
+    assert letter_subject("memory.create.123") == "dlq.memory.create.123"
+    assert letter_subject("memory.create.*") == "dlq.memory.create.%2A"
+    assert letter_subject("memory.manual.>") == "dlq.memory.manual.%3E"
+    assert letter_subject("memory.create.a\x7fb\x01") == "dlq.memory.create.a%7Fb%01"
+    long = letter_subject("memory.create." + "y" * 4000)
+    assert long.startswith("dlq.memory.create.sha256_") and len(long) < 100
+
+
+def test_replay_is_refused_for_excerpts_and_unplaceable_subjects():
+    assert replay_refusal(letter("memory.create.123")) is None
+    assert "only the first 10 of its 2000000 bytes" in replay_refusal(letter("memory.create.1", {
+        "Dlq-Payload": "excerpt", "Dlq-Excerpt-Bytes": "10", "Dlq-Original-Size": "2000000"}))
+    for subject in ("memory.create.*", "memory.seed_bio.>", "memory.forget.1"):
+        assert "names no workspace" in replay_refusal(letter(subject)), subject
+    assert dead_letters.placeable("a*b") and not dead_letters.placeable("")

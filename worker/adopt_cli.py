@@ -1,0 +1,92 @@
+"""`memoryctl migrate` and `memoryctl adopt [--dry-run]`: setting up the worker's schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable
+
+from db import adopt
+from db.connection import connect
+from db.migrate import NotAdopted, migrate, mode
+from worker.domain.model import Limits
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)")
+    p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)")
+    p.add_argument("--dry-run", action="store_true", help="say what was found and what would be added; change nothing")
+
+
+async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> int:
+    conn = await connect(database_url)
+    try:
+        before = await _fingerprint(conn)
+        applied = await migrate(conn)
+        out(f"database mode: {await mode(conn)}")
+        if await _fingerprint(conn) != before:
+            out("directory functions: made for the tables as they are now")
+    except NotAdopted as exc:
+        out(f"memoryctl migrate: {exc}")
+        return 2
+    finally:
+        await conn.close()
+    out("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
+    return 0
+
+
+async def _fingerprint(conn) -> str | None:
+    if await mode(conn) is None:
+        return None
+    return await conn.fetchval("SELECT directory_fingerprint FROM memory_worker.database_mode")
+
+
+async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,
+                    out: Callable[[str], None] = print) -> int:
+    conn = await connect(database_url)
+    try:
+        if args.dry_run:
+            findings = await adopt.inspect(conn, limits)
+        else:
+            try:
+                findings = await adopt.adopt(conn, limits)
+            except adopt.AdoptionError as exc:
+                out(f"memoryctl adopt: {exc}")
+                return 2
+    finally:
+        await conn.close()
+    _report(findings, dry_run=args.dry_run, out=out)
+    return 0
+
+
+def _report(f: adopt.Findings, *, dry_run: bool, out: Callable[[str], None]) -> None:
+    if f.mode is not None:
+        out(f"already set up: this database runs in {f.mode} mode; nothing to adopt"
+            + (" (`memoryctl migrate` brings it up to date)" if f.mode == "adopted" else ""))
+        return
+    out(f"bot schema version: {f.bot_schema_version or 'unknown (no schema_migrations ledger)'}"
+        f" ({f.bot_migrations} migrations in its ledger)")
+    out("rows per table:")
+    for table, n in f.rows.items():
+        out(f"  {table:<36} {n}")
+    out("owners at or above a cap (they keep every row; saves are refused, or evict one row with decay on):")
+    for line in f.at_cap or ["none"]:
+        out(f"  {line}")
+    out("settings it will read:")
+    for source in f.sources:
+        out(f"  {source.fact:<28} {source.read_from}")
+    out("would add:" if dry_run else "added, in one transaction:")
+    if f.missing:
+        out("not a TomoriBot-shaped database: missing " + ", ".join(f.missing))
+    for line in f.additions or ["nothing"]:
+        out(f"  {line}")
+    if dry_run:
+        out("nothing was changed (dry run): run `memoryctl adopt` to apply")
+
+
+def migrate_command(database_url: str) -> int:
+    return asyncio.run(run_migrate(database_url))
+
+
+def adopt_command(args: argparse.Namespace, database_url: str, limits: Limits) -> int:
+    return asyncio.run(run_adopt(args, database_url, limits))

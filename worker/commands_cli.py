@@ -1,0 +1,146 @@
+"""memoryctl commands: what waits in MEMORY_COMMANDS, by partition; one command; dropping one.
+
+For the day something is stuck anyway: the worker dead-letters whatever it cannot apply, so a
+command that stays is a bug or an outage, and the operator needs to see it and, as a last
+resort, remove it. A dropped command is never applied and never answered (its result lookup
+says unknown); `dlq` is the way for commands that should be kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import msgspec
+import nats
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from contracts import subjects
+from worker import streams
+
+SHOW_BYTES = 4000
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    commands = sub.add_parser("commands", help="commands waiting in MEMORY_COMMANDS").add_subparsers(
+        dest="action", required=True)
+    p = commands.add_parser("list", help="pending commands by partition consumer")
+    p.add_argument("--limit", type=int, default=10, help="commands listed per partition (default 10)")
+    commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=int)
+    p = commands.add_parser("drop", help="delete commands from the stream: never applied, never answered")
+    p.add_argument("seqs", nargs="+", type=int, metavar="SEQ")
+    p.add_argument("--dry-run", action="store_true", help="say what would be dropped, change nothing")
+
+
+async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
+              connect_options: dict | None = None) -> int:
+    nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
+                            **(connect_options or {}))
+    try:
+        js = nc.jetstream()
+        if args.action == "list":
+            return await _list(js, args.limit, out)
+        if args.action == "show":
+            return await _show(js, args.seq, out)
+        return await _drop(js, args.seqs, args.dry_run, out)
+    finally:
+        await nc.close()
+
+
+def _consumers(partitions: int) -> list[tuple[str, str]]:
+    """(consumer, filter) of every partition, then of the unplaced commands."""
+    return [(streams.partition_consumer_name(p), subjects.partition_filter(p)) for p in range(partitions)] + [
+        (streams.UNPLACED_CONSUMER, streams.UNPLACED_FILTER)]
+
+
+def _partition_count(transform_dest: str | None) -> int:
+    # cmd.{{partition(P,2)}}.{{wildcard(1)}}.{{wildcard(2)}}: P is the stream's own setting.
+    try:
+        return int((transform_dest or "").split("partition(", 1)[1].split(",", 1)[0])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _describe(raw, now: datetime) -> str:
+    age = f"{int((now - raw.time).total_seconds())}s" if raw.time else "?"
+    try:
+        command_id = msgspec.json.decode(raw.data or b"{}").get("command_id")
+    except (msgspec.DecodeError, AttributeError):
+        command_id = None
+    return (f"{raw.seq:>8}  {raw.subject[:60]:<60} {len(raw.data or b''):>8}  {age:>7}  "
+            f"{command_id if isinstance(command_id, str) else '(unreadable)'}")
+
+
+async def _list(js: JetStreamContext, limit: int, out) -> int:
+    info = await js.stream_info(subjects.COMMANDS_STREAM)
+    transform = info.config.subject_transform
+    partitions = _partition_count(transform.dest if transform else None)
+    now = datetime.now(UTC)
+    out(f"{'consumer':<24} {'waiting':>8} {'in hand':>8} {'redelivered':>11}")
+    listed: list[tuple[str, list]] = []
+    for consumer, filter_subject in _consumers(partitions):
+        try:
+            c = await js.consumer_info(subjects.COMMANDS_STREAM, consumer)
+            waiting, in_hand, redelivered = c.num_pending, c.num_ack_pending, c.num_redelivered
+        except NotFoundError:
+            waiting = in_hand = redelivered = "-"
+        out(f"{consumer:<24} {waiting:>8} {in_hand:>8} {redelivered:>11}")
+        found, seq = [], info.state.first_seq or 1
+        while len(found) < limit:
+            try:
+                raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=filter_subject, next=True)
+            except NotFoundError:
+                break
+            found.append(raw)
+            seq = raw.seq + 1
+        if found:
+            listed.append((consumer, found))
+    for consumer, found in listed:
+        out(f"\n{consumer} (first {len(found)}):")
+        out(f"{'seq':>8}  {'subject':<60} {'bytes':>8}  {'age':>7}  command_id")
+        for raw in found:
+            out(_describe(raw, now))
+    out(f"\n{info.state.messages} command(s) in {subjects.COMMANDS_STREAM}")
+    return 0
+
+
+async def _show(js: JetStreamContext, seq: int, out) -> int:
+    try:
+        raw = await js.get_msg(subjects.COMMANDS_STREAM, seq)
+    except NotFoundError:
+        out(f"no command with sequence {seq}")
+        return 1
+    data = raw.data or b""
+    out(f"seq {raw.seq}  subject {raw.subject}  {len(data)} bytes  stored {raw.time}")
+    for key, value in sorted((raw.headers or {}).items()):
+        out(f"  {key}: {value}")
+    try:
+        out(msgspec.json.format(data, indent=2).decode("utf-8", errors="replace")[:SHOW_BYTES])
+    except msgspec.DecodeError:
+        out(f"(not JSON) {data[:SHOW_BYTES]!r}")
+    if len(data) > SHOW_BYTES:
+        out(f"... ({len(data) - SHOW_BYTES} more bytes)")
+    return 0
+
+
+async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out) -> int:
+    now = datetime.now(UTC)
+    found, missing = [], []
+    for seq in seqs:
+        try:
+            found.append(await js.get_msg(subjects.COMMANDS_STREAM, seq))
+        except NotFoundError:
+            missing.append(seq)
+    if missing:
+        out(f"no command with sequence {', '.join(map(str, missing))}: nothing done")
+        return 1
+    verb = "would drop" if dry_run else "dropping"
+    for raw in found:
+        out(f"{verb} {_describe(raw, now).strip()}")
+        if not dry_run:
+            await js.delete_msg(subjects.COMMANDS_STREAM, raw.seq)
+    out(f"dry run: {len(found)} command(s) would be dropped" if dry_run else
+        f"dropped {len(found)} command(s): never applied, never answered (their lookups say unknown)")
+    return 0

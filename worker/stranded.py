@@ -1,0 +1,89 @@
+"""Commands no consumer can receive: found at the head of the stream and dead-lettered.
+
+nats-server stores a command whose subject holds the byte 0x7F (DEL; a bot's permission on
+`memory.create.*` admits it), but its subject tree, which every filtered consumer matches
+with, never matches such a subject: no partition consumer, and not `memory-worker-unplaced`,
+ever delivers it (found by issue 14's boundary fuzz, nats-server 2.15). Everything else
+leaves the stream, so such a command ends up at its head: the sweeper looks there whenever
+the head has waited longer than any delivery takes, by sequence (a lookup by sequence does
+not go through the subject tree), and dead-letters what it finds there, answering where a
+reply subject can be read, then deletes it from the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import UTC, datetime
+
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from contracts import subjects
+from contracts.codec import encode
+from worker import dead_letters
+from worker.domain import messages
+from worker.handlers import _probe  # the handler's own reading of a broken command
+
+log = structlog.get_logger("worker")
+
+SWEEP_EVERY_S = 2.0
+# A head older than this was not delivered: a delivered command is refreshed, not left.
+STALE_S = 3.0
+SCAN = 64  # sequences looked at from the head per sweep
+
+
+def unreceivable(subject: str) -> bool:
+    return "\x7f" in subject
+
+
+def original_of(stored_subject: str) -> str:
+    try:
+        return subjects.original_subject(*subjects.parse_partitioned(stored_subject))
+    except ValueError:
+        return stored_subject
+
+
+async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...]) -> int:
+    state = (await js.stream_info(subjects.COMMANDS_STREAM)).state
+    if not state.messages:
+        return 0
+    removed = 0
+    for seq in range(state.first_seq, min(state.last_seq, state.first_seq + SCAN - 1) + 1):
+        try:
+            raw = await js.get_msg(subjects.COMMANDS_STREAM, seq)
+        except NotFoundError:
+            continue
+        if seq == state.first_seq and raw.time and (datetime.now(UTC) - raw.time).total_seconds() < STALE_S:
+            return 0  # the head is young: deliveries are keeping up
+        if not unreceivable(raw.subject):
+            continue
+        original = original_of(raw.subject)
+        reason = f"the subject {original!r} holds the byte 0x7F, which nats-server stores but no consumer receives"
+        data = raw.data or b""
+        await dead_letters.dead_letter(js, original_subject=original, payload=data, reason=dead_letters.INVALID_COMMAND,
+                                       error=reason, deliveries=0, stream_seq=raw.seq)
+        command_id, reply_to = _probe(data, reply_prefixes)
+        if reply_to:
+            await nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
+        with contextlib.suppress(NotFoundError):  # another replica's sweep got there first
+            await js.delete_msg(subjects.COMMANDS_STREAM, raw.seq)
+        log.warning("command", status="memory_command_invalid", subject=original, command_id=command_id,
+                    reason=reason, stream_seq=raw.seq)
+        removed += 1
+    return removed
+
+
+async def sweep_forever(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...]) -> None:
+    failing = False
+    while True:
+        await asyncio.sleep(SWEEP_EVERY_S)
+        try:
+            await sweep_once(js, nc, reply_prefixes)
+            failing = False
+        except Exception as exc:  # NATS away: the next sweep looks again; said once per outage
+            if not failing:
+                log.warning("stranded_sweep_failed", error=repr(exc))
+            failing = True
