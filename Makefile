@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster demo bench bench-profile bench-smoke schemas clean
+.PHONY: install run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,7 @@ check-imports: $(STAMP)
 ## The whole default suite: lint, types, boundaries, then unit, integration, end-to-end and
 ## short chaos runs, on real servers it starts itself.
 test: $(STAMP) $(NODE_STAMP) lint typecheck check-imports
-	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster
+	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
@@ -54,6 +54,13 @@ test-e2e: $(STAMP) $(NODE_STAMP)
 ## Three NATS nodes, two workers, PostgreSQL: 3,000 creates while the stream leader and a worker are SIGKILLed.
 test-cluster: $(STAMP)
 	CLUSTER_COMMANDS=3000 $(PY) -m pytest -q -s -p no:cacheprovider tests/cluster
+
+## Every fault schedule (partitions, pauses, kill -9 in a partition, full disk, truncated files) in
+## network namespaces, each fault held 20 s; verdicts appended to tests/faults/results/latest.jsonl.
+test-faults: $(STAMP)
+	rm -f tests/faults/results/latest.jsonl
+	FAULT_SCHEDULES=all FAULT_HOLD_S=20 FAULT_RESULTS=tests/faults/results/latest.jsonl \
+		$(PY) -m pytest -q -s -p no:cacheprovider tests/faults
 
 ## The long chaos runs: 5,000 creates with worker kills, database and NATS outages.
 test-chaos: $(STAMP)

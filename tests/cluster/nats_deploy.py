@@ -151,26 +151,31 @@ class NatsCluster:
         return self
 
     def wait_for_meta_leader(self, timeout: float = 30.0) -> str:
-        """Every running node knows the same JetStream meta leader and the full cluster size."""
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            try:
-                views = [node.monitor("/jsz").get("meta_cluster", {}) for node in self.nodes if node.running]
-                leaders = {v.get("leader") for v in views}
-                if len(leaders) == 1 and None not in leaders and "" not in leaders \
-                        and all(v.get("cluster_size") == len(self.nodes) for v in views):
-                    return leaders.pop()
-                last = views
-            except OSError as exc:
-                last = exc
-            time.sleep(0.1)
-        raise RuntimeError(f"no JetStream meta leader within {timeout}s: {last}")
+        return wait_for_meta_leader(lambda: [node.monitor("/jsz") for node in self.nodes if node.running],
+                                    len(self.nodes), timeout)
 
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
             node.kill()
+
+
+def wait_for_meta_leader(jsz_of_running_nodes: Callable[[], list[dict]], size: int, timeout: float) -> str:
+    """Every running node knows the same JetStream meta leader and the full cluster size."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            views = [jsz.get("meta_cluster", {}) for jsz in jsz_of_running_nodes()]
+            leaders = {v.get("leader") for v in views}
+            if len(leaders) == 1 and None not in leaders and "" not in leaders \
+                    and all(v.get("cluster_size") == size for v in views):
+                return leaders.pop()
+            last = views
+        except OSError as exc:
+            last = exc
+        time.sleep(0.1)
+    raise RuntimeError(f"no JetStream meta leader within {timeout}s: {last}")
 
 
 def single_node(root: Path) -> NatsNode:

@@ -17,7 +17,9 @@ def test_bad_data_is_permanent(exc):
 
 @pytest.mark.parametrize("exc", [ConnectionRefusedError(), asyncpg.CannotConnectNowError("x"),
                                  asyncpg.InterfaceError("x"), nats.errors.ConnectionClosedError(),
-                                 nats.js.errors.NoStreamResponseError(), asyncio.TimeoutError()])
+                                 nats.js.errors.NoStreamResponseError(), asyncio.TimeoutError(),
+                                 asyncpg.DiskFullError("x"), asyncpg.OutOfMemoryError("x"),
+                                 asyncpg.TooManyConnectionsError("x")])
 def test_an_unreachable_dependency_is_waited_out(exc):
     assert is_unavailable(exc) and not is_permanent(exc)
 

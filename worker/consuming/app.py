@@ -32,6 +32,13 @@ log = structlog.get_logger("worker")
 # Published events stay in the outbox this long after publishing (the stream keeps 7 days).
 OUTBOX_RETENTION_DAYS = 7
 PRUNE_INTERVAL_S = 3600.0
+# A connection to a node cut off by a partition stays open but dead; nats-py notices only
+# when pings go unanswered (by default every 2 minutes, two missed). Measured in tests/faults
+# (partition-leader-with-worker): with the default, a worker whose node was cut from it
+# served nothing for the whole 30 s partition; pinging every 3 s it reconnects to another
+# node within about 10 s.
+PING_INTERVAL_S = 3
+MAX_OUTSTANDING_PINGS = 2
 # How long a worker whose connection closed lets the commands it is running finish.
 CLOSED_STOP_S = 3.0
 
@@ -116,6 +123,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             max_reconnect_attempts=-1,  # keep trying: a restarted NATS must not need a worker restart
             reconnect_time_wait=1,
             connect_timeout=5,
+            ping_interval=PING_INTERVAL_S,
+            max_outstanding_pings=MAX_OUTSTANDING_PINGS,
             logger=None,
             name="memory-worker",
             disconnected_cb=_nats_disconnected(stop),

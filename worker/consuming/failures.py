@@ -25,7 +25,10 @@ _UNAVAILABLE = (
     asyncpg.InternalClientError,  # a pooled connection the server closed while it sat idle
     asyncpg.CannotConnectNowError,  # 57P03: starting up or shutting down
     asyncpg.AdminShutdownError,  # 57P01
-    asyncpg.TooManyConnectionsError,  # 53300
+    # Class 53, the server is short of a resource: disk full (53100, measured by
+    # tests/faults: a full data directory dead-lettered every command past MAX_DELIVER),
+    # out of memory, too many connections. Space or memory coming back fixes it.
+    asyncpg.InsufficientResourcesError,
     nats.errors.ConnectionClosedError,
     nats.errors.ConnectionReconnectingError,
     nats.errors.NoRespondersError,  # JetStream not answering (restarting)

@@ -1,0 +1,307 @@
+"""The verdict of a fault run, reached without the worker's code: from the bot's history
+(tests/faults/bot.py), the final PostgreSQL state and every message of MEMORY_EVENTS.
+
+What it counts (each with examples, so a finding can be followed up):
+
+- lost: commands JetStream acknowledged to the bot that have no stored result, or whose
+  answer says saved while the memory row is not there;
+- applied twice: a command with more than one memory row (its content is unique);
+- answered differently: an answer (reply or result lookup) that is not the stored result;
+- above cap: a workspace holding more memories than the cap;
+- out of order: in a workspace, a save after a refusal, or memory ids not rising in
+  publish order (each workspace's commands are published one after the other);
+- events missing (a saved command without its memory.saved, or without the
+  cache.invalidate its result names, or the invalidation after the save), duplicated (by
+  Nats-Msg-Id and by event_id), of no commit (a command with no stored result, a refused
+  one, or a memory id the database never had) or stored before their transaction began;
+- acked commands dead-lettered instead of applied (counted as lost in the table: the bot
+  was told the save failed, though an operator can replay them);
+- outbox rows left unpublished;
+- time to serve again after the fault healed (from the schedule's probe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import asyncpg
+import nats
+import nats.errors
+import nats.js.errors
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from tests.faults.bot import Bot, Sent
+
+SAVED = ("memory_saved_successfully", "memory_saved_with_eviction")
+REFUSED = "memory_save_failed_limit_exceeded"
+# Issue 15 moves the worker's own tables to a schema of their own; both layouts are read.
+SEARCH_PATH = "memory_worker, public"
+
+
+@dataclass
+class Verdict:
+    schedule: str
+    commands: int = 0
+    acked: int = 0
+    stored: int = 0
+    saved: int = 0
+    refused: int = 0
+    counts: Counter = field(default_factory=Counter)
+    examples: dict[str, list] = field(default_factory=dict)
+    events: int = 0
+    recovery_s: float | None = None
+    longest_gap_s: float | None = None
+    caught_up_s: float | None = None
+    injected: str = ""
+
+    def found(self, what: str, examples: list) -> None:
+        self.counts[what] += len(examples)
+        if examples:
+            self.examples.setdefault(what, []).extend(examples[:3])
+
+    # The table's columns: a loss is a command or an event that should be there and is not.
+    @property
+    def lost(self) -> int:
+        return (self.counts["acked but lost"] + self.counts["acked, dead-lettered"]
+                + self.counts["saved without its row"] + self.counts["events missing"])
+
+    @property
+    def duplicated(self) -> int:
+        return self.counts["applied twice"] + self.counts["events duplicated"]
+
+    @property
+    def out_of_order(self) -> int:
+        return self.counts["out of order"] + self.counts["invalidation after save"]
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"{what}: {n} (e.g. {self.examples.get(what, [])})" for what, n in self.counts.items() if n]
+
+    def record(self) -> dict:
+        return {"schedule": self.schedule, "injected": self.injected, "commands": self.commands,
+                "acked": self.acked, "stored": self.stored, "saved": self.saved, "refused": self.refused,
+                "events": self.events, "lost": self.lost, "duplicated": self.duplicated,
+                "out_of_order": self.out_of_order, "above_cap": self.counts["above cap"],
+                "findings": {k: v for k, v in self.counts.items() if v},
+                "examples": {k: [repr(x) for x in v] for k, v in self.examples.items()},
+                "longest_gap_s": self.longest_gap_s, "recovery_s": self.recovery_s, "caught_up_s": self.caught_up_s}
+
+    def line(self) -> str:
+        return (f"FAULTS {self.schedule}: commands={self.commands} acked={self.acked} stored={self.stored} "
+                f"saved={self.saved} refused={self.refused} events={self.events} lost={self.lost} "
+                f"duplicated={self.duplicated} out_of_order={self.out_of_order} "
+                f"above_cap={self.counts['above cap']} "
+                f"other={ {k: v for k, v in self.counts.items() if v} } "
+                f"longest_gap_s={_fmt(self.longest_gap_s)} recovery_s={_fmt(self.recovery_s)} "
+                f"caught_up_s={_fmt(self.caught_up_s)} injected: {self.injected}")
+
+
+def _fmt(x: float | None) -> str:
+    return "none" if x is None else f"{x:.1f}"
+
+
+async def connect_db(dsn: str) -> asyncpg.Connection:
+    return await asyncpg.connect(dsn, server_settings={"search_path": SEARCH_PATH})
+
+
+async def wait_settled(db_dsn: str, history: list[Sent], nc: nats.NATS, timeout_s: float) -> float | None:
+    """Wait until every acknowledged command has a stored result (or is one of the dead
+    letters) and the outbox is empty; returns when that was (time.monotonic()), or None if
+    it never was within timeout_s."""
+    acked = {s.command_id for s in history if s.acked_at is not None}
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            db = await connect_db(db_dsn)
+            try:
+                stored = {r["command_id"] for r in await db.fetch("SELECT command_id FROM processed_commands")}
+                left = await db.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL")
+            finally:
+                await db.close()
+            dead = (await nc.jetstream().stream_info("MEMORY_DLQ")).state.messages
+            if len(acked - stored) <= dead and left == 0:
+                return time.monotonic()
+        except (OSError, asyncpg.PostgresError, nats.errors.Error, TimeoutError):
+            pass
+        await asyncio.sleep(0.25)
+    return None
+
+
+def _json(data: bytes) -> dict:
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return {"undecodable": data[:80].decode(errors="replace")}
+    return body if isinstance(body, dict) else {"not_an_object": body}
+
+
+async def read_stream(nc: nats.NATS, stream: str, timeout_s: float = 90.0) -> list[dict]:
+    """Every message of the stream in order: seq, subject, msg_id, timestamp, body. Read
+    again from the start if the cluster answers 503 mid-way (a leader moving after a heal)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return await _read_once(nc, stream, deadline)
+        except (nats.js.errors.ServiceUnavailableError, nats.js.errors.NotFoundError, nats.errors.TimeoutError):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(1.0)
+
+
+async def _read_once(nc: nats.NATS, stream: str, deadline: float) -> list[dict]:
+    js = nc.jetstream()
+    name = f"faults_{uuid.uuid4().hex}"
+    await js.add_consumer(stream, ConsumerConfig(
+        name=name, deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE, inactive_threshold=60.0))
+    pending = (await js.consumer_info(stream, name)).num_pending
+    out: list[dict] = []
+    if not pending:
+        return out
+    sub = await js.pull_subscribe_bind(consumer=name, stream=stream)
+    try:
+        while len(out) < pending and time.monotonic() < deadline:
+            try:
+                msgs = await sub.fetch(batch=min(500, pending - len(out)), timeout=5)
+            except nats.errors.TimeoutError:
+                continue
+            for m in msgs:
+                out.append({"seq": m.metadata.sequence.stream, "subject": m.subject,
+                            "msg_id": (m.headers or {}).get("Nats-Msg-Id"),
+                            "time": m.metadata.timestamp, "body": _json(m.data)})
+    finally:
+        await sub.unsubscribe()
+    if len(out) < pending:
+        raise AssertionError(f"read {len(out)} of {pending} messages of {stream}")
+    return sorted(out, key=lambda e: e["seq"])
+
+
+async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, cap: int) -> Verdict:
+    v = Verdict(schedule)
+    history = [s for s in bot.history]
+    by_id = {s.command_id: s for s in history}
+    v.commands = len(history)
+    v.acked = sum(s.acked_at is not None for s in history)
+
+    db = await connect_db(db_dsn)
+    try:
+        rows = await db.fetch("SELECT command_id, result::text AS result, processed_at FROM processed_commands")
+        memories = await db.fetch("SELECT m.server_memory_id AS id, m.content, s.server_disc_id AS workspace"
+                                  " FROM server_memories m JOIN servers s USING (server_id)")
+        per_owner = await db.fetch("SELECT s.server_disc_id AS workspace, count(*) AS n FROM server_memories m"
+                                   " JOIN servers s USING (server_id) GROUP BY 1 HAVING count(*) > $1", cap)
+        unpublished = await db.fetch("SELECT id, subject FROM outbox WHERE published_at IS NULL")
+    finally:
+        await db.close()
+    results = {r["command_id"]: json.loads(r["result"]) for r in rows}
+    processed_at = {r["command_id"]: r["processed_at"] for r in rows}
+    v.stored = len(results)
+    status = {cid: r.get("data", {}).get("status") for cid, r in results.items()}
+    v.saved = sum(s in SAVED for s in status.values())
+    v.refused = sum(s == REFUSED for s in status.values())
+
+    rows_of: dict[str, list] = defaultdict(list)
+    for m in memories:
+        rows_of[m["content"]].append(m)
+
+    # Commands: lost, dead-lettered (not applied, but kept for an operator's replay),
+    # applied twice, answered differently.
+    dead = {m["body"].get("command_id") for m in await read_stream(events_nc, "MEMORY_DLQ")}
+    v.found("acked but lost", [s.command_id for s in history if s.acked_at is not None
+                               and s.command_id not in results and s.command_id not in dead])
+    v.found("acked, dead-lettered", [s.command_id for s in history if s.acked_at is not None
+                                     and s.command_id not in results and s.command_id in dead])
+    v.found("unexpected status", [(cid, st) for cid, st in status.items() if st not in (*SAVED, REFUSED)])
+    v.found("stored but never sent", [cid for cid in results if cid not in by_id])
+    v.found("applied twice", [(s.command_id, len(rows_of[s.content])) for s in history if len(rows_of[s.content]) > 1])
+    v.found("refused but applied", [cid for cid, st in status.items() if st == REFUSED and rows_of[by_id[cid].content]])
+    v.found("saved without its row", [cid for cid, st in status.items() if st in SAVED
+                                      and not any(m["id"] == results[cid]["data"].get("memory_id")
+                                                  and m["workspace"] == by_id[cid].workspace_id
+                                                  for m in rows_of[by_id[cid].content])])
+    differ = []
+    for s in history:
+        answers = {data for _, data in s.replies}
+        if s.command_id in results and not answers:
+            looked_up = await bot.lookup(s)
+            if looked_up:
+                answers.add(looked_up)
+        for data in answers:
+            try:
+                answer = json.loads(data)
+            except ValueError:
+                differ.append((s.command_id, data[:80]))
+                continue
+            if s.command_id in dead and s.command_id not in results and answer.get("success") is False:
+                continue  # the dead letter's error answer; counted above
+            if s.command_id not in results or answer != results[s.command_id]:
+                differ.append((s.command_id, answer if s.command_id not in results else "differs"))
+    v.found("answered differently", differ)
+
+    # The cap, and per-workspace order (publish order is index order within a workspace).
+    v.found("above cap", [(r["workspace"], r["n"]) for r in per_owner])
+    order = []
+    by_workspace: dict[str, list[Sent]] = defaultdict(list)
+    for s in history:
+        by_workspace[s.workspace_id].append(s)
+    for ws, sent in by_workspace.items():
+        seen_refusal, last_id = False, -1
+        for s in sent:
+            st = status.get(s.command_id)
+            if st == REFUSED:
+                seen_refusal = True
+            elif st in SAVED:
+                mid = results[s.command_id]["data"]["memory_id"]
+                if seen_refusal or mid <= last_id:
+                    order.append((ws, s.command_id))
+                last_id = max(last_id, mid)
+    v.found("out of order", order)
+
+    # Events.
+    events = await read_stream(events_nc, "MEMORY_EVENTS")
+    v.events = len(events)
+    v.found("events duplicated",
+            [(i, n) for i, n in Counter(e["msg_id"] for e in events).items() if n > 1]
+            + [(i, n) for i, n in Counter(e["body"].get("event_id") for e in events
+                                          if "event_id" in e["body"]).items() if n > 1])
+    saved_seq: dict[str, int] = {}
+    invalidated_seq: dict[tuple[str, str, str], int] = {}
+    no_commit, early = [], []
+    memory_ids = {m["id"] for m in memories}
+    for e in events:
+        body, cid = e["body"], e["body"].get("command_id")
+        if e["subject"].startswith("metrics."):
+            continue
+        if cid not in results or status[cid] not in SAVED:
+            no_commit.append((e["subject"], cid))
+            continue
+        if e["time"] < processed_at[cid]:
+            early.append((e["subject"], cid))
+        if e["subject"].startswith("memory.saved."):
+            saved_seq.setdefault(cid, e["seq"])
+            if body.get("memory_id") not in memory_ids or body.get("memory_id") != results[cid]["data"]["memory_id"]:
+                no_commit.append((e["subject"], cid, body.get("memory_id")))
+        elif e["subject"].startswith("cache.invalidate."):
+            invalidated_seq.setdefault((cid, body.get("cache"), body.get("key")), e["seq"])
+    missing, late = [], []
+    for cid, st in status.items():
+        if st not in SAVED:
+            continue
+        if cid not in saved_seq:
+            missing.append((cid, "memory.saved"))
+        for key in results[cid].get("invalidated") or []:
+            seq = invalidated_seq.get((cid, key["cache"], key["key"]))
+            if seq is None:
+                missing.append((cid, f"cache.invalidate {key['cache']}"))
+            elif cid in saved_seq and seq > saved_seq[cid]:
+                late.append(cid)
+    v.found("events missing", missing)
+    v.found("invalidation after save", late)
+    v.found("events of no commit", no_commit)
+    v.found("events before their commit", early)
+    v.found("outbox rows unpublished", [(r["id"], r["subject"]) for r in unpublished])
+    return v
