@@ -92,6 +92,15 @@ def invalidate_subject(cache: str, key: str) -> str:
 
 METRIC_EVICTION_SUBJECT = "metrics.memory_eviction"
 
+# Filters of the event consumers, and the subjects MEMORY_EVENTS stores.
+INVALIDATE_PREFIX = "cache.invalidate."
+INVALIDATE_FILTER = "cache.invalidate.>"
+METRICS_PREFIX = "metrics."
+METRICS_FILTER = "metrics.>"
+EVENT_SUBJECTS = ("memory.saved.>", "memory.evicted.>", "memory.removed.>", INVALIDATE_FILTER, METRICS_FILTER)
+# Every command subject, placed or not: what the unplaced commands' consumer filters on.
+ALL_COMMANDS = "memory.>"
+
 
 def dlq_subject(original_subject: str) -> str:
     return f"dlq.{original_subject}"

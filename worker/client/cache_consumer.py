@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
-import msgspec
 import structlog
 from nats.aio.msg import Msg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.client.invalidations import parse_invalidation
+from worker.shared import jetstream
+from worker.shared.jetstream import pull_status
 
 log = structlog.get_logger("cache_node")
 
@@ -68,8 +68,8 @@ class InvalidationConsumer:
                     msg = await self._sub.next_msg(timeout=max(self._poll, 2.0))
                 except TimeoutError:
                     break
-                status = _status(msg)
-                if status == "100":
+                status = pull_status(msg)
+                if status == jetstream.HEARTBEAT:
                     continue
                 if status:
                     break
@@ -88,12 +88,8 @@ class InvalidationConsumer:
 
     async def _request(self, batch: int, *, expires: float | None = None, no_wait: bool = False) -> None:
         """A pull request to the node's consumer, delivered to the node's inbox."""
-        req: dict[str, Any] = {"batch": batch}
-        if expires:
-            req["expires"] = int(expires * 1_000_000_000)
-        if no_wait:
-            req["no_wait"] = True
-        await self.nc.publish(self._next_subject, msgspec.json.encode(req), reply=self._sub.subject)
+        await self.nc.publish(self._next_subject, jetstream.pull_request(batch, expires_s=expires, no_wait=no_wait),
+                              reply=self._sub.subject)
 
     async def _run(self) -> None:
         """Continuous pull: one lingering request at a time, each delivery applied on arrival.
@@ -133,8 +129,8 @@ class InvalidationConsumer:
                         self._outstanding = 0
                         await self._check_consumer()
                     continue
-                status = _status(msg)
-                if status == "100":  # idle heartbeat
+                status = pull_status(msg)
+                if status == jetstream.HEARTBEAT:  # idle heartbeat
                     continue
                 if status:
                     # 408 expired, 404 nothing, 409 consumer deleted / limits: the request is over.
@@ -142,7 +138,7 @@ class InvalidationConsumer:
                     if status == "409" and "deleted" in (msg.headers or {}).get("Description", "").lower():
                         self._go_offline("consumer_deleted")
                         self._resync = True
-                    elif status == "408":
+                    elif status == jetstream.REQUEST_TIMEOUT:
                         await self._check_consumer()
                     continue
                 self._outstanding -= 1
@@ -197,7 +193,3 @@ class InvalidationConsumer:
         fields.setdefault("reason", "event")
         for cache, key in sorted(keys):
             self.invalidate(cache, key, stream_seq=md.sequence.stream, deliveries=md.num_delivered, **fields)
-
-
-def _status(msg: Msg) -> str | None:
-    return (msg.headers or {}).get("Status") if msg.headers else None

@@ -39,6 +39,7 @@ from contracts import subjects
 from worker.client.cache_consumer import InvalidationConsumer
 from worker.client.cache_store import CacheStore
 from worker.client.invalidations import consumer_config, consumer_name
+from worker.shared import jetstream
 
 log = structlog.get_logger("cache_node")
 
@@ -57,7 +58,7 @@ class CacheNode(InvalidationConsumer):
     def __init__(self, nc: NatsClient, *, name: str, max_entries: int = 10_000, ttl_seconds: float = 300.0,
                  clock: Callable[[], float] = time.monotonic, poll_seconds: float = 5.0,
                  ack_wait: float = 10.0, inactive_threshold: float | None = 24 * 3600.0,
-                 catch_up_limit: int = 10_000) -> None:
+                 catch_up_limit: int = 10_000, domain: str | None = None) -> None:
         if not _NAME.fullmatch(name):
             raise ValueError(f"cache node name must match {_NAME.pattern}: {name!r}")
         if max_entries < 1:
@@ -74,12 +75,12 @@ class CacheNode(InvalidationConsumer):
         self._poll = poll_seconds
         self._catch_up_limit = catch_up_limit
         self._config = consumer_config(name, ack_wait=ack_wait, inactive_threshold=inactive_threshold)
-        self._js = nc.jetstream()
+        self._js = nc.jetstream(domain=domain)
         self._live = False
         self._started = False  # between start() and stop()
         self._ever_started = False
         self._sub = None  # the core subscription on the node's inbox
-        self._next_subject = f"$JS.API.CONSUMER.MSG.NEXT.{subjects.EVENTS_STREAM}.{self.consumer}"
+        self._next_subject = jetstream.next_subject(jetstream.api_prefix(domain), subjects.EVENTS_STREAM, self.consumer)
         self._outstanding = 0  # deliveries the current pull request may still bring
         self._task: asyncio.Task | None = None
         self._applying = False

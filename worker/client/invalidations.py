@@ -13,7 +13,7 @@ from contracts import subjects
 from contracts.events import CacheInvalidate
 from worker.client.cache_store import Key
 
-INVALIDATE_FILTER = "cache.invalidate.>"
+INVALIDATE_FILTER = subjects.INVALIDATE_FILTER
 CONSUMER_PREFIX = "cache-node-"
 
 

@@ -16,6 +16,7 @@ import structlog
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
+from contracts import subjects
 from contracts.subjects import EVENTS_STREAM
 from db.repository import MemoryRepository, OutboxRow
 from worker.consuming import metrics
@@ -33,7 +34,7 @@ def _by_command(rows: Sequence[OutboxRow]) -> list[list[OutboxRow]]:
     return list(groups.values())
 
 
-_INVALIDATE = "cache.invalidate."
+_INVALIDATE = subjects.INVALIDATE_PREFIX
 # Commands whose rows one atomic batch may carry (creates have 2 to 4 rows each), and atomic
 # batches in flight at once: one is stored while the next gathers.
 TOGETHER_MAX_COMMANDS = 128

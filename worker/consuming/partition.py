@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import Any
 
@@ -20,6 +19,7 @@ from nats.js.errors import NotFoundError
 from contracts import subjects
 from worker.consuming import streams
 from worker.consuming.lanes import Lanes, _seq
+from worker.shared import jetstream
 
 log = structlog.get_logger("worker")
 
@@ -35,7 +35,7 @@ class Partition:
         self._owner = owner
         self._partition = "unplaced" if partition is None else partition
         self._durable = streams.UNPLACED_CONSUMER if partition is None else streams.partition_consumer_name(partition)
-        self._next_subject = streams.partition_api(owner.js, "CONSUMER.MSG.NEXT", self._durable)
+        self._next_subject = streams.partition_api("CONSUMER.MSG.NEXT", self._durable, domain=owner.domain)
         self._inbox = owner.nc.new_inbox()
         self._sub = None
         self._pin: str | None = None
@@ -77,13 +77,12 @@ class Partition:
             if self._yielding():
                 await asyncio.sleep(min(self._yield_until - time.monotonic(), PULL_EXPIRES_S))
                 continue
-            request = {"batch": batch, "expires": int(PULL_EXPIRES_S * 1e9), "group": streams.PARTITION_GROUP}
-            if self._pin is not None:
-                request["id"] = self._pin
+            request = jetstream.pull_request(batch, expires_s=PULL_EXPIRES_S, group=streams.PARTITION_GROUP,
+                                             pin=self._pin)
             self._remaining = batch
             self._pull_ended.clear()
             try:
-                await nc.publish(self._next_subject, json.dumps(request).encode(), reply=self._inbox)
+                await nc.publish(self._next_subject, request, reply=self._inbox)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._pull_ended.wait(), PULL_STALLED_S)
             except Exception as exc:  # reconnecting: commands wait in JetStream meanwhile
@@ -96,8 +95,9 @@ class Partition:
                 self._pause = 0.0
 
     async def _on_msg(self, msg: Msg) -> None:
-        if not msg.reply:  # a status from the server about the pull, not a command
-            self._on_status(msg)
+        status = jetstream.pull_status(msg)
+        if status is not None:  # from the server about the pull, not a command
+            self._on_status(status, msg)
             return
         self._remaining -= 1
         if self._remaining <= 0:
@@ -119,18 +119,17 @@ class Partition:
         else:
             self._lanes.dispatch(msg)
 
-    def _on_status(self, msg: Msg) -> None:
-        status = (msg.headers or {}).get("Status", "")
-        if status == "100":  # heartbeat
+    def _on_status(self, status: str, msg: Msg) -> None:
+        if status == jetstream.HEARTBEAT:
             return
-        if status == "423":  # another replica holds the partition now
+        if status == jetstream.PINNED_ELSEWHERE:  # another replica holds the partition now
             if self._pin is not None:
                 self._lose("another replica holds it now")
             self._pin = None
-        elif status not in ("404", "408"):
+        elif status not in (jetstream.NO_MESSAGES, jetstream.REQUEST_TIMEOUT):
             # 409: leadership change, consumer deleted, max waiting ... pull again shortly.
             log.info("pull_ended", partition=self._partition, status=status,
-                     description=(msg.headers or {}).get("Description"))
+                     description=jetstream.pull_status_description(msg))
             self._pause = 0.5
         self._pull_ended.set()
 
@@ -168,8 +167,8 @@ class Partition:
         the server's pin cleared, and what is in hand handed back as on any loss."""
         self._yield_until = time.monotonic() + seconds
         try:
-            await self._owner.nc.request(streams.partition_api(self._owner.js, "CONSUMER.UNPIN", self._durable),
-                                         json.dumps({"group": streams.PARTITION_GROUP}).encode(), timeout=5)
+            await self._owner.nc.request(streams.partition_api("CONSUMER.UNPIN", self._durable, domain=self._owner.domain),
+                                         jetstream.unpin_request(streams.PARTITION_GROUP), timeout=5)
         except Exception as exc:  # it moves anyway once this replica has not pulled for the pin timeout
             log.warning("unpin_failed", partition=self._partition, error=repr(exc))
         if self._pin is not None:

@@ -78,8 +78,9 @@ class PartitionConsumers:
     def __init__(self, js: JetStreamContext, handler: Handler, partitions: int, *,
                  in_flight: int = streams.DEFAULT_IN_FLIGHT, ack_wait_s: float = 60.0,
                  crash_retry_delay: float = CRASH_RETRY_DELAY_S, balance_every_s: float = BALANCE_EVERY_S,
-                 yield_s: float = YIELD_S) -> None:
+                 yield_s: float = YIELD_S, domain: str | None = None) -> None:
         self.js = js
+        self.domain = domain  # the JetStream domain `js` was made for, if any
         self.nc = js._nc
         self.in_flight = in_flight
         self.ack_wait_s = ack_wait_s

@@ -23,9 +23,10 @@ from nats.js.api import (
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from worker.shared import jetstream
 
 COMMAND_SUBJECTS = [f"memory.{kind}.*" for kind in subjects.COMMAND_KINDS]
-EVENT_SUBJECTS = ["memory.saved.>", "memory.evicted.>", "memory.removed.>", "cache.invalidate.>", "metrics.>"]
+EVENT_SUBJECTS = list(subjects.EVENT_SUBJECTS)
 DUPLICATE_WINDOW_S = 600.0
 
 
@@ -89,7 +90,7 @@ DEFAULT_IN_FLIGHT = 32
 # token: memory.create.* is stored as memory.create.*): no partition consumer's filter matches
 # it, so this consumer takes it, and the worker dead-letters it. Every stored command leaves.
 UNPLACED_CONSUMER = "memory-worker-unplaced"
-UNPLACED_FILTER = "memory.>"
+UNPLACED_FILTER = subjects.ALL_COMMANDS
 
 
 def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: int = 1,
@@ -121,11 +122,10 @@ async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     await js.update_stream(config)
 
 
-def partition_api(js: JetStreamContext, verb: str, partition_consumer: str) -> str:
+def partition_api(verb: str, partition_consumer: str, *, domain: str | None = None) -> str:
     """The JetStream API subject of `verb` (CONSUMER.CREATE, CONSUMER.MSG.NEXT, CONSUMER.UNPIN)
-    on a partition consumer. Written out because nats-py has no priority-group calls; the
-    prefix honours a JetStream domain as nats-py's own calls do."""
-    return f"{js._prefix}.{verb}.{subjects.COMMANDS_STREAM}.{partition_consumer}"
+    on a partition consumer (worker/shared/jetstream.py: nats-py has no priority-group calls)."""
+    return jetstream.api_subject(jetstream.api_prefix(domain), verb, subjects.COMMANDS_STREAM, partition_consumer)
 
 
 class ConsumerProvisionError(RuntimeError):
@@ -139,17 +139,15 @@ async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerCon
 
 
 async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig, *,
-                                    pin_timeout_s: float = PIN_TIMEOUT_S) -> None:
+                                    pin_timeout_s: float = PIN_TIMEOUT_S, domain: str | None = None) -> None:
     """Create or update a partition consumer as a pinned_client priority group (nats-server
     2.11+): the server hands the partition to one replica at a time and moves it only after
     that replica stopped pulling for PIN_TIMEOUT_S. nats-py's ConsumerConfig has no priority
     fields, so this is the JetStream API request itself."""
-    body = config.as_dict()
-    body.update(priority_groups=[PARTITION_GROUP], priority_policy="pinned_client",
-                priority_timeout=int(pin_timeout_s * 1_000_000_000))
-    request = {"stream_name": subjects.COMMANDS_STREAM, "config": body}
-    reply = await js._nc.request(partition_api(js, "CONSUMER.CREATE", config.durable_name),
-                                 json.dumps(request).encode(), timeout=10)
+    request = jetstream.priority_consumer_request(subjects.COMMANDS_STREAM, config.as_dict(), group=PARTITION_GROUP,
+                                                  timeout_s=pin_timeout_s)
+    reply = await js._nc.request(partition_api("CONSUMER.CREATE", config.durable_name, domain=domain),
+                                 request, timeout=10)
     answer = json.loads(reply.data)
     if "error" in answer:
         raise ConsumerProvisionError(f"consumer {config.durable_name}: {answer['error'].get('description')}")

