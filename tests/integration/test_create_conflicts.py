@@ -31,6 +31,13 @@ async def _real_violation(pool, table: str) -> asyncpg.UniqueViolationError:
     raise AssertionError("no unique violation")
 
 
+async def _workspace(pool) -> str:
+    ws = unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+    return ws
+
+
 class FailingSaves(MemoryRepository):
     """The save fails with `violation` the first `times` times, then saves for real."""
 
@@ -47,9 +54,7 @@ class FailingSaves(MemoryRepository):
 
 
 async def test_a_unique_violation_of_another_table_fails_the_create_once_instead_of_retrying(pool):
-    ws = unique()
-    async with pool.acquire() as conn:
-        await add_server(conn, ws)
+    ws = await _workspace(pool)
     repo = FailingSaves(pool, await _real_violation(pool, "server_memories_clash"), times=1_000_000)
 
     with pytest.raises(asyncpg.UniqueViolationError):
@@ -58,9 +63,7 @@ async def test_a_unique_violation_of_another_table_fails_the_create_once_instead
 
 
 async def test_an_inbox_conflict_reads_the_stored_answer_with_one_more_run(pool):
-    ws = unique()
-    async with pool.acquire() as conn:
-        await add_server(conn, ws)
+    ws = await _workspace(pool)
     repo = FailingSaves(pool, await _real_violation(pool, "processed_commands"), times=1)
 
     handled = await CreateMemoryService(repo, LIMITS).run(server_save(ws, "saved on the second run"))
@@ -69,9 +72,7 @@ async def test_an_inbox_conflict_reads_the_stored_answer_with_one_more_run(pool)
 
 
 async def test_a_second_inbox_conflict_in_a_row_is_a_failure_not_a_loop(pool):
-    ws = unique()
-    async with pool.acquire() as conn:
-        await add_server(conn, ws)
+    ws = await _workspace(pool)
     repo = FailingSaves(pool, await _real_violation(pool, "processed_commands"), times=1_000_000)
 
     with pytest.raises(asyncpg.UniqueViolationError):
