@@ -33,10 +33,3 @@ def test_contradictions_fail_at_start_up_naming_the_variables(env, message):
         Settings.from_env(env)
 
 
-def test_broker_security_matches_the_method():
-    from faststream.nats.security import NatsToken, NatsUserPassword
-
-    assert NatsAuth.from_env({}).broker_security() is None
-    assert isinstance(NatsAuth.from_env({"NATS_TOKEN": "t"}).broker_security(), NatsToken)
-    assert isinstance(NatsAuth.from_env({"NATS_USER": "u", "NATS_PASSWORD": "p"}).broker_security(),
-                      NatsUserPassword)

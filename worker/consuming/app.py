@@ -1,4 +1,4 @@
-"""The worker process: wiring of broker, database, outbox and per-partition subscribers."""
+"""The worker process: wiring of the NATS connection, database, outbox and per-partition consumers."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+import nats
 import structlog
-from faststream.nats import NatsBroker
 from nats.errors import ConnectionClosedError
 
 from contracts import subjects
@@ -118,24 +118,24 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
         stack.push_async_callback(pool.close)
         repo = MemoryRepository(pool)
-        broker = NatsBroker(
+        # nats-py directly, one connection and one credentials path (NatsAuth.connect_options)
+        # for every process: FastStream's subscribers cannot express the pinned priority groups
+        # and cost several times nats-py's CPU per message (README, "Libraries").
+        nc = await nats.connect(
             endpoints.nats_url.split(","),
             max_reconnect_attempts=-1,  # keep trying: a restarted NATS must not need a worker restart
             reconnect_time_wait=1,
             connect_timeout=5,
             ping_interval=PING_INTERVAL_S,
             max_outstanding_pings=MAX_OUTSTANDING_PINGS,
-            logger=None,
             name="memory-worker",
             disconnected_cb=_nats_disconnected(stop),
             closed_cb=_nats_closed(stop, closed),
             reconnected_cb=_nats_reconnected,
             error_cb=_nats_error,
-            security=settings.nats_auth.broker_security(),
+            **settings.nats_auth.connect_options(),
         )
-        await broker.connect()
-        stack.push_async_callback(_stop_broker, broker)
-        nc = broker.connection
+        stack.push_async_callback(_drain, nc)
         js = nc.jetstream()
         await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
                                 replicas=settings.stream_replicas, in_flight=settings.partition_in_flight)
@@ -218,9 +218,9 @@ async def _nats_error(exc: Exception) -> None:
     log.warning("nats_error", error=repr(exc))
 
 
-async def _stop_broker(broker: NatsBroker) -> None:
+async def _drain(nc: nats.NATS) -> None:
     with contextlib.suppress(ConnectionClosedError):  # closed already: nothing left to drain
-        await broker.stop()
+        await nc.drain()
 
 
 async def _close_server(server: asyncio.Server) -> None:

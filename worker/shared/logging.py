@@ -34,5 +34,5 @@ def configure(log_format: str = "console", level: str = "info") -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
-    # FastStream and nats-py log through the standard library; keep theirs quiet but visible.
+    # nats-py and asyncio log through the standard library; keep theirs quiet but visible.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")

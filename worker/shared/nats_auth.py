@@ -1,4 +1,4 @@
-"""NATS credentials from configuration, for the worker's broker and for plain nats-py clients.
+"""NATS credentials from configuration: the keyword arguments every process passes to nats.connect().
 
 One method at a time: user and password, a token, an nkey seed file, or a creds file
 (JWT + nkey, the decentralised-auth form); optionally TLS with a CA file (and a client
@@ -75,20 +75,3 @@ class NatsAuth:
         if self.inbox_prefix:
             options["inbox_prefix"] = self.inbox_prefix
         return options
-
-    def broker_security(self):
-        """FastStream's security object for NatsBroker(security=...), or None."""
-        from faststream.nats.security import NatsCredentials, NatsNKey, NatsSecurity, NatsToken, NatsUserPassword
-
-        tls = {"ssl_context": self.ssl_context()}
-        if self.user:
-            return NatsUserPassword(self.user, self.password, **tls)
-        if self.token:
-            return NatsToken(self.token, **tls)
-        if self.nkey_seed_file:
-            return NatsNKey(self.nkey_seed_file, **tls)
-        if self.creds_file:
-            return NatsCredentials(self.creds_file, **tls)
-        if tls["ssl_context"] is not None:
-            return NatsSecurity(**tls)
-        return None
