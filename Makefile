@@ -89,7 +89,7 @@ bench-smoke: $(STAMP)
 	$(PY) -m tests.bench.smoke
 
 ## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs, and
-## contracts/types/*.d.ts from the schemas (json-schema-to-typescript).
+## contracts/types/index.d.ts from the schemas (json-schema-to-typescript).
 schemas: $(STAMP) $(NODE_STAMP)
 	$(PY) -m contracts.asyncapi
 	cd tests/interop && node generate-types.mjs

@@ -1,7 +1,9 @@
 """worker.consuming.partitions on a real nats-server: several commands of a partition in hand, each
 workspace's one at a time and in order; a command handed back holds its workspace's later
 ones until it returns; one replica per partition, and a replica taking a partition over runs
-the previous holder's commands first; stop finishes what is in hand."""
+the previous holder's commands first; a delivery lost on the way (in a cluster: with the NATS
+node it was routed through, while the replica keeps its pin) holds its workspace until the
+server redelivers it; stop finishes what is in hand."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from tests.support.waiting import wait_until
 from worker.consuming import streams
 from worker.consuming.partitions import PartitionConsumers
 from worker.local.embedded import NatsServer
+from worker.shared import jetstream
 
 from ..conftest import unique
 
@@ -402,3 +405,63 @@ async def test_a_command_running_longer_than_ack_wait_is_not_delivered_again(ser
     await conn.close()
     assert calls == [0, 1]
     assert info.delivered.consumer_seq == 2  # one delivery each: refreshed while it ran
+
+
+# Short: the lost delivery comes back after it.
+LOST_ACK_WAIT_S = 2.0
+
+
+async def test_a_delivery_lost_on_the_way_holds_its_workspace_until_it_comes_back(server):
+    conn = await nats.connect(server.url)
+    js = conn.jetstream()
+    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=LOST_ACK_WAIT_S)
+    workspace = unique()
+    subject = subjects.command_subject("create", workspace)
+    durable = streams.partition_consumer_name(partition_of(subjects.encode_token(workspace), PARTITIONS))
+    events: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+    ran: list[int] = []
+    pins: list[str] = []
+
+    async def handler(msg):
+        pins.append(msg.headers["Nats-Pin-Id"])
+        ran.append(int(msg.data))
+        await msg.ack()
+        await events.put(("ran", int(msg.data)))
+
+    async def thief(msg):
+        if msg.reply:  # a command, not a status about the pull: dropped, never acknowledged
+            await events.put(("lost", int(msg.data)))
+
+    consumers = PartitionConsumers(js, handler, PARTITIONS, ack_wait_s=LOST_ACK_WAIT_S)
+    await consumers.start()
+    try:
+        await js.publish(subject, b"0")  # pins the partition to the replica
+        assert await asyncio.wait_for(events.get(), 10) == ("ran", 0)
+
+        # A second pull under the replica's own pin, whose deliveries go nowhere the replica
+        # reads: to the server they are deliveries to the replica, as a delivery lost on a
+        # route is. The server takes turns between the waiting pulls.
+        inbox = conn.new_inbox()
+        await conn.subscribe(inbox, cb=thief)
+        await conn.publish(streams.partition_api("CONSUMER.MSG.NEXT", durable), jetstream.pull_request(
+            1, expires_s=30, group=streams.PARTITION_GROUP, pin=pins[0]), reply=inbox)
+        await conn.flush()
+        lost, n = None, 0
+        while lost is None:
+            n += 1
+            assert n < 20, "the second pull never got a command"
+            await js.publish(subject, str(n).encode())
+            what, got = await asyncio.wait_for(events.get(), 10)
+            assert got == n
+            if what == "lost":
+                lost = n
+
+        await js.publish(subject, str(n + 1).encode())  # the thief's pull is spent: the replica's
+        while len(ran) < n + 2:  # the lost one comes back after ack_wait
+            await asyncio.wait_for(events.get(), 10 * LOST_ACK_WAIT_S)
+    finally:
+        await consumers.stop(timeout=5)
+        await conn.close()
+
+    assert len(set(pins)) == 1  # the replica kept its pin throughout
+    assert ran == list(range(n + 2))

@@ -1,7 +1,6 @@
-// Writes contracts/types/<name>.d.ts from each contracts/schema/<name>.schema.json, plus an
-// index naming every payload type. `--check` writes nothing and exits 1 when a file differs.
+// Writes contracts/types/index.d.ts, every payload type of contracts/schema/*.schema.json. `--check` writes nothing and exits 1 when a file differs.
 import { compile } from 'json-schema-to-typescript';
-import { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const contracts = fileURLToPath(new URL('../../contracts/', import.meta.url));
@@ -10,22 +9,33 @@ const typesDir = `${contracts}types/`;
 const check = process.argv.includes('--check');
 const banner = '/* Generated from contracts/schema by `make schemas` (json-schema-to-typescript); do not edit. */';
 
-const expected = new Map();
-const index = [banner];
+// One file: every schema's definitions merged (the same name is the same msgspec Struct in
+// every file, so it must be the same schema), each payload type declared once.
+const defs = {};
+const roots = [];
 for (const file of readdirSync(schemaDir).filter((f) => f.endsWith('.schema.json')).sort()) {
   const name = file.replace(/\.schema\.json$/, '');
-  const schema = JSON.parse(readFileSync(schemaDir + file, 'utf8'));
+  const { $defs = {}, $schema, $id, ...schema } = JSON.parse(readFileSync(schemaDir + file, 'utf8'));
   // The root type takes the name of the type the file is about (its $ref), or the file's.
   const root = schema.$ref ? schema.$ref.split('/').pop() : toPascal(name);
-  const ts = await compile(markAnyJson({ ...schema, title: root }), root, {
-    bannerComment: banner,
-    additionalProperties: false, // unknown fields are ignored on input, and only ever added on output
-    unreachableDefinitions: false,
-  });
-  expected.set(`${name}.d.ts`, ts);
-  index.push(`export type { ${root} } from './${name}';`);
+  for (const [def, body] of Object.entries({ ...$defs, ...(schema.$ref ? {} : { [root]: schema }) })) {
+    if (def in defs && JSON.stringify(defs[def]) !== JSON.stringify(body)) {
+      throw new Error(`${file}: $defs/${def} differs from the same name in another schema`);
+    }
+    defs[def] = body;
+  }
+  roots.push(root);
 }
-expected.set('index.d.ts', index.join('\n') + '\n');
+const contract = {
+  title: 'MemoryWorkerPayloads', type: 'object', additionalProperties: false,
+  properties: Object.fromEntries(roots.map((r) => [r, { $ref: `#/$defs/${r}` }])), $defs: defs,
+};
+const ts = await compile(markAnyJson(contract), 'MemoryWorkerPayloads', {
+  bannerComment: banner,
+  additionalProperties: false, // unknown fields are ignored on input, and only ever added on output
+  unreachableDefinitions: false,
+});
+const expected = new Map([['index.d.ts', ts]]);
 
 let stale = [];
 if (!check) mkdirSync(typesDir, { recursive: true });
@@ -35,6 +45,13 @@ for (const [file, text] of expected) {
   if (current === text) continue;
   stale.push(file);
   if (!check) writeFileSync(path, text);
+}
+// Declarations no schema makes any more (a removed or renamed payload) are stale too.
+for (const file of existsSync(typesDir) ? readdirSync(typesDir) : []) {
+  if (file.endsWith('.d.ts') && !expected.has(file)) {
+    stale.push(file);
+    if (!check) unlinkSync(typesDir + file);
+  }
 }
 if (check && stale.length) {
   console.error(`stale TypeScript declarations (run \`make schemas\` and commit): ${stale.join(', ')}`);
@@ -46,6 +63,8 @@ console.log(stale.length ? stale.join('\n') : 'types up to date');
 function markAnyJson(node) {
   if (Array.isArray(node)) return node.map(markAnyJson);
   if (node === null || typeof node !== 'object') return node;
+  // A $ref with siblings (`type` beside it) would be declared as a type of its own, once per use.
+  if (typeof node.$ref === 'string') return { $ref: node.$ref };
   const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, markAnyJson(v)]));
   for (const [key, prop] of Object.entries(out.properties ?? {})) {
     const typed = ['type', '$ref', 'enum', 'const', 'anyOf', 'oneOf', 'allOf'].some((k) => k in prop);

@@ -50,6 +50,7 @@ class Partition:
         self._mine: set[int] = set()
         self._let_go = 0
         self._held: list[Msg] | None = None  # while catching up after taking the partition
+        self._last_delivery = 0  # the server's highest delivery number (consumer sequence) seen
         self._yield_until = 0.0
         self.pull_task: asyncio.Task | None = None
 
@@ -106,13 +107,22 @@ class Partition:
             self._give_back(msg)  # delivered on a pull still open when this replica let go
             return
         pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
+        delivery = msg.metadata.sequence.consumer
         if pin is not None and pin != self._pin:
             if self._pin is not None:
                 self._lose("the server pinned this replica again under a new id")
             self._pin = pin
             self._tenure += 1
-            self._held = []
-            self._owner.spawn(self._catch_up(self._tenure), f"partition-{self._partition}-catch-up")
+            self._last_delivery = delivery
+            self._start_catch_up()
+        elif delivery > self._last_delivery + 1 and self._held is None:
+            # The server numbers its deliveries; one of this tenure never arrived (lost with a
+            # NATS node it passed through). The server counts it pending and redelivers it after
+            # ack_wait: until then its workspace's later commands must not run.
+            log.warning("partition_delivery_lost", partition=self._partition, expected=self._last_delivery + 1,
+                        delivered=delivery, note="waiting for the lost delivery to come back")
+            self._start_catch_up()
+        self._last_delivery = max(self._last_delivery, delivery)
         self._mine.add(_seq(msg))
         if self._held is not None:
             self._held.append(msg)
@@ -134,6 +144,10 @@ class Partition:
         self._pull_ended.set()
 
     # -- taking a partition over, and letting it go ----------------------------------------
+
+    def _start_catch_up(self) -> None:
+        self._held = []
+        self._owner.spawn(self._catch_up(self._tenure), f"partition-{self._partition}-catch-up")
 
     async def _catch_up(self, tenure: int) -> None:
         """Run nothing until every command of the partition pending at the server is in this

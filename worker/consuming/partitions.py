@@ -25,6 +25,10 @@ The order rules, and what keeps each:
   pending at the server is in its hands (a previous holder's come back after a nak or after
   its ack_wait), then all of them in stream order. So whatever order the previous holder
   left them in, the new one restores stream order before running any.
+- A delivery that never arrives (in a cluster: lost with the NATS node it was routed
+  through, while the replica keeps its pin) shows as a hole in the server's delivery
+  numbers (consumer sequence). The server redelivers it only after ack_wait, having
+  delivered later ones meanwhile: the replica catches up as after a takeover.
 
 nats-py directly, and pull requests written by hand: nats-py has no priority groups, and
 its fetch waits to fill a batch, where this loop runs each command the moment it arrives.
