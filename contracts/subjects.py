@@ -57,8 +57,17 @@ def _is_hex(s: str) -> bool:
     return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
 
 
+# A command's subject as bots publish it: memory.<kind>.<workspace token>.
+COMMAND_PREFIX = "memory."
+
+
 def command_subject(kind: CommandKind, workspace_id: str) -> str:
-    return f"memory.{kind}.{encode_token(workspace_id)}"
+    return f"{COMMAND_PREFIX}{kind}.{encode_token(workspace_id)}"
+
+
+def command_filter(kind: str = "*", workspace_token: str = "*") -> str:
+    """A filter on command subjects as bots publish them: one kind, one workspace, or any."""
+    return f"{COMMAND_PREFIX}{kind}.{workspace_token}"
 
 
 def result_subject(workspace_id: str, command_id: str) -> str:
@@ -102,8 +111,13 @@ EVENT_SUBJECTS = ("memory.saved.>", "memory.evicted.>", "memory.removed.>", INVA
 ALL_COMMANDS = "memory.>"
 
 
+# A dead letter's subject: dlq.<the command's original subject>.
+DLQ_PREFIX = "dlq."
+DLQ_FILTER = "dlq.>"
+
+
 def dlq_subject(original_subject: str) -> str:
-    return f"dlq.{original_subject}"
+    return f"{DLQ_PREFIX}{original_subject}"
 
 
 def partition_transform(partitions: int) -> tuple[str, str]:
@@ -113,13 +127,18 @@ def partition_transform(partitions: int) -> tuple[str, str]:
     workspace lands in the same partition and keeps its publish order.
     """
     return (
-        "memory.*.*",
+        command_filter(),
         f"{PARTITIONED_PREFIX}.{{{{partition({partitions},2)}}}}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}",
     )
 
 
 def partition_filter(partition: int) -> str:
     return f"{PARTITIONED_PREFIX}.{partition}.>"
+
+
+def partitioned_workspace_filter(workspace_token: str) -> str:
+    """Every stored command of one workspace, whatever its partition and kind."""
+    return f"{PARTITIONED_PREFIX}.*.*.{workspace_token}"
 
 
 def parse_partitioned(subject: str) -> tuple[str, str]:
@@ -131,4 +150,4 @@ def parse_partitioned(subject: str) -> tuple[str, str]:
 
 
 def original_subject(kind: str, workspace_token: str) -> str:
-    return f"memory.{kind}.{workspace_token}"
+    return command_filter(kind, workspace_token)

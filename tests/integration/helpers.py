@@ -130,7 +130,7 @@ async def module_database(pg_server, template_db: str):
         await pool.close()
 
 
-async def raw_consumer_info(js, stream: str, durable: str) -> dict:
+async def raw_consumer_info(nc, stream: str, durable: str) -> dict:
     """Consumer info as the server sends it: nats-py's ConsumerConfig drops the priority fields."""
-    reply = await js._nc.request(f"$JS.API.CONSUMER.INFO.{stream}.{durable}", b"", timeout=5)
+    reply = await nc.request(f"$JS.API.CONSUMER.INFO.{stream}.{durable}", b"", timeout=5)
     return json.loads(reply.data)

@@ -24,15 +24,20 @@ PARTITIONS = 8
 
 
 @pytest.fixture
-async def js(own_nats):
+async def nc(own_nats):
     client = await nats.connect(own_nats.url)
-    jsctx = client.jetstream()
-    await streams.provision(jsctx, partitions=PARTITIONS, ack_wait_s=20)
-    yield jsctx
+    yield client
     await client.close()
 
 
-async def test_the_server_files_each_workspace_under_the_partition_we_compute(js):
+@pytest.fixture
+async def js(nc):
+    jsctx = nc.jetstream()
+    await streams.provision(jsctx, nc, partitions=PARTITIONS, ack_wait_s=20)
+    return jsctx
+
+
+async def test_the_server_files_each_workspace_under_the_partition_we_compute(js, nc):
     workspaces = [unique() for _ in range(40)] + ["a.b", "ws with space", "pk:9f"]
     for ws in workspaces:
         await js.publish(subjects.command_subject("create", ws), b"{}", stream=subjects.COMMANDS_STREAM)
@@ -46,7 +51,7 @@ async def test_the_server_files_each_workspace_under_the_partition_we_compute(js
         if len(seen) == len(workspaces):
             all_seen.set()
 
-    consumers = PartitionConsumers(js, record, PARTITIONS)
+    consumers = PartitionConsumers(js, nc, record, PARTITIONS)
     await consumers.start()
     await asyncio.wait_for(all_seen.wait(), 30)
     await consumers.stop(timeout=5)
@@ -54,14 +59,14 @@ async def test_the_server_files_each_workspace_under_the_partition_we_compute(js
     assert len(set(seen.values())) > 1
 
 
-async def test_provisioning_updates_a_consumer_whose_settings_drifted(js):
+async def test_provisioning_updates_a_consumer_whose_settings_drifted(js, nc):
     name = streams.partition_consumer_name(0)
     drifted = streams.partition_consumer(0, ack_wait_s=20)
     drifted.max_ack_pending = 99
     await js.add_consumer(subjects.COMMANDS_STREAM, drifted)
     assert (await js.consumer_info(subjects.COMMANDS_STREAM, name)).config.max_ack_pending == 99
-    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=20)
-    info = await raw_consumer_info(js, subjects.COMMANDS_STREAM, name)
+    await streams.provision(js, nc, partitions=PARTITIONS, ack_wait_s=20)
+    info = await raw_consumer_info(nc, subjects.COMMANDS_STREAM, name)
     assert info["config"]["max_ack_pending"] == streams.DEFAULT_IN_FLIGHT
     assert info["config"]["max_deliver"] == -1
     # One replica at a time per partition: the order of a workspace's commands depends on it.
@@ -69,11 +74,11 @@ async def test_provisioning_updates_a_consumer_whose_settings_drifted(js):
     assert info["config"]["priority_groups"] == [streams.PARTITION_GROUP]
 
 
-async def test_a_consumer_setting_the_server_refuses_is_a_clear_error(js):
+async def test_a_consumer_setting_the_server_refuses_is_a_clear_error(nc):
     refused = streams.partition_consumer(0, ack_wait_s=20)
     refused.ack_policy = AckPolicy.NONE  # neither updatable nor allowed with pinned_client
     with pytest.raises(streams.ConsumerProvisionError, match="memory-worker-p0"):
-        await streams.ensure_partition_consumer(js, refused)
+        await streams.ensure_partition_consumer(nc, refused)
 
 
 async def _insert_outbox(pool, command_id: str, n: int) -> list[int]:
@@ -186,10 +191,10 @@ async def _rows_of(pool, command_id: str, n: int):
     return [r for r in await MemoryRepository(pool).unpublished(0.0, 10_000) if r.id in ids]
 
 
-async def test_rows_of_several_commands_go_out_as_one_atomic_batch_in_order(js, pool):
+async def test_rows_of_several_commands_go_out_as_one_atomic_batch_in_order(js, nc, pool):
     first, second = unique("atomic-a"), unique("atomic-b")
     groups = [await _rows_of(pool, first, 5), await _rows_of(pool, second, 5)]
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
 
     assert await outbox.publish_together(groups)
 
@@ -203,12 +208,12 @@ async def test_rows_of_several_commands_go_out_as_one_atomic_batch_in_order(js, 
                                    [first, second]) == 0
 
 
-async def test_a_batch_holding_an_already_published_row_is_refused_whole_and_left_to_the_single_path(js, pool):
+async def test_a_batch_holding_an_already_published_row_is_refused_whole_and_left_to_the_single_path(js, nc, pool):
     """JetStream rejects an atomic batch with a duplicate Nats-Msg-Id outright: nothing of it
     is stored, the caller is told, and publishing command by command then stores the rest."""
     done, fresh = unique("atomic-done"), unique("atomic-fresh")
     published = await _rows_of(pool, done, 4)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
     await outbox.publish(published)
     new_rows = await _rows_of(pool, fresh, 4)
 
@@ -221,19 +226,19 @@ async def test_a_batch_holding_an_already_published_row_is_refused_whole_and_lef
     assert len(await _events_for(js, f"cache.invalidate.user.{fresh}")) == 4
 
 
-async def test_too_few_rows_for_a_batch_are_left_to_the_single_path(js, pool):
+async def test_too_few_rows_for_a_batch_are_left_to_the_single_path(js, nc, pool):
     rows = await _rows_of(pool, unique("atomic-small"), 2)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
     assert not await outbox.publish_together([rows])
     assert not await OutboxPublisher(js, MemoryRepository(pool)).publish_together([rows * 10])
 
 
-async def test_commands_publishing_at_once_share_one_atomic_batch(js, pool):
+async def test_commands_publishing_at_once_share_one_atomic_batch(js, nc, pool):
     """Handlers that publish at the same moment: one atomic batch for all of them (the stored
     events carry its batch id), each command's rows in order, all marked published."""
     ids = [unique(f"together-{i}") for i in range(6)]
     groups = [await _rows_of(pool, cid, 3) for cid in ids]
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
 
     await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups))
 
@@ -249,12 +254,12 @@ async def test_commands_publishing_at_once_share_one_atomic_batch(js, pool):
                                    ids) == 0
 
 
-async def test_a_refused_shared_batch_still_stores_every_command_once(js, pool):
+async def test_a_refused_shared_batch_still_stores_every_command_once(js, nc, pool):
     """One command's rows were published before: JetStream refuses the whole atomic batch by
     that Nats-Msg-Id, and every command's rows then go out on their own, each stored once."""
     done = unique("together-done")
     published = await _rows_of(pool, done, 4)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
     await outbox.publish(published)
     fresh = [unique(f"together-fresh-{i}") for i in range(4)]
     groups = [published] + [await _rows_of(pool, cid, 4) for cid in fresh]
@@ -268,7 +273,7 @@ async def test_a_refused_shared_batch_still_stores_every_command_once(js, pool):
             assert all("Nats-Batch-Id" not in (m.headers or {}) for m in events)
 
 
-async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, pool):
+async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, nc, pool):
     bad, good = unique("together-bad"), unique("together-good")
     async with pool.acquire() as conn:
         # No stream captures this subject: publishing it fails every time.
@@ -276,7 +281,7 @@ async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, pool):
             "INSERT INTO outbox (command_id, subject, headers, payload) VALUES ($1, 'nowhere.at.all', $2::jsonb, '{}')",
             bad, '{"Nats-Msg-Id": "' + bad + '"}')
     bad_rows = [r for r in await MemoryRepository(pool).unpublished(0.0, 10_000) if r.command_id == bad]
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=js._nc, ack_timeout=2.0)
+    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc, ack_timeout=2.0)
     good_groups = [await _rows_of(pool, f"{good}-{i}", 3) for i in range(3)]
 
     results = await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in [*good_groups, bad_rows]),
@@ -287,7 +292,7 @@ async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, pool):
         assert len(await _events_for(js, f"cache.invalidate.user.{good}-{i}")) == 3
 
 
-async def test_a_publish_cancelled_on_its_own_fails_its_command_like_an_error(js, pool):
+async def test_a_publish_cancelled_on_its_own_fails_its_command_like_an_error(js, nc, pool):
     """Only the caller whose rows were not stored hears of it, and as an ordinary error: a
     CancelledError would slip past the handler's error path and leave the command unsettled."""
 
@@ -299,7 +304,7 @@ async def test_a_publish_cancelled_on_its_own_fails_its_command_like_an_error(js
 
     doomed, fine = unique("together-cancelled"), unique("together-fine")
     groups = [await _rows_of(pool, doomed, 1), await _rows_of(pool, fine, 1)]  # too few rows for a batch
-    outbox = CancelsOne(js, MemoryRepository(pool), nc=js._nc)
+    outbox = CancelsOne(js, MemoryRepository(pool), nc=nc)
 
     results = await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups), return_exceptions=True)
 

@@ -32,13 +32,18 @@ OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_tex
 
 
 @pytest.fixture
-async def js(own_nats):
-    nc = await nats.connect(own_nats.url)
+async def nc(own_nats):
+    client = await nats.connect(own_nats.url)
+    yield client
+    await client.drain()
+
+
+@pytest.fixture
+async def js(nc):
     js = nc.jetstream()
     for config in (streams.command_stream(4), streams.dlq_stream()):
         await streams.ensure_stream(js, config)
-    yield js
-    await nc.drain()
+    return js
 
 
 @pytest.fixture
@@ -94,13 +99,13 @@ async def test_a_processed_command_answers_its_stored_result_even_while_a_copy_i
     assert body["result"] == json.loads(result)
 
 
-async def test_a_dead_lettered_command_says_why_and_whether_its_reply_to_was_allowed(outcomes, js):
+async def test_a_dead_lettered_command_says_why_and_whether_its_reply_to_was_allowed(outcomes, js, nc):
     ws, cid = unique(), unique("c-")
     original = subjects.command_subject("seed_bio", ws)
     for seq, (reason, reply_to) in enumerate([(dead_letters.EXHAUSTED, "_INBOX.a.b"),
                                               (dead_letters.INVALID_COMMAND, "bot.private.1")], start=1):
-        await dead_letters.dead_letter(js, original_subject=original, payload=command(ws, cid, reply_to),
-                                       reason=reason, error=f"attempt {seq}", deliveries=seq,
+        await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=original,
+                                       payload=command(ws, cid, reply_to), reason=reason, error=f"attempt {seq}", deliveries=seq,
                                        stream_seq=int(unique()))
     body = await describe(outcomes, ws, cid)
     assert (body["outcome"], body["kind"]) == ("dead_lettered", "seed_bio")
@@ -140,12 +145,11 @@ async def stored_copies(js, workspace: str) -> list[dict]:
         seq = raw.seq + 1
 
 
-async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_the_unknown(js, pool):
+async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_the_unknown(js, nc, pool):
     """MemoryClient's retry decisions, with the lookup answering and no worker processing."""
     repo = MemoryRepository(pool)
     recording = Recording(repo, js, ("_INBOX.",))
     recording.answers = []
-    nc = js._nc
     lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=_result_lookup(repo, recording))
     ws = unique()
     try:
@@ -170,7 +174,8 @@ async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_
             with pytest.raises(ResultTimeout):
                 await client.create(bad)
             await js.purge_stream(subjects.COMMANDS_STREAM, subject=f"cmd.*.*.{ws}")
-            await dead_letters.dead_letter(js, original_subject=subjects.command_subject("create", ws),
+            await dead_letters.dead_letter(js, max_payload=nc.max_payload,
+                                           original_subject=subjects.command_subject("create", ws),
                                            payload=encode(bad), reason=dead_letters.INVALID_COMMAND,
                                            error="workspace_id does not match", deliveries=1, stream_seq=int(unique()))
             with pytest.raises(CommandDeadLettered, match="invalid_command"):

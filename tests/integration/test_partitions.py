@@ -38,12 +38,17 @@ async def server(tmp_root):
 
 
 @pytest.fixture
-async def js(server):
+async def nc(server):
     client = await nats.connect(server.url)
-    jsctx = client.jetstream()
-    await streams.provision(jsctx, partitions=PARTITIONS, ack_wait_s=20)
-    yield jsctx
+    yield client
     await client.close()
+
+
+@pytest.fixture
+async def js(nc):
+    jsctx = nc.jetstream()
+    await streams.provision(jsctx, nc, partitions=PARTITIONS, ack_wait_s=20)
+    return jsctx
 
 
 async def _publish(js, workspace: str, n: int, start: int = 0) -> None:
@@ -68,7 +73,7 @@ def _same_partition_workspaces(n: int, partition: int = 0) -> list[str]:
     return found
 
 
-async def test_each_workspace_runs_one_at_a_time_in_publish_order_and_workspaces_side_by_side(js):
+async def test_each_workspace_runs_one_at_a_time_in_publish_order_and_workspaces_side_by_side(js, nc):
     seen: dict[str, list[int]] = defaultdict(list)
     running_ws: set[str] = set()
     running_per_partition: dict[str, int] = defaultdict(int)
@@ -93,7 +98,7 @@ async def test_each_workspace_runs_one_at_a_time_in_publish_order_and_workspaces
 
     for ws in workspaces:  # all waiting before the consumers start: a full hand at once
         await _publish(js, ws, 15)
-    consumers = PartitionConsumers(js, handler, PARTITIONS)
+    consumers = PartitionConsumers(js, nc, handler, PARTITIONS)
     await consumers.start()
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
@@ -104,7 +109,7 @@ async def test_each_workspace_runs_one_at_a_time_in_publish_order_and_workspaces
     assert max(side_by_side) > 1  # different workspaces of a partition did run at once
 
 
-async def test_a_handled_back_command_holds_its_workspace_and_not_the_others(js):
+async def test_a_handled_back_command_holds_its_workspace_and_not_the_others(js, nc):
     blocked_ws, other_ws = _same_partition_workspaces(2)
     order: list[tuple[str, int, int]] = []
     done = asyncio.Event()
@@ -122,7 +127,7 @@ async def test_a_handled_back_command_holds_its_workspace_and_not_the_others(js)
 
     await _publish(js, blocked_ws, 5)
     await _publish(js, other_ws, 5)
-    consumers = PartitionConsumers(js, handler, PARTITIONS)
+    consumers = PartitionConsumers(js, nc, handler, PARTITIONS)
     await consumers.start()
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
@@ -134,7 +139,7 @@ async def test_a_handled_back_command_holds_its_workspace_and_not_the_others(js)
     assert order.index((other_ws, 4, 1)) < order.index((blocked_ws, 0, 2))
 
 
-async def test_a_handler_that_crashes_gets_the_command_back_before_the_workspace_goes_on(js):
+async def test_a_handler_that_crashes_gets_the_command_back_before_the_workspace_goes_on(js, nc):
     attempts = []
     done = asyncio.Event()
 
@@ -147,14 +152,14 @@ async def test_a_handler_that_crashes_gets_the_command_back_before_the_workspace
             done.set()
 
     await _publish(js, unique(), 2)
-    consumers = PartitionConsumers(js, handler, PARTITIONS, crash_retry_delay=0.2)
+    consumers = PartitionConsumers(js, nc, handler, PARTITIONS, crash_retry_delay=0.2)
     await consumers.start()
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
     assert attempts == [(0, 1), (0, 2), (1, 1)]
 
 
-async def test_stop_takes_no_new_command(js):
+async def test_stop_takes_no_new_command(js, nc):
     finished = []
     three = asyncio.Event()
 
@@ -166,7 +171,7 @@ async def test_stop_takes_no_new_command(js):
 
     workspace = unique()
     await _publish(js, workspace, 3)
-    consumers = PartitionConsumers(js, handler, PARTITIONS)
+    consumers = PartitionConsumers(js, nc, handler, PARTITIONS)
     await consumers.start()
     await asyncio.wait_for(three.wait(), 30)
     await consumers.stop(timeout=10)
@@ -181,7 +186,7 @@ async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holder
     nothing until the pin moves to it, then runs A's commands before the ones behind them."""
     a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
     js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
-    await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=3, pin_timeout_s=2)
+    await streams.provision(js_a, a_conn, partitions=PARTITIONS, ack_wait_s=3, pin_timeout_s=2)
     workspaces = _same_partition_workspaces(3)
     a_took, b_ran = [], []
     a_holds = asyncio.Event()
@@ -200,12 +205,12 @@ async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holder
         if len(b_ran) == 3 * 6 - 3 * 2:
             done.set()
 
-    a = PartitionConsumers(js_a, replica_a, PARTITIONS, ack_wait_s=3)
+    a = PartitionConsumers(js_a, a_conn, replica_a, PARTITIONS, ack_wait_s=3)
     await a.start()
     for ws in workspaces:
         await _publish(js_a, ws, 3)
     await asyncio.wait_for(a_holds.wait(), 30)
-    b = PartitionConsumers(js_b, replica_b, PARTITIONS, ack_wait_s=3)
+    b = PartitionConsumers(js_b, b_conn, replica_b, PARTITIONS, ack_wait_s=3)
     await b.start()
     await _publish(js_b, workspaces[0], 1, start=3)
 
@@ -234,9 +239,9 @@ async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holder
         assert [n for w, n in b_ran if w == ws] == [2, 3, 4, 5]
 
 
-async def test_stop_hands_back_the_commands_not_running_and_they_come_back_in_order(js):
+async def test_stop_hands_back_the_commands_not_running_and_they_come_back_in_order(js, nc):
     # An hour's ack_wait: within this test a command comes back only if it was handed back.
-    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=3600)
+    await streams.provision(js, nc, partitions=PARTITIONS, ack_wait_s=3600)
     release, started = asyncio.Event(), asyncio.Event()
     first: list[int] = []
 
@@ -248,7 +253,7 @@ async def test_stop_hands_back_the_commands_not_running_and_they_come_back_in_or
 
     workspace = unique()
     await _publish(js, workspace, 3)
-    consumers = PartitionConsumers(js, slow, PARTITIONS)
+    consumers = PartitionConsumers(js, nc, slow, PARTITIONS)
     await consumers.start()
     await asyncio.wait_for(started.wait(), 30)
     stopping = asyncio.create_task(consumers.stop(timeout=10))
@@ -266,14 +271,14 @@ async def test_stop_hands_back_the_commands_not_running_and_they_come_back_in_or
         if len(again) == 2:
             back.set()
 
-    successor = PartitionConsumers(js, record, PARTITIONS)
+    successor = PartitionConsumers(js, nc, record, PARTITIONS)
     await successor.start()
     await asyncio.wait_for(back.wait(), 30)
     await successor.stop(timeout=5)
     assert again == [(1, 2), (2, 2)]
 
 
-async def test_a_handler_that_fails_after_settling_does_not_hold_its_workspace(js):
+async def test_a_handler_that_fails_after_settling_does_not_hold_its_workspace(js, nc):
     attempts = []
     done = asyncio.Event()
 
@@ -285,7 +290,7 @@ async def test_a_handler_that_fails_after_settling_does_not_hold_its_workspace(j
         done.set()
 
     await _publish(js, unique(), 2)
-    consumers = PartitionConsumers(js, handler, PARTITIONS)
+    consumers = PartitionConsumers(js, nc, handler, PARTITIONS)
     await consumers.start()
     await asyncio.wait_for(done.wait(), 15)
     await consumers.stop(timeout=5)
@@ -295,7 +300,7 @@ async def test_a_handler_that_fails_after_settling_does_not_hold_its_workspace(j
 async def test_a_replica_that_loses_its_partition_hands_its_commands_over_in_order(server):
     a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
     js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
-    await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=20)
+    await streams.provision(js_a, a_conn, partitions=PARTITIONS, ack_wait_s=20)
     workspaces = _same_partition_workspaces(2)
     ran: list[tuple[str, str, int]] = []
     three_done, all_done = asyncio.Event(), asyncio.Event()
@@ -313,10 +318,10 @@ async def test_a_replica_that_loses_its_partition_hands_its_commands_over_in_ord
 
     for ws in workspaces:
         await _publish(js_a, ws, 10)
-    a = PartitionConsumers(js_a, replica("a"), PARTITIONS)
+    a = PartitionConsumers(js_a, a_conn, replica("a"), PARTITIONS)
     await a.start()
     await asyncio.wait_for(three_done.wait(), 30)
-    b = PartitionConsumers(js_b, replica("b"), PARTITIONS)
+    b = PartitionConsumers(js_b, b_conn, replica("b"), PARTITIONS)
     await b.start()
     # An operator (or the server, after a stalled replica) moves the partition.
     unpin = await a_conn.request(
@@ -339,7 +344,7 @@ async def test_a_replica_that_loses_its_partition_hands_its_commands_over_in_ord
 async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(server):
     a_conn, b_conn = await nats.connect(server.url), await nats.connect(server.url)
     js_a, js_b = a_conn.jetstream(), b_conn.jetstream()
-    await streams.provision(js_a, partitions=PARTITIONS, ack_wait_s=20)
+    await streams.provision(js_a, a_conn, partitions=PARTITIONS, ack_wait_s=20)
     workspaces = _same_partition_workspaces(4, 0) + _same_partition_workspaces(4, 1)
     ran: list[tuple[str, str, str, int]] = []
     total = len(workspaces) * 45
@@ -354,8 +359,8 @@ async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(ser
                 all_done.set()
         return handler
 
-    a = PartitionConsumers(js_a, replica("a"), PARTITIONS, balance_every_s=0.5, yield_s=3)
-    b = PartitionConsumers(js_b, replica("b"), PARTITIONS, balance_every_s=0.5, yield_s=3)
+    a = PartitionConsumers(js_a, a_conn, replica("a"), PARTITIONS, balance_every_s=0.5, yield_s=3)
+    b = PartitionConsumers(js_b, b_conn, replica("b"), PARTITIONS, balance_every_s=0.5, yield_s=3)
     await a.start()
     for ws in workspaces:
         await _publish(js_a, ws, 5)
@@ -381,7 +386,7 @@ async def test_replicas_share_the_partitions_and_order_holds_while_one_moves(ser
 async def test_a_command_running_longer_than_ack_wait_is_not_delivered_again(server):
     conn = await nats.connect(server.url)
     js = conn.jetstream()
-    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=2)
+    await streams.provision(js, conn, partitions=PARTITIONS, ack_wait_s=2)
     calls = []
     done = asyncio.Event()
 
@@ -395,7 +400,7 @@ async def test_a_command_running_longer_than_ack_wait_is_not_delivered_again(ser
 
     workspace = unique()
     await _publish(js, workspace, 2)
-    consumers = PartitionConsumers(js, slow, PARTITIONS, ack_wait_s=2)
+    consumers = PartitionConsumers(js, conn, slow, PARTITIONS, ack_wait_s=2)
     await consumers.start()
     await asyncio.wait_for(done.wait(), 30)
     await consumers.stop(timeout=5)
@@ -414,7 +419,7 @@ LOST_ACK_WAIT_S = 2.0
 async def test_a_delivery_lost_on_the_way_holds_its_workspace_until_it_comes_back(server):
     conn = await nats.connect(server.url)
     js = conn.jetstream()
-    await streams.provision(js, partitions=PARTITIONS, ack_wait_s=LOST_ACK_WAIT_S)
+    await streams.provision(js, conn, partitions=PARTITIONS, ack_wait_s=LOST_ACK_WAIT_S)
     workspace = unique()
     subject = subjects.command_subject("create", workspace)
     durable = streams.partition_consumer_name(partition_of(subjects.encode_token(workspace), PARTITIONS))
@@ -432,7 +437,7 @@ async def test_a_delivery_lost_on_the_way_holds_its_workspace_until_it_comes_bac
         if msg.reply:  # a command, not a status about the pull: dropped, never acknowledged
             await events.put(("lost", int(msg.data)))
 
-    consumers = PartitionConsumers(js, handler, PARTITIONS, ack_wait_s=LOST_ACK_WAIT_S)
+    consumers = PartitionConsumers(js, conn, handler, PARTITIONS, ack_wait_s=LOST_ACK_WAIT_S)
     await consumers.start()
     try:
         await js.publish(subject, b"0")  # pins the partition to the replica

@@ -66,6 +66,19 @@ def test_subject_builders():
         subjects.parse_partitioned("memory.saved.server.1")
 
 
+def test_filter_builders_match_what_the_stream_stores():
+    assert subjects.command_filter() == "memory.*.*"
+    assert subjects.command_filter("seed_bio") == "memory.seed_bio.*"
+    assert subjects.command_filter(workspace_token="1%2E2") == "memory.*.1%2E2"
+    # A command's original subject is the filter on exactly it, and parses back to its parts.
+    assert subjects.original_subject("create", "ws") == subjects.command_subject("create", "ws") == "memory.create.ws"
+    assert subjects.partition_transform(4)[0] == subjects.command_filter()
+    assert subjects.partitioned_workspace_filter("ws") == "cmd.*.*.ws"
+    assert subjects.dlq_subject(subjects.command_subject("manual", "7")) == "dlq.memory.manual.7"
+    assert subjects.DLQ_FILTER == subjects.DLQ_PREFIX + ">"
+    assert subjects.dlq_subject("memory.create.ws").removeprefix(subjects.DLQ_PREFIX) == "memory.create.ws"
+
+
 def _create(**over):
     base = {
         "command_id": "c-1", "issued_at": "2026-11-29T10:00:00Z", "reply_to": "_INBOX.x.1", "workspace_id": "1",

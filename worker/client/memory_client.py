@@ -67,12 +67,12 @@ class MemoryClient:
     """
 
     def __init__(self, nc: NatsClient, *, timeout: float = 15.0) -> None:
-        self._nc = nc
+        self._conn = nc
         self._js = nc.jetstream()
         self._timeout = timeout
         # The connection's own inbox prefix: a bot whose permissions allow replies only under
         # its private prefix (nats.connect(inbox_prefix=...)) gets its results there.
-        self._prefix = nc.new_inbox()
+        self._inbox_prefix = nc.new_inbox()
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._sub = None
         self._publish = Coalescer(self._publish_batch, self._publish_one, max_batch=BATCH_MAX_COMMANDS, runners=2)
@@ -84,7 +84,7 @@ class MemoryClient:
     async def _publish_batch(self, pubs: list[_Publish]) -> list[PubAck] | None:
         """One atomic batch, or None: the coalescer then sends each on its own, since only a
         single publish says which command a duplicate Nats-Msg-Id refused the batch for."""
-        stored = await publish_atomic(self._nc, [(p.subject, p.payload, {"Nats-Msg-Id": p.msg_id}) for p in pubs],
+        stored = await publish_atomic(self._conn, [(p.subject, p.payload, {"Nats-Msg-Id": p.msg_id}) for p in pubs],
                                       timeout=BATCH_ACK_TIMEOUT_S)
         if stored is None:
             return None
@@ -93,7 +93,7 @@ class MemoryClient:
                 for i in range(len(pubs))]
 
     async def start(self) -> MemoryClient:
-        self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_reply)
+        self._sub = await self._conn.subscribe(f"{self._inbox_prefix}.*", cb=self._on_reply)
         return self
 
     async def close(self) -> None:
@@ -116,13 +116,13 @@ class MemoryClient:
             fut.set_result(msg.data)
 
     def reply_subject(self) -> str:
-        return f"{self._prefix}.{uuid.uuid4().hex}"
+        return f"{self._inbox_prefix}.{uuid.uuid4().hex}"
 
     async def send_raw(self, kind: str, workspace_id: str, payload: bytes, *, command_id: str,
                        reply_to: str | None, timeout: float | None = None) -> bytes | None:
         """Publish a command as bytes; await the raw result when reply_to is one of ours."""
         fut: asyncio.Future[bytes] | None = None
-        if reply_to and reply_to.startswith(self._prefix):
+        if reply_to and reply_to.startswith(self._inbox_prefix):
             fut = asyncio.get_running_loop().create_future()
             self._waiting[reply_to] = fut
         try:
@@ -138,7 +138,7 @@ class MemoryClient:
                 return await asyncio.wait_for(fut, wait)
             except TimeoutError:
                 # Silence: the reply may be lost, or the command refused where no reply goes.
-                outcome = await lookup_outcome(self._nc, workspace_id, command_id)
+                outcome = await lookup_outcome(self._conn, workspace_id, command_id)
                 if outcome is not None and outcome.outcome == "processed":
                     return msgspec.json.encode(outcome.result)
                 if outcome is not None and outcome.outcome == "dead_lettered":
@@ -157,7 +157,7 @@ class MemoryClient:
         deadline = loop.time() + wait
         poll = LOOKUP_POLL_MIN_S
         while True:
-            outcome = await lookup_outcome(self._nc, workspace_id, command_id)
+            outcome = await lookup_outcome(self._conn, workspace_id, command_id)
             state = outcome.outcome if outcome is not None else "unknown"
             if state == "processed":
                 return msgspec.json.encode(outcome.result)
@@ -183,7 +183,7 @@ class MemoryClient:
             raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
 
     async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
-        if command.reply_to is None or not command.reply_to.startswith(self._prefix):
+        if command.reply_to is None or not command.reply_to.startswith(self._inbox_prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())
         raw = await self.send_raw(kind, command.workspace_id, encode(command),
                                   command_id=command.command_id, reply_to=command.reply_to, timeout=timeout)

@@ -137,7 +137,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         )
         stack.push_async_callback(_drain, nc)
         js = nc.jetstream()
-        await streams.provision(js, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
+        await streams.provision(js, nc, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
                                 replicas=settings.stream_replicas, in_flight=settings.partition_in_flight)
 
         # Atomic batches only where the stream takes them (nats-server 2.12+ with allow_atomic):
@@ -159,7 +159,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
 
         handler = build_handler(nc, js, outbox, repo, settings)
         stack.push_async_callback(handler.aclose, float(settings.ack_wait_seconds))
-        consumers = PartitionConsumers(js, handler, settings.memory_partitions,
+        consumers = PartitionConsumers(js, nc, handler, settings.memory_partitions,
                                        in_flight=settings.partition_in_flight,
                                        ack_wait_s=float(settings.ack_wait_seconds))
         # On the stack too: should anything below fail, the loops stop before outbox and pool close.

@@ -85,8 +85,10 @@ def letter_subject(original_subject: str) -> str:
     return dlq_subject(f"{prefix}.{token}" if prefix else token)
 
 
-async def dead_letter(js: JetStreamContext, *, original_subject: str, payload: bytes, reason: str,
+async def dead_letter(js: JetStreamContext, *, max_payload: int, original_subject: str, payload: bytes, reason: str,
                       error: str, deliveries: int, stream_seq: int, first_failed_at: datetime | None = None) -> None:
+    """max_payload: the connection's (NATS Client.max_payload, from the server's INFO), read by
+    the caller at the time of the call, so a reconnect to a server with another limit counts."""
     headers = {
         # One dead letter per command message, however often its dead-lettering is retried.
         "Nats-Msg-Id": f"dlq:{stream_seq}",
@@ -98,7 +100,6 @@ async def dead_letter(js: JetStreamContext, *, original_subject: str, payload: b
         "Dlq-First-Failed-At": (first_failed_at or datetime.now(UTC)).isoformat(),
     }
     subject = letter_subject(original_subject)
-    max_payload = js._nc.max_payload
     if fits_whole(payload, headers, max_payload):
         try:
             await js.publish(subject, payload, headers=headers, stream=DLQ_STREAM)
@@ -151,13 +152,14 @@ def _from_raw(raw) -> DeadLetter:
     except ValueError:
         deliveries = 0
     return DeadLetter(
-        seq=raw.seq, original_subject=headers.get("Dlq-Original-Subject", raw.subject.removeprefix("dlq.")),
+        seq=raw.seq, original_subject=headers.get("Dlq-Original-Subject", raw.subject.removeprefix(subjects.DLQ_PREFIX)),
         reason=headers.get("Dlq-Reason", "?"), error=headers.get("Dlq-Error", ""), deliveries=deliveries,
         first_failed_at=first_at, dead_lettered_at=raw.time, headers=headers, payload=raw.data or b"",
     )
 
 
-async def entries(js: JetStreamContext, reason: str | None = None, subject: str = "dlq.>") -> AsyncIterator[DeadLetter]:
+async def entries(js: JetStreamContext, reason: str | None = None,
+                  subject: str = subjects.DLQ_FILTER) -> AsyncIterator[DeadLetter]:
     """Dead letters in stream order, optionally only those with one reason or under one subject."""
     seq = 1
     while True:
@@ -182,7 +184,7 @@ def replay_refusal(letter: DeadLetter) -> str | None:
         return (f"only the first {letter.headers.get('Dlq-Excerpt-Bytes', '?')} of its "
                 f"{letter.headers.get('Dlq-Original-Size', '?')} bytes were kept (too large to dead-letter whole); "
                 "the bot must send it again, smaller")
-    kind, _, token = letter.original_subject.removeprefix("memory.").partition(".")
+    kind, _, token = letter.original_subject.removeprefix(subjects.COMMAND_PREFIX).partition(".")
     if kind not in subjects.COMMAND_KINDS or not placeable(token):
         return (f"its subject {letter.original_subject!r} names no workspace the partitions can place; "
                 "replayed, it would be dead-lettered again")

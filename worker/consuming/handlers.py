@@ -93,7 +93,7 @@ class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
                  services: Mapping[str, CommandService], stored_result: StoredResult, *, max_deliver: int,
                  reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536) -> None:
-        self._nc = nc
+        self._conn = nc
         self._js = js
         self._outbox = outbox
         missing = sorted(set(COMMAND_TYPES) - set(services))
@@ -152,7 +152,7 @@ class CommandHandler:
             await self._outbox.publish_coalesced(handled.events)
             published = time.perf_counter()
             if decoded.reply_to:
-                await self._nc.publish(decoded.reply_to, handled.result)
+                await self._conn.publish(decoded.reply_to, handled.result)
             await msg.ack()
         except Exception as exc:
             return await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
@@ -171,7 +171,8 @@ class CommandHandler:
     @staticmethod
     def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES):
         if kind not in COMMAND_TYPES:
-            return Invalid(f"memory.{kind} is not handled by this worker version", dead_letters.UNSUPPORTED_COMMAND)
+            return Invalid(f"{subjects.COMMAND_PREFIX}{kind} is not handled by this worker version",
+                           dead_letters.UNSUPPORTED_COMMAND)
         try:
             cmd = decoder_for(kind).decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -196,12 +197,12 @@ class CommandHandler:
         bound = bound.bind(command_id=command_id)
         try:
             await dead_letters.dead_letter(
-                self._js, original_subject=original, payload=msg.data,
+                self._js, max_payload=self._conn.max_payload, original_subject=original, payload=msg.data,
                 reason=invalid.code, error=reason,
                 deliveries=msg.metadata.num_delivered if msg.metadata else 1, stream_seq=_seq(msg),
             )
             if reply_to:
-                await self._nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
+                await self._conn.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
             await msg.ack()
         except Exception as exc:
             bound.warning("command_invalid_not_recorded", error=repr(exc))
@@ -242,12 +243,12 @@ class CommandHandler:
             outcome = delivery.give_up_with(give_up, stored=stored is not None)
             if isinstance(outcome, delivery.DeadLetter):
                 await dead_letters.dead_letter(
-                    self._js, original_subject=original, payload=msg.data,
+                    self._js, max_payload=self._conn.max_payload, original_subject=original, payload=msg.data,
                     reason=outcome.reason, error=repr(exc),
                     deliveries=deliveries, first_failed_at=first_failed_at, stream_seq=seq,
                 )
             if cmd.reply_to:
-                await self._nc.publish(cmd.reply_to, stored if stored is not None else service.failure_result(cmd))
+                await self._conn.publish(cmd.reply_to, stored if stored is not None else service.failure_result(cmd))
             await msg.ack()
             self._failures.forget(seq)
         except Exception as dlq_exc:

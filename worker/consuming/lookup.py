@@ -67,7 +67,7 @@ class CommandOutcomes:
     async def _queued_kind(self, tokens: list[str], command_id: str) -> str | None:
         for token in tokens:
             async for raw in _messages(self._js, subjects.COMMANDS_STREAM,
-                                       f"{subjects.PARTITIONED_PREFIX}.*.*.{token}"):
+                                       subjects.partitioned_workspace_filter(token)):
                 if _command_id(raw.data) == command_id:
                     return subjects.parse_partitioned(raw.subject)[0]
         return None
@@ -76,7 +76,8 @@ class CommandOutcomes:
         latest = None
         for token in tokens:
             seen = 0
-            async for letter in dead_letters.entries(self._js, subject=subjects.dlq_subject(f"memory.*.{token}")):
+            letters = subjects.dlq_subject(subjects.command_filter(workspace_token=token))
+            async for letter in dead_letters.entries(self._js, subject=letters):
                 seen += 1
                 if letter.command_id == command_id and (latest is None or letter.seq > latest.seq):
                     latest = letter

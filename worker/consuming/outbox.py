@@ -46,7 +46,7 @@ class OutboxPublisher:
                  sweep_interval: float = 2.0, sweep_age: float = 5.0, batch: int = 500,
                  nc: NatsClient | None = None) -> None:
         self._js = js
-        self._nc = nc  # set: the rows of several commands may go out as one atomic batch
+        self._conn = nc  # set: the rows of several commands may go out as one atomic batch
         self._repo = repo
         self._ack_timeout = ack_timeout
         self._sweep_interval = sweep_interval
@@ -92,10 +92,10 @@ class OutboxPublisher:
         published by an earlier attempt fails the whole batch by its Nats-Msg-Id, a timeout,
         a leader change ...): the caller then publishes command by command, as always.
         """
-        if self._nc is None:
+        if self._conn is None:
             return False
         rows = [row for group in groups for row in group]
-        stored = await publish_atomic(self._nc, [(row.subject, bytes(row.payload), row.headers) for row in rows],
+        stored = await publish_atomic(self._conn, [(row.subject, bytes(row.payload), row.headers) for row in rows],
                                       timeout=self._ack_timeout)
         if stored is None:
             return False

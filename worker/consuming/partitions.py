@@ -44,6 +44,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 import structlog
+from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
@@ -79,13 +80,13 @@ async def _quietly(ack: Awaitable[None]) -> None:
 
 
 class PartitionConsumers:
-    def __init__(self, js: JetStreamContext, handler: Handler, partitions: int, *,
+    def __init__(self, js: JetStreamContext, nc: NatsClient, handler: Handler, partitions: int, *,
                  in_flight: int = streams.DEFAULT_IN_FLIGHT, ack_wait_s: float = 60.0,
                  crash_retry_delay: float = CRASH_RETRY_DELAY_S, balance_every_s: float = BALANCE_EVERY_S,
                  yield_s: float = YIELD_S, domain: str | None = None) -> None:
         self.js = js
         self.domain = domain  # the JetStream domain `js` was made for, if any
-        self.nc = js._nc
+        self.nc = nc  # the connection `js` was made from: the pulls and unpins are requests of their own
         self.in_flight = in_flight
         self.ack_wait_s = ack_wait_s
         self.stopping = False

@@ -63,8 +63,8 @@ async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple
         original = original_of(raw.subject)
         reason = f"the subject {original!r} holds the byte 0x7F, which nats-server stores but no consumer receives"
         data = raw.data or b""
-        await dead_letters.dead_letter(js, original_subject=original, payload=data, reason=dead_letters.INVALID_COMMAND,
-                                       error=reason, deliveries=0, stream_seq=raw.seq)
+        await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=original, payload=data,
+                                       reason=dead_letters.INVALID_COMMAND, error=reason, deliveries=0, stream_seq=raw.seq)
         command_id, reply_to = _probe(data, reply_prefixes)
         if reply_to:
             await nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))

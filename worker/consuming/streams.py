@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -25,7 +26,7 @@ from nats.js.errors import NotFoundError
 from contracts import subjects
 from worker.shared import jetstream
 
-COMMAND_SUBJECTS = [f"memory.{kind}.*" for kind in subjects.COMMAND_KINDS]
+COMMAND_SUBJECTS = [subjects.command_filter(kind) for kind in subjects.COMMAND_KINDS]
 EVENT_SUBJECTS = list(subjects.EVENT_SUBJECTS)
 DUPLICATE_WINDOW_S = 600.0
 
@@ -66,7 +67,7 @@ def events_stream(replicas: int = 1) -> StreamConfig:
 def dlq_stream(replicas: int = 1) -> StreamConfig:
     return StreamConfig(
         name=subjects.DLQ_STREAM,
-        subjects=["dlq.>"],
+        subjects=[subjects.DLQ_FILTER],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         max_age=30 * 24 * 3600.0,
@@ -138,7 +139,7 @@ async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerCon
     await js.add_consumer(stream, config)
 
 
-async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig, *,
+async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
                                     pin_timeout_s: float = PIN_TIMEOUT_S, domain: str | None = None) -> None:
     """Create or update a partition consumer as a pinned_client priority group (nats-server
     2.11+): the server hands the partition to one replica at a time and moves it only after
@@ -146,8 +147,7 @@ async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig
     fields, so this is the JetStream API request itself."""
     request = jetstream.priority_consumer_request(subjects.COMMANDS_STREAM, config.as_dict(), group=PARTITION_GROUP,
                                                   timeout_s=pin_timeout_s)
-    reply = await js._nc.request(partition_api("CONSUMER.CREATE", config.durable_name, domain=domain),
-                                 request, timeout=10)
+    reply = await nc.request(partition_api("CONSUMER.CREATE", config.durable_name, domain=domain), request, timeout=10)
     answer = json.loads(reply.data)
     if "error" in answer:
         raise ConsumerProvisionError(f"consumer {config.durable_name}: {answer['error'].get('description')}")
@@ -160,11 +160,11 @@ async def ensure_partition_consumer(js: JetStreamContext, config: ConsumerConfig
             "(nats-server 2.11 or later is needed)")
 
 
-async def provision(js: JetStreamContext, *, partitions: int, ack_wait_s: float, replicas: int = 1,
+async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ack_wait_s: float, replicas: int = 1,
                     in_flight: int = DEFAULT_IN_FLIGHT, pin_timeout_s: float = PIN_TIMEOUT_S) -> None:
     await ensure_stream(js, command_stream(partitions, replicas))
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
     for partition in [*range(partitions), None]:
-        await ensure_partition_consumer(js, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
+        await ensure_partition_consumer(nc, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
                                                                in_flight=in_flight), pin_timeout_s=pin_timeout_s)
