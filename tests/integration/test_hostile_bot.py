@@ -22,11 +22,11 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from tests.cluster.nats_deploy import PASSWORDS, connect_as, connect_options, single_node
-from tests.conftest import WorkerProcess, clone_database, unique, worker_env
+from tests.cluster.nats_deploy import connect_as, connect_options
+from tests.conftest import clone_database, unique
 from tests.e2e.bus import create_fields
-from tests.integration.test_nats_permissions import Secured
 from tests.support.partitions import partition_of
+from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
 from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
@@ -40,21 +40,11 @@ MANAGER = "130000000000000001"
 
 @pytest.fixture(scope="module")
 async def secured(tmp_root, pg_server, template_db):
-    node = single_node(tmp_root / f"nats-hostile-{uuid.uuid4().hex[:6]}")
-    worker = None
-    try:
-        database_url = await clone_database(pg_server, template_db)
-        worker = WorkerProcess(
-            worker_env(node.url, database_url, NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
-                       MEMORY_PARTITIONS="2", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES=REPLY_PREFIXES),
-            tmp_root / f"hostile-worker-{uuid.uuid4().hex[:6]}.log")
-        await asyncio.to_thread(worker.start)
-        yield Secured(node.url, worker)
-    finally:
-        if worker is not None:
-            await asyncio.to_thread(worker.stop)
-        node.stop()
-        node.kill()
+    run = uuid.uuid4().hex[:6]
+    async with secured_worker(tmp_root / f"nats-hostile-{run}", tmp_root / f"hostile-worker-{run}.log",
+                              await clone_database(pg_server, template_db),
+                              MEMORY_PARTITIONS="2", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES=REPLY_PREFIXES) as secured:
+        yield secured
 
 
 @pytest.fixture

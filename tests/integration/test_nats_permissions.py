@@ -24,9 +24,10 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
-from tests.cluster.nats_deploy import INBOX_PREFIXES, PASSWORDS, connect_as, connect_options, eventually, single_node
-from tests.conftest import WorkerProcess, clone_database, unique, worker_env
+from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, connect_options, eventually
+from tests.conftest import clone_database, unique
 from tests.integration.helpers import server_save
+from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
 from worker.cli import dlq as dlq_cli
 from worker.client.cache_node import CacheNode
@@ -34,29 +35,12 @@ from worker.client.memory_client import MemoryClient
 from worker.sinks import process as sinks
 
 
-class Secured:
-    def __init__(self, url: str, worker: WorkerProcess) -> None:
-        self.url = url
-        self.worker = worker
-
-
 @pytest.fixture(scope="module")
 async def secured(tmp_root, pg_server, template_db):
-    node = single_node(tmp_root / "nats-secured")
-    worker = None
-    try:
-        database_url = await clone_database(pg_server, template_db)
-        worker = WorkerProcess(
-            worker_env(node.url, database_url, NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
-                       MEMORY_PARTITIONS="4", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES="_INBOX.bot."),
-            tmp_root / "secured-worker.log")
-        await asyncio.to_thread(worker.start)
-        yield Secured(node.url, worker)
-    finally:
-        if worker is not None:
-            await asyncio.to_thread(worker.stop)
-        node.stop()
-        node.kill()
+    async with secured_worker(tmp_root / "nats-secured", tmp_root / "secured-worker.log",
+                              await clone_database(pg_server, template_db),
+                              MEMORY_PARTITIONS="4", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES="_INBOX.bot.") as secured:
+        yield secured
 
 
 def violations(errors: list[Exception]) -> list[str]:
