@@ -178,7 +178,8 @@ async def test_stop_takes_no_new_command(js, nc):
     await _publish(js, workspace, 1, start=3)
     await asyncio.sleep(PULL_SETTLE_S)
     assert finished == [0, 1, 2]
-    assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 1
+    waiting = [await js.consumer_info(subjects.COMMANDS_STREAM, name) for name, _ in streams.command_consumers(PARTITIONS)]
+    assert (sum(c.num_pending for c in waiting), sum(c.num_ack_pending for c in waiting)) == (1, 0)
 
 
 async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holders_commands_first(server):
