@@ -106,7 +106,7 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
     limits = f"kept up to {info.config.max_age / 3600:.0f} h" if info.config.max_age else "no age limit"
     if info.config.max_bytes and info.config.max_bytes > 0:
         limits += f" and {info.config.max_bytes // (1024 * 1024)} MiB"
-    out(f"\n{info.state.messages} command(s), {info.state.bytes} bytes in {subjects.COMMANDS_STREAM} "
+    out(f"\n{info.state.messages} command(s) in {subjects.COMMANDS_STREAM}, {info.state.bytes} bytes "
         f"(acknowledged ones until the next purge; {limits})")
     return 0
 
