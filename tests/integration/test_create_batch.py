@@ -183,7 +183,7 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
         {"plan": msgspec.Raw(step.request)}, {"plan": broken}]})
 
     with pytest.raises(asyncpg.DataError):
-        await MemoryRepository(pool).create_batch(batch, lambda rows: [])
+        await MemoryRepository(pool).create_batch(batch)
 
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
