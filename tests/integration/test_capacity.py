@@ -322,29 +322,6 @@ def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
     assert choose_eviction(rows, lineage_id=7, now=t + timedelta(days=60), decay_days=30).memory_id == 1
 
 
-@pytest.mark.parametrize("stored", [2, 3, 4])  # below, at and over a cap of 3
-@pytest.mark.parametrize("may_evict", [True, False])
-@pytest.mark.parametrize("has_candidate", [True, False])
-async def test_the_database_takes_the_action_the_pure_rule_names(pool, stored, may_evict, has_candidate):
-    from worker.domain.capacity import capacity_action
-
-    ws, cap = unique(), 3
-    async with pool.acquire() as conn:
-        server_id = await add_server(conn, ws, decay=may_evict)
-        # Dormant model rows are candidates; protected rows are not.
-        await add_server_memories(conn, server_id, 7, [100.0] * stored, manual=not has_candidate)
-    expected = capacity_action(stored, cap, may_evict, has_candidate)
-
-    result, _ = await run(service(pool, max_server_memories=cap), server_save(ws, "new", retrieval=GOOD_RETRIEVAL))
-
-    assert result.data.status == {
-        "insert": status.SAVED, "evict": status.SAVED_WITH_EVICTION,
-        "refuse_at_cap": status.LIMIT_EXCEEDED, "refuse_over_cap": status.LIMIT_EXCEEDED,
-    }[expected]
-    if expected.startswith("refuse"):
-        assert result.data.current_count == stored
-
-
 @pytest.mark.parametrize("change", ["host-goes-full", "host-unlinked"])
 async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, change):
     """A host who protects the identity between the context read and the save stops the save."""

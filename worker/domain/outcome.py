@@ -12,28 +12,16 @@ test_save_outcome.py fails when the two label sets differ.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
 from worker.domain import messages
 from worker.domain.create import at_cap_refusal, over_cap_refusal
-from worker.domain.model import SavePlan
+from worker.domain.model import SaveOutcome, SavePlan
 from worker.domain.notice import NoticePlan
 
 __all__ = ["SQL_TYPE", "SaveOutcome", "results_by_outcome"]
 
 SQL_TYPE = "memory_worker.save_outcome"
-
-
-class SaveOutcome(StrEnum):
-    SAVED = "saved"  # below the cap: inserted
-    SAVED_WITH_EVICTION = "saved_with_eviction"  # at the cap: one dormant row replaced
-    AT_CAP = "at_cap"  # at the cap, and nothing may or can be replaced
-    OVER_CAP = "over_cap"  # above the cap (it was lowered): never replaces
-    PRIVACY_PARTIAL = "privacy_partial"  # the user's privacy_level, read under the lock, is 1
-    PRIVACY_FULL = "privacy_full"  # any other level but 0, or the users row is gone (fails closed)
-    HOST_PROTECTED = "host_protected"  # a proxy identity's host protects it, read under the lock
 
 
 def results_by_outcome(cmd: CreateMemory, plan: SavePlan, why_not: str | None,
