@@ -13,20 +13,13 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.directory import add_server, add_user
 from worker.domain.capacity import choose_eviction
 from worker.domain.model import Limits, StoredMemory
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import (
-    GOOD_RETRIEVAL,
-    add_personal_memories,
-    add_server,
-    add_server_memories,
-    add_user,
-    personal_save,
-    server_save,
-)
+from .helpers import GOOD_RETRIEVAL, add_personal_memories, add_server_memories, personal_save, server_save
 
 
 def service(pool, **limits) -> CreateMemoryService:
@@ -327,7 +320,7 @@ async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, chang
     """A host who protects the identity between the context read and the save stops the save."""
     import uuid as _uuid
 
-    from .helpers import add_proxy_identity
+    from tests.support.directory import add_proxy_identity
 
     ws, host, proxy = unique(), unique(), f"pk:{_uuid.uuid4()}"
     namespace = unique("ns-")

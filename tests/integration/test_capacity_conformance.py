@@ -12,13 +12,14 @@ from msgspec import UNSET
 
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.directory import add_server, add_user
 from worker.domain.capacity import capacity_action, capacity_outcome, choose_eviction, counts_toward_cap
 from worker.domain.model import Limits, SaveOutcome, Scope, StoredMemory
 from worker.domain.targets import lookup_ids
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import GOOD_RETRIEVAL, add_server, add_user, personal_save, server_save
+from .helpers import GOOD_RETRIEVAL, personal_save, server_save
 
 LINEAGE, DECAY_DAYS, CAP = 7, 30, 3
 

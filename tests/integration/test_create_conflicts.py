@@ -8,11 +8,12 @@ import pytest
 
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.directory import add_server
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import add_server, server_save
+from .helpers import server_save
 
 LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
 

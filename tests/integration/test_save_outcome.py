@@ -6,12 +6,13 @@ from __future__ import annotations
 import msgspec
 
 from db.repository import MemoryRepository
+from tests.support.directory import add_server
 from worker.domain.model import Limits, SaveOutcome
 from worker.domain.outcome import SQL_TYPE
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import GOOD_RETRIEVAL, add_server, server_save
+from .helpers import GOOD_RETRIEVAL, server_save
 
 
 async def test_the_sql_enum_has_exactly_the_python_outcomes_in_order(pool):
