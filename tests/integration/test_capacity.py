@@ -308,6 +308,33 @@ async def test_privacy_is_read_again_under_the_lock(pool):
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
 
 
+async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuses(pool):
+    """Fails closed: a bot database whose privacy_level allows more values than 0, 1 and 2 (the
+    standalone CHECK is dropped here, in this test's own database) refuses a user who moved to
+    an unknown level after the context read, as full privacy; it never saves."""
+    ws, user = unique(), unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+        user_id = await add_user(conn, user)
+        check = await conn.fetchval("SELECT conname FROM pg_constraint WHERE conrelid = 'public.users'::regclass"
+                                    " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%privacy_level%'")
+        await conn.execute(f'ALTER TABLE public.users DROP CONSTRAINT "{check}"')
+    repo = MemoryRepository(pool)
+    original = repo.create_context
+
+    async def context_then_unknown_level(*args, **kwargs):
+        row = await original(*args, **kwargs)
+        await pool.execute("UPDATE users SET privacy_level = 3 WHERE user_id = $1", user_id)
+        return row
+
+    repo.create_context = context_then_unknown_level
+    result = RESULT_DECODER.decode((await CreateMemoryService(repo, Limits()).run(
+        personal_save(ws, user, "Mika", "{user} likes tea"))).result)
+
+    assert result.data.status == status.PRIVACY_RESTRICTED and "full" in result.error
+    assert await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
+
+
 def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
     t = datetime(2026, 1, 1, tzinfo=UTC)
     rows = [StoredMemory(2, 7, False, t, None), StoredMemory(1, 7, False, t, None),
