@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
 from .notice import NoticeField
 
 # Statuses the model sees; these strings are TomoriBot's and never change.
-SAVED = "memory_saved_successfully"
-SAVED_WITH_EVICTION = "memory_saved_with_eviction"
-INVALID_ARGS = "memory_save_failed_invalid_args"
-DISABLED = "memory_save_failed_disabled"
-INTERNAL_ERROR = "memory_save_failed_internal_error"
-AMBIGUOUS_USER = "memory_save_failed_ambiguous_user"
-USER_NOT_FOUND = "memory_save_failed_user_not_found"
-INVALID_CONTENT = "memory_save_failed_invalid_content"
-PRIVACY_RESTRICTED = "memory_save_failed_privacy_restricted"
-LIMIT_EXCEEDED = "memory_save_failed_limit_exceeded"
-DB_ERROR = "memory_save_failed_db_error"
-COMMAND_INVALID = "memory_command_invalid"
+SAVED: Final = "memory_saved_successfully"
+SAVED_WITH_EVICTION: Final = "memory_saved_with_eviction"
+INVALID_ARGS: Final = "memory_save_failed_invalid_args"
+DISABLED: Final = "memory_save_failed_disabled"
+INTERNAL_ERROR: Final = "memory_save_failed_internal_error"
+AMBIGUOUS_USER: Final = "memory_save_failed_ambiguous_user"
+USER_NOT_FOUND: Final = "memory_save_failed_user_not_found"
+INVALID_CONTENT: Final = "memory_save_failed_invalid_content"
+PRIVACY_RESTRICTED: Final = "memory_save_failed_privacy_restricted"
+LIMIT_EXCEEDED: Final = "memory_save_failed_limit_exceeded"
+DB_ERROR: Final = "memory_save_failed_db_error"
+COMMAND_INVALID: Final = "memory_command_invalid"
 
 CREATE_STATUSES = (
     SAVED, SAVED_WITH_EVICTION, INVALID_ARGS, DISABLED, INTERNAL_ERROR, AMBIGUOUS_USER,

@@ -5,7 +5,7 @@ transaction that reads, decides and writes under the lock)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -97,9 +97,13 @@ class CreateContextRow(msgspec.Struct, frozen=True):
 
 
 class SaveRow(msgspec.Struct, frozen=True):
+    """What a create's write returns: its result and events, or (duplicate) what a command
+    stored before, with the workspace it was stored for and the events still unpublished."""
+
     duplicate: bool
     result: msgspec.Raw
     outbox: list[OutboxRow]
+    stored_workspace: str | None = None
 
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
@@ -141,14 +145,6 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return sorted(set(owners))
 
 
-async def _set_notices(conn: asyncpg.Connection, notices: Sequence[tuple[str, bytes]]) -> list[SaveRow]:
-    """memory_set_notices() for (command id, notice JSON) pairs in this transaction: the
-    stored results and outbox rows with their notices set, in order."""
-    request = b"[" + b",".join(b'{"command_id":%s,"notice":%s}' % (msgspec.json.encode(cid), notice)
-                               for cid, notice in notices) + b"]"
-    return _SAVES.decode(await conn.fetchval("SELECT memory_set_notices($1::jsonb)", request.decode()))
-
-
 @dataclass(frozen=True, slots=True)
 class Stored:
     result: bytes
@@ -182,7 +178,7 @@ class Tx:
 
     async def write_outbox(self, command_id: str, events_json: bytes) -> list[OutboxRow]:
         raw = await self.conn.fetchval(
-            "SELECT memory_outbox_write($1, $2::jsonb, NULL, NULL, NULL)", command_id, events_json.decode())
+            "SELECT memory_outbox_write($1, $2::jsonb, NULL, NULL, NULL, NULL)", command_id, events_json.decode())
         return _OUTBOX.decode(raw)
 
     async def manual_context(self, request_json: bytes) -> ManualContextRow:
@@ -260,6 +256,11 @@ class Tx:
             workspace_id, lineage_id, list(server_ids), list(personal_ids))
 
 
+def _save_row(row: asyncpg.Record) -> SaveRow:
+    return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]),
+                   row["stored_workspace"])
+
+
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
 
 
@@ -285,28 +286,16 @@ class MemoryRepository:
         return _CONTEXT.decode(raw)
 
     @staticmethod
-    def stored_or_none(row: CreateContextRow) -> bytes | None:
+    def stored_of(row: CreateContextRow) -> Stored | None:
+        """The context's report of a command seen before (its stored result), or None."""
         stored = bytes(row.stored)
-        return None if stored == b"null" else stored
+        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.pending)
 
-    async def create_save(self, command_id: str, plan_json: bytes,
-                          notice_after: Callable[[bytes], bytes | None] | None = None) -> SaveRow:
-        """memory_create_save(): one round trip, one transaction.
-
-        With `notice_after`, the save runs in an explicit transaction and the callback may
-        return a notice for the stored result (given the result the save produced), which is
-        set before commit: used when a save may evict, since the eviction card shows the
-        forgotten content that only the locked transaction knows.
-        """
-        if notice_after is None:
-            row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
-            return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
-        async with self._pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
-            notice = None if row["duplicate"] else notice_after(row["result"].encode())
-            if notice is None:
-                return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]))
-            return (await _set_notices(conn, [(command_id, notice)]))[0]
+    async def create_save(self, command_id: str, plan_json: bytes) -> SaveRow:
+        """memory_create_save(): one round trip, one transaction (evicting saves included:
+        the eviction notice is completed inside it)."""
+        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
+        return _save_row(row)
 
     async def create_contexts(self, requests_json: bytes) -> list[CreateContextRow]:
         """memory_create_context() of several commands (a JSON array of {command_id,
@@ -314,29 +303,16 @@ class MemoryRepository:
         raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", requests_json.decode())
         return _CONTEXTS.decode(raw)
 
-    async def create_batch(self, batch_json: bytes,
-                           notices_after: Callable[[list[SaveRow]], list[tuple[int, str, bytes]]]) -> list[SaveRow]:
-        """memory_create_batch(): the saves and refusals of several commands, one transaction.
+    async def create_batch(self, batch_json: bytes) -> list[SaveRow]:
+        """memory_create_batch(): the saves and refusals of several commands, one transaction."""
+        return _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
 
-        `notices_after` gets the rows the batch produced and returns (row index, command id,
-        notice JSON) for each save that evicted; the notices are set before commit, as in
-        create_save().
-        """
-        async with self._pool.acquire() as conn, conn.transaction():
-            saved = _SAVES.decode(await conn.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
-            notices = notices_after(saved)
-            if notices:
-                filled = await _set_notices(conn, [(cid, notice) for _, cid, notice in notices])
-                for (index, _, _), row in zip(notices, filled, strict=True):
-                    saved[index] = row
-            return saved
-
-    async def record_result(self, command_id: str, kind: str, workspace_id: str,
-                            result_json: bytes) -> tuple[bool, bytes]:
+    async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes) -> SaveRow:
+        """memory_record_result(): store a refusal, or report what a concurrent delivery stored."""
         row = await self._pool.fetchrow(
             "SELECT * FROM memory_record_result($1, $2, $3, $4::jsonb)", command_id, kind, workspace_id,
             result_json.decode())
-        return row["duplicate"], row["result"].encode()
+        return _save_row(row)
 
     async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
         """The stored result of a command of this workspace (never another workspace's)."""

@@ -3,7 +3,8 @@
 A bot owns the directory tables (`servers` settings, `users`, `persona_nicknames`) and may
 have memories from before the worker existed (legacy or imported rows, some of them old).
 Everything else the suite does goes over NATS, like a bot would; assertions on effects may
-count the memory tables.
+count the memory tables. The directory rows come from tests/support/directory.py, shared with
+the integration tests.
 """
 
 from __future__ import annotations
@@ -11,51 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import asyncpg
-
-
-async def upsert_server(db: asyncpg.Pool, workspace_id: str, *, self_teaching_enabled: bool = True,
-                        personal_memories_enabled: bool = True, memory_decay_enabled: bool = False,
-                        memory_decay_days: int = 30) -> int:
-    """The workspace's `servers` row with these settings; returns its server_id."""
-    return await db.fetchval(
-        """
-        INSERT INTO servers (server_disc_id, self_teaching_enabled, personal_memories_enabled,
-                             memory_decay_enabled, memory_decay_days)
-        VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT (server_disc_id) DO UPDATE SET
-            self_teaching_enabled = EXCLUDED.self_teaching_enabled,
-            personal_memories_enabled = EXCLUDED.personal_memories_enabled,
-            memory_decay_enabled = EXCLUDED.memory_decay_enabled,
-            memory_decay_days = EXCLUDED.memory_decay_days
-        RETURNING server_id
-        """,
-        workspace_id, self_teaching_enabled, personal_memories_enabled, memory_decay_enabled,
-        memory_decay_days,
-    )
-
-
-async def add_user(db: asyncpg.Pool, disc_id: str, *, nickname: str | None = None,
-                   privacy_level: int = 0) -> int:
-    """A `users` row (the bot has met this person); returns its user_id."""
-    return await db.fetchval(
-        """
-        INSERT INTO users (user_disc_id, user_nickname, privacy_level) VALUES ($1, $2, $3)
-        ON CONFLICT (user_disc_id) DO UPDATE SET
-            user_nickname = EXCLUDED.user_nickname, privacy_level = EXCLUDED.privacy_level
-        RETURNING user_id
-        """,
-        disc_id, nickname, privacy_level,
-    )
-
-
-async def set_persona_nickname(db: asyncpg.Pool, lineage_id: int, user_id: int, nickname: str) -> None:
-    await db.execute(
-        """
-        INSERT INTO persona_nicknames (lineage_id, user_id, nickname) VALUES ($1, $2, $3)
-        ON CONFLICT (lineage_id, user_id) DO UPDATE SET nickname = EXCLUDED.nickname
-        """,
-        lineage_id, user_id, nickname,
-    )
 
 
 async def add_old_server_memories(db: asyncpg.Pool, server_id: int, lineage_id: int,
@@ -145,27 +101,3 @@ async def set_reinforced(db: asyncpg.Pool, server_memory_id: int, days_ago: int)
         " reinforcement_count = reinforcement_count + 1 WHERE server_memory_id = $1",
         server_memory_id, days_ago,
     )
-
-
-async def add_proxy_identity(db: asyncpg.Pool, synthetic_id: str, *, namespace_id: str | None,
-                             hosts: Sequence[str] = ()) -> int:
-    """A stable proxy identity: its synthetic users row, its namespace, the namespace's host accounts.
-
-    `namespace_id` None leaves the identity without any host link.
-    """
-    async with db.acquire() as conn, conn.transaction():
-        user_id = await conn.fetchval(
-            "INSERT INTO users (user_disc_id) VALUES ($1) RETURNING user_id", synthetic_id)
-        if namespace_id is not None:
-            await conn.execute("INSERT INTO message_proxy_identities (user_id, namespace_id) VALUES ($1, $2)",
-                               user_id, namespace_id)
-            for host in hosts:
-                await conn.execute(
-                    "INSERT INTO message_proxy_namespace_accounts (namespace_id, host_user_disc_id) VALUES ($1, $2)",
-                    namespace_id, host)
-    return user_id
-
-
-async def blacklist(db: asyncpg.Pool, server_id: int, user_disc_id: str) -> None:
-    await db.execute("INSERT INTO personalization_blacklist (server_id, user_disc_id) VALUES ($1, $2)",
-                     server_id, user_disc_id)

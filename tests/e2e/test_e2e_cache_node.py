@@ -12,7 +12,8 @@ import pytest
 
 from contracts import results as codes
 from tests.e2e.bus import create_fields, unique
-from tests.e2e.directory import add_user, personal_memories, server_memories, upsert_server
+from tests.e2e.directory import personal_memories, server_memories
+from tests.support.directory import add_server, add_user
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
 
@@ -41,7 +42,7 @@ async def node(nc, e2e_worker):
 
 async def test_a_save_makes_the_node_reload_the_workspace_memory_list(node, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     load = CountingLoader(lambda: server_memories(bot_db, ws))
 
     assert await node.get_or_load("tomori_state", ws, load) == []
@@ -59,7 +60,7 @@ async def test_a_save_makes_the_node_reload_the_workspace_memory_list(node, memo
 
 async def test_a_personal_save_invalidates_only_that_users_entry(node, memory, bot_db):
     ws, dana, other = unique(), unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, dana)
     dana_load = CountingLoader(lambda: personal_memories(bot_db, dana))
     await node.get_or_load("user", dana, dana_load)
@@ -78,8 +79,8 @@ async def test_a_personal_save_invalidates_only_that_users_entry(node, memory, b
 
 async def test_a_node_that_was_offline_during_a_save_serves_fresh_data_afterwards(node, memory, bot_db):
     ws, quiet_ws = unique(), unique()
-    await upsert_server(bot_db, ws)
-    await upsert_server(bot_db, quiet_ws)
+    await add_server(bot_db, ws)
+    await add_server(bot_db, quiet_ws)
     load = CountingLoader(lambda: server_memories(bot_db, ws))
     quiet = CountingLoader(lambda: server_memories(bot_db, quiet_ws))
     assert await node.get_or_load("tomori_state", ws, load) == []

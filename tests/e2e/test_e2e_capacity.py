@@ -18,13 +18,12 @@ from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import (
     add_old_personal_memories,
     add_old_server_memories,
-    add_user,
     eviction_metric_ids,
     personal_memories,
     server_memories,
     set_reinforced,
-    upsert_server,
 )
+from tests.support.directory import add_server, add_user
 from tests.support.partitions import partition_of
 
 LINEAGE = 9
@@ -52,7 +51,7 @@ async def test_concurrent_personal_saves_never_exceed_the_cap(e2e_worker, memory
     await add_user(bot_db, user)
     spaces = workspaces_on_every_partition()
     for ws in spaces:
-        await upsert_server(bot_db, ws)
+        await add_server(bot_db, ws)
 
     results = await asyncio.gather(*(
         memory.create(personal_save(ws, user, f"fact {i}"))
@@ -73,7 +72,7 @@ async def test_concurrent_saves_at_the_boundary_let_exactly_one_in(e2e_worker, m
     """Users one below the cap get a save from every partition at once: exactly one fits."""
     spaces = workspaces_on_every_partition(per_partition=1)
     for ws in spaces:
-        await upsert_server(bot_db, ws)
+        await add_server(bot_db, ws)
     users = [unique() for _ in range(10)]
     for user in users:
         user_row = await add_user(bot_db, user)
@@ -96,7 +95,7 @@ async def test_concurrent_evictions_forget_each_dormant_row_once(e2e_worker, mem
     old_ids = await add_old_personal_memories(bot_db, user_row, [(LINEAGE, f"imported {d}", d) for d in range(40, 45)])
     spaces = workspaces_on_every_partition(per_partition=2)
     for ws in spaces:
-        await upsert_server(bot_db, ws, memory_decay_enabled=True)
+        await add_server(bot_db, ws, decay=True)
 
     results = await asyncio.gather(*(
         memory.create(personal_save(ws, user, f"new {i}", retrieval=RAG)) for i, ws in enumerate(spaces)
@@ -121,7 +120,7 @@ async def test_concurrent_evictions_forget_each_dormant_row_once(e2e_worker, mem
 
 async def test_global_rows_count_but_are_never_evicted(e2e_worker, memory, bot_db):
     ws, user, full = unique(), unique(), unique()
-    await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    await add_server(bot_db, ws, decay=True)
     user_row, full_row = await add_user(bot_db, user), await add_user(bot_db, full)
     await add_old_personal_memories(bot_db, user_row, [
         (0, "bio seed", 300), (0, "global 1", 250), (0, "global 2", 200),
@@ -148,7 +147,7 @@ async def test_global_rows_count_but_are_never_evicted(e2e_worker, memory, bot_d
 
 async def test_eviction_order_never_reinforced_first_then_least_recently_used(e2e_worker, memory, bot_db):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
+    server_id = await add_server(bot_db, ws, decay=True, decay_days=30)
     # Inserted so that id order matches none of the orders that matter.
     c, a, e, d, b = await add_old_server_memories(bot_db, server_id, LINEAGE, [
         ("c: old, used 5 days ago", 200), ("a: old, used 40 days ago", 100), ("e: 45 days, never used", 45),
@@ -174,7 +173,7 @@ async def test_eviction_order_never_reinforced_first_then_least_recently_used(e2
 
 async def test_decay_days_come_from_the_workspace(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=7)
+    server_id = await add_server(bot_db, ws, decay=True, decay_days=7)
     await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"week old {i}", 8 + i) for i in range(5)])
 
     result = await memory.create(create_fields(ws, "new", lineage_id=LINEAGE, retrieval=RAG))
@@ -192,7 +191,7 @@ async def test_decay_days_come_from_the_workspace(e2e_worker, memory, bot_db, nc
 async def test_over_the_cap_refuses_and_deletes_nothing(e2e_worker, memory, bot_db):
     """A lowered cap leaves an owner above it: a save is refused, even with dormant rows."""
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    server_id = await add_server(bot_db, ws, decay=True)
     await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {i}", 90) for i in range(6)])
     before = await server_memories(bot_db, ws)
 

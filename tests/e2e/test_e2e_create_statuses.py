@@ -12,13 +12,8 @@ import pytest
 from contracts import results as codes
 from contracts.results import CacheKey
 from tests.e2e.bus import RAG, create_fields, unique
-from tests.e2e.directory import (
-    add_old_server_memories,
-    add_user,
-    personal_memories,
-    server_memories,
-    upsert_server,
-)
+from tests.e2e.directory import add_old_server_memories, personal_memories, server_memories
+from tests.support.directory import add_server, add_user
 
 LINEAGE = 7
 
@@ -36,7 +31,7 @@ def assert_refused(result, status: str) -> None:
 
 async def test_saved_server_wide(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     result = await memory.create(create_fields(ws, "  {user} calls the mascot {{Otter}} and {bot} agrees  ",
                                                lineage_id=LINEAGE))
@@ -57,7 +52,7 @@ async def test_saved_server_wide(e2e_worker, memory, bot_db):
 
 async def test_saved_for_known_user_by_display_name(e2e_worker, memory, bot_db):
     ws, alice, bob, a_bot = unique(), unique(), unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, alice)
     await add_user(bot_db, bob)
     members = [
@@ -87,7 +82,7 @@ async def test_saved_for_known_user_by_display_name(e2e_worker, memory, bot_db):
 
 async def test_saved_with_eviction_forgets_the_oldest(e2e_worker, memory, bot_db):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    server_id = await add_server(bot_db, ws, decay=True)
     # Inserted out of age order, so "lowest id" and "oldest" are different rows.
     ages = [60, 61, 64, 62, 63]
     ids = await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"legacy fact {a}d", a) for a in ages])
@@ -122,7 +117,7 @@ async def test_saved_with_eviction_forgets_the_oldest(e2e_worker, memory, bot_db
         "target-type"])
 async def test_invalid_args_names_the_parameter(e2e_worker, memory, bot_db, tool_args, parameter):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     result = await memory.create(create_fields(ws, tool_args=tool_args))
 
@@ -135,7 +130,7 @@ async def test_invalid_args_names_the_parameter(e2e_worker, memory, bot_db, tool
 
 async def test_disabled_when_self_teaching_is_off(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws, self_teaching_enabled=False)
+    await add_server(bot_db, ws, self_teaching=False)
 
     result = await memory.create(create_fields(ws, "likes tea"))
 
@@ -143,7 +138,7 @@ async def test_disabled_when_self_teaching_is_off(e2e_worker, memory, bot_db):
     assert await server_memories(bot_db, ws) == []
 
     # The setting is read at processing time: once the bot turns it back on, saves work.
-    await upsert_server(bot_db, ws, self_teaching_enabled=True)
+    await add_server(bot_db, ws, self_teaching=True)
     again = await memory.create(create_fields(ws, "likes tea"))
     assert again.data.status == codes.SAVED, again
     assert len(await server_memories(bot_db, ws)) == 1
@@ -153,7 +148,7 @@ async def test_disabled_when_self_teaching_is_off(e2e_worker, memory, bot_db):
 
 async def test_internal_error_for_lineage_zero(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     result = await memory.create(create_fields(ws, "likes tea", lineage_id=0))
 
@@ -166,7 +161,7 @@ async def test_internal_error_for_lineage_zero(e2e_worker, memory, bot_db):
 @pytest.mark.parametrize("matching", [2, 4])
 async def test_ambiguous_user_lists_candidates(e2e_worker, memory, bot_db, matching):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     sams = [unique() for _ in range(matching)]
     for sam in sams:
         await add_user(bot_db, sam)
@@ -192,7 +187,7 @@ async def test_ambiguous_user_lists_candidates(e2e_worker, memory, bot_db, match
 
 async def test_user_not_found_when_nobody_matches(e2e_worker, memory, bot_db):
     ws, bob = unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, bob)
 
     result = await memory.create(create_fields(
@@ -206,7 +201,7 @@ async def test_user_not_found_when_nobody_matches(e2e_worker, memory, bot_db):
 
 async def test_user_not_found_when_the_bot_does_not_know_them(e2e_worker, memory, bot_db):
     ws, stranger = unique(), unique()
-    await upsert_server(bot_db, ws)  # no users row for `stranger`
+    await add_server(bot_db, ws)  # no users row for `stranger`
 
     result = await memory.create(create_fields(
         ws, "{user} likes tea", scope="target_user", target="Newcomer",
@@ -230,7 +225,7 @@ OTTER = "\N{OTTER}"  # outside the BMP: one Python character, two UTF-16 code un
 ], ids=["ascii-1001", "emoji-1001", "emoji-1000", "trimmed-1000"])
 async def test_content_length_in_utf16_units(e2e_worker, memory, bot_db, content, status):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     result = await memory.create(create_fields(ws, content))
 
@@ -249,8 +244,8 @@ async def test_content_length_in_utf16_units(e2e_worker, memory, bot_db, content
 @pytest.mark.parametrize("privacy_level", [1, 2])
 async def test_privacy_restricted(e2e_worker, memory, bot_db, privacy_level):
     ws, carol = unique(), unique()
-    await upsert_server(bot_db, ws)
-    await add_user(bot_db, carol, privacy_level=privacy_level)
+    await add_server(bot_db, ws)
+    await add_user(bot_db, carol, privacy=privacy_level)
 
     result = await memory.create(create_fields(
         ws, "{user} lives in Porto", scope="target_user", target="Carol",
@@ -266,7 +261,7 @@ async def test_privacy_restricted(e2e_worker, memory, bot_db, privacy_level):
 
 async def test_limit_exceeded_with_decay_off(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws, memory_decay_enabled=False)
+    await add_server(bot_db, ws, decay=False)
     for i in range(5):
         r = await memory.create(create_fields(ws, f"fact {i}", lineage_id=LINEAGE, retrieval=RAG))
         assert r.data.status == codes.SAVED, r
@@ -284,7 +279,7 @@ async def test_limit_exceeded_with_decay_off(e2e_worker, memory, bot_db):
 @pytest.mark.parametrize("why", ["retrieval-unavailable", "no-embedding-model", "nothing-dormant", "manual-rows"])
 async def test_limit_exceeded_when_no_row_may_be_replaced(e2e_worker, memory, bot_db, why):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
+    server_id = await add_server(bot_db, ws, decay=True, decay_days=30)
     retrieval = RAG
     if why == "retrieval-unavailable":
         retrieval = {**RAG, "rag_available": False}

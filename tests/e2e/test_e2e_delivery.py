@@ -12,7 +12,8 @@ import pytest
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import create_fields, read_stream, unique
-from tests.e2e.directory import server_memories, upsert_server
+from tests.e2e.directory import server_memories
+from tests.support.directory import add_server
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
 from worker.client.memory_client import new_create
@@ -31,7 +32,7 @@ async def test_events_failing_after_commit_are_published_once_in_order_when_the_
         e2e_worker, memory, nc, bot_db):
     js = nc.jetstream()
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     log_start = len(e2e_worker.log_text())
     await _events_stream_without(js, "memory.saved.>")
     try:
@@ -67,7 +68,7 @@ async def test_a_blocked_partition_does_not_hold_up_the_others(e2e_worker, memor
     blocked_ws = unique()
     others = [_workspace_in_other_partition(blocked_ws) for _ in range(6)]
     for ws in (blocked_ws, *others):
-        await upsert_server(bot_db, ws)
+        await add_server(bot_db, ws)
     async with bot_db.acquire() as conn:
         holder = conn.transaction()
         await holder.start()
@@ -125,7 +126,7 @@ CREATE OR REPLACE TRIGGER e2e_switchable_failure BEFORE INSERT ON server_memorie
 async def test_resending_a_dead_lettered_command_with_its_id_applies_it(e2e_worker, memory, bot_db):
     ws = unique()
     content = f"fails until fixed {ws}"
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await bot_db.execute(FAIL_SWITCH)
     await bot_db.execute("INSERT INTO e2e_fail_switch VALUES ($1)", content)
     cmd = new_create(**create_fields(ws, content))

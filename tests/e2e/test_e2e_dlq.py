@@ -11,8 +11,9 @@ import pytest
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import Inbox, command_payload, create_fields, encode, publish_command, unique
-from tests.e2e.directory import processed_count, server_memories, upsert_server
+from tests.e2e.directory import processed_count, server_memories
 from tests.e2e.test_e2e_delivery import FAIL_SWITCH
+from tests.support.directory import add_server
 from tests.support.waiting import wait_until
 from worker.cli import dlq as dlq_cli
 from worker.cli.memoryctl import main as memoryctl
@@ -33,7 +34,7 @@ async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, n
     js = nc.jetstream()
     ws = unique()
     content = f"dead then replayed {ws}"
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await bot_db.execute(FAIL_SWITCH)
     await bot_db.execute("INSERT INTO e2e_fail_switch VALUES ($1)", content)
     inbox = await Inbox(nc).start()

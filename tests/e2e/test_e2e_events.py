@@ -16,13 +16,8 @@ from contracts import subjects
 from contracts.events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
 from contracts.results import CacheKey
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
-from tests.e2e.directory import (
-    add_old_server_memories,
-    add_user,
-    eviction_metric_ids,
-    server_memories,
-    upsert_server,
-)
+from tests.e2e.directory import add_old_server_memories, eviction_metric_ids, server_memories
+from tests.support.directory import add_server, add_user
 from tests.support.waiting import wait_until
 from worker.client.memory_client import new_create
 
@@ -45,7 +40,7 @@ def assert_each_once(events) -> None:
 
 async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_saved(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
+    server_id = await add_server(bot_db, ws, decay=True, decay_days=30)
     ages = [61, 75, 60, 70, 65]  # the oldest is not the lowest id
     ids = await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {a}", a) for a in ages])
 
@@ -96,7 +91,7 @@ async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_sa
 
 async def test_plain_save_publishes_invalidate_then_saved_and_no_eviction(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=45)
+    await add_server(bot_db, ws, decay=True, decay_days=45)
 
     result = await memory.create(create_fields(ws, "the server's motto is 'tea first'", lineage_id=LINEAGE,
                                                retrieval=RAG))
@@ -118,7 +113,7 @@ async def test_plain_save_publishes_invalidate_then_saved_and_no_eviction(e2e_wo
 
 async def test_personal_save_invalidates_the_user_cache(e2e_worker, memory, bot_db, nc):
     ws, dana = unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, dana)
 
     result = await memory.create(create_fields(
@@ -145,13 +140,13 @@ async def test_a_refusal_publishes_nothing(e2e_worker, memory, bot_db, nc):
     """Refusals decided before the database (disabled) and under the owner lock (at the cap)
     leave no event behind; a later save of the same workspace publishes only its own."""
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=False)
+    server_id = await add_server(bot_db, ws, decay=False)
     await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {i}", 90) for i in range(5)])
 
     at_cap = await memory.create(create_fields(ws, "one too many", lineage_id=LINEAGE, retrieval=RAG))
-    await upsert_server(bot_db, ws, self_teaching_enabled=False)
+    await add_server(bot_db, ws, self_teaching=False)
     disabled = await memory.create(create_fields(ws, "not now", lineage_id=LINEAGE + 1))
-    await upsert_server(bot_db, ws, self_teaching_enabled=True)
+    await add_server(bot_db, ws, self_teaching=True)
     saved = await memory.create(create_fields(ws, "room here", lineage_id=LINEAGE + 1))
 
     assert at_cap.data.status == codes.LIMIT_EXCEEDED, at_cap
@@ -171,7 +166,7 @@ async def test_events_follow_the_commit_and_precede_the_result(e2e_worker, memor
     then the result. One subscription sees everything in the order the server delivered it,
     as a bot that is also a cache node would."""
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     invalidate_subject = subjects.invalidate_subject("tomori_state", ws)
     saved_subject = subjects.saved_subject("server", ws)
     reply_to = memory.reply_subject()

@@ -29,7 +29,8 @@ from tests.e2e.bus import (
     read_stream,
     unique,
 )
-from tests.e2e.directory import add_user, personal_memories, server_memories, upsert_server
+from tests.e2e.directory import personal_memories, server_memories
+from tests.support.directory import add_server, add_user
 
 FAILING_INSERTS = """
 CREATE OR REPLACE FUNCTION e2e_failing_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -67,14 +68,14 @@ async def exhausted(e2e_worker, module_nc, bot_db, module_inbox, failing_inserts
     """One command that fails on every delivery: its reply, DLQ entry and timings."""
     nc, inbox = module_nc, module_inbox
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     return await _fail(nc, inbox, ws, "transient failure every time")
 
 
 async def test_a_failure_no_retry_can_fix_is_dead_lettered_at_once(e2e_worker, module_nc, module_inbox, bot_db,
                                                                     failing_inserts):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     outcome = await _fail(module_nc, module_inbox, ws, "permanent failure, whatever the retries")
     assert outcome["result"]["data"]["status"] == codes.DB_ERROR
     [dead] = outcome["dead"]
@@ -127,7 +128,7 @@ async def test_dlq_first_failed_at_is_the_first_failure(e2e_worker, exhausted):
 @pytest.mark.parametrize("where", ["memory_content", "target_user"])
 async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, memory, bot_db, nc, where):
     ws, bob = unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, bob)
     members = [{"id": bob, "display_name": "Bob", "username": "bob"}]
     if where == "memory_content":

@@ -29,7 +29,8 @@ from contracts import results as codes
 from contracts import subjects
 from tests.conftest import WorkerProcess, clone_database, worker_env
 from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command, read_stream, unique
-from tests.e2e.directory import server_memories, upsert_server
+from tests.e2e.directory import server_memories
+from tests.support.directory import add_server
 from worker.consuming import dead_letters
 from worker.consuming.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
@@ -256,7 +257,7 @@ def schedule(catalogue: Catalogue, rng: random.Random) -> list[Case]:
 
 async def test_fuzzed_bad_commands_never_stop_the_worker(e2e_worker, nc, inbox, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     rng = random.Random(SEED)
     catalogue = Catalogue(ws, inbox, rng)
     cases = schedule(catalogue, rng)

@@ -15,7 +15,8 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
-from tests.e2e.directory import add_old_server_memories, processed_count, server_memories, upsert_server
+from tests.e2e.directory import add_old_server_memories, processed_count, server_memories
+from tests.support.directory import add_server
 from worker.client.memory_client import new_create
 
 LINEAGE = 3
@@ -24,7 +25,7 @@ LINEAGE = 3
 @pytest.mark.parametrize("command_id", [None, "bot-7.turn 12/tool-call:α*>"], ids=["uuid", "odd-characters"])
 async def test_same_command_id_twice_gives_one_row_and_identical_results(e2e_worker, memory, bot_db, command_id):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     extra = {} if command_id is None else {"command_id": f"{command_id}{unique()}"}
     cmd = new_create(**create_fields(ws, "{user} collects stamps", lineage_id=LINEAGE),
                      reply_to=memory.reply_subject(), **extra)
@@ -47,13 +48,13 @@ async def test_redelivered_command_is_answered_from_the_inbox(e2e_worker, memory
     """Past the duplicate window (here: a new Nats-Msg-Id, as a DLQ replay sends), the worker
     sees the command again: it answers with the stored result even though the world changed."""
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     fields = create_fields(ws, "{user} runs marathons", lineage_id=LINEAGE)
     cmd = new_create(**fields, reply_to=memory.reply_subject())
 
     first = await memory.send_raw("create", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
     # Were the command run again now, it would be refused.
-    await upsert_server(bot_db, ws, self_teaching_enabled=False)
+    await add_server(bot_db, ws, self_teaching=False)
     again = msgspec.structs.replace(cmd, reply_to=memory.reply_subject())
     second = await memory.send_raw("create", ws, encode(again), command_id=f"{cmd.command_id}:replay-1",
                                    reply_to=again.reply_to)
@@ -76,7 +77,7 @@ async def test_redelivered_command_is_answered_from_the_inbox(e2e_worker, memory
 async def test_repeated_eviction_forgets_only_one_row(e2e_worker, memory, bot_db):
     """A save with eviction, delivered three times, replaces exactly one row."""
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    server_id = await add_server(bot_db, ws, decay=True)
     ids = await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"legacy {d}", d) for d in (90, 80, 70, 60, 50)])
     cmd = new_create(**create_fields(ws, "fresh fact", lineage_id=LINEAGE, retrieval=RAG),
                      reply_to=memory.reply_subject())
@@ -98,11 +99,11 @@ async def test_a_refusal_is_stored_and_repeated_too(e2e_worker, memory, bot_db):
     """A refusal is a result like any other: a retry gets the same refusal, even after the
     condition that caused it went away (the model already relayed the first answer)."""
     ws = unique()
-    await upsert_server(bot_db, ws, self_teaching_enabled=False)
+    await add_server(bot_db, ws, self_teaching=False)
     cmd = new_create(**create_fields(ws, "likes tea"), reply_to=memory.reply_subject())
 
     first = await memory.send_raw("create", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
-    await upsert_server(bot_db, ws, self_teaching_enabled=True)
+    await add_server(bot_db, ws, self_teaching=True)
     second = await memory.send_raw("create", ws, encode(cmd), command_id=f"{cmd.command_id}:replay",
                                    reply_to=cmd.reply_to)
 

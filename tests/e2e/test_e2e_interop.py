@@ -18,7 +18,8 @@ import pytest
 
 from contracts import results as codes
 from tests.e2e.bus import unique
-from tests.e2e.directory import add_old_server_memories, server_memories, upsert_server
+from tests.e2e.directory import add_old_server_memories, server_memories
+from tests.support.directory import add_server
 
 INTEROP = Path(__file__).resolve().parent.parent / "interop"
 LINEAGE = 21
@@ -49,7 +50,7 @@ def test_the_typescript_declarations_are_current_and_type_check():
 
 async def test_a_javascript_bot_from_the_contract_alone(e2e_worker, nats_server, bot_db):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    server_id = await add_server(bot_db, ws, decay=True)
     # One below the cap of 5: the panel's add fills it, the bot's create then evicts a dormant row.
     await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"dormant {i}", 60) for i in range(4)])
 

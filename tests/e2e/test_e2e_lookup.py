@@ -15,7 +15,7 @@ from contracts import subjects
 from contracts.codec import encode
 from contracts.schema import SCHEMA_DIR
 from tests.e2e.bus import command_payload, create_fields, publish_command, unique
-from tests.e2e.directory import upsert_server
+from tests.support.directory import add_server
 from tests.support.waiting import wait_until
 from worker.client.memory_client import CommandDeadLettered, MemoryClient, lookup_outcome, lookup_result, new_create
 
@@ -24,7 +24,7 @@ OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_tex
 
 async def test_a_processed_command_has_its_result_in_both_answers(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     result = await memory.create(create_fields(ws, "{user} keeps bees"))
     assert result.data.status == codes.SAVED, result
 
@@ -40,7 +40,7 @@ async def test_a_processed_command_has_its_result_in_both_answers(e2e_worker, me
 async def test_a_reply_to_outside_the_allowed_prefixes_is_dead_lettered_and_the_lookup_says_so(
         e2e_worker, bot_db, nc):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     cid = unique("private-")
     payload = encode(command_payload(create_fields(ws, "{user} sails"), command_id=cid, reply_to="bot.replies.1"))
     await publish_command(nc, "create", ws, payload, msg_id=cid)
@@ -61,7 +61,7 @@ async def test_a_client_under_a_private_inbox_prefix_is_told_why_it_gets_no_repl
     """A bot whose permissions give it its own reply prefix, which the operator has not added
     to REPLY_SUBJECT_PREFIXES: the client raises with the reason instead of only timing out."""
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     private = await nats.connect(nats_server.url, inbox_prefix=b"bot_inbox")
     try:
         async with MemoryClient(private, timeout=3.0) as client:
@@ -74,7 +74,7 @@ async def test_a_client_under_a_private_inbox_prefix_is_told_why_it_gets_no_repl
 
 async def test_a_workspace_token_in_lower_case_hex_is_the_same_workspace(e2e_worker, memory, bot_db, nc):
     ws = f"dm.{unique()}"  # an id with a byte that is percent-encoded in subjects
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     lower = subjects.encode_token(ws).replace("%2E", "%2e")
     cmd = new_create(**create_fields(ws, "{user} paints"), reply_to=memory.reply_subject())
     sub = await nc.subscribe(cmd.reply_to)

@@ -7,7 +7,8 @@ import msgspec
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
-from tests.e2e.directory import add_old_server_memories, upsert_server
+from tests.e2e.directory import add_old_server_memories
+from tests.support.directory import add_server
 
 
 async def _notice_settings(bot_db, ws: str, **columns) -> None:
@@ -17,7 +18,7 @@ async def _notice_settings(bot_db, ws: str, **columns) -> None:
 
 async def test_minimal_notice_in_a_public_channel_goes_to_conversation_and_thought_log(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await _notice_settings(bot_db, ws, thought_log_channel_id="777")
     result = await memory.create(create_fields(ws, "the server's motto is be kind"))
     notice = result.notice
@@ -30,7 +31,7 @@ async def test_minimal_notice_in_a_public_channel_goes_to_conversation_and_thoug
 
 async def test_a_dm_never_mirrors_to_the_thought_log(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await _notice_settings(bot_db, ws, thought_log_channel_id="777", tool_notice_hidden_keys=["memory_update"])
     result = await memory.create(create_fields(ws, "quiet fact", is_dm=True))
     assert result.notice["conversation"] is None and result.notice["thought_log"] is None
@@ -39,7 +40,7 @@ async def test_a_dm_never_mirrors_to_the_thought_log(e2e_worker, memory, bot_db)
 
 async def test_an_eviction_card_shows_both_contents_in_the_result_and_the_event(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True)
+    server_id = await add_server(bot_db, ws, decay=True)
     await add_old_server_memories(bot_db, server_id, 7, [(f"old fact {d}", d) for d in (90, 80, 70, 60, 50)])
     await _notice_settings(bot_db, ws, tool_notice_verbosity="verbose")
 

@@ -10,7 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from contracts import results as codes
 from tests.e2e.bus import RAG, create_fields, unique
-from tests.e2e.directory import add_old_server_memories, upsert_server
+from tests.e2e.directory import add_old_server_memories
+from tests.support.directory import add_server
 from tests.support.waiting import wait_until
 
 
@@ -42,8 +43,8 @@ async def test_healthz_is_ready(e2e_worker):
 
 async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db):
     ws, full = unique(), unique()
-    await upsert_server(bot_db, ws)
-    server_id = await upsert_server(bot_db, full, memory_decay_enabled=True)
+    await add_server(bot_db, ws)
+    server_id = await add_server(bot_db, full, decay=True)
     await add_old_server_memories(bot_db, server_id, 7, [(f"old {d}", d) for d in (60, 61, 62, 63, 64)])
     before = await _samples(e2e_worker)
 
@@ -69,7 +70,7 @@ async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db)
 
 async def test_each_command_gets_one_canonical_log_line_saying_where_its_time_went(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     assert (await memory.create(create_fields(ws, "likes green tea"))).data.status == codes.SAVED
 
     def lines() -> list[dict]:

@@ -11,7 +11,8 @@ import msgspec
 
 from contracts import results as codes
 from tests.e2e.bus import command_payload, create_fields, encode, publish_command, unique
-from tests.e2e.directory import server_memories, upsert_server
+from tests.e2e.directory import server_memories
+from tests.support.directory import add_server
 
 MAIN_COMMANDS = 50
 OTHERS = 5
@@ -21,7 +22,7 @@ async def test_one_workspace_in_publish_order_while_others_interleave(e2e_worker
     main = unique()
     others = [unique() for _ in range(OTHERS)]
     for ws in (main, *others):
-        await upsert_server(bot_db, ws)
+        await add_server(bot_db, ws)
 
     published: list[tuple[str, str, str]] = []  # (workspace, command id, content), in publish order
     for i in range(MAIN_COMMANDS):

@@ -17,15 +17,8 @@ from contracts.commands import ManualMemory
 from contracts.events import CacheInvalidate, MemoryRemoved, MemorySaved
 from contracts.results import CacheKey
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
-from tests.e2e.directory import (
-    add_old_server_memories,
-    add_proxy_identity,
-    add_user,
-    personal_memories,
-    processed_count,
-    server_memories,
-    upsert_server,
-)
+from tests.e2e.directory import add_old_server_memories, personal_memories, processed_count, server_memories
+from tests.support.directory import add_proxy_identity, add_server, add_user
 
 LINEAGE = 12
 MANAGER = "130000000000000001"
@@ -53,7 +46,7 @@ async def events_by_command(nc, scope: str, owner: str) -> dict[str, list]:
 
 async def test_server_add_edit_remove_publish_invalidate_then_saved_or_removed(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     added = await memory.manual(panel(ws, "add", content=" {user} likes tea ", tags="drinks, #kitchen"))
     edited = await memory.manual(panel(ws, "edit", memory_id=added.data.memory_id, content="{user} likes green tea"))
@@ -84,8 +77,8 @@ async def test_server_add_edit_remove_publish_invalidate_then_saved_or_removed(e
 
 async def test_personal_add_and_remove_publish_on_the_users_subjects(e2e_worker, memory, bot_db, nc):
     ws, me = unique(), unique()
-    await upsert_server(bot_db, ws)
-    await add_user(bot_db, me, privacy_level=1)  # partial privacy does not stop the panel
+    await add_server(bot_db, ws)
+    await add_user(bot_db, me, privacy=1)  # partial privacy does not stop the panel
 
     added = await memory.manual(panel(ws, "add", scope="personal", actor=me, lineage=0, content="I love rain"))
     removed = await memory.manual(panel(ws, "remove", scope="personal", actor=me, lineage=0,
@@ -104,8 +97,8 @@ async def test_personal_add_and_remove_publish_on_the_users_subjects(e2e_worker,
 
 async def test_refusals_publish_nothing(e2e_worker, memory, bot_db, nc):
     ws, private = unique(), unique()
-    await upsert_server(bot_db, ws, self_teaching_enabled=False)
-    await add_user(bot_db, private, privacy_level=2)
+    await add_server(bot_db, ws, self_teaching=False)
+    await add_user(bot_db, private, privacy=2)
 
     blocked = await memory.manual(panel(ws, "add", scope="personal", actor=private, content="x"))
     disabled = await memory.manual(panel(ws, "add", actor=unique(), is_manager=False, content="x"))
@@ -121,7 +114,7 @@ async def test_refusals_publish_nothing(e2e_worker, memory, bot_db, nc):
 
 async def test_the_same_panel_command_twice_has_one_effect(e2e_worker, memory, bot_db, nc):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
                            "reply_to": memory.reply_subject(),
                            **panel(ws, "add_batch", contents=["one", "two", "ONE"])}, ManualMemory)
@@ -143,7 +136,7 @@ async def test_the_same_panel_command_twice_has_one_effect(e2e_worker, memory, b
 
 async def test_reinforce_answers_its_count_and_publishes_nothing(e2e_worker, memory, bot_db, nc):
     ws, me = unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     server_row = await memory.manual(panel(ws, "add", content="server fact"))
     personal_row = await memory.manual(panel(ws, "add", scope="personal", actor=me, lineage=0, content="global fact"))
     refs = [{"scope": "server", "memory_id": server_row.data.memory_id},
@@ -167,7 +160,7 @@ async def test_reinforce_answers_its_count_and_publishes_nothing(e2e_worker, mem
 
 async def test_seed_bio_seeds_once_then_skips_a_new_command_id(e2e_worker, memory, bot_db, nc):
     ws, host, proxy = unique(), unique(), f"pk:{uuid.uuid4()}"
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, host)
     await add_proxy_identity(bot_db, proxy, namespace_id=unique("ns-"), hosts=[host])
     fields = {"workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True,
@@ -192,7 +185,7 @@ async def test_seed_bio_seeds_once_then_skips_a_new_command_id(e2e_worker, memor
 async def test_a_model_save_at_the_cap_evicts_an_unprotected_row_never_the_protected_one(
         e2e_worker, memory, bot_db, nc):
     ws = unique()
-    server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=30)
+    server_id = await add_server(bot_db, ws, decay=True, decay_days=30)
     ids = await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"old {a}", a) for a in (200, 150, 120, 100, 90)])
     # Re-saving the oldest row unchanged protects it.
     protected = await memory.manual(panel(ws, "edit", memory_id=ids[0], content="old 200"))

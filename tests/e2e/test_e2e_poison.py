@@ -12,7 +12,8 @@ import msgspec
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import command_payload, create_fields, encode, publish_command, read_stream, unique
-from tests.e2e.directory import server_memories, upsert_server
+from tests.e2e.directory import server_memories
+from tests.support.directory import add_server
 
 
 def assert_invalid(raw: bytes, command_id: str, field: str) -> None:
@@ -26,8 +27,8 @@ def assert_invalid(raw: bytes, command_id: str, field: str) -> None:
 
 async def test_poison_is_dead_lettered_and_the_partition_moves_on(e2e_worker, nc, inbox, bot_db):
     ws, other_ws = unique(), unique()
-    await upsert_server(bot_db, ws)
-    await upsert_server(bot_db, other_ws)
+    await add_server(bot_db, ws)
+    await add_server(bot_db, other_ws)
     subject = subjects.command_subject("create", ws)
 
     garbage = b"\x00\xffthis is not JSON {"

@@ -14,7 +14,8 @@ import pytest
 from contracts import results as codes
 from contracts.results import CacheKey
 from tests.e2e.bus import create_fields, unique
-from tests.e2e.directory import add_proxy_identity, add_user, blacklist, personal_memories, upsert_server
+from tests.e2e.directory import personal_memories
+from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 
 
 def proxy_save(ws: str, proxy_id: str):
@@ -30,8 +31,8 @@ def new_proxy_id() -> str:
 @pytest.mark.parametrize("host_privacy", [0, 1])
 async def test_proxy_identity_with_an_open_host_gets_a_personal_memory(e2e_worker, memory, bot_db, host_privacy):
     ws, host, proxy = unique(), unique(), new_proxy_id()
-    await upsert_server(bot_db, ws)
-    await add_user(bot_db, host, privacy_level=host_privacy)  # only FULL privacy of a host refuses
+    await add_server(bot_db, ws)
+    await add_user(bot_db, host, privacy=host_privacy)  # only FULL privacy of a host refuses
     await add_proxy_identity(bot_db, proxy, namespace_id=unique("ns-"), hosts=[host])
 
     result = await memory.create(proxy_save(ws, proxy))
@@ -46,8 +47,8 @@ async def test_proxy_identity_with_an_open_host_gets_a_personal_memory(e2e_worke
 @pytest.mark.parametrize("case", ["host-full-privacy", "host-blacklisted", "one-of-two-hosts-full", "no-host-link"])
 async def test_proxy_identity_protected_by_its_hosts_is_refused(e2e_worker, memory, bot_db, case):
     ws, host, other_host, proxy = unique(), unique(), unique(), new_proxy_id()
-    server_id = await upsert_server(bot_db, ws)
-    await add_user(bot_db, host, privacy_level=2 if case in ("host-full-privacy", "one-of-two-hosts-full") else 0)
+    server_id = await add_server(bot_db, ws)
+    await add_user(bot_db, host, privacy=2 if case in ("host-full-privacy", "one-of-two-hosts-full") else 0)
     await add_user(bot_db, other_host)
     if case == "no-host-link":
         await add_proxy_identity(bot_db, proxy, namespace_id=None)

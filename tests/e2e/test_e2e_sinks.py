@@ -12,7 +12,8 @@ import msgspec
 
 from contracts import results as codes
 from tests.e2e.bus import RAG, create_fields, unique
-from tests.e2e.directory import add_old_server_memories, eviction_metric_ids, upsert_server
+from tests.e2e.directory import add_old_server_memories, eviction_metric_ids
+from tests.support.directory import add_server
 from tests.support.waiting import wait_until
 from worker.sinks.process import run_sinks
 
@@ -27,7 +28,7 @@ async def test_an_eviction_reaches_both_sinks_with_only_scope_and_decay_days(
                                           consumer_prefix=f"e2e-sinks-{unique()}"))
     try:
         ws = unique()
-        server_id = await upsert_server(bot_db, ws, memory_decay_enabled=True, memory_decay_days=45)
+        server_id = await add_server(bot_db, ws, decay=True, decay_days=45)
         await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"legacy secret {i}", 60) for i in range(5)])
         result = await memory.create(create_fields(ws, "{user} likes green tea", lineage_id=LINEAGE, retrieval=RAG))
         assert result.data.status == codes.SAVED_WITH_EVICTION, result

@@ -5,20 +5,15 @@ from __future__ import annotations
 from contracts import results as codes
 from contracts.results import CacheKey
 from tests.e2e.bus import BOT_ID, create_fields, unique
-from tests.e2e.directory import (
-    add_user,
-    personal_memories,
-    server_memories,
-    set_persona_nickname,
-    upsert_server,
-)
+from tests.e2e.directory import personal_memories, server_memories
+from tests.support.directory import add_server, add_user, set_persona_nickname
 
 LINEAGE = 5
 
 
 async def test_self_is_saved_server_wide(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     result = await memory.create(create_fields(ws, "{bot} prefers rainy days", scope="target_user", target="SELF"))
 
@@ -30,7 +25,7 @@ async def test_self_is_saved_server_wide(e2e_worker, memory, bot_db):
 
 async def test_the_bots_own_id_is_saved_server_wide(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, BOT_ID)
 
     result = await memory.create(create_fields(
@@ -45,7 +40,7 @@ async def test_the_bots_own_id_is_saved_server_wide(e2e_worker, memory, bot_db):
 
 async def test_matrix_bridge_user_becomes_a_server_fact_naming_them(e2e_worker, memory, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     participants = [{"id": "@alice:matrix.org", "kind": "matrix", "label": "Alice (Matrix)"}]
 
     result = await memory.create(create_fields(ws, "{user} plays the cello; {{USER}} tunes it daily",
@@ -63,7 +58,7 @@ async def test_member_name_stages_in_order(e2e_worker, memory, bot_db):
     """Display name, persona nickname, saved nickname, global name, username: the first stage
     with a match decides, so a later stage's match elsewhere does not make it ambiguous."""
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     kim_display, kim_user, eve, gus, hal = unique(), unique(), unique(), unique(), unique()
     for uid in (kim_display, kim_user, hal):
         await add_user(bot_db, uid)
@@ -93,7 +88,7 @@ async def test_member_name_stages_in_order(e2e_worker, memory, bot_db):
 
 async def test_persona_nickname_of_another_lineage_does_not_match(e2e_worker, memory, bot_db):
     ws, eve = unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     eve_row = await add_user(bot_db, eve)
     await set_persona_nickname(bot_db, LINEAGE + 1, eve_row, "Evie")
 
@@ -108,7 +103,7 @@ async def test_persona_nickname_of_another_lineage_does_not_match(e2e_worker, me
 async def test_dm_resolves_participants_but_not_member_matches(e2e_worker, memory, bot_db):
     zed, yan = unique(), unique()
     ws = zed  # a DM workspace is the user's id
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, zed)
     await add_user(bot_db, yan)
     participants = [{"id": zed, "kind": "discord", "label": "Zed", "aliases": ["Zeddy"]}]
@@ -127,7 +122,7 @@ async def test_dm_resolves_participants_but_not_member_matches(e2e_worker, memor
 
 async def test_snowflake_target_and_legacy_alias_parameter(e2e_worker, memory, bot_db):
     ws, ann = unique(), unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     await add_user(bot_db, ann)
     members = [{"id": ann, "display_name": "Ann", "username": "ann"}]
 

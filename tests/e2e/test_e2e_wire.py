@@ -8,12 +8,13 @@ import msgspec
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import command_payload, create_fields, encode, publish_command, read_stream, unique
-from tests.e2e.directory import server_memories, upsert_server
+from tests.e2e.directory import server_memories
+from tests.support.directory import add_server
 
 
 async def test_unknown_fields_are_ignored(e2e_worker, nc, inbox, bot_db):
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     cid = unique("future-")
     payload = command_payload(create_fields(ws, "likes tea"), command_id=cid, reply_to=inbox.subject(cid))
     payload["added_in_v2"] = {"anything": [1, 2, 3]}
@@ -45,7 +46,7 @@ async def test_numeric_ids_are_an_invalid_command(e2e_worker, nc, inbox, bot_db)
 async def test_workspace_id_with_dots_travels_percent_encoded(e2e_worker, memory, bot_db, nc):
     ws = f"matrix.room-{unique()}"
     token = ws.replace(".", "%2E")
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
 
     result = await memory.create(create_fields(ws, "the room is for chess"))
 

@@ -1,4 +1,4 @@
-"""Directory rows and commands for integration tests (the bot's side of the database)."""
+"""Memory rows and commands for integration tests; the directory rows come from tests/support/directory.py."""
 
 from __future__ import annotations
 
@@ -13,20 +13,6 @@ from contracts.commands import CreateMemory
 from worker.client.memory_client import new_create
 
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
-
-
-async def add_server(conn: asyncpg.Connection, disc_id: str, *, decay: bool = False, decay_days: int = 30,
-                     self_teaching: bool = True) -> int:
-    return await conn.fetchval(
-        "INSERT INTO servers (server_disc_id, memory_decay_enabled, memory_decay_days, self_teaching_enabled)"
-        " VALUES ($1, $2, $3, $4) RETURNING server_id", disc_id, decay, decay_days, self_teaching)
-
-
-async def add_user(conn: asyncpg.Connection, disc_id: str, *, nickname: str | None = None,
-                   privacy: int = 0) -> int:
-    return await conn.fetchval(
-        "INSERT INTO users (user_disc_id, user_nickname, privacy_level) VALUES ($1, $2, $3) RETURNING user_id",
-        disc_id, nickname, privacy)
 
 
 async def add_server_memories(conn: asyncpg.Connection, server_id: int, lineage: int, ages_days: list[float], *,
@@ -85,27 +71,6 @@ def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *,
         tool_args={"memory_content": content, "memory_scope": "target_user", "target_user": name},
         retrieval=retrieval or {},
     )
-
-
-async def add_proxy_identity(conn: asyncpg.Connection, synthetic_id: str, *, namespace_id: str | None,
-                             hosts: list[str] = ()) -> int:
-    """A proxy identity's synthetic users row, its namespace and the namespace's host accounts.
-
-    `namespace_id` None leaves the identity without any host link.
-    """
-    user_id = await add_user(conn, synthetic_id)
-    if namespace_id is not None:
-        await conn.execute("INSERT INTO message_proxy_identities (user_id, namespace_id) VALUES ($1, $2)",
-                           user_id, namespace_id)
-        for host in hosts:
-            await conn.execute("INSERT INTO message_proxy_namespace_accounts (namespace_id, host_user_disc_id)"
-                               " VALUES ($1, $2)", namespace_id, host)
-    return user_id
-
-
-async def blacklist(conn: asyncpg.Connection, server_id: int, user_disc_id: str) -> None:
-    await conn.execute("INSERT INTO personalization_blacklist (server_id, user_disc_id) VALUES ($1, $2)",
-                       server_id, user_disc_id)
 
 
 async def outbox_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:

@@ -22,13 +22,14 @@ from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER
 from contracts.commands import ManualMemory, SeedBio
 from db.repository import MemoryRepository, create_pool
+from tests.support.directory import add_server, add_user
 from worker.cli import admin
 from worker.domain.model import Limits
 from worker.services.manual import ManualMemoryService
 from worker.services.seed_bio import SeedBioService
 
 from ..conftest import ROOT, clone_database, unique
-from .helpers import add_personal_memories, add_server, add_server_memories, add_user
+from .helpers import add_personal_memories, add_server_memories
 
 
 @pytest.fixture(scope="module")

@@ -13,20 +13,13 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.directory import add_server, add_user
 from worker.domain.capacity import choose_eviction
 from worker.domain.model import Limits, StoredMemory
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import (
-    GOOD_RETRIEVAL,
-    add_personal_memories,
-    add_server,
-    add_server_memories,
-    add_user,
-    personal_save,
-    server_save,
-)
+from .helpers import GOOD_RETRIEVAL, add_personal_memories, add_server_memories, personal_save, server_save
 
 
 def service(pool, **limits) -> CreateMemoryService:
@@ -315,6 +308,33 @@ async def test_privacy_is_read_again_under_the_lock(pool):
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
 
 
+async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuses(pool):
+    """Fails closed: a bot database whose privacy_level allows more values than 0, 1 and 2 (the
+    standalone CHECK is dropped here, in this test's own database) refuses a user who moved to
+    an unknown level after the context read, as full privacy; it never saves."""
+    ws, user = unique(), unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+        user_id = await add_user(conn, user)
+        check = await conn.fetchval("SELECT conname FROM pg_constraint WHERE conrelid = 'public.users'::regclass"
+                                    " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%privacy_level%'")
+        await conn.execute(f'ALTER TABLE public.users DROP CONSTRAINT "{check}"')
+    repo = MemoryRepository(pool)
+    original = repo.create_context
+
+    async def context_then_unknown_level(*args, **kwargs):
+        row = await original(*args, **kwargs)
+        await pool.execute("UPDATE users SET privacy_level = 3 WHERE user_id = $1", user_id)
+        return row
+
+    repo.create_context = context_then_unknown_level
+    result = RESULT_DECODER.decode((await CreateMemoryService(repo, Limits()).run(
+        personal_save(ws, user, "Mika", "{user} likes tea"))).result)
+
+    assert result.data.status == status.PRIVACY_RESTRICTED and "full" in result.error
+    assert await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
+
+
 def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
     t = datetime(2026, 1, 1, tzinfo=UTC)
     rows = [StoredMemory(2, 7, False, t, None), StoredMemory(1, 7, False, t, None),
@@ -322,35 +342,12 @@ def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
     assert choose_eviction(rows, lineage_id=7, now=t + timedelta(days=60), decay_days=30).memory_id == 1
 
 
-@pytest.mark.parametrize("stored", [2, 3, 4])  # below, at and over a cap of 3
-@pytest.mark.parametrize("may_evict", [True, False])
-@pytest.mark.parametrize("has_candidate", [True, False])
-async def test_the_database_takes_the_action_the_pure_rule_names(pool, stored, may_evict, has_candidate):
-    from worker.domain.capacity import capacity_action
-
-    ws, cap = unique(), 3
-    async with pool.acquire() as conn:
-        server_id = await add_server(conn, ws, decay=may_evict)
-        # Dormant model rows are candidates; protected rows are not.
-        await add_server_memories(conn, server_id, 7, [100.0] * stored, manual=not has_candidate)
-    expected = capacity_action(stored, cap, may_evict, has_candidate)
-
-    result, _ = await run(service(pool, max_server_memories=cap), server_save(ws, "new", retrieval=GOOD_RETRIEVAL))
-
-    assert result.data.status == {
-        "insert": status.SAVED, "evict": status.SAVED_WITH_EVICTION,
-        "refuse_at_cap": status.LIMIT_EXCEEDED, "refuse_over_cap": status.LIMIT_EXCEEDED,
-    }[expected]
-    if expected.startswith("refuse"):
-        assert result.data.current_count == stored
-
-
 @pytest.mark.parametrize("change", ["host-goes-full", "host-unlinked"])
 async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, change):
     """A host who protects the identity between the context read and the save stops the save."""
     import uuid as _uuid
 
-    from .helpers import add_proxy_identity
+    from tests.support.directory import add_proxy_identity
 
     ws, host, proxy = unique(), unique(), f"pk:{_uuid.uuid4()}"
     namespace = unique("ns-")

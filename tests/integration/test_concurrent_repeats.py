@@ -7,11 +7,12 @@ import asyncio
 from contracts.codec import OP_RESULT_DECODER
 from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository
+from tests.support.directory import add_server
 from worker.client.memory_client import _complete
 from worker.services.reinforce import ReinforceService
 
 from ..conftest import unique
-from .helpers import add_server, add_server_memories
+from .helpers import add_server_memories
 
 
 async def test_concurrent_deliveries_of_a_reinforcement_count_once(pool):

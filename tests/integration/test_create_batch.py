@@ -12,13 +12,14 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.directory import add_server, add_user
 from worker.consuming import metrics
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import GOOD_RETRIEVAL, add_server, add_server_memories, add_user, outbox_subjects, personal_save, server_save
+from .helpers import GOOD_RETRIEVAL, add_server_memories, outbox_subjects, personal_save, server_save
 
 LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
 
@@ -183,7 +184,7 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
         {"plan": msgspec.Raw(step.request)}, {"plan": broken}]})
 
     with pytest.raises(asyncpg.DataError):
-        await MemoryRepository(pool).create_batch(batch, lambda rows: [])
+        await MemoryRepository(pool).create_batch(batch)
 
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",

@@ -8,11 +8,12 @@ import pytest
 
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.directory import add_server
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import add_server, server_save
+from .helpers import server_save
 
 LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
 
@@ -78,3 +79,30 @@ async def test_a_second_inbox_conflict_in_a_row_is_a_failure_not_a_loop(pool):
     with pytest.raises(asyncpg.UniqueViolationError):
         await CreateMemoryService(repo, LIMITS).run(server_save(ws, "races forever"))
     assert repo.saves == 2
+
+
+@pytest.mark.parametrize("refused", [False, True])
+async def test_a_result_another_workspace_stored_meanwhile_is_refused_as_a_clash_not_answered(pool, refused):
+    """The context read found nothing; by the write, a command of another workspace with the
+    same id stored its result. The write reports it, and seen_before() refuses the clash, as
+    the context read would have: on the save path (found under the lock) and on the refusal
+    path (the inbox insert's conflict)."""
+    ws, other = await _workspace(pool), unique()
+    repo = MemoryRepository(pool)
+    cmd = server_save(ws, "" if refused else "a fact")  # blank content is refused before the save
+    original = repo.create_context
+
+    async def context_then_clash(*args, **kwargs):
+        row = await original(*args, **kwargs)
+        await repo.record_result(cmd.command_id, "create", other, b'{"data": {"status": "x"}, "other": true}')
+        return row
+
+    repo.create_context = context_then_clash
+    handled = await CreateMemoryService(repo, LIMITS).run(cmd)
+
+    result = RESULT_DECODER.decode(handled.result)
+    assert handled.duplicate and result.data.status == "memory_command_invalid"
+    assert "another workspace" in result.error
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
+                                   " WHERE s.server_disc_id = $1", ws) == 0

@@ -22,7 +22,8 @@ from contracts.commands import ManualMemory, ReinforceMemories
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique
-from tests.integration.helpers import GOOD_RETRIEVAL, add_server, add_server_memories, add_user
+from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories
+from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService

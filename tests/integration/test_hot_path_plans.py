@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from .helpers import add_server, add_user
+from tests.support.directory import add_server, add_user
 
 WORKSPACE = "400000000000000777"
 USER = "200000000000000777"

@@ -16,21 +16,13 @@ from contracts.codec import OP_RESULT_DECODER
 from contracts.commands import ManualMemory
 from contracts.results import CacheKey, OpResult
 from db.repository import MemoryRepository
+from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.domain.model import Limits
 from worker.services.base import Handled
 from worker.services.manual import ManualMemoryService
 
 from ..conftest import unique
-from .helpers import (
-    add_personal_memories,
-    add_proxy_identity,
-    add_server,
-    add_server_memories,
-    add_user,
-    blacklist,
-    module_database,
-    outbox_subjects,
-)
+from .helpers import add_personal_memories, add_server_memories, module_database, outbox_subjects
 
 LINEAGE = 7
 MANAGER = "300000000000000001"

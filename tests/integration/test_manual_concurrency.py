@@ -17,6 +17,7 @@ from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.commands import ManualMemory, SeedBio
 from db.repository import MemoryRepository
+from tests.support.directory import add_proxy_identity, add_server, add_user
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
@@ -26,10 +27,7 @@ from ..conftest import unique
 from .helpers import (
     GOOD_RETRIEVAL,
     add_personal_memories,
-    add_proxy_identity,
-    add_server,
     add_server_memories,
-    add_user,
     envelope,
     module_database,
     outbox_subjects,

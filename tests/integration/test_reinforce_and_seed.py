@@ -12,6 +12,7 @@ from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.commands import ReinforceMemories, SeedBio
 from contracts.results import CacheKey
 from db.repository import MemoryRepository
+from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
@@ -22,11 +23,7 @@ from ..conftest import unique
 from .helpers import (
     GOOD_RETRIEVAL,
     add_personal_memories,
-    add_proxy_identity,
-    add_server,
     add_server_memories,
-    add_user,
-    blacklist,
     envelope,
     module_database,
     outbox_subjects,

@@ -1,7 +1,12 @@
-"""The capacity and eviction rule of DESIGN.md section 5, as pure functions.
+"""The capacity and eviction rule of DESIGN.md section 5: the executable specification the SQL follows.
 
-The database layer counts and selects under the owner lock; these functions say what the
-counts mean and which row may go, so the SQL and the rule can be tested against each other.
+No production code calls this module, on purpose: the rule runs where the owner's rows are,
+inside memory_create_save() under the owner lock (db/migrations/002_save_outcome.sql), which
+counts, picks the victim and names a SaveOutcome in one statement. These functions say the
+same rule in Python, plainly enough to read and to test without a database:
+tests/unit/test_capacity.py tests the rule itself, and tests/integration/
+test_capacity_conformance.py runs one table of cases against both these functions and the
+real SQL, so the two cannot drift apart. Change the rule here first, then in the SQL.
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from contracts.commands import Retrieval
-from worker.domain.model import CapacityAction, LimitReason, StoredMemory, Workspace
+from worker.domain.model import CapacityAction, LimitReason, SaveOutcome, Scope, StoredMemory, Workspace
 
 __all__ = [
     "GLOBAL_LINEAGE",
     "capacity_action",
+    "capacity_outcome",
+    "counts_toward_cap",
     "choose_eviction",
     "eviction_order_key",
     "eviction_permitted",
@@ -24,6 +31,12 @@ __all__ = [
 
 # Lineage 0 holds a user's global memories (bio seeds among them): never replaced automatically.
 GLOBAL_LINEAGE = 0
+
+
+def counts_toward_cap(row_lineage_id: int, *, scope: Scope, lineage_id: int) -> bool:
+    """Server memories count per lineage; a user's personal ones per lineage plus the user's
+    global rows (lineage 0), which count against every lineage's cap."""
+    return row_lineage_id == lineage_id or (scope == "personal" and row_lineage_id == GLOBAL_LINEAGE)
 
 
 def is_eligible(row: StoredMemory, *, lineage_id: int, now: datetime, decay_days: int) -> bool:
@@ -63,6 +76,17 @@ def capacity_action(count: int, cap: int, may_evict: bool, has_candidate: bool) 
     if count > cap:
         return "refuse_over_cap"
     return "evict" if may_evict and has_candidate else "refuse_at_cap"
+
+
+_OUTCOMES: dict[CapacityAction, SaveOutcome] = {
+    "insert": SaveOutcome.SAVED, "evict": SaveOutcome.SAVED_WITH_EVICTION,
+    "refuse_at_cap": SaveOutcome.AT_CAP, "refuse_over_cap": SaveOutcome.OVER_CAP,
+}
+
+
+def capacity_outcome(action: CapacityAction) -> SaveOutcome:
+    """The SaveOutcome the SQL names for a capacity action."""
+    return _OUTCOMES[action]
 
 
 def limit_reason(action: CapacityAction, may_evict: bool) -> LimitReason | None:

@@ -25,7 +25,7 @@ from worker.domain import messages
 from worker.domain.arguments import InvalidArguments, ToolArguments, parse_tool_args
 from worker.domain.capacity import GLOBAL_LINEAGE, eviction_permitted
 from worker.domain.content import replace_user_placeholder, sanitize, utf16_length
-from worker.domain.model import CreateContext, KnownUser, Limits, SavePlan, ToolScope, Workspace
+from worker.domain.model import CreateContext, KnownUser, LimitReason, Limits, SavePlan, ToolScope, Workspace
 from worker.domain.proxy import host_protection, is_synthetic_id
 from worker.domain.targets import Ambiguous, Resolved, bridge_name, resolve_target
 
@@ -137,7 +137,7 @@ def at_cap_refusal(cmd: CreateMemory, plan: SavePlan, why_not: str | None) -> Co
 
     `data.current_count` is 0 here: the caller sets it to the count it read under the lock.
     """
-    reason = "nothing_eligible" if why_not is None else "eviction_not_permitted"
+    reason: LimitReason = "nothing_eligible" if why_not is None else "eviction_not_permitted"
     return messages.limit_exceeded(cmd, plan, 0, reason, why_not)
 
 

@@ -14,7 +14,7 @@ from msgspec import UNSET
 
 from contracts import results as codes
 from contracts.commands import CreateMemory
-from contracts.results import CommandResult, ResultData
+from contracts.results import CommandResult, CreateStatus, ResultData
 from worker.domain.model import LimitReason, SavePlan, Scope, ToolScope
 
 __all__ = [
@@ -45,7 +45,7 @@ def _command_id(cmd_or_command_id: CreateMemory | str) -> str:
     return cmd_or_command_id if isinstance(cmd_or_command_id, str) else cmd_or_command_id.command_id
 
 
-def refusal(cmd_or_command_id: CreateMemory | str, status: str, reason: str, **extra: Any) -> CommandResult:
+def refusal(cmd_or_command_id: CreateMemory | str, status: CreateStatus, reason: str, **extra: Any) -> CommandResult:
     """A failed result; `extra` are further `ResultData` fields (scope, candidates, ...)."""
     return CommandResult(
         command_id=_command_id(cmd_or_command_id),

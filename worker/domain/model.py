@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Literal
 
 from contracts.results import CacheKey
@@ -107,6 +108,19 @@ class StoredMemory:
 
 
 CapacityAction = Literal["insert", "evict", "refuse_at_cap", "refuse_over_cap"]
+
+
+class SaveOutcome(StrEnum):
+    """How a create's save ends under the owner lock; the same labels are the SQL enum
+    memory_worker.save_outcome (worker/domain/outcome.py says how the two are used)."""
+
+    SAVED = "saved"  # below the cap: inserted
+    SAVED_WITH_EVICTION = "saved_with_eviction"  # at the cap: one dormant row replaced
+    AT_CAP = "at_cap"  # at the cap, and nothing may or can be replaced
+    OVER_CAP = "over_cap"  # above the cap (it was lowered): never replaces
+    PRIVACY_PARTIAL = "privacy_partial"  # the user's privacy_level, read under the lock, is 1
+    PRIVACY_FULL = "privacy_full"  # any other level but 0, or the users row is gone (fails closed)
+    HOST_PROTECTED = "host_protected"  # a proxy identity's host protects it, read under the lock
 LimitReason = Literal["eviction_not_permitted", "nothing_eligible", "over_cap"]
 
 

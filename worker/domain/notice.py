@@ -85,6 +85,7 @@ __all__ = [
     "NOTICE_KEY",
     "NoticeSettings",
     "NoticeSubject",
+    "card_of",
     "channel_privacy",
     "full_text",
     "plan_notice",
@@ -199,7 +200,7 @@ def full_text(subject: NoticeSubject) -> str:
     return "\n".join(parts)
 
 
-def _card(subject: NoticeSubject) -> tuple[Card, bool]:
+def card_of(subject: NoticeSubject) -> tuple[Card, bool]:
     values = [("Scope", subject.scope_label), ("Saved", subject.content_saved)]
     if subject.content_forgotten is not None:
         values.append(("Forgotten", subject.content_forgotten))
@@ -230,7 +231,7 @@ def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubje
     destinations null and `dropped_reason` set.
     """
     hidden = settings.hides(NOTICE_KEY)
-    card, truncated = _card(subject)
+    card, truncated = card_of(subject)
     expand, attachment = _expansion(subject, truncated)
 
     conversation: ConversationNotice | None = None

@@ -10,7 +10,7 @@ import asyncpg
 
 from contracts.codec import encode
 from contracts.commands import Envelope
-from db.repository import MemoryRepository, OutboxRow, Stored
+from db.repository import OutboxRow, Stored
 from worker.domain import messages
 
 
@@ -37,31 +37,34 @@ def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
     return exc.table_name == "processed_commands"
 
 
-async def once(repo: MemoryRepository, cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled:
+def seen_before(cmd: Envelope, stored: Stored | None) -> Handled | None:
+    """Was this command seen before? The one place that decides; every path that can find a
+    stored result asks here: the create's context read and its locked save (which may find a
+    racing delivery's result), a refusal's store, and the other commands' locked read.
+
+    None: not seen, go on. Otherwise the answer: the stored result with the events a crash
+    left unpublished. Command ids must be unique across workspaces; a clash is refused rather
+    than answered with another workspace's result.
+    """
+    if stored is None:
+        return None
+    if stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id:
+        reason = "command_id was already used by a command of another workspace: use a fresh, unique id"
+        return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
+    return Handled(stored.result, stored.pending, duplicate=True)
+
+
+async def once(cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled:
     """Run a service body that stores the command's result in its own transaction.
 
     Two deliveries of one command can run at once (a redelivery racing a slow original);
-    the later one's inbox insert fails and its transaction rolls back whole, and the
-    answer is what the first one stored.
+    the later one's inbox insert fails and its transaction rolls back whole. One more run
+    then finds the stored result where every run looks first (seen_before). Any other unique
+    violation, or a second conflict in a row, is a failure like any other: no loop.
     """
     try:
         return await body()
     except asyncpg.UniqueViolationError as exc:
         if not is_inbox_conflict(exc):
             raise
-        stored = await repo.stored_result(cmd.command_id, cmd.workspace_id)
-        if stored is None:
-            raise
-        return Handled(stored, [], duplicate=True)
-
-
-def answer_repeat(cmd: Envelope, stored: Stored) -> Handled:
-    """The stored result of a command seen before, with the events a crash left unpublished.
-
-    Command ids must be unique across workspaces; a clash is refused rather than answered
-    with another workspace's result.
-    """
-    if stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id:
-        reason = "command_id was already used by a command of another workspace: use a fresh, unique id"
-        return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
-    return Handled(stored.result, stored.pending, duplicate=True)
+    return await body()

@@ -4,7 +4,8 @@ A workspace has one command in flight at a time (worker/consuming/partitions.py)
 flight at once are of different workspaces. They go to the database together: one round trip reads
 every context, the pure decisions run, and one transaction (memory_create_batch) saves them
 all, each under its owner's lock taken up front in a fixed order. Per command this is
-exactly what CreateMemoryService.run does; only the round trips and the commit are shared.
+exactly what CreateMemoryService.run does (its step() and handled()); only the round trips and the
+commit are shared.
 Should the batch fail, every command runs again on its own (Coalescer), so errors, retries
 and dead letters stay per command.
 """
@@ -16,10 +17,10 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from contracts.commands import CreateMemory
-from db.repository import MemoryRepository, SaveRow, lock_order
+from db.repository import MemoryRepository, lock_order
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled
-from worker.services.create_memory import CreateMemoryService, CreateStep
+from worker.services.create_memory import CreateMemoryService
 from worker.shared.coalescer import Coalescer
 
 _encode = msgspec.json.Encoder().encode
@@ -88,21 +89,7 @@ class BatchedCreateService:
             written.append(index)
         if ops:
             owners = lock_order(step.owner for step in steps if step.owner is not None)
-            saved = await self._repo.create_batch(_encode(_Batch(owners, ops)),
-                                                  lambda rows: _eviction_notices(rows, written, steps, cmds))
+            saved = await self._repo.create_batch(_encode(_Batch(owners, ops)))
             for index, row in zip(written, saved, strict=True):
-                handled[index] = Handled(bytes(row.result), row.outbox, row.duplicate)
+                handled[index] = self._service.handled(cmds[index], row)
         return handled  # type: ignore[return-value]  # every slot is filled above
-
-
-def _eviction_notices(rows: list[SaveRow], written: list[int], steps: list[CreateStep],
-                      cmds: Sequence[CreateMemory]) -> list[tuple[int, str, bytes]]:
-    notices = []
-    for position, (index, row) in enumerate(zip(written, rows, strict=True)):
-        fill = steps[index].eviction_notice
-        if fill is None or row.duplicate:
-            continue
-        notice = fill(bytes(row.result))
-        if notice is not None:
-            notices.append((position, cmds[index].command_id, notice))
-    return notices

@@ -1,41 +1,45 @@
-"""memory.create: read the context, decide (pure), persist in one transaction."""
+"""memory.create, top to bottom: read the context, decide (pure), write in one transaction.
+
+1. Context: memory_create_context() reads in one statement all the pure decision needs, and
+   whether the command was seen before (seen_before() decides what that means).
+2. Decision: decide_create() refuses with a finished result, or plans a save; the save
+   request then carries the finished result of every SaveOutcome (worker/domain/outcome.py),
+   the events, and for a save that may evict the eviction notice's template
+   (worker/domain/eviction_notice.py): the notice is planned once, here.
+3. Transaction: a refusal is stored (memory_record_result); a save is memory_create_save(),
+   which takes the owner's lock, chooses the outcome under it, completes the eviction notice
+   and stores the result: one statement, evicting or not.
+
+worker/services/create_batch.py runs steps 1 and 3 for many commands in one round trip each;
+step() is the part both share.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import asyncpg
 import msgspec
 
 from contracts.codec import encode
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
-from db.repository import CreateContextRow, MemoryRepository, Stored
+from db.repository import CreateContextRow, MemoryRepository, SaveRow, Stored
 from worker.domain import messages
-from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
+from worker.domain.create import decide_create, eviction_block_reason
 from worker.domain.events import EventTemplate, save_events
+from worker.domain.eviction_notice import EvictionNoticeTemplate, eviction_template
 from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SavePlan
 from worker.domain.notice import NoticeSettings, NoticeSubject, plan_notice
+from worker.domain.outcome import SaveOutcome, results_by_outcome
 from worker.domain.proxy import is_synthetic_id
 from worker.domain.targets import lookup_ids
 from worker.services import rows
-from worker.services.base import Handled, answer_repeat, is_inbox_conflict
-
-
-class SaveResults(msgspec.Struct, frozen=True):
-    saved: CommandResult
-    evicted: CommandResult
-    at_cap: CommandResult
-    over_cap: CommandResult
-    privacy_1: CommandResult
-    privacy_2: CommandResult
-    host_protected: CommandResult
+from worker.services.base import Handled, once, seen_before
 
 
 class CreateSaveRequest(msgspec.Struct, frozen=True):
-    """The argument of memory_create_save(): the plan, every possible result, every event."""
+    """The argument of memory_create_save(): the plan, the result of every outcome, the events."""
 
     command_id: str
     scope: str
@@ -52,8 +56,9 @@ class CreateSaveRequest(msgspec.Struct, frozen=True):
     may_evict: bool
     decay_days: int
     proxy: bool  # a proxy identity: its hosts are checked again under the lock
-    results: SaveResults
+    results: dict[SaveOutcome, CommandResult]
     events: list[EventTemplate]
+    eviction_notice: EvictionNoticeTemplate | None  # set exactly when the save may evict
 
 
 def context_from_row(row: CreateContextRow) -> CreateContext:
@@ -65,32 +70,13 @@ def context_from_row(row: CreateContextRow) -> CreateContext:
                          proxies=proxies)
 
 
-def plan_save_notice(cmd: CreateMemory, plan: SavePlan, settings: NoticeSettings,
-                     forgotten: str | None) -> dict:
-    scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
-    subject = NoticeSubject(kind="saved" if forgotten is None else "saved_with_eviction", scope_label=scope_label,
-                            content_saved=plan.content, content_forgotten=forgotten,
-                            persona_name=cmd.persona.name)
-    return dict(plan_notice(settings, cmd.channel, subject))
-
-
-class _Forgotten(msgspec.Struct):
-    content_forgotten: str | None = None
-
-
-class _EvictionProbe(msgspec.Struct):
-    data: _Forgotten
-
-
-_EVICTION = msgspec.json.Decoder(_EvictionProbe)
-
-
 def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: datetime,
                  settings: NoticeSettings) -> CreateSaveRequest:
     why_not = None if plan.may_evict else eviction_block_reason(ctx.workspace, cmd.retrieval)
-    notice = plan_save_notice(cmd, plan, settings, None)
-    saved = messages.saved(cmd, plan, 0, None)
-    saved.notice = notice
+    scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
+    notice = dict(plan_notice(settings, cmd.channel, NoticeSubject(
+        kind="saved", scope_label=scope_label, content_saved=plan.content, content_forgotten=None,
+        persona_name=cmd.persona.name)))
     return CreateSaveRequest(
         command_id=cmd.command_id,
         scope=plan.scope,
@@ -107,19 +93,10 @@ def save_request(cmd: CreateMemory, plan: SavePlan, ctx: CreateContext, now: dat
         may_evict=plan.may_evict,
         decay_days=plan.decay_days,
         proxy=plan.scope == "personal" and is_synthetic_id(plan.owner_id),
-        results=SaveResults(
-            saved=saved,
-            # Its notice shows the forgotten content: set under the lock (see CreateMemoryService).
-            evicted=messages.saved(cmd, plan, 0, ""),
-            at_cap=at_cap_refusal(cmd, plan, why_not),
-            over_cap=over_cap_refusal(cmd, plan),
-            # The database reads privacy again under the lock; these are its answers if it changed.
-            privacy_1=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 1),
-            privacy_2=messages.privacy_restricted(cmd, plan.target_label or plan.owner_id, 2),
-            host_protected=messages.host_protected(cmd, plan.target_label or plan.owner_id,
-                                                   "a host's protection changed while saving"),
-        ),
+        results=results_by_outcome(cmd, plan, why_not, notice),
         events=save_events(cmd, plan, now.isoformat(), notice=notice),
+        eviction_notice=(eviction_template(settings, cmd.channel, scope_label, plan.content, cmd.persona.name)
+                         if plan.may_evict else None),
     )
 
 
@@ -132,8 +109,6 @@ class CreateStep:
     refusal: bytes | None = None
     request: bytes | None = None
     owner: tuple[str, str] | None = None  # (scope, owner id): the lock the save takes
-    # Set for a save that may evict: the notice filled in under the lock (see run()).
-    eviction_notice: Callable[[bytes], bytes | None] | None = None
 
 
 class CreateMemoryService:
@@ -142,43 +117,40 @@ class CreateMemoryService:
         self._limits = limits
 
     def step(self, cmd: CreateMemory, row: CreateContextRow) -> CreateStep:
-        stored = MemoryRepository.stored_or_none(row)
-        if stored is not None:
-            return CreateStep(answer=answer_repeat(cmd, Stored(stored, row.stored_workspace, row.pending)))
+        answer = seen_before(cmd, MemoryRepository.stored_of(row))
+        if answer is not None:
+            return CreateStep(answer=answer)
         ctx = context_from_row(row)
         decision = decide_create(cmd, ctx, self._limits)
         if isinstance(decision, CommandResult):
             return CreateStep(refusal=encode(decision))
-        settings = rows.notice_settings(row.workspace)
-        request = encode(save_request(cmd, decision, ctx, datetime.now(UTC), settings))
+        request = save_request(cmd, decision, ctx, datetime.now(UTC), rows.notice_settings(row.workspace))
+        return CreateStep(request=encode(request), owner=(decision.scope, decision.owner_id))
 
-        def eviction_notice(result: bytes) -> bytes | None:
-            forgotten = _EVICTION.decode(result).data.content_forgotten
-            return None if forgotten is None else encode(plan_save_notice(cmd, decision, settings, forgotten))
+    @staticmethod
+    def handled(cmd: CreateMemory, row: SaveRow) -> Handled:
+        """What a write returned: the command's own result, or the answer to a repeat it found."""
+        if row.duplicate:
+            answer = seen_before(cmd, Stored(bytes(row.result), row.stored_workspace, row.outbox))
+            assert answer is not None  # a stored result was found
+            return answer
+        return Handled(bytes(row.result), row.outbox, duplicate=False)
 
-        return CreateStep(request=request, owner=(decision.scope, decision.owner_id),
-                          eviction_notice=eviction_notice if decision.may_evict else None)
+    async def run(self, cmd: CreateMemory) -> Handled:
+        return await once(cmd, lambda: self._run(cmd))
 
-    async def run(self, cmd: CreateMemory, *, raced: bool = False) -> Handled:
+    async def _run(self, cmd: CreateMemory) -> Handled:
         row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd),
                                               cmd.persona.lineage_id)
         step = self.step(cmd, row)
         if step.answer is not None:
             return step.answer
         if step.refusal is not None:
-            duplicate, stored = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id,
-                                                               step.refusal)
-            return Handled(stored, [], duplicate)
-        try:
-            saved = await self._repo.create_save(cmd.command_id, step.request, step.eviction_notice)
-        except asyncpg.UniqueViolationError as exc:
-            # A concurrent delivery of this command stored a refusal (which takes no lock) first;
-            # the save rolled back whole, and the stored result is the answer: one more run
-            # reads it. Any other constraint, or a second race, is a failure like any other.
-            if raced or not is_inbox_conflict(exc):
-                raise
-            return await self.run(cmd, raced=True)
-        return Handled(bytes(saved.result), saved.outbox, saved.duplicate)
+            written = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id, step.refusal)
+        else:
+            assert step.request is not None
+            written = await self._repo.create_save(cmd.command_id, step.request)
+        return self.handled(cmd, written)
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
         return encode(messages.db_error(cmd))

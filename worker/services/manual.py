@@ -15,7 +15,7 @@ from worker.domain.events import EventTemplate
 from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
 from worker.services import rows
-from worker.services.base import Handled, answer_repeat, once
+from worker.services.base import Handled, once, seen_before
 
 
 class ManualContextRequest(msgspec.Struct, frozen=True):
@@ -57,14 +57,14 @@ class ManualMemoryService:
         self._limits = limits
 
     async def run(self, cmd: ManualMemory) -> Handled:
-        return await once(self._repo, cmd, lambda: self._run(cmd))
+        return await once(cmd, lambda: self._run(cmd))
 
     async def _run(self, cmd: ManualMemory) -> Handled:
         owner_id = owner_of(cmd)
         async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
-            stored = await tx.stored(cmd.command_id)
-            if stored is not None:
-                return answer_repeat(cmd, stored)
+            repeat = seen_before(cmd, await tx.stored(cmd.command_id))
+            if repeat is not None:
+                return repeat
             row = await tx.manual_context(encode(ManualContextRequest(
                 scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id, actor_id=cmd.actor.id,
                 identity_id=cmd.identity_id, lineage_id=cmd.lineage_id, memory_id=cmd.memory_id,

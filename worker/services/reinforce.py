@@ -6,7 +6,7 @@ from contracts.codec import encode
 from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository
 from worker.domain import op_results
-from worker.services.base import Handled, answer_repeat, once
+from worker.services.base import Handled, once, seen_before
 
 
 class ReinforceService:
@@ -14,15 +14,15 @@ class ReinforceService:
         self._repo = repo
 
     async def run(self, cmd: ReinforceMemories) -> Handled:
-        return await once(self._repo, cmd, lambda: self._run(cmd))
+        return await once(cmd, lambda: self._run(cmd))
 
     async def _run(self, cmd: ReinforceMemories) -> Handled:
         server_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "server"})
         personal_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "personal"})
         async with self._repo.owner_transaction([]) as tx:
-            stored = await tx.stored(cmd.command_id)
-            if stored is not None:
-                return answer_repeat(cmd, stored)
+            repeat = seen_before(cmd, await tx.stored(cmd.command_id))
+            if repeat is not None:
+                return repeat
             # Every owner whose rows change is locked, all at once in a fixed order. A row's
             # owner never changes, so reading the owners before locking them is safe.
             owners = [("server", cmd.workspace_id)] if server_ids else []

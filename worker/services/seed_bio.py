@@ -13,7 +13,7 @@ from worker.domain.bio import decide_seed
 from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import Limits, SeedPlan
 from worker.services import rows
-from worker.services.base import Handled, answer_repeat, once
+from worker.services.base import Handled, once, seen_before
 
 
 class SeedBioService:
@@ -23,16 +23,16 @@ class SeedBioService:
         self._max_units = max_units
 
     async def run(self, cmd: SeedBio) -> Handled:
-        return await once(self._repo, cmd, lambda: self._run(cmd))
+        return await once(cmd, lambda: self._run(cmd))
 
     async def _run(self, cmd: SeedBio) -> Handled:
         cid = cmd.command_id
         # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
         # transaction, makes every later seed a no-op whatever its command id.
         async with self._repo.owner_transaction([("personal", cmd.identity_user_id)]) as tx:
-            stored = await tx.stored(cid)
-            if stored is not None:
-                return answer_repeat(cmd, stored)
+            repeat = seen_before(cmd, await tx.stored(cid))
+            if repeat is not None:
+                return repeat
             row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)
             identity = rows.identity(row.identity)
             decision = decide_seed(cmd, identity, already_seeded=row.already_seeded,

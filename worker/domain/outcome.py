@@ -1,0 +1,47 @@
+"""How a create's save can end, decided under the owner lock: one enum for Python and SQL.
+
+The pure decision (worker/domain/create.py) runs before the lock; what only the locked
+transaction can know (the owner's count, the eviction victim, privacy and host protection
+read again) then picks one of these outcomes. The save request carries the finished result
+of every outcome (`results_by_outcome`), keyed by the outcome's label; memory_create_save()
+chooses a `memory_worker.save_outcome` (the same labels, db/migrations/002_save_outcome.sql)
+and takes that result, filling in only the facts it alone has: the new memory id, the
+forgotten content and its notice, the count a refusal reports. tests/integration/
+test_save_outcome.py fails when the two label sets differ.
+"""
+
+from __future__ import annotations
+
+from contracts.commands import CreateMemory
+from contracts.results import CommandResult
+from worker.domain import messages
+from worker.domain.create import at_cap_refusal, over_cap_refusal
+from worker.domain.model import SaveOutcome, SavePlan
+from worker.domain.notice import NoticePlan
+
+__all__ = ["SQL_TYPE", "SaveOutcome", "results_by_outcome"]
+
+SQL_TYPE = "memory_worker.save_outcome"
+
+
+def results_by_outcome(cmd: CreateMemory, plan: SavePlan, why_not: str | None,
+                       notice: NoticePlan) -> dict[SaveOutcome, CommandResult]:
+    """Every result the save may give, each finished but for the database's facts.
+
+    `why_not` says why a save at the cap may not replace a row (None: it may, and at_cap then
+    means nothing was eligible). `notice` is the plain save's notice; the eviction's notice
+    is made by the database from the template the request carries (worker/domain/eviction_notice.py).
+    """
+    label = plan.target_label or plan.owner_id
+    saved = messages.saved(cmd, plan, 0, None)
+    saved.notice = dict(notice)
+    return {
+        SaveOutcome.SAVED: saved,
+        SaveOutcome.SAVED_WITH_EVICTION: messages.saved(cmd, plan, 0, ""),
+        # data.current_count is the count read under the lock: set by the database.
+        SaveOutcome.AT_CAP: at_cap_refusal(cmd, plan, why_not),
+        SaveOutcome.OVER_CAP: over_cap_refusal(cmd, plan),
+        SaveOutcome.PRIVACY_PARTIAL: messages.privacy_restricted(cmd, label, 1),
+        SaveOutcome.PRIVACY_FULL: messages.privacy_restricted(cmd, label, 2),
+        SaveOutcome.HOST_PROTECTED: messages.host_protected(cmd, label, "a host's protection changed while saving"),
+    }
