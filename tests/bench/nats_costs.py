@@ -135,6 +135,7 @@ async def _stream(nc, js, retention: RetentionPolicy, ack: AckPolicy) -> None:
 async def one_round(root: Path, messages: int) -> list[Cost]:
     server = NatsServer(root / f"nats-{time.monotonic_ns()}").start()
     costs: list[Cost] = []
+    nc = None
     try:
         nc = await nats.connect(server.url)
         js = nc.jetstream()
@@ -147,9 +148,10 @@ async def one_round(root: Path, messages: int) -> list[Cost]:
                 costs.append(await _measure(server, "command publish, one by one", messages,
                                             lambda: _publish_each(js, messages, _workspace)))
                 await js.purge_stream(subjects.COMMANDS_STREAM)
-                costs.append(await _measure(server, "command publish, atomic batches of 8", messages,
-                                            lambda: _publish_batches(nc, messages, 8, _workspace)))
-                await js.purge_stream(subjects.COMMANDS_STREAM)
+                for size in (8, 32, 128):
+                    costs.append(await _measure(server, f"command publish, atomic batches of {size}", messages,
+                                                lambda size=size: _publish_batches(nc, messages, size, _workspace)))
+                    await js.purge_stream(subjects.COMMANDS_STREAM)
                 await _stream(nc, js, retention, ack)
             await _publish_batches(nc, messages, 32, _workspace)
             costs.append(await _measure(server, f"delivery and ack, {label}", messages, lambda ack=ack: _consume(
@@ -159,11 +161,16 @@ async def one_round(root: Path, messages: int) -> list[Cost]:
                                                lambda: _purge_all(js))
                 costs.append(retainer_cost)
         events = 2 * messages
-        costs.append(await _measure(server, "events, atomic batches of 16 (2 per create)", events,
-                                    lambda: _publish_batches(nc, events, 16, lambda i: f"memory.saved.server.{i}")))
+        costs.append(await _measure(server, "events, one by one", events,
+                                    lambda: _publish_each(js, events, lambda i: f"memory.saved.server.{i}")))
+        for size in (16, 64):
+            costs.append(await _measure(server, f"events, atomic batches of {size}", events,
+                                        lambda size=size: _publish_batches(nc, events, size,
+                                                                           lambda i: f"memory.saved.server.{i}")))
         costs.append(await _measure(server, "reply (core publish)", messages, lambda: _replies(nc, messages)))
-        await nc.close()
     finally:
+        if nc is not None:
+            await nc.close()
         server.stop()
     return costs
 

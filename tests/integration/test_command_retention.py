@@ -7,35 +7,23 @@ from __future__ import annotations
 
 import asyncio
 
-import nats
 import pytest
 from nats.js.api import DiscardPolicy, RetentionPolicy, StreamConfig
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from contracts import subjects
+from tests.support import fresh_nats
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
 from worker.consuming import dead_letters, retention, stranded, stream_upgrade, streams
-from worker.local.embedded import NatsServer
 from worker.shared import jetstream
 
 from ..conftest import unique
 
+# A nats-server per test: the partition consumers are durable and shared by name.
+server, nc = fresh_nats.server, fresh_nats.nc
+
 PARTITIONS = 2
-
-
-@pytest.fixture
-async def server(tmp_root):
-    server = NatsServer(tmp_root / f"nats-{unique()}").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-async def nc(server):
-    client = await nats.connect(server.url)
-    yield client
-    await client.close()
 
 
 async def _provision(nc, **kw):
