@@ -12,6 +12,7 @@ atomic batches as the outbox sends them) and the reply.
 
     python -m tests.bench.nats_costs                # 4,000 messages per operation
     python -m tests.bench.nats_costs --messages 20000 --rounds 2
+    python -m tests.bench.nats_costs --nats-sync default   # what is left without the fsyncs
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ async def _stream(nc, js, retention: RetentionPolicy, ack: AckPolicy) -> None:
         await streams.ensure_partition_consumer(nc, consumer)
 
 
-async def one_round(root: Path, messages: int) -> list[Cost]:
-    server = NatsServer(root / f"nats-{time.monotonic_ns()}").start()
+async def one_round(root: Path, messages: int, sync_always: bool = True) -> list[Cost]:
+    server = NatsServer(root / f"nats-{time.monotonic_ns()}", sync_always=sync_always).start()
     costs: list[Cost] = []
     nc = None
     try:
@@ -203,11 +204,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=4000, help="messages per operation (default 4,000)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, each on a fresh server (default 2)")
+    parser.add_argument("--nats-sync", choices=("always", "default"), default="always",
+                        help="JetStream sync_interval: always (as make run) or nats-server's default")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="nats-costs-") as tmp:
-        rounds = [asyncio.run(one_round(Path(tmp), args.messages)) for _ in range(args.rounds)]
-    print(f"nats-server CPU per message, {args.messages} messages of {len(BODY)} bytes, sync_interval always, "
-          f"{args.rounds} rounds")
+        rounds = [asyncio.run(one_round(Path(tmp), args.messages, args.nats_sync == "always"))
+                  for _ in range(args.rounds)]
+    print(f"nats-server CPU per message, {args.messages} messages of {len(BODY)} bytes, "
+          f"sync_interval {args.nats_sync}, {args.rounds} rounds")
     print(f"{'operation':<52} " + "  ".join(f"{'µs/msg':>7} {'msg/s':>7}" for _ in rounds))
     for i, cost in enumerate(rounds[0]):
         print(f"{cost.operation:<52} " + "  ".join(f"{r[i].cpu_us:>7.1f} {r[i].rate:>7.0f}" for r in rounds))
