@@ -13,8 +13,8 @@ import yaml
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import create_fields, unique
-from tests.e2e.directory import upsert_server
 from tests.e2e.test_e2e_observability import _get, _samples, _value
+from tests.support.directory import add_server
 from tests.support.waiting import wait_until
 
 ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yaml"
@@ -23,7 +23,7 @@ ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts
 async def test_applied_commands_are_purged_and_the_backlog_is_reported(e2e_worker, memory, bot_db, nc):
     js = nc.jetstream()
     ws = unique()
-    await upsert_server(bot_db, ws)
+    await add_server(bot_db, ws)
     saved = [await memory.create(create_fields(ws, f"kept briefly {i}")) for i in range(3)]
     assert {r.data.status for r in saved} == {codes.SAVED}
     token = subjects.encode_token(ws)
