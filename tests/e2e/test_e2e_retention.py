@@ -45,9 +45,9 @@ async def test_applied_commands_are_purged_and_the_backlog_is_reported(e2e_worke
             _value(samples, "memory_commands_oldest_unconsumed_age_seconds") == 0
     await wait_until(reported, timeout=15, interval=0.5)
     samples = await _samples(e2e_worker)
-    # The defaults: 7 days, 4 GiB.
+    # The defaults: 7 days, 1 GiB.
     assert _value(samples, "memory_commands_max_age_seconds") == 7 * 24 * 3600
-    assert _value(samples, "memory_commands_max_bytes") == 4 * 1024**3
+    assert _value(samples, "memory_commands_max_bytes") == 1024**3
 
 
 async def test_every_metric_of_the_alert_rules_is_exported(e2e_worker):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+import nats
 import pytest
 from nats.js.api import DiscardPolicy, RetentionPolicy, StreamConfig
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
@@ -16,6 +17,7 @@ from tests.support import fresh_nats
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
 from worker.consuming import dead_letters, retention, stranded, stream_upgrade, streams
+from worker.local.embedded import NatsServer
 from worker.shared import jetstream
 
 from ..conftest import unique
@@ -81,6 +83,19 @@ async def test_the_stream_keeps_by_limits_and_refuses_when_full(nc):
     assert "maximum bytes" in str(refused.value).lower()
     # Nothing stored was dropped to make room: the first command is still there.
     assert (await js.get_msg(subjects.COMMANDS_STREAM, first.seq)).data == b"0" * 1000
+
+
+async def test_a_size_limit_larger_than_the_servers_storage_is_refused_naming_the_setting(tmp_root):
+    small = NatsServer(tmp_root / f"nats-small-{unique()}", max_file_store_mb=64).start()
+    try:
+        conn = await nats.connect(small.url)
+        with pytest.raises(streams.StreamProvisionError, match="COMMAND_MAX_MIB=1024.*max_file_store"):
+            await _provision(conn)
+        await _provision(conn, retention=streams.CommandRetention(max_bytes=16 * 1024 * 1024))
+        assert (await conn.jetstream().stream_info(subjects.COMMANDS_STREAM)).config.max_bytes == 16 * 1024 * 1024
+        await conn.close()
+    finally:
+        small.stop()
 
 
 async def test_the_purge_removes_exactly_what_each_consumer_acknowledged(nc):

@@ -29,7 +29,7 @@ from nats.js.api import (
     StreamConfig,
     SubjectTransform,
 )
-from nats.js.errors import NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
 from worker.consuming import stream_upgrade
@@ -46,7 +46,7 @@ class CommandRetention:
     COMMAND_MAX_MIB): longer and larger than any outage of the workers the operator plans for."""
 
     max_age_s: float = 7 * 24 * 3600.0
-    max_bytes: int = 4 * 1024**3
+    max_bytes: int = 1024**3
 
 
 def command_stream(partitions: int, replicas: int = 1, retention: CommandRetention = CommandRetention()) -> StreamConfig:
@@ -157,6 +157,14 @@ def partition_api(verb: str, partition_consumer: str, *, domain: str | None = No
     return jetstream.api_subject(jetstream.api_prefix(domain), verb, subjects.COMMANDS_STREAM, partition_consumer)
 
 
+class StreamProvisionError(RuntimeError):
+    """The server refused a stream's settings; the message says which setting to change."""
+
+
+# "insufficient storage resources available", "no suitable peers for placement, insufficient storage"
+_NO_STORAGE = (10047, 10005)
+
+
 class ConsumerProvisionError(RuntimeError):
     """The server refused a consumer's settings; the message is the server's."""
 
@@ -194,10 +202,19 @@ async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ac
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
     commands = command_stream(partitions, replicas, retention)
-    # A deployment from before limits retention: its work-queue stream cannot be changed in
-    # place (and the upgrade may dead-letter, so it comes after MEMORY_DLQ).
-    await stream_upgrade.to_limits(js, commands, max_payload=nc.max_payload)
-    await ensure_stream(js, commands)
+    try:
+        # A deployment from before limits retention: its work-queue stream cannot be changed
+        # in place (and the upgrade may dead-letter, so it comes after MEMORY_DLQ).
+        await stream_upgrade.to_limits(js, commands, max_payload=nc.max_payload)
+        await ensure_stream(js, commands)
+    except APIError as exc:
+        if exc.err_code not in _NO_STORAGE:
+            raise
+        raise StreamProvisionError(
+            f"{subjects.COMMANDS_STREAM} reserves its size limit, COMMAND_MAX_MIB="
+            f"{retention.max_bytes // (1024 * 1024)}, on every replica's JetStream file storage, and the server "
+            f"refused: {exc.description!r}. Lower COMMAND_MAX_MIB, or give JetStream more storage "
+            "(max_file_store in the server's jetstream block, or a larger volume)") from exc
     for partition in [*range(partitions), None]:
         await ensure_partition_consumer(nc, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
                                                                in_flight=in_flight), pin_timeout_s=pin_timeout_s)

@@ -34,7 +34,7 @@ class Settings:
     # How long and how much of a backlog MEMORY_COMMANDS keeps while no worker consumes
     # (worker/consuming/streams.py): longer and larger than any outage you plan for.
     command_max_age_hours: int = 168
-    command_max_mib: int = 4096
+    command_max_mib: int = 1024
     max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
     db_pool_size: int = 20
