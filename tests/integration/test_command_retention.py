@@ -6,6 +6,8 @@ rebuilt without losing or reordering a command."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import nats
 import pytest
@@ -20,7 +22,7 @@ from worker.consuming import dead_letters, retention, stranded, stream_upgrade, 
 from worker.local.embedded import NatsServer
 from worker.shared import jetstream
 
-from ..conftest import unique
+from ..conftest import clone_database, unique, worker_env
 
 # A nats-server per test: the partition consumers are durable and shared by name.
 server, nc = fresh_nats.server, fresh_nats.nc
@@ -85,12 +87,19 @@ async def test_the_stream_keeps_by_limits_and_refuses_when_full(nc):
     assert (await js.get_msg(subjects.COMMANDS_STREAM, first.seq)).data == b"0" * 1000
 
 
-async def test_a_size_limit_larger_than_the_servers_storage_is_refused_naming_the_setting(tmp_root):
+async def test_a_size_limit_larger_than_the_servers_storage_is_refused_naming_the_setting(tmp_root, pg_server,
+                                                                                          template_db):
     small = NatsServer(tmp_root / f"nats-small-{unique()}", max_file_store_mb=64).start()
     try:
         conn = await nats.connect(small.url)
         with pytest.raises(streams.StreamProvisionError, match="COMMAND_MAX_MIB=1024.*max_file_store"):
             await _provision(conn)
+        # `memoryctl run` stops there, saying so.
+        done = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "worker.cli.memoryctl", "run"], capture_output=True, text=True,
+            timeout=60, env=worker_env(small.url, await clone_database(pg_server, template_db)))
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert "refusing to start: MEMORY_COMMANDS reserves its size limit, COMMAND_MAX_MIB=1024" in done.stderr
         await _provision(conn, retention=streams.CommandRetention(max_bytes=16 * 1024 * 1024))
         assert (await conn.jetstream().stream_info(subjects.COMMANDS_STREAM)).config.max_bytes == 16 * 1024 * 1024
         await conn.close()
