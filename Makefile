@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke schemas clean
+.PHONY: install run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,11 @@ bench-profile: $(VENV)/.bench-installed
 ## 2,000 creates over 200 workspaces through MemoryClient against embedded servers.
 bench-smoke: $(STAMP)
 	$(PY) -m tests.bench.smoke
+
+## What each of a create's NATS operations costs nats-server (publish, delivery and ack, purge,
+## events, reply), one at a time on a fresh server: tests/bench/nats_costs.py.
+bench-nats: $(STAMP)
+	$(PY) -m tests.bench.nats_costs $(BENCH_ARGS)
 
 ## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs, and
 ## contracts/types/index.d.ts from the schemas (json-schema-to-typescript).

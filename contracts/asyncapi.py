@@ -158,9 +158,13 @@ _OPERATIONS: dict[str, tuple[str, str, str | None]] = {
 NATS_FACTS = {
     "streams": {
         subjects.COMMANDS_STREAM: {"subjects": [f"memory.{kind}.*" for kind in subjects.COMMAND_KINDS],
-                                   "retention": "workqueue",
+                                   "retention": "limits", "max_age_days": 7, "discard": "new",
                                    "note": "Publish commands here with a JetStream publish (wait for the ack). "
-                                           "The worker owns its consumers; a bot creates none."},
+                                           "The worker owns its consumers; a bot creates none. Consumed "
+                                           "commands are purged by the worker within seconds; while no worker "
+                                           "consumes, the stream keeps them up to its age and size limits "
+                                           "(COMMAND_MAX_AGE_HOURS, COMMAND_MAX_MIB), and when full refuses the "
+                                           "publish (maximum bytes exceeded) rather than drop a stored command."},
         subjects.EVENTS_STREAM: {"subjects": ["memory.saved.>", "memory.evicted.>", "memory.removed.>",
                                               "cache.invalidate.>", "metrics.>"],
                                  "retention": "limits", "max_age_days": 7,

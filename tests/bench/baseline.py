@@ -5,9 +5,8 @@ For every command the worker makes two calls (worker/services/create_memory.py):
     SELECT memory_create_context($1, $2, $3, $4)                 -- read what the decision needs
     SELECT * FROM memory_create_save($1::jsonb)                   -- lock, inbox, count, evict, insert, outbox
 
-and, when the plan may evict, runs the save in an explicit transaction (BEGIN; save;
-memory_set_notice() if it did evict; COMMIT), since the eviction card shows the forgotten
-content. Here the worker's own code builds each request: CreateMemoryService runs against a
+(a save that evicts completes its notice's eviction card inside that one statement). Here
+the worker's own code builds each request: CreateMemoryService runs against a
 repository whose create_save() captures the JSON instead of sending it, for every command of
 the run. The requests go into a table of the bench database, and a pgbench script takes the
 next one per transaction and makes exactly the worker's calls with it, as parameters of
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
+import msgspec
 
 from contracts.commands import CreateMemory
 from db.connection import SEARCH_PATH
@@ -41,15 +41,10 @@ from worker.domain.targets import lookup_ids
 from worker.local.embedded import LOOPBACK, PostgresServer
 from worker.services.create_memory import CreateMemoryService
 
-# The forgotten content an eviction's notice shows: a legacy row's length (tests/bench/dataset.py).
-_FORGOTTEN = ("Legacy note 42: the server agreed that coffee is the official drink of the music channel, "
-              "per the old bot's records")
-
 
 class _Captured(Exception):
-    def __init__(self, request: bytes, notice_after) -> None:
+    def __init__(self, request: bytes) -> None:
         self.request = request
-        self.notice_after = notice_after
 
 
 class _Refused(Exception):
@@ -60,8 +55,8 @@ class _Refused(Exception):
 class _CapturingRepository(MemoryRepository):
     """The real context read; the save is captured, not sent."""
 
-    async def create_save(self, command_id: str, plan_json: bytes, notice_after=None):
-        raise _Captured(plan_json, notice_after)
+    async def create_save(self, command_id: str, plan_json: bytes, *args, **kwargs):
+        raise _Captured(plan_json)
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes):
         raise _Refused(result_json)
@@ -73,9 +68,8 @@ class Request:
     workspace_id: str
     ids: list[str]
     lineage_id: int
-    may_evict: int
+    may_evict: int  # reported (the share of plans that may evict); the SQL is the same
     body: str
-    evict_notice: str  # JSON; 'null' when the save cannot evict
 
 
 async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
@@ -91,13 +85,9 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
         try:
             await service.run(cmd)
         except _Captured as captured:
-            notice = None
-            if captured.notice_after is not None:
-                notice = captured.notice_after(
-                    b'{"data":{"content_forgotten":' + _json_string(_FORGOTTEN) + b"}}")
+            may_evict = int(bool(_MAY_EVICT.decode(captured.request).may_evict))
             out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd)), cmd.persona.lineage_id,
-                             1 if captured.notice_after is not None else 0, captured.request.decode(),
-                             notice.decode() if notice is not None else "null")
+                             may_evict, captured.request.decode())
             return
         except _Refused as refused:
             raise RuntimeError(f"bench command {cmd.command_id} is refused before the save: "
@@ -115,10 +105,11 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
     return [r for r in out if r is not None]
 
 
-def _json_string(text: str) -> bytes:
-    import msgspec
+class _MayEvict(msgspec.Struct):
+    may_evict: bool = False
 
-    return msgspec.json.encode(text)
+
+_MAY_EVICT = msgspec.json.Decoder(_MayEvict)
 
 
 async def store_requests(dsn: str, requests: list[Request]) -> None:
@@ -126,12 +117,11 @@ async def store_requests(dsn: str, requests: list[Request]) -> None:
     try:
         await conn.execute(
             "CREATE TABLE bench_requests (i bigint PRIMARY KEY, command_id text NOT NULL, workspace_id text NOT NULL,"
-            " ids text[] NOT NULL, lineage_id integer NOT NULL, may_evict integer NOT NULL, body text NOT NULL,"
-            " evict_notice text NOT NULL);"
+            " ids text[] NOT NULL, lineage_id integer NOT NULL, may_evict integer NOT NULL, body text NOT NULL);"
             "CREATE SEQUENCE bench_next;")
         await conn.copy_records_to_table(
             "bench_requests",
-            records=[(i + 1, r.command_id, r.workspace_id, r.ids, r.lineage_id, r.may_evict, r.body, r.evict_notice)
+            records=[(i + 1, r.command_id, r.workspace_id, r.ids, r.lineage_id, r.may_evict, r.body)
                      for i, r in enumerate(requests)])
         await conn.execute("VACUUM ANALYZE bench_requests")
         await conn.execute("CHECKPOINT")
@@ -140,20 +130,10 @@ async def store_requests(dsn: str, requests: list[Request]) -> None:
 
 
 # One pgbench transaction = one command, exactly as CreateMemoryService and
-# MemoryRepository issue it (autocommit statements; an explicit transaction when the plan may
-# evict, with memory_set_notice() only after an eviction).
+# MemoryRepository issue it: two autocommit statements.
 SCRIPT = r"""
-SELECT r.command_id, r.may_evict, r.body, r.evict_notice, memory_create_context(r.command_id, r.workspace_id, r.ids, r.lineage_id) AS context FROM bench_requests r WHERE r.i = (SELECT nextval('bench_next')) \gset
-\if :may_evict
-BEGIN;
-SELECT (s.result #>> '{data,status}' = 'memory_saved_with_eviction')::int AS evicted, s.duplicate, s.result, s.outbox FROM memory_create_save(:body::jsonb) s \gset
-\if :evicted
-SELECT * FROM memory_set_notice(:command_id, :evict_notice::jsonb);
-\endif
-COMMIT;
-\else
+SELECT r.body, memory_create_context(r.command_id, r.workspace_id, r.ids, r.lineage_id) AS context FROM bench_requests r WHERE r.i = (SELECT nextval('bench_next')) \gset
 SELECT * FROM memory_create_save(:body::jsonb);
-\endif
 """
 
 

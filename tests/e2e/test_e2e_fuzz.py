@@ -32,7 +32,8 @@ from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
 from worker.consuming import dead_letters
-from worker.consuming.handlers import CommandHandler, Invalid, _probe
+from worker.consuming.handlers import CommandHandler, Invalid
+from worker.consuming.probe import answerable
 from worker.local.embedded import NatsServer
 
 SEED = 20240404
@@ -238,7 +239,7 @@ def replace_at(value: Any, path: tuple, new: Any) -> Any:
 
 
 def _probe_reply(data: bytes) -> tuple[str | None, str | None]:
-    command_id, reply_to = _probe(data, PREFIXES)
+    command_id, reply_to = answerable(data, PREFIXES)
     return reply_to, command_id
 
 

@@ -131,6 +131,8 @@ class FaultCluster:
             NATS_USER="memory-worker", NATS_PASSWORD=PASSWORDS["memory-worker"],
             STREAM_REPLICAS="3", MEMORY_PARTITIONS="8", ACK_WAIT_SECONDS=str(ACK_WAIT_S), MAX_DELIVER="10",
             MAX_SERVER_MEMORIES=str(CAP), MAX_PERSONAL_MEMORIES=str(CAP), REPLY_SUBJECT_PREFIXES="_INBOX.bot.",
+            # JetStream reserves the command stream's size limit on each node's store (a tmpfs of STORE_MB).
+            COMMAND_MAX_MIB=str(STORE_MB // 4),
         )
         settings.update(self.worker_settings)
         env = worker_env(",".join(self.nats_urls), self.database_url, **settings)

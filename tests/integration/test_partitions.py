@@ -15,33 +15,21 @@ import nats
 import pytest
 
 from contracts import subjects
+from tests.support import fresh_nats
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
 from worker.consuming import streams
 from worker.consuming.partitions import PartitionConsumers
-from worker.local.embedded import NatsServer
 from worker.shared import jetstream
 
 from ..conftest import unique
 
+# A nats-server per test: the partition consumers are durable and shared by name.
+server, nc = fresh_nats.server, fresh_nats.nc
+
 PARTITIONS = 2
 # Longer than a pull's expiry (worker.consuming.partition.PULL_EXPIRES_S): the open pull has ended.
 PULL_SETTLE_S = 1.5
-
-
-@pytest.fixture
-async def server(tmp_root):
-    # A server per test: the partition consumers are durable and shared by name.
-    server = NatsServer(tmp_root / f"nats-{unique()}").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-async def nc(server):
-    client = await nats.connect(server.url)
-    yield client
-    await client.close()
 
 
 @pytest.fixture
@@ -178,7 +166,8 @@ async def test_stop_takes_no_new_command(js, nc):
     await _publish(js, workspace, 1, start=3)
     await asyncio.sleep(PULL_SETTLE_S)
     assert finished == [0, 1, 2]
-    assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 1
+    waiting = [await js.consumer_info(subjects.COMMANDS_STREAM, name) for name, _ in streams.command_consumers(PARTITIONS)]
+    assert (sum(c.num_pending for c in waiting), sum(c.num_ack_pending for c in waiting)) == (1, 0)
 
 
 async def test_one_replica_per_partition_and_a_takeover_runs_the_previous_holders_commands_first(server):

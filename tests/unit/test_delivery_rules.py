@@ -2,7 +2,9 @@ import msgspec
 import pytest
 
 from contracts.commands import COMMAND_TYPES
-from worker.consuming.handlers import CommandHandler, Invalid, _probe, retry_delay
+from worker.consuming.handlers import CommandHandler, Invalid, retry_delay
+from worker.consuming.probe import answerable
+from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
 
 @pytest.mark.parametrize(("deliveries", "delay"), [(1, 0.5), (2, 1.0), (3, 2.0), (6, 16.0), (7, 30.0), (50, 30.0)])
@@ -22,7 +24,7 @@ def test_retry_delay_grows_and_is_capped(deliveries, delay):
     ],
 )
 def test_probe_reads_what_a_broken_command_still_tells(payload, expected):
-    assert _probe(payload) == expected
+    assert answerable(payload, DEFAULT_REPLY_PREFIXES) == expected
 
 
 def _create(**over) -> bytes:

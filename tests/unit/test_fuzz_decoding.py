@@ -1,7 +1,7 @@
 """Property-based fuzzing of the command decoders and of the model's `tool_args` (issue 4).
 
 Whatever bytes arrive on a command subject, `CommandHandler._decode` answers with a command
-or an `Invalid` that says why, and `_probe` (which digs the reply subject out of a broken
+or an `Invalid` that says why, and `answerable` (which digs the reply subject out of a broken
 command) never raises either: a raise there escapes the handler before it can ack, nak or
 dead-letter, so the message would block its partition. For every create that decodes,
 `decide_create` answers with a `SavePlan` or a create result the model can read, and nothing
@@ -28,7 +28,8 @@ from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
 from contracts.results import CREATE_STATUSES, CommandResult
 from worker.consuming import dead_letters
-from worker.consuming.handlers import CommandHandler, Invalid, _probe
+from worker.consuming.handlers import CommandHandler, Invalid
+from worker.consuming.probe import answerable
 from worker.domain import messages
 from worker.domain.content import utf16_length
 from worker.domain.create import decide_create
@@ -280,9 +281,9 @@ def check_create_decision(cmd: CreateMemory, ctx: CreateContext, limits: Limits 
 
 
 def check_outcome(kind: str, data: bytes, token: str = TOKEN) -> Any:
-    """`_decode` and `_probe` never raise; a decoded command is well-formed and round-trips."""
+    """`_decode` and `answerable` never raise; a decoded command is well-formed and round-trips."""
     decoded = CommandHandler._decode(kind, token, data, PREFIXES)
-    command_id, reply_to = _probe(data, PREFIXES)
+    command_id, reply_to = answerable(data, PREFIXES)
     assert command_id is None or (isinstance(command_id, str) and command_id)
     assert reply_to is None or (isinstance(reply_to, str) and reply_to.startswith(PREFIXES))
     note("invalid" if isinstance(decoded, Invalid) else f"decoded {kind}")
@@ -383,9 +384,9 @@ def test_over_the_bounds_is_refused_naming_the_field(value, field):
 
 # Deep nesting: msgspec raises RecursionError (neither DecodeError nor ValidationError) past
 # ~1000 levels minus the caller's stack depth, wherever it has to descend: in the loose
-# `tool_args` (Any), in any unknown field (skipped recursively), and in `_probe`'s Any fields
-# and skipped fields, i.e. anywhere in the payload. `_decode` and `_probe` let it escape, so
-# in the worker CommandHandler.__call__ (or _reject_invalid, whose _probe call sits outside
+# `tool_args` (Any), in any unknown field (skipped recursively), and in `answerable`'s Any fields
+# and skipped fields, i.e. anywhere in the payload. `_decode` and `answerable` let it escape, so
+# in the worker CommandHandler.__call__ (or _reject_invalid, whose answerable call sits outside
 # its try) raises before it can ack, nak or dead-letter: the message is redelivered every
 # ack_wait, forever, and its workspace is blocked. 10,000 nested lists are
 # a 20 KB payload, well under the 64 KiB limit.
@@ -412,7 +413,7 @@ def test_deep_nesting_is_refused_not_raised_by_decode(kind, field, nest):
 @pytest.mark.parametrize("nest", [nested_lists, nested_objects], ids=["lists", "objects"])
 @pytest.mark.parametrize("kind, field", [pytest.param(*p, id=".".join(p)) for p in DEEP_DESCENDS + DEEP_TYPED])
 def test_deep_nesting_does_not_raise_in_probe(kind, field, nest):
-    command_id, reply_to = _probe(deep_payload(kind, field, nest), PREFIXES)
+    command_id, reply_to = answerable(deep_payload(kind, field, nest), PREFIXES)
     assert reply_to in (None, "_INBOX.fuzz.1")
 
 

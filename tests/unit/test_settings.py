@@ -11,6 +11,9 @@ def test_defaults():
     assert s.nats_url is None and s.database_url is None
     # The partition consumer's max_ack_pending follows the setting's default.
     assert s.partition_in_flight == streams.DEFAULT_IN_FLIGHT == 32
+    # The command stream's limits default to what streams.CommandRetention documents.
+    assert (s.command_max_age_hours * 3600.0, s.command_max_mib * 1024 * 1024) == (
+        streams.CommandRetention().max_age_s, streams.CommandRetention().max_bytes)
 
 
 def test_values_are_read():
@@ -28,6 +31,9 @@ def test_values_are_read():
         ({"MAX_MEMORY_LENGTH": "-5"}, "MAX_MEMORY_LENGTH must be between"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of console, json, got 'xml'"),
         ({"PARTITION_IN_FLIGHT": "0"}, "PARTITION_IN_FLIGHT must be between 1 and 1024, got 0"),
+        # Longer than 30 days would outlive the inbox (31 days at least): a late redelivery unrecognised.
+        ({"COMMAND_MAX_AGE_HOURS": "721"}, "COMMAND_MAX_AGE_HOURS must be between 1 and 720, got 721"),
+        ({"COMMAND_MAX_MIB": "0"}, "COMMAND_MAX_MIB must be between 1 and"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):

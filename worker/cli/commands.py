@@ -1,5 +1,8 @@
 """memoryctl commands: what waits in MEMORY_COMMANDS, by partition; one command; dropping one.
 
+The stream keeps a command after its acknowledgement until the worker purges it (a few
+seconds): `list` shows each consumer's commands from the first it has not acknowledged.
+
 For the day something is stuck anyway: the worker dead-letters whatever it cannot apply, so a
 command that stays is a bug or an outage, and the operator needs to see it and, as a last
 resort, remove it. A dropped command is never applied and never answered (its result lookup
@@ -18,7 +21,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker.consuming import streams
+from worker.consuming import retention, streams
 
 SHOW_BYTES = 4000
 
@@ -49,12 +52,6 @@ async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None
         await nc.close()
 
 
-def _consumers(partitions: int) -> list[tuple[str, str]]:
-    """(consumer, filter) of every partition, then of the unplaced commands."""
-    return [(streams.partition_consumer_name(p), subjects.partition_filter(p)) for p in range(partitions)] + [
-        (streams.UNPLACED_CONSUMER, streams.UNPLACED_FILTER)]
-
-
 def _partition_count(transform_dest: str | None) -> int:
     # cmd.{{partition(P,2)}}.{{wildcard(1)}}.{{wildcard(2)}}: P is the stream's own setting.
     try:
@@ -80,14 +77,18 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
     now = datetime.now(UTC)
     out(f"{'consumer':<24} {'waiting':>8} {'in hand':>8} {'redelivered':>11}")
     listed: list[tuple[str, list]] = []
-    for consumer, filter_subject in _consumers(partitions):
+    for consumer, filter_subject in streams.command_consumers(partitions):
+        # Acknowledged commands stay in the stream until the worker's next purge: list from
+        # the first one the consumer has not acknowledged.
+        seq = info.state.first_seq or 1
         try:
             c = await js.consumer_info(subjects.COMMANDS_STREAM, consumer)
             waiting, in_hand, redelivered = c.num_pending, c.num_ack_pending, c.num_redelivered
+            seq = max(seq, retention.consumed_below(c))
         except NotFoundError:
             waiting = in_hand = redelivered = "-"
         out(f"{consumer:<24} {waiting:>8} {in_hand:>8} {redelivered:>11}")
-        found, seq = [], info.state.first_seq or 1
+        found = []
         while len(found) < limit:
             try:
                 raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=filter_subject, next=True)
@@ -102,7 +103,11 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
         out(f"{'seq':>8}  {'subject':<60} {'bytes':>8}  {'age':>7}  command_id")
         for raw in found:
             out(_describe(raw, now))
-    out(f"\n{info.state.messages} command(s) in {subjects.COMMANDS_STREAM}")
+    limits = f"kept up to {info.config.max_age / 3600:.0f} h" if info.config.max_age else "no age limit"
+    if info.config.max_bytes and info.config.max_bytes > 0:
+        limits += f" and {info.config.max_bytes // (1024 * 1024)} MiB"
+    out(f"\n{info.state.messages} command(s) in {subjects.COMMANDS_STREAM}, {info.state.bytes} bytes "
+        f"(acknowledged ones until the next purge; {limits})")
     return 0
 
 

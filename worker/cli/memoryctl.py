@@ -87,6 +87,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 def _run(settings: Settings) -> int:
     from worker.consuming.app import NatsConnectionClosed, serve
+    from worker.consuming.streams import ConsumerProvisionError, StreamProvisionError
 
     try:
         import uvloop
@@ -104,7 +105,7 @@ def _run(settings: Settings) -> int:
     except NatsConnectionClosed as exc:
         log.error("worker_exiting", reason=str(exc), exit_code=3)
         return 3
-    except NotAdopted as exc:
+    except (NotAdopted, StreamProvisionError, ConsumerProvisionError) as exc:
         print(f"memoryctl run: refusing to start: {exc}", file=sys.stderr)
         return 2
 

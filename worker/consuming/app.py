@@ -14,11 +14,12 @@ from contracts import subjects
 from contracts.lookup import wants_outcome
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
-from worker.consuming import metrics, stranded, streams
+from worker.consuming import metrics, streams
 from worker.consuming.handlers import CommandHandler
 from worker.consuming.lookup import CommandOutcomes, lookup_key
 from worker.consuming.outbox import OutboxPublisher
 from worker.consuming.partitions import PartitionConsumers
+from worker.consuming.retention import retain_forever as retention_loop
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
@@ -137,8 +138,11 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         )
         stack.push_async_callback(_drain, nc)
         js = nc.jetstream()
+        retention = streams.CommandRetention(max_age_s=settings.command_max_age_hours * 3600.0,
+                                             max_bytes=settings.command_max_mib * 1024 * 1024)
         await streams.provision(js, nc, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
-                                replicas=settings.stream_replicas, in_flight=settings.partition_in_flight)
+                                replicas=settings.stream_replicas, in_flight=settings.partition_in_flight,
+                                retention=retention)
 
         # Atomic batches only where the stream takes them (nats-server 2.12+ with allow_atomic):
         # elsewhere the batch headers would be ignored and the messages stored one by one.
@@ -151,7 +155,9 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         swept = await outbox.sweep()  # leftovers of a crash go out before anything new
         tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),
                  asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune"),
-                 asyncio.create_task(stranded.sweep_forever(js, nc, settings.reply_subject_prefixes), name="stranded")]
+                 asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
+                                                    reply_prefixes=settings.reply_subject_prefixes),
+                                     name="command-retention")]
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",

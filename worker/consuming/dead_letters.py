@@ -132,6 +132,12 @@ class DeadLetter:
         return self.headers.get("Dlq-Payload") == "excerpt"
 
     @property
+    def command_seq(self) -> int | None:
+        """The MEMORY_COMMANDS sequence of the message this letter stands for (dead_letter()'s id)."""
+        prefix, _, seq = self.headers.get("Nats-Msg-Id", "").partition(":")
+        return int(seq) if prefix == "dlq" and seq.isdigit() else None
+
+    @property
     def command_id(self) -> str | None:
         try:
             value = msgspec.json.decode(self.payload).get("command_id")

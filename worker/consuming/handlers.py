@@ -20,12 +20,13 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import COMMAND_TYPES, PROBE_DECODER, decoder_for, is_reply_subject
+from contracts.commands import COMMAND_TYPES, decoder_for
 from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
 from worker.consuming import dead_letters, delivery, metrics
 from worker.consuming.delivery import retry_delay
 from worker.consuming.failures import is_permanent, is_unavailable
 from worker.consuming.outbox import OutboxPublisher
+from worker.consuming.probe import answerable
 from worker.domain import messages
 from worker.services.base import CommandService, Handled
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
@@ -193,7 +194,7 @@ class CommandHandler:
     async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> bool:
         """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
         reason = invalid.reason
-        command_id, reply_to = _probe(msg.data, self._reply_prefixes)
+        command_id, reply_to = answerable(msg.data, self._reply_prefixes)
         bound = bound.bind(command_id=command_id)
         try:
             await dead_letters.dead_letter(
@@ -261,19 +262,6 @@ class CommandHandler:
         bound.error("command", status=status, error=repr(exc), permanent=give_up.permanent,
                     duration_ms=_ms(started))
         return False
-
-
-def _probe(data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES) -> tuple[str | None, str | None]:
-    """The command id and reply subject of a command that failed to decode, if readable."""
-    try:
-        probe = PROBE_DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None, None
-    command_id = probe.command_id if isinstance(probe.command_id, str) and probe.command_id else None
-    reply_to = probe.reply_to
-    if not (isinstance(reply_to, str) and is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)):
-        reply_to = None
-    return command_id, reply_to
 
 
 def kind_of(original_subject: str) -> str:

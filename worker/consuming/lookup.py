@@ -1,10 +1,13 @@
 """What became of a command, for the result lookup (DESIGN.md 3.1; contracts/lookup.py).
 
 Asked in this order, so that a command moving on while we look is never reported as
-unknown: the inbox (processed), the command stream (queued: a work-queue stream keeps a
-command until the worker acknowledges it), the inbox again (the worker acknowledges only
-after the commit, so a command gone from the stream is in the inbox or the dead-letter
-stream), then the dead-letter stream.
+unknown: the inbox (processed), the command stream, the dead-letter stream, the inbox again.
+MEMORY_COMMANDS keeps a command after its acknowledgement until the next purge
+(worker/consuming/retention.py), so a command found there is queued only if it was neither
+processed nor dead-lettered since it was stored (a dead letter names the stream sequence it
+stands for; a replayed command is stored again, under a later one). The worker acknowledges
+only after the commit or the dead letter, and purges only what was acknowledged, so a command
+gone from the stream is in the inbox or the dead-letter stream by the time it is gone.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import PROBE_DECODER
 from contracts.lookup import CommandOutcome, DeadLetterInfo
 from db.repository import MemoryRepository
 from worker.consuming import dead_letters
+from worker.consuming.probe import command_id_of, reply_to_of
 
 # A workspace's queue or dead letters are read one message per round trip; past this many
 # the scan stops (answering from what it saw). Far above any one workspace's backlog.
@@ -42,14 +45,15 @@ class CommandOutcomes:
         known = CommandOutcome(command_id=command_id, workspace_id=workspace_id, outcome="unknown")
 
         processed = await self._processed(known)
-        if processed is None:
-            kind = await self._queued_kind(tokens, command_id)
-            if kind is not None:
-                return encode(msgspec.structs.replace(known, outcome="queued", kind=kind))
-            processed = await self._processed(known)
         if processed is not None:
             return processed
+        stored = await self._latest_stored(tokens, command_id)
         letter = await self._dead_letter(tokens, command_id)
+        processed = await self._processed(known)  # processed while we looked
+        if processed is not None:
+            return processed
+        if stored is not None and (letter is None or (letter.command_seq or 0) < stored[1]):
+            return encode(msgspec.structs.replace(known, outcome="queued", kind=stored[0]))
         if letter is not None:
             kind = letter.original_subject.split(".")[1]
             return encode(msgspec.structs.replace(
@@ -64,13 +68,15 @@ class CommandOutcomes:
         kind, result = stored
         return encode(msgspec.structs.replace(known, outcome="processed", kind=kind, result=msgspec.Raw(result)))
 
-    async def _queued_kind(self, tokens: list[str], command_id: str) -> str | None:
+    async def _latest_stored(self, tokens: list[str], command_id: str) -> tuple[str, int] | None:
+        """(kind, stream sequence) of the command's latest copy in MEMORY_COMMANDS."""
+        latest = None
         for token in tokens:
             async for raw in _messages(self._js, subjects.COMMANDS_STREAM,
                                        subjects.partitioned_workspace_filter(token)):
-                if _command_id(raw.data) == command_id:
-                    return subjects.parse_partitioned(raw.subject)[0]
-        return None
+                if command_id_of(raw.data) == command_id and (latest is None or raw.seq > latest[1]):
+                    latest = (subjects.parse_partitioned(raw.subject)[0], raw.seq)
+        return latest
 
     async def _dead_letter(self, tokens: list[str], command_id: str) -> dead_letters.DeadLetter | None:
         latest = None
@@ -86,7 +92,7 @@ class CommandOutcomes:
         return latest
 
     def _info(self, letter: dead_letters.DeadLetter) -> DeadLetterInfo:
-        reply_to = _reply_to(letter.payload)
+        reply_to = reply_to_of(letter.payload)
         return DeadLetterInfo(
             reason=letter.reason, error=letter.error, deliveries=letter.deliveries,
             dead_lettered_at=letter.dead_lettered_at,
@@ -103,23 +109,6 @@ async def _messages(js: JetStreamContext, stream: str, subject: str):
             return
         seq = raw.seq + 1
         yield raw
-
-
-def _probe(data: bytes | None):
-    try:
-        return PROBE_DECODER.decode(data or b"")
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-
-
-def _command_id(data: bytes | None) -> str | None:
-    probe = _probe(data)
-    return probe.command_id if probe is not None and isinstance(probe.command_id, str) else None
-
-
-def _reply_to(data: bytes | None) -> str | None:
-    probe = _probe(data)
-    return probe.reply_to if probe is not None and isinstance(probe.reply_to, str) else None
 
 
 def lookup_key(command_token: str, workspace_token: str) -> tuple[str, str] | None:

@@ -27,6 +27,17 @@ OUTBOX_OLDEST_AGE = Gauge("memory_outbox_oldest_age_seconds", "Age of the oldest
                           registry=REGISTRY)
 CREATE_BATCH = Histogram("memory_create_batch_size", "Creates saved per database transaction.",
                          buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=REGISTRY)
+COMMANDS_UNCONSUMED = Gauge("memory_commands_unconsumed", "Commands in MEMORY_COMMANDS not yet acknowledged.",
+                            registry=REGISTRY)
+COMMANDS_OLDEST_AGE = Gauge("memory_commands_oldest_unconsumed_age_seconds",
+                            "Age of the oldest command in MEMORY_COMMANDS not yet acknowledged (0 with none).",
+                            registry=REGISTRY)
+COMMANDS_MAX_AGE = Gauge("memory_commands_max_age_seconds",
+                         "MEMORY_COMMANDS drops commands older than this, consumed or not (COMMAND_MAX_AGE_HOURS).",
+                         registry=REGISTRY)
+COMMANDS_STREAM_BYTES = Gauge("memory_commands_stream_bytes", "Bytes MEMORY_COMMANDS holds.", registry=REGISTRY)
+COMMANDS_MAX_BYTES = Gauge("memory_commands_max_bytes",
+                           "MEMORY_COMMANDS refuses publishes beyond this size (COMMAND_MAX_MIB).", registry=REGISTRY)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 # Result status -> eviction scope: a save that evicted is the only status that forgot something.

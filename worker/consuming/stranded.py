@@ -3,16 +3,16 @@
 nats-server stores a command whose subject holds the byte 0x7F (DEL; a bot's permission on
 `memory.create.*` admits it), but its subject tree, which every filtered consumer matches
 with, never matches such a subject: no partition consumer, and not `memory-worker-unplaced`,
-ever delivers it (found by issue 14's boundary fuzz, nats-server 2.15). Everything else
-leaves the stream, so such a command ends up at its head: the sweeper looks there whenever
-the head has waited longer than any delivery takes, by sequence (a lookup by sequence does
-not go through the subject tree), and dead-letters what it finds there, answering where a
-reply subject can be read, then deletes it from the stream.
+ever delivers it (found by issue 14's boundary fuzz, nats-server 2.15), and no filtered
+purge removes it. Everything consumed is purged (worker/consuming/retention.py, which calls
+the sweep after each purge), so such a command ends up at the head of the stream: the sweep
+looks there whenever the head has waited longer than any delivery takes, by sequence (a
+lookup by sequence does not go through the subject tree), and dead-letters what it finds
+there, answering where a reply subject can be read, then deletes it from the stream.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from datetime import UTC, datetime
 
@@ -24,12 +24,11 @@ from nats.js.errors import NotFoundError
 from contracts import subjects
 from contracts.codec import encode
 from worker.consuming import dead_letters
-from worker.consuming.handlers import _probe  # the handler's own reading of a broken command
+from worker.consuming.probe import answerable
 from worker.domain import messages
 
 log = structlog.get_logger("worker")
 
-SWEEP_EVERY_S = 2.0
 # A head older than this was not delivered: a delivered command is refreshed, not left.
 STALE_S = 3.0
 SCAN = 64  # sequences looked at from the head per sweep
@@ -65,7 +64,7 @@ async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple
         data = raw.data or b""
         await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=original, payload=data,
                                        reason=dead_letters.INVALID_COMMAND, error=reason, deliveries=0, stream_seq=raw.seq)
-        command_id, reply_to = _probe(data, reply_prefixes)
+        command_id, reply_to = answerable(data, reply_prefixes)
         if reply_to:
             await nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
         with contextlib.suppress(NotFoundError):  # another replica's sweep got there first
@@ -74,16 +73,3 @@ async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple
                     reason=reason, stream_seq=raw.seq)
         removed += 1
     return removed
-
-
-async def sweep_forever(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...]) -> None:
-    failing = False
-    while True:
-        await asyncio.sleep(SWEEP_EVERY_S)
-        try:
-            await sweep_once(js, nc, reply_prefixes)
-            failing = False
-        except Exception as exc:  # NATS away: the next sweep looks again; said once per outage
-            if not failing:
-                log.warning("stranded_sweep_failed", error=repr(exc))
-            failing = True

@@ -3,11 +3,19 @@
 nats-py binds to an existing durable without applying changed settings, so every setting
 the worker relies on for order and redelivery is (re)applied here, not left to a subscribe
 call.
+
+`MEMORY_COMMANDS` keeps commands by limits, not as a work queue: on a work-queue stream every
+acknowledgement deletes its message, a durable write per command with `sync_interval:
+always`. Here an acknowledgement only moves the consumer's floor, and the worker removes what
+every consumer has acknowledged in bulk (worker/consuming/retention.py). The age and size
+limits are the outage the stream rides out; past the size limit a publish is refused
+(discard new), never an unapplied command dropped.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
@@ -21,9 +29,10 @@ from nats.js.api import (
     StreamConfig,
     SubjectTransform,
 )
-from nats.js.errors import NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
+from worker.consuming import stream_upgrade
 from worker.shared import jetstream
 
 COMMAND_SUBJECTS = [subjects.command_filter(kind) for kind in subjects.COMMAND_KINDS]
@@ -31,14 +40,27 @@ EVENT_SUBJECTS = list(subjects.EVENT_SUBJECTS)
 DUPLICATE_WINDOW_S = 600.0
 
 
-def command_stream(partitions: int, replicas: int = 1) -> StreamConfig:
+@dataclass(frozen=True, slots=True)
+class CommandRetention:
+    """How long and how much of an unconsumed backlog MEMORY_COMMANDS keeps (COMMAND_MAX_AGE_HOURS,
+    COMMAND_MAX_MIB): longer and larger than any outage of the workers the operator plans for."""
+
+    max_age_s: float = 7 * 24 * 3600.0
+    max_bytes: int = 1024**3
+
+
+def command_stream(partitions: int, replicas: int = 1, retention: CommandRetention = CommandRetention()) -> StreamConfig:
     src, dest = subjects.partition_transform(partitions)
     return StreamConfig(
         name=subjects.COMMANDS_STREAM,
         subjects=COMMAND_SUBJECTS,
         subject_transform=SubjectTransform(src=src, dest=dest),
-        # Work queue: a command is gone once the worker acknowledges it.
-        retention=RetentionPolicy.WORK_QUEUE,
+        retention=RetentionPolicy.LIMITS,
+        max_age=retention.max_age_s,
+        max_bytes=retention.max_bytes,
+        # Full: the bot's publish is refused (it knows, and can retry); never drop the oldest,
+        # which may not be applied yet.
+        discard=DiscardPolicy.NEW,
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW_S,
         num_replicas=replicas,
@@ -94,6 +116,12 @@ UNPLACED_CONSUMER = "memory-worker-unplaced"
 UNPLACED_FILTER = subjects.ALL_COMMANDS
 
 
+def command_consumers(partitions: int) -> list[tuple[str, str]]:
+    """(durable name, filter) of every consumer of MEMORY_COMMANDS: the partitions, then the unplaced."""
+    return [(partition_consumer_name(p), subjects.partition_filter(p)) for p in range(partitions)] + [
+        (UNPLACED_CONSUMER, UNPLACED_FILTER)]
+
+
 def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: int = 1,
                        in_flight: int = DEFAULT_IN_FLIGHT) -> ConsumerConfig:
     """The consumer of one partition, or with partition None the unplaced commands' consumer."""
@@ -129,6 +157,14 @@ def partition_api(verb: str, partition_consumer: str, *, domain: str | None = No
     return jetstream.api_subject(jetstream.api_prefix(domain), verb, subjects.COMMANDS_STREAM, partition_consumer)
 
 
+class StreamProvisionError(RuntimeError):
+    """The server refused a stream's settings; the message says which setting to change."""
+
+
+# "insufficient storage resources available", "no suitable peers for placement, insufficient storage"
+_NO_STORAGE = (10047, 10005)
+
+
 class ConsumerProvisionError(RuntimeError):
     """The server refused a consumer's settings; the message is the server's."""
 
@@ -161,10 +197,24 @@ async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
 
 
 async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ack_wait_s: float, replicas: int = 1,
-                    in_flight: int = DEFAULT_IN_FLIGHT, pin_timeout_s: float = PIN_TIMEOUT_S) -> None:
-    await ensure_stream(js, command_stream(partitions, replicas))
+                    in_flight: int = DEFAULT_IN_FLIGHT, pin_timeout_s: float = PIN_TIMEOUT_S,
+                    retention: CommandRetention = CommandRetention()) -> None:
     await ensure_stream(js, events_stream(replicas))
     await ensure_stream(js, dlq_stream(replicas))
+    commands = command_stream(partitions, replicas, retention)
+    try:
+        # A deployment from before limits retention: its work-queue stream cannot be changed
+        # in place (and the upgrade may dead-letter, so it comes after MEMORY_DLQ).
+        await stream_upgrade.to_limits(js, commands, max_payload=nc.max_payload)
+        await ensure_stream(js, commands)
+    except APIError as exc:
+        if exc.err_code not in _NO_STORAGE:
+            raise
+        raise StreamProvisionError(
+            f"{subjects.COMMANDS_STREAM} reserves its size limit, COMMAND_MAX_MIB="
+            f"{retention.max_bytes // (1024 * 1024)}, on every replica's JetStream file storage, and the server "
+            f"refused: {exc.description!r}. Lower COMMAND_MAX_MIB, or give JetStream more storage "
+            "(max_file_store in the server's jetstream block, or a larger volume)") from exc
     for partition in [*range(partitions), None]:
         await ensure_partition_consumer(nc, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
                                                                in_flight=in_flight), pin_timeout_s=pin_timeout_s)

@@ -100,6 +100,7 @@ class NatsServer(_Process):
     """nats-server with JetStream; every write reaches disk before it is acknowledged."""
 
     sync_always: bool = True
+    max_file_store_mb: int | None = None  # JetStream's file storage limit; None: the server's default
 
     @property
     def url(self) -> str:
@@ -111,10 +112,11 @@ class NatsServer(_Process):
             self.port = free_port()
         conf = self.data_dir / "nats.conf"
         sync = "sync_interval: always" if self.sync_always else ""
+        limit = f"max_file_store: {self.max_file_store_mb}MB" if self.max_file_store_mb else ""
         conf.write_text(
             f'listen: "{LOOPBACK}:{self.port}"\n'
             f"max_payload: 1MB\n"
-            f'jetstream {{\n  store_dir: "{self.data_dir / "js"}"\n  {sync}\n}}\n'
+            f'jetstream {{\n  store_dir: "{self.data_dir / "js"}"\n  {sync}\n  {limit}\n}}\n'
         )
         log = self.data_dir / "nats.log"
         self.proc = subprocess.Popen(

@@ -31,6 +31,10 @@ class Settings:
     max_deliver: int = 10
     ack_wait_seconds: int = 60
     inbox_retention_days: int = 35
+    # How long and how much of a backlog MEMORY_COMMANDS keeps while no worker consumes
+    # (worker/consuming/streams.py): longer and larger than any outage you plan for.
+    command_max_age_hours: int = 168
+    command_max_mib: int = 1024
     max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
     db_pool_size: int = 20
@@ -74,6 +78,10 @@ class Settings:
             ("ack_wait_seconds", 20, 3600),
             # Longer than MEMORY_DLQ keeps a dead letter (30 days): a replay is always recognised.
             ("inbox_retention_days", 31, 36_500),
+            # At most 30 days, less than the inbox keeps a result (31 days at least): a command
+            # delivered again after the longest outage is still recognised.
+            ("command_max_age_hours", 1, 24 * 30),
+            ("command_max_mib", 1, 1024 * 1024),
             ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
             ("partition_in_flight", 1, 1024),

@@ -1,0 +1,65 @@
+"""MEMORY_COMMANDS as the running worker keeps it: applied commands leave the stream at the
+next purge, the backlog metrics say so, and every metric the published alert rules use is
+one the worker exports."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import yaml
+
+from contracts import results as codes
+from contracts import subjects
+from tests.e2e.bus import create_fields, unique
+from tests.e2e.test_e2e_observability import _get, _samples, _value
+from tests.support.directory import add_server
+from tests.support.waiting import wait_until
+
+ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yaml"
+
+
+async def test_applied_commands_are_purged_and_the_backlog_is_reported(e2e_worker, memory, bot_db, nc):
+    js = nc.jetstream()
+    ws = unique()
+    await add_server(bot_db, ws)
+    saved = [await memory.create(create_fields(ws, f"kept briefly {i}")) for i in range(3)]
+    assert {r.data.status for r in saved} == {codes.SAVED}
+    token = subjects.encode_token(ws)
+
+    async def none_left() -> bool:
+        try:
+            await js.get_msg(subjects.COMMANDS_STREAM, 1, subject=subjects.partitioned_workspace_filter(token),
+                             next=True)
+        except Exception:  # NotFoundError: none of the workspace's commands is left
+            return True
+        return False
+
+    await wait_until(none_left, timeout=15, interval=0.2)
+
+    async def reported() -> bool:
+        samples = await _samples(e2e_worker)
+        return _value(samples, "memory_commands_max_age_seconds") > 0 and \
+            _value(samples, "memory_commands_unconsumed") == 0 and \
+            _value(samples, "memory_commands_oldest_unconsumed_age_seconds") == 0
+    await wait_until(reported, timeout=15, interval=0.5)
+    samples = await _samples(e2e_worker)
+    # The defaults: 7 days, 1 GiB.
+    assert _value(samples, "memory_commands_max_age_seconds") == 7 * 24 * 3600
+    assert _value(samples, "memory_commands_max_bytes") == 1024**3
+
+
+async def test_every_metric_of_the_alert_rules_is_exported(e2e_worker):
+    rules = [rule for group in yaml.safe_load(ALERTS.read_text())["groups"] for rule in group["rules"]]
+    assert {r["alert"] for r in rules} >= {"MemoryCommandsNearAgeLimit", "MemoryCommandsNearSizeLimit",
+                                          "MemoryWorkersDown"}
+
+    async def exported() -> set[str]:
+        status, text = await asyncio.to_thread(_get, f"{e2e_worker.metrics_url}/metrics")
+        return set(re.findall(r"^(memory_[a-z_]+)", text, re.M)) if status == 200 else set()
+
+    names = await exported()
+    for rule in rules:
+        used = set(re.findall(r"\bmemory_[a-z_]+", rule["expr"]))
+        assert used and used <= names, (rule["alert"], used - names)
