@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import tempfile
 import time
@@ -27,10 +28,12 @@ from pathlib import Path
 
 import nats
 from nats.js.api import AckPolicy, RetentionPolicy
+from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from tests.bench.cpu import process_seconds
 from worker.consuming import streams
+from worker.consuming.retention import CommandRetainer
 from worker.local.embedded import NatsServer
 from worker.shared import atomic, jetstream
 
@@ -119,11 +122,8 @@ def _workspace(i: int) -> str:
 
 
 async def _stream(nc, js, retention: RetentionPolicy, ack: AckPolicy) -> None:
-    for name in (subjects.COMMANDS_STREAM,):
-        try:
-            await js.delete_stream(name)
-        except Exception:  # not there yet
-            pass
+    with contextlib.suppress(NotFoundError):  # not there yet
+        await js.delete_stream(subjects.COMMANDS_STREAM)
     config = streams.command_stream(PARTITIONS)
     if retention == RetentionPolicy.WORK_QUEUE:
         config = dataclasses.replace(config, retention=retention, max_age=None, max_bytes=None)
@@ -158,9 +158,8 @@ async def one_round(root: Path, messages: int, sync_always: bool = True) -> list
             costs.append(await _measure(server, f"delivery and ack, {label}", messages, lambda ack=ack: _consume(
                 nc, messages, ack_all=ack == AckPolicy.ALL, durable_of=streams.partition_consumer_name)))
             if label == "limits":
-                retainer_cost = await _measure(server, "purge of what was acknowledged", messages,
-                                               lambda: _purge_all(js))
-                costs.append(retainer_cost)
+                costs.append(await _measure(server, "purge of what was acknowledged", messages,
+                                            lambda: CommandRetainer(js, PARTITIONS).retain_once()))
         events = 2 * messages
         costs.append(await _measure(server, "events, one by one", events,
                                     lambda: _publish_each(js, events, lambda i: f"memory.saved.server.{i}")))
@@ -174,12 +173,6 @@ async def one_round(root: Path, messages: int, sync_always: bool = True) -> list
             await nc.close()
         server.stop()
     return costs
-
-
-async def _purge_all(js) -> None:
-    from worker.consuming.retention import CommandRetainer
-
-    await CommandRetainer(js, PARTITIONS).retain_once()
 
 
 async def _replies(nc, n: int) -> None:

@@ -4,41 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.request
-
-from prometheus_client.parser import text_string_to_metric_families
 
 from contracts import results as codes
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories
 from tests.support.directory import add_server
+from tests.support.scrape import get, samples, value
 from tests.support.waiting import wait_until
 
 
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-
-
-async def _samples(e2e_worker) -> dict[tuple[str, tuple], float]:
-    status, text = await asyncio.to_thread(_get, f"{e2e_worker.metrics_url}/metrics")
-    assert status == 200
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return out
-
-
-def _value(samples, name: str, **labels) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
 async def test_healthz_is_ready(e2e_worker):
-    assert await asyncio.to_thread(_get, f"{e2e_worker.metrics_url}/healthz") == (200, "ok\n")
+    assert await asyncio.to_thread(get, f"{e2e_worker.metrics_url}/healthz") == (200, "ok\n")
 
 
 async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db):
@@ -46,7 +22,7 @@ async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db)
     await add_server(bot_db, ws)
     server_id = await add_server(bot_db, full, decay=True)
     await add_old_server_memories(bot_db, server_id, 7, [(f"old {d}", d) for d in (60, 61, 62, 63, 64)])
-    before = await _samples(e2e_worker)
+    before = await samples(e2e_worker.metrics_url)
 
     for i in range(3):
         assert (await memory.create(create_fields(ws, f"fact {i}"))).data.status == codes.SAVED
@@ -54,17 +30,17 @@ async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db)
         codes.INVALID_ARGS
     evicted = await memory.create(create_fields(full, "replaces the oldest", retrieval=RAG))
     assert evicted.data.status == codes.SAVED_WITH_EVICTION
-    after = await _samples(e2e_worker)
+    after = await samples(e2e_worker.metrics_url)
 
     def delta(name, **labels):
-        return _value(after, name, **labels) - _value(before, name, **labels)
+        return value(after, name, **labels) - value(before, name, **labels)
 
     assert delta("memory_commands_total", kind="create", status=codes.SAVED) == 3
     assert delta("memory_commands_total", kind="create", status=codes.INVALID_ARGS) == 1
     assert delta("memory_commands_total", kind="create", status=codes.SAVED_WITH_EVICTION) == 1
     assert delta("memory_evictions_total", scope="server") == 1
     assert delta("memory_command_duration_seconds_count", kind="create") == 5
-    assert _value(after, "memory_worker_ready") == 1
+    assert value(after, "memory_worker_ready") == 1
     assert ("memory_outbox_backlog", ()) in after
 
 

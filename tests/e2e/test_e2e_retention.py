@@ -13,8 +13,8 @@ import yaml
 from contracts import results as codes
 from contracts import subjects
 from tests.e2e.bus import create_fields, unique
-from tests.e2e.test_e2e_observability import _get, _samples, _value
 from tests.support.directory import add_server
+from tests.support.scrape import get, samples, value
 from tests.support.waiting import wait_until
 
 ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yaml"
@@ -39,15 +39,15 @@ async def test_applied_commands_are_purged_and_the_backlog_is_reported(e2e_worke
     await wait_until(none_left, timeout=15, interval=0.2)
 
     async def reported() -> bool:
-        samples = await _samples(e2e_worker)
-        return _value(samples, "memory_commands_max_age_seconds") > 0 and \
-            _value(samples, "memory_commands_unconsumed") == 0 and \
-            _value(samples, "memory_commands_oldest_unconsumed_age_seconds") == 0
+        found = await samples(e2e_worker.metrics_url)
+        return value(found, "memory_commands_max_age_seconds") > 0 and \
+            value(found, "memory_commands_unconsumed") == 0 and \
+            value(found, "memory_commands_oldest_unconsumed_age_seconds") == 0
     await wait_until(reported, timeout=15, interval=0.5)
-    samples = await _samples(e2e_worker)
+    found = await samples(e2e_worker.metrics_url)
     # The defaults: 7 days, 1 GiB.
-    assert _value(samples, "memory_commands_max_age_seconds") == 7 * 24 * 3600
-    assert _value(samples, "memory_commands_max_bytes") == 1024**3
+    assert value(found, "memory_commands_max_age_seconds") == 7 * 24 * 3600
+    assert value(found, "memory_commands_max_bytes") == 1024**3
 
 
 async def test_every_metric_of_the_alert_rules_is_exported(e2e_worker):
@@ -56,7 +56,7 @@ async def test_every_metric_of_the_alert_rules_is_exported(e2e_worker):
                                           "MemoryWorkersDown"}
 
     async def exported() -> set[str]:
-        status, text = await asyncio.to_thread(_get, f"{e2e_worker.metrics_url}/metrics")
+        status, text = await asyncio.to_thread(get, f"{e2e_worker.metrics_url}/metrics")
         return set(re.findall(r"^(memory_[a-z_]+)", text, re.M)) if status == 200 else set()
 
     names = await exported()

@@ -347,7 +347,7 @@ async def publish_case(secured, subject: str, cid: str, data: bytes):
 
 async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, data: bytes, sent) -> str:
     """A stored message left the stream: dead-lettered (found by its stream sequence), answered, or both."""
-    from worker.consuming.dead_letters import letter_subject
+    from worker.consuming.dead_letters import letter_id, letter_subject
     from worker.consuming.probe import answerable
 
     if isinstance(sent, str):
@@ -363,7 +363,7 @@ async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, d
                              + secured.worker.log_text()[-3000:]) from None
     try:
         letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, letter_subject(subject))
-        letter = letter if letter.headers.get("Nats-Msg-Id") == f"dlq:{sent.seq}" else None
+        letter = letter if letter.headers.get("Nats-Msg-Id") == letter_id(sent.seq) else None
     except NotFoundError:
         letter = None
     parts = []

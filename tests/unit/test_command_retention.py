@@ -4,7 +4,7 @@ consumer's acknowledged commands end, and when the backlog nears the stream's li
 from __future__ import annotations
 
 import pytest
-from nats.js.api import ConsumerConfig, ConsumerInfo, SequenceInfo
+from nats.js.api import ConsumerConfig, ConsumerInfo, SequenceInfo, StreamState
 
 from worker.consuming.retention import AT_RISK_SHARE, Backlog, at_risk, consumed_below
 from worker.consuming.streams import CommandRetention
@@ -37,6 +37,10 @@ def test_a_consumer_without_sequences_yet_removes_nothing():
                                        num_ack_pending=0)) == 1
 
 
+def _state(size: int) -> StreamState:
+    return StreamState(messages=1, bytes=size, first_seq=1, last_seq=1, consumer_count=17)
+
+
 LIMITS = CommandRetention(max_age_s=1000.0, max_bytes=10_000)
 
 
@@ -51,11 +55,11 @@ LIMITS = CommandRetention(max_age_s=1000.0, max_bytes=10_000)
     ],
 )
 def test_at_risk_names_the_limit_being_approached(age, size, near):
-    said = at_risk(Backlog(unconsumed=1, oldest_age_s=age, stream_bytes=int(size)), LIMITS)
+    said = at_risk(Backlog(unconsumed=1, oldest_age_s=age, stream=_state(int(size))), LIMITS)
     assert len(said) == len(near)
     for words, limit in zip(said, near, strict=True):
         assert ("COMMAND_MAX_AGE_HOURS" if limit == "age" else "COMMAND_MAX_MIB") in words
 
 
 def test_no_size_limit_is_never_near():
-    assert at_risk(Backlog(1, 0.0, 10**12), CommandRetention(max_age_s=1000.0, max_bytes=-1)) == []
+    assert at_risk(Backlog(1, 0.0, _state(10**12)), CommandRetention(max_age_s=1000.0, max_bytes=-1)) == []

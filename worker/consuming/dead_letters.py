@@ -37,6 +37,12 @@ _TOO_LARGE = 10054
 MAX_DLQ_TOKEN = 256
 
 
+def letter_id(stream_seq: int) -> str:
+    """The Nats-Msg-Id of the dead letter of MEMORY_COMMANDS message `stream_seq`: one letter per
+    message, however often its dead-lettering is retried."""
+    return f"dlq:{stream_seq}"
+
+
 def headers_size(headers: dict[str, str]) -> int:
     """Bytes of the headers as NATS sends them (`NATS/1.0`, one `key: value` line each)."""
     return 12 + sum(len(k.encode()) + len(v.encode()) + 4 for k, v in headers.items())
@@ -91,7 +97,7 @@ async def dead_letter(js: JetStreamContext, *, max_payload: int, original_subjec
     the caller at the time of the call, so a reconnect to a server with another limit counts."""
     headers = {
         # One dead letter per command message, however often its dead-lettering is retried.
-        "Nats-Msg-Id": f"dlq:{stream_seq}",
+        "Nats-Msg-Id": letter_id(stream_seq),
         "Dlq-Reason": reason,
         # Header values are single-line; keep the error readable and bounded.
         "Dlq-Error": " ".join(error.split())[:1000],
@@ -134,8 +140,9 @@ class DeadLetter:
     @property
     def command_seq(self) -> int | None:
         """The MEMORY_COMMANDS sequence of the message this letter stands for (dead_letter()'s id)."""
-        prefix, _, seq = self.headers.get("Nats-Msg-Id", "").partition(":")
-        return int(seq) if prefix == "dlq" and seq.isdigit() else None
+        msg_id = self.headers.get("Nats-Msg-Id", "")
+        seq = msg_id.rpartition(":")[2]
+        return int(seq) if seq.isdigit() and letter_id(int(seq)) == msg_id else None
 
     @property
     def command_id(self) -> str | None:

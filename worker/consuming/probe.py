@@ -16,21 +16,28 @@ def probe(data: bytes | None):
         return None
 
 
-def command_id_of(data: bytes | None) -> str | None:
+def _fields(data: bytes | None) -> tuple[str | None, str | None]:
+    """(command id, reply subject exactly as written), each None when absent or not a string."""
     found = probe(data)
-    return found.command_id if found is not None and isinstance(found.command_id, str) and found.command_id else None
+    if found is None:
+        return None, None
+    command_id = found.command_id if isinstance(found.command_id, str) and found.command_id else None
+    return command_id, found.reply_to if isinstance(found.reply_to, str) else None
+
+
+def command_id_of(data: bytes | None) -> str | None:
+    return _fields(data)[0]
 
 
 def reply_to_of(data: bytes | None) -> str | None:
     """The reply subject exactly as written, allowed or not (the lookup says which)."""
-    found = probe(data)
-    return found.reply_to if found is not None and isinstance(found.reply_to, str) else None
+    return _fields(data)[1]
 
 
 def answerable(data: bytes | None, reply_prefixes: tuple[str, ...]) -> tuple[str | None, str | None]:
     """The command id and the reply subject the worker may answer on (a valid subject under one
     of the allowed prefixes), each None when there is none."""
-    reply_to = reply_to_of(data)
+    command_id, reply_to = _fields(data)
     if not (reply_to is not None and is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)):
         reply_to = None
-    return command_id_of(data), reply_to
+    return command_id, reply_to

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import structlog
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerInfo
+from nats.js.api import ConsumerInfo, StreamState
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
@@ -44,7 +44,11 @@ def consumed_below(info: ConsumerInfo) -> int:
 class Backlog:
     unconsumed: int  # waiting plus in a worker's hands, over every consumer
     oldest_age_s: float  # of the oldest command not yet acknowledged; 0 with none
-    stream_bytes: int
+    stream: StreamState  # after the purge
+
+    @property
+    def stream_bytes(self) -> int:
+        return self.stream.bytes
 
 
 def at_risk(backlog: Backlog, retention: streams.CommandRetention) -> list[str]:
@@ -82,7 +86,7 @@ class CommandRetainer:
             if info.num_pending or info.num_ack_pending:
                 oldest = max(oldest, await self._age_of_first(filter_subject, below, now))
         state = (await self._js.stream_info(subjects.COMMANDS_STREAM)).state
-        return Backlog(unconsumed=unconsumed, oldest_age_s=oldest, stream_bytes=state.bytes)
+        return Backlog(unconsumed=unconsumed, oldest_age_s=oldest, stream=state)
 
     async def _age_of_first(self, filter_subject: str, seq: int, now: datetime) -> float:
         try:
@@ -103,7 +107,7 @@ async def retain_forever(js: JetStreamContext, nc: NatsClient, *, partitions: in
         try:
             backlog = await retainer.retain_once()
             # After the purge the head is the oldest command left: a stranded one shows there.
-            await stranded.sweep_once(js, nc, reply_prefixes)
+            await stranded.sweep_once(js, nc, reply_prefixes, backlog.stream)
             failing = False
         except Exception as exc:  # NATS away: the next round looks again; said once per outage
             if not failing:

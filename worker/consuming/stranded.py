@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import structlog
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
+from nats.js.api import StreamState
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
@@ -45,8 +46,9 @@ def original_of(stored_subject: str) -> str:
         return stored_subject
 
 
-async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...]) -> int:
-    state = (await js.stream_info(subjects.COMMANDS_STREAM)).state
+async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...],
+                     state: StreamState) -> int:
+    """Look at the head of MEMORY_COMMANDS as `state` (just read by the caller) describes it."""
     if not state.messages:
         return 0
     removed = 0
