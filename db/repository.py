@@ -291,7 +291,7 @@ class MemoryRepository:
         stored = bytes(row.stored)
         return None if stored == b"null" else Stored(stored, row.stored_workspace, row.pending)
 
-    async def create_save(self, command_id: str, plan_json: bytes) -> SaveRow:
+    async def create_save(self, plan_json: bytes) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
         the eviction notice is completed inside it)."""
         row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())

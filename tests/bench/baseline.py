@@ -55,7 +55,7 @@ class _Refused(Exception):
 class _CapturingRepository(MemoryRepository):
     """The real context read; the save is captured, not sent."""
 
-    async def create_save(self, command_id: str, plan_json: bytes):
+    async def create_save(self, plan_json: bytes):
         raise _Captured(plan_json)
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes):

@@ -597,3 +597,9 @@ def test_ambiguous_result_never_lists_more_than_three() -> None:
     result = messages.ambiguous("cmd-1", "jo", ["Jo A", "Jo B", "Jo C", "Jo D", "Jo E"])
     assert result.data.candidates == ["Jo A", "Jo B", "Jo C"]
     assert "Jo C" in result.error and "Jo D" not in result.error  # type: ignore[operator]
+
+
+def test_an_unknown_privacy_level_is_named_as_full_as_the_save_under_the_lock_names_it():
+    from worker.domain import messages
+
+    assert messages.privacy_restricted("c1", "Mika", 7) == messages.privacy_restricted("c1", "Mika", 2)

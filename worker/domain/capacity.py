@@ -1,10 +1,12 @@
 """The capacity and eviction rule of DESIGN.md section 5: the executable specification the SQL follows.
 
-No production code calls this module, on purpose: the rule runs where the owner's rows are,
-inside memory_create_save() under the owner lock (db/migrations/002_save_outcome.sql), which
-counts, picks the victim and names a SaveOutcome in one statement. These functions say the
-same rule in Python, plainly enough to read and to test without a database:
-tests/unit/test_capacity.py tests the rule itself, and tests/integration/
+The counting and the choice of a victim run where the owner's rows are, inside
+memory_create_save() under the owner lock (db/migrations/002_save_outcome.sql), which
+counts, picks the victim and names a SaveOutcome in one statement; no production code calls
+those functions here, on purpose. The decision before the save (worker/domain/create.py)
+uses only what needs no rows: whether eviction is permitted and the reserved lineage. These
+functions say the whole rule in Python, plainly enough to read and to test without a
+database: tests/unit/test_capacity.py tests the rule itself, and tests/integration/
 test_capacity_conformance.py runs one table of cases against both these functions and the
 real SQL, so the two cannot drift apart. Change the rule here first, then in the SQL.
 """

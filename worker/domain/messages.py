@@ -139,7 +139,8 @@ def invalid_content(cmd: CreateMemory | str, tool_scope: ToolScope, length: int,
 
 
 def privacy_restricted(cmd: CreateMemory | str, label: str, privacy_level: int) -> CommandResult:
-    setting = _PRIVACY_NAMES.get(privacy_level, "restricted")
+    # A level the schema does not know reads as full, as under the lock (memory_create_save).
+    setting = _PRIVACY_NAMES.get(privacy_level, "full")
     text = (
         f"{label} has limited what I may remember about them (privacy setting: {setting}), so no "
         f"personal memory was saved. Only they can change this, with {_PRIVACY_PANEL}."

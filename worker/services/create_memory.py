@@ -149,7 +149,7 @@ class CreateMemoryService:
             written = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id, step.refusal)
         else:
             assert step.request is not None
-            written = await self._repo.create_save(cmd.command_id, step.request)
+            written = await self._repo.create_save(step.request)
         return self.handled(cmd, written)
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
