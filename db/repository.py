@@ -14,6 +14,7 @@ import msgspec
 
 from db import directory
 from db.connection import SERVER_SETTINGS
+from worker.domain import tenancy
 
 
 class OutboxRow(msgspec.Struct, frozen=True):
@@ -129,14 +130,21 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     """
 
 
-async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20) -> asyncpg.Pool:
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, tenant: str = "") -> asyncpg.Pool:
+    """`tenant`: the bot this worker serves; every inbox row it stores says so
+    (db/migrations/003_tenants.sql). Give MemoryRepository the same."""
+    tenant_setting = {TENANT_SETTING: tenant} if tenant else {}
     return await asyncpg.create_pool(
         dsn, min_size=min_size, max_size=max_size, init=_json_as_text, reset=_keep_session,
         # The lock and statement timeouts turn a stuck database into a retryable error
         # instead of a partition that silently stops.
         server_settings={"lock_timeout": "5s", "statement_timeout": "15s",
-                         "application_name": "memory-worker", **SERVER_SETTINGS},
+                         "application_name": "memory-worker", **SERVER_SETTINGS, **tenant_setting},
     )
+
+
+# The session setting the inbox trigger reads (db/migrations/003_tenants.sql).
+TENANT_SETTING = "memory_worker.tenant"
 
 
 def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -155,8 +163,9 @@ class Stored:
 class Tx:
     """Statements inside one owner-locked transaction (see MemoryRepository.owner_transaction)."""
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, tenant: str = "") -> None:
         self.conn = conn
+        self.tenant = tenant
 
     async def stored(self, command_id: str) -> Stored | None:
         """A repeat's stored result and the events a crash left unpublished, or None."""
@@ -165,7 +174,8 @@ class Tx:
             " FROM processed_commands WHERE command_id = $1", command_id)
         if row is None:
             return None
-        return Stored(row["result"].encode(), row["workspace_id"], _OUTBOX.decode(row["pending"]))
+        return Stored(row["result"].encode(), tenancy.own_workspace(self.tenant, row["workspace_id"]),
+                      _OUTBOX.decode(row["pending"]))
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes) -> bytes:
@@ -265,8 +275,10 @@ _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("pers
 
 
 class MemoryRepository:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, tenant: str = "") -> None:
+        """`tenant`: as given to create_pool for `pool`."""
         self._pool = pool
+        self.tenant = tenant
 
     @asynccontextmanager
     async def owner_transaction(self, owners: Iterable[tuple[str, str]]) -> AsyncIterator[Tx]:
@@ -274,7 +286,7 @@ class MemoryRepository:
         from its first statement to commit or rollback. A caller that learns its owners inside
         the transaction (reinforcement) passes none and calls Tx.lock_owners once, with all."""
         async with self._pool.acquire() as conn, conn.transaction():
-            tx = Tx(conn)
+            tx = Tx(conn, self.tenant)
             await tx.lock_owners(owners)
             yield tx
 
@@ -285,11 +297,15 @@ class MemoryRepository:
         )
         return _CONTEXT.decode(raw)
 
-    @staticmethod
-    def stored_of(row: CreateContextRow) -> Stored | None:
+    def stored_of(self, row: CreateContextRow) -> Stored | None:
         """The context's report of a command seen before (its stored result), or None."""
         stored = bytes(row.stored)
-        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.pending)
+        return None if stored == b"null" else Stored(stored, tenancy.own_workspace(self.tenant, row.stored_workspace),
+                                                     row.pending)
+
+    def stored_by_save(self, row: SaveRow) -> Stored:
+        """What a write found stored before it (row.duplicate)."""
+        return Stored(bytes(row.result), tenancy.own_workspace(self.tenant, row.stored_workspace), row.outbox)
 
     async def create_save(self, plan_json: bytes) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
@@ -318,21 +334,21 @@ class MemoryRepository:
         """The stored result of a command of this workspace (never another workspace's)."""
         raw = await self._pool.fetchval(
             "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
-            command_id, workspace_id)
+            command_id, tenancy.qualified_workspace(self.tenant, workspace_id))
         return raw.encode() if raw is not None else None
 
     async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
         """The command kind and stored result of a processed command of this workspace."""
         row = await self._pool.fetchrow(
             "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
-            command_id, workspace_id)
+            command_id, tenancy.qualified_workspace(self.tenant, workspace_id))
         return (row["kind"], row["result"].encode()) if row is not None else None
 
     async def outbox_backlog(self) -> tuple[int, float]:
         """Unpublished outbox rows and the age in seconds of the oldest (0 when none)."""
         row = await self._pool.fetchrow(
             "SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age"
-            " FROM outbox WHERE published_at IS NULL")
+            " FROM outbox WHERE published_at IS NULL AND tenant = $1", self.tenant)
         return row["n"], row["age"]
 
     async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
@@ -348,8 +364,8 @@ class MemoryRepository:
         raw = await self._pool.fetchval(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'subject', subject,"
             " 'headers', headers, 'payload', payload, 'command_id', command_id) ORDER BY id), '[]'::jsonb)"
-            " FROM (SELECT * FROM outbox WHERE published_at IS NULL AND id > $3"
+            " FROM (SELECT * FROM outbox WHERE published_at IS NULL AND id > $3 AND tenant = $4"
             "       AND created_at < now() - make_interval(secs => $1) ORDER BY id LIMIT $2) o",
-            older_than_seconds, limit, after_id,
+            older_than_seconds, limit, after_id, self.tenant,
         )
         return _OUTBOX.decode(raw)

@@ -75,7 +75,7 @@ def build_handler(nc, js, outbox: OutboxPublisher, repo: MemoryRepository, setti
     }
     return CommandHandler(nc, js, outbox, services, repo.stored_result, max_deliver=settings.max_deliver,
                           reply_prefixes=settings.reply_subject_prefixes,
-                          max_command_bytes=settings.max_command_bytes)
+                          max_command_bytes=settings.max_command_bytes, tenant_lineages=settings.tenant_lineages)
 
 
 def _result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes):
@@ -116,9 +116,9 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
     log.info("database_mode", mode=database_mode)
     closed = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
-        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
+        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size, tenant=settings.tenant)
         stack.push_async_callback(pool.close)
-        repo = MemoryRepository(pool)
+        repo = MemoryRepository(pool, settings.tenant)
         # nats-py directly, one connection and one credentials path (NatsAuth.connect_options)
         # for every process: FastStream's subscribers cannot express the pinned priority groups
         # and cost several times nats-py's CPU per message (README, "Libraries").
@@ -142,7 +142,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                                              max_bytes=settings.command_max_mib * 1024 * 1024)
         await streams.provision(js, nc, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
                                 replicas=settings.stream_replicas, in_flight=settings.partition_in_flight,
-                                retention=retention)
+                                retention=retention, tenant=settings.tenant)
 
         # Atomic batches only where the stream takes them (nats-server 2.12+ with allow_atomic):
         # elsewhere the batch headers would be ignored and the messages stored one by one.

@@ -27,7 +27,7 @@ from worker.consuming.delivery import retry_delay
 from worker.consuming.failures import is_permanent, is_unavailable
 from worker.consuming.outbox import OutboxPublisher
 from worker.consuming.probe import answerable
-from worker.domain import messages
+from worker.domain import messages, tenancy
 from worker.services.base import CommandService, Handled
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
@@ -93,7 +93,8 @@ class FailureLedger:
 class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
                  services: Mapping[str, CommandService], stored_result: StoredResult, *, max_deliver: int,
-                 reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536) -> None:
+                 reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536,
+                 tenant_lineages: frozenset[int] | None = None) -> None:
         self._conn = nc
         self._js = js
         self._outbox = outbox
@@ -107,6 +108,7 @@ class CommandHandler:
         self._max_deliver = max_deliver
         self._reply_prefixes = reply_prefixes
         self._max_command_bytes = max_command_bytes
+        self._tenant_lineages = tenant_lineages
         self._failures = FailureLedger()
 
     async def aclose(self, timeout: float) -> None:
@@ -135,7 +137,7 @@ class CommandHandler:
         elif len(msg.data) > self._max_command_bytes:
             decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
         else:
-            decoded = self._decode(kind, token, msg.data, self._reply_prefixes)
+            decoded = self._decode(kind, token, msg.data, self._reply_prefixes, self._tenant_lineages)
         if isinstance(decoded, Invalid):
             return await self._reject_invalid(msg, original, decoded, bound, started)
         service = self._services[kind]  # _decode accepts only COMMAND_TYPES, each with a service
@@ -170,7 +172,8 @@ class CommandHandler:
         return False
 
     @staticmethod
-    def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES):
+    def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES,
+                tenant_lineages: frozenset[int] | None = None):
         if kind not in COMMAND_TYPES:
             return Invalid(f"{subjects.COMMAND_PREFIX}{kind} is not handled by this worker version",
                            dead_letters.UNSUPPORTED_COMMAND)
@@ -189,6 +192,9 @@ class CommandHandler:
         if cmd.reply_to is not None and not cmd.reply_to.startswith(reply_prefixes):
             # The worker publishes results only to reply inboxes, never into event or command subjects.
             return Invalid(f"reply_to must start with one of {', '.join(reply_prefixes)}, got {cmd.reply_to!r}")
+        foreign = tenancy.foreign_lineage(cmd, tenant_lineages)
+        if foreign is not None:  # another bot's memories: never read or written for this one
+            return Invalid(foreign)
         return cmd
 
     async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> bool:

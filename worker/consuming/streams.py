@@ -196,10 +196,35 @@ async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
             "(nats-server 2.11 or later is needed)")
 
 
+# A bot's own events consumers, for the bot the worker serves (TENANT). Created here, as pull
+# consumers, before the bot connects: the bot's permission to create them (deploy/nats/accounts.conf)
+# then only ever updates a pull consumer, and nats-server refuses to turn a pull consumer into a
+# push one ("can not update pull consumer to push based"), so no bot can have its events pushed
+# into a subject it does not read. The bot may not delete them either. A bot that creates them
+# itself passes this same configuration (deliver_policy cannot be changed by an update).
+def bot_consumers(tenant: str, replicas: int = 1) -> list[ConsumerConfig]:
+    return [ConsumerConfig(name=name, durable_name=name, filter_subject=subject, deliver_policy=DeliverPolicy.NEW,
+                           ack_policy=AckPolicy.EXPLICIT, num_replicas=replicas)
+            for name, subject in ((f"bot-{tenant}-saved", "memory.saved.>"),
+                                  (f"bot-{tenant}-evicted", "memory.evicted.>"))]
+
+
+async def ensure_bot_consumers(js: JetStreamContext, tenant: str, replicas: int = 1) -> None:
+    for config in bot_consumers(tenant, replicas):
+        try:
+            await js.consumer_info(subjects.EVENTS_STREAM, config.name)
+        except NotFoundError:
+            await js.add_consumer(subjects.EVENTS_STREAM, config)
+            continue
+        # Present: the bot has used it since; its position and settings are the bot's.
+
+
 async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ack_wait_s: float, replicas: int = 1,
                     in_flight: int = DEFAULT_IN_FLIGHT, pin_timeout_s: float = PIN_TIMEOUT_S,
-                    retention: CommandRetention = CommandRetention()) -> None:
+                    retention: CommandRetention = CommandRetention(), tenant: str = "") -> None:
     await ensure_stream(js, events_stream(replicas))
+    if tenant:
+        await ensure_bot_consumers(js, tenant, replicas)
     await ensure_stream(js, dlq_stream(replicas))
     commands = command_stream(partitions, replicas, retention)
     try:

@@ -24,7 +24,7 @@ import msgspec
 from contracts.codec import encode
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
-from db.repository import CreateContextRow, MemoryRepository, SaveRow, Stored
+from db.repository import CreateContextRow, MemoryRepository, SaveRow
 from worker.domain import messages
 from worker.domain.create import decide_create, eviction_block_reason
 from worker.domain.events import EventTemplate, save_events
@@ -117,7 +117,7 @@ class CreateMemoryService:
         self._limits = limits
 
     def step(self, cmd: CreateMemory, row: CreateContextRow) -> CreateStep:
-        answer = seen_before(cmd, MemoryRepository.stored_of(row))
+        answer = seen_before(cmd, self._repo.stored_of(row))
         if answer is not None:
             return CreateStep(answer=answer)
         ctx = context_from_row(row)
@@ -127,11 +127,10 @@ class CreateMemoryService:
         request = save_request(cmd, decision, ctx, datetime.now(UTC), rows.notice_settings(row.workspace))
         return CreateStep(request=encode(request), owner=(decision.scope, decision.owner_id))
 
-    @staticmethod
-    def handled(cmd: CreateMemory, row: SaveRow) -> Handled:
+    def handled(self, cmd: CreateMemory, row: SaveRow) -> Handled:
         """What a write returned: the command's own result, or the answer to a repeat it found."""
         if row.duplicate:
-            answer = seen_before(cmd, Stored(bytes(row.result), row.stored_workspace, row.outbox))
+            answer = seen_before(cmd, self._repo.stored_by_save(row))
             assert answer is not None  # a stored result was found
             return answer
         return Handled(bytes(row.result), row.outbox, duplicate=False)

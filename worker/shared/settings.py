@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -51,6 +52,10 @@ class Settings:
     metrics_port: int = 9464  # 0 turns the /metrics and /healthz endpoint off
     metrics_host: str = "127.0.0.1"
     nats_auth: NatsAuth = NatsAuth()
+    # The bot this worker serves when bots are kept apart in accounts of their own
+    # (deploy/README.md, "Bots apart"): its name, and the lineages its commands may name.
+    tenant: str = ""
+    tenant_lineages: frozenset[int] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -65,6 +70,7 @@ class Settings:
             "reply_subject_prefixes": _prefixes(env, "REPLY_SUBJECT_PREFIXES", DEFAULT_REPLY_PREFIXES),
             "metrics_host": (env.get("METRICS_HOST") or "127.0.0.1").strip(),
             "nats_auth": _nats_auth(env),
+            **_tenant(env),
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),
@@ -105,6 +111,33 @@ def _int(env: Mapping[str, str], var: str, default: int, low: int, high: int) ->
     if not low <= value <= high:
         raise SettingsError(f"{var} must be between {low} and {high}, got {value}")
     return value
+
+
+def _tenant(env: Mapping[str, str]) -> dict[str, object]:
+    name = (env.get("TENANT") or "").strip()
+    raw_lineages = (env.get("TENANT_LINEAGES") or "").strip()
+    if not name:
+        if raw_lineages:
+            raise SettingsError("TENANT_LINEAGES is set but TENANT is not: name the bot this worker serves")
+        return {}
+    if not _TENANT.fullmatch(name):
+        raise SettingsError(f"TENANT must be 1 to 32 lower-case letters, digits or '-', starting with a letter or "
+                            f"digit (it names the bot's consumers bot-<TENANT>-saved and -evicted), got {name!r}")
+    lineages = set()
+    for part in (p.strip() for p in raw_lineages.split(",")):
+        if not part:
+            continue
+        if not part.isdigit() or int(part) > 2**31 - 1:
+            raise SettingsError(f"TENANT_LINEAGES must be comma-separated lineage ids (integers), got {part!r}")
+        lineages.add(int(part))
+    if not lineages:
+        raise SettingsError("TENANT_LINEAGES must name at least one lineage when TENANT is set")
+    if 0 in lineages:
+        raise SettingsError("TENANT_LINEAGES must not list 0: lineage 0 (global personal memories) is every bot's")
+    return {"tenant": name, "tenant_lineages": frozenset(lineages)}
+
+
+_TENANT = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 
 
 def _nats_auth(env: Mapping[str, str]) -> NatsAuth:
