@@ -36,6 +36,11 @@ PASSWORD_VARS = {
     "cache-node-a": "NATS_CACHE_NODE_A_PASSWORD",
     "metrics-sink": "NATS_METRICS_SINK_PASSWORD",
     "memory-operator": "NATS_OPERATOR_PASSWORD",
+    # Kaede's account (deploy/nats/tenant-kaede.conf)
+    "memory-worker-kaede": "NATS_WORKER_KAEDE_PASSWORD",
+    "cache-node-kaede-a": "NATS_CACHE_NODE_KAEDE_A_PASSWORD",
+    "metrics-sink-kaede": "NATS_METRICS_SINK_KAEDE_PASSWORD",
+    "memory-operator-kaede": "NATS_OPERATOR_KAEDE_PASSWORD",
     "sys-admin": "NATS_SYS_PASSWORD",
 }
 # user -> the inbox prefix it connects with (accounts.conf lets it subscribe under it only)
@@ -46,9 +51,21 @@ INBOX_PREFIXES = {
     "cache-node-a": "_INBOX.cache.a",
     "metrics-sink": "_INBOX.sink",
     "memory-operator": "_INBOX.ops",
+    "memory-worker-kaede": None,
+    "cache-node-kaede-a": "_INBOX.cache.a",
+    "metrics-sink-kaede": "_INBOX.sink",
+    "memory-operator-kaede": "_INBOX.ops",
     "sys-admin": None,
 }
 PASSWORDS = {user: secrets.token_hex(12) for user in PASSWORD_VARS}
+
+
+def copy_config(root: Path, *names: str) -> None:
+    """`names` and every file accounts.conf includes (the permissions and the further bots'
+    accounts, all next to it in deploy/nats/), copied verbatim into `root`."""
+    for path in DEPLOY_NATS.glob("*.conf"):
+        if path.name in names or path.name == "accounts.conf" or path.name.startswith(("permissions-", "tenant-")):
+            shutil.copy(path, root / path.name)
 
 
 def password_env() -> dict[str, str]:
@@ -117,8 +134,7 @@ class NatsCluster:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         # The config files as deployed; include "accounts.conf" resolves next to cluster.conf.
-        for name in ("cluster.conf", "accounts.conf"):
-            shutil.copy(DEPLOY_NATS / name, root / name)
+        copy_config(root, "cluster.conf")
         names = [f"nats-{chr(ord('a') + i)}" for i in range(size)]
         ports = {n: (free_port(), free_port(), free_port()) for n in names}
         routes = "[" + ", ".join(f'"nats://{LOOPBACK}:{ports[n][1]}"' for n in names) + "]"
@@ -181,7 +197,7 @@ def wait_for_meta_leader(jsz_of_running_nodes: Callable[[], list[dict]], size: i
 def single_node(root: Path) -> NatsNode:
     """One server with deploy/nats/accounts.conf (copied verbatim) on a free port."""
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copy(DEPLOY_NATS / "accounts.conf", root / "accounts.conf")
+    copy_config(root)
     port = free_port()
     conf = root / "node.conf"
     conf.write_text(

@@ -21,7 +21,10 @@ from worker.local.embedded import _nats_server_binary  # noqa: E402
 from worker.shared.settings import Settings  # noqa: E402
 
 DEPLOY = ROOT / "deploy"
-ACCOUNTS = (DEPLOY / "nats" / "accounts.conf").read_text()
+# accounts.conf and the files it includes: the permissions of each role, the further bots' accounts.
+ACCOUNT_FILES = [DEPLOY / "nats" / "accounts.conf", *sorted((DEPLOY / "nats").glob("permissions-*.conf")),
+                 *sorted((DEPLOY / "nats").glob("tenant-*.conf"))]
+ACCOUNTS = "\n".join(path.read_text() for path in ACCOUNT_FILES)
 
 
 def load_all(path) -> list[dict]:
@@ -111,6 +114,19 @@ def test_nobody_gets_wildcard_access_but_the_worker():
     assert '">"' not in rules
     # Consumers are created with their filter in the subject, never through DURABLE.CREATE.
     assert "DURABLE.CREATE" not in rules
+
+
+def test_every_included_file_is_included_and_every_bot_has_an_account_of_its_own():
+    included = set(re.findall(r'^\s*(?:[^#\n]*\s)?include "([^"]+)"', ACCOUNTS, re.M))
+    assert included == {path.name for path in ACCOUNT_FILES[1:]}
+    rules = re.sub(r"#.*", "", ACCOUNTS)
+    bots = re.findall(r"user: (bot-[a-z0-9-]+)", rules)
+    assert bots == ["bot-tomori", "bot-kaede"]
+    for bot in bots:
+        # A bot never deletes (nor so re-creates as push) the pull consumers its worker made for it.
+        assert f"CONSUMER.DELETE.MEMORY_EVENTS.{bot}" not in rules
+    # Every account has exactly one worker, with the shared worker permissions.
+    assert rules.count('include "permissions-worker.conf"') == rules.count("jetstream: enabled") == 2
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pathlib import Path
 import asyncpg
 
 from db.migrate import migrate_dsn
-from tests.cluster.nats_deploy import DEPLOY_NATS, PASSWORDS, NatsNode, password_env, wait_for_meta_leader
+from tests.cluster.nats_deploy import PASSWORDS, NatsNode, copy_config, password_env, wait_for_meta_leader
 from tests.conftest import WorkerProcess, worker_env
 from tests.faults.netns import Network
 from worker.local.embedded import PostgresServer
@@ -114,9 +114,8 @@ class FaultCluster:
         await migrate_dsn(f"postgresql://postgres@127.0.0.1:{PG_PORT}/{DATABASE}")
 
     def _make_node(self, name: str) -> None:
-        for conf in ("cluster.conf", "accounts.conf"):
-            if not (self.root / conf).exists():
-                shutil.copy(DEPLOY_NATS / conf, self.root / conf)
+        if not (self.root / "cluster.conf").exists():
+            copy_config(self.root, "cluster.conf")
         store = self.store_dir(name)
         self._mount_tmpfs(store, STORE_MB)
         routes = "[" + ", ".join(f'"nats://{self.net.address[n]}:{ROUTE_PORT}"' for n in NODES) + "]"
