@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import structlog
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.api import (
@@ -34,6 +35,8 @@ from nats.js.errors import APIError, NotFoundError
 from contracts import subjects
 from worker.consuming import stream_upgrade
 from worker.shared import jetstream
+
+log = structlog.get_logger("worker")
 
 COMMAND_SUBJECTS = [subjects.command_filter(kind) for kind in subjects.COMMAND_KINDS]
 EVENT_SUBJECTS = list(subjects.EVENT_SUBJECTS)
@@ -211,12 +214,19 @@ def bot_consumers(tenant: str, replicas: int = 1) -> list[ConsumerConfig]:
 
 async def ensure_bot_consumers(js: JetStreamContext, tenant: str, replicas: int = 1) -> None:
     for config in bot_consumers(tenant, replicas):
+        assert config.name is not None
         try:
-            await js.consumer_info(subjects.EVENTS_STREAM, config.name)
+            info = await js.consumer_info(subjects.EVENTS_STREAM, config.name)
         except NotFoundError:
             await js.add_consumer(subjects.EVENTS_STREAM, config)
             continue
-        # Present: the bot has used it since; its position and settings are the bot's.
+        if info.config.deliver_subject:
+            # Made push by someone quicker than this worker's first start (between the stream's
+            # creation and this call): it must never push anywhere, so it starts over as pull.
+            log.warning("bot_consumer_was_push", consumer=config.name, deliver_subject=info.config.deliver_subject)
+            await js.delete_consumer(subjects.EVENTS_STREAM, config.name)
+            await js.add_consumer(subjects.EVENTS_STREAM, config)
+        # Otherwise the bot has used it since: its position and settings are the bot's.
 
 
 async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ack_wait_s: float, replicas: int = 1,

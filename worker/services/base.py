@@ -43,13 +43,14 @@ def seen_before(cmd: Envelope, stored: Stored | None) -> Handled | None:
     racing delivery's result), a refusal's store, and the other commands' locked read.
 
     None: not seen, go on. Otherwise the answer: the stored result with the events a crash
-    left unpublished. Command ids must be unique across workspaces; a clash is refused rather
-    than answered with another workspace's result.
+    left unpublished. Command ids must be unique across workspaces and bots; a clash is refused
+    rather than answered with another workspace's or another bot's result.
     """
     if stored is None:
         return None
     if stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id:
-        reason = "command_id was already used by a command of another workspace: use a fresh, unique id"
+        # Another bot's row shows as another workspace too (db/repository.py, worker/domain/tenancy.py).
+        reason = "command_id was already used by a command of another workspace or another bot: use a fresh, unique id"
         return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
     return Handled(stored.result, stored.pending, duplicate=True)
 

@@ -1,0 +1,574 @@
+"""Bots apart (issue 29): two bots under the shipped configuration, as hostile bots would try.
+
+One nats-server runs deploy/nats/accounts.conf verbatim (with tenant-kaede.conf and the
+permission files it includes): Tomori's account MEMORY and Kaede's account MEMORY_KAEDE, each
+with its own worker (`memoryctl run` with TENANT and TENANT_LINEAGES), both workers on one
+shared database. Each bot does what it is for, and tries to reach the other's data: every
+such try is refused by the server (a permissions violation, or a JetStream API error where
+the request itself is allowed), and what is allowed carries only the bot's own data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import asyncpg
+import msgspec
+import nats
+import nats.errors
+import pytest
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import APIError, NotFoundError
+
+from contracts import results as codes
+from contracts import subjects
+from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
+from tests.conftest import WorkerProcess, clone_database, unique, worker_env
+from tests.e2e.bus import create_fields
+from tests.support.directory import add_server, add_user, blacklist
+from tests.support.waiting import wait_until
+from worker.client.cache_node import CacheNode
+from worker.client.memory_client import MemoryClient
+from worker.local.embedded import _nats_server_binary
+
+
+@dataclass(frozen=True)
+class Tenant:
+    name: str
+    lineage: int
+
+    @property
+    def bot(self) -> str:
+        return f"bot-{self.name}"
+
+    @property
+    def worker_user(self) -> str:
+        return "memory-worker" if self.name == "tomori" else f"memory-worker-{self.name}"
+
+    @property
+    def inbox(self) -> str:
+        return f"_INBOX.bot.{self.name}"
+
+    def worker_settings(self) -> dict[str, str]:
+        """The worker of this bot's account, as deploy/README.md ("Adding a bot") runs it."""
+        return {"NATS_USER": self.worker_user, "NATS_PASSWORD": PASSWORDS[self.worker_user], "TENANT": self.name,
+                "TENANT_LINEAGES": str(self.lineage), "REPLY_SUBJECT_PREFIXES": f"{self.inbox}."}
+
+
+TOMORI = Tenant("tomori", 7)
+KAEDE = Tenant("kaede", 8)
+PAIRS = [(TOMORI, KAEDE), (KAEDE, TOMORI)]
+MANAGER = "130000000000000001"
+
+
+@dataclass
+class Apart:
+    node: NatsNode
+    database_url: str
+    workers: dict[str, WorkerProcess]
+
+    @property
+    def url(self) -> str:
+        return self.node.url
+
+
+@pytest.fixture(scope="module")
+async def apart(tmp_root, pg_server, template_db):
+    run = uuid.uuid4().hex[:6]
+    database_url = await clone_database(pg_server, template_db)
+    node = single_node(tmp_root / f"nats-apart-{run}")
+    workers: dict[str, WorkerProcess] = {}
+    try:
+        for tenant in (TOMORI, KAEDE):
+            workers[tenant.name] = WorkerProcess(
+                worker_env(node.url, database_url, MEMORY_PARTITIONS="2", MAX_DELIVER="2", **tenant.worker_settings()),
+                tmp_root / f"apart-{tenant.name}-{run}.log")
+        await asyncio.gather(*(asyncio.to_thread(w.start) for w in workers.values()))
+        yield Apart(node, database_url, workers)
+    finally:
+        for worker in workers.values():
+            await asyncio.to_thread(worker.stop)
+        node.stop()
+        node.kill()
+
+
+@pytest.fixture
+async def db(apart):
+    conn = await asyncpg.connect(apart.database_url)
+    yield conn
+    await conn.close()
+
+
+class Bot:
+    """One bot's connection, its MemoryClient and the asynchronous errors the server sent it."""
+
+    def __init__(self, tenant: Tenant, nc, memory: MemoryClient, errors: list[Exception]) -> None:
+        self.tenant, self.nc, self.memory, self.errors = tenant, nc, memory, errors
+        self.js = nc.jetstream()
+
+    def violations(self) -> list[str]:
+        return [str(e).lower() for e in self.errors if "permissions violation" in str(e).lower()]
+
+    async def denied(self, *what: str) -> None:
+        """Each of `what` (e.g. 'subscription to "x"') was reported as a permissions violation."""
+        wanted = [f"permissions violation for {w}".lower() for w in what]
+
+        async def reported() -> bool:
+            return all(any(w in v for v in self.violations()) for w in wanted)
+
+        try:
+            await eventually(reported, 5, f"violations {wanted}")
+        except AssertionError:
+            raise AssertionError(f"expected violations {wanted}, {self.tenant.bot} got {self.errors}") from None
+
+
+async def connect_bot(apart: Apart, tenant: Tenant) -> Bot:
+    errors: list[Exception] = []
+    nc = await connect_as(apart.url, tenant.bot, errors=errors)
+    memory = await MemoryClient(nc, timeout=15).start()
+    return Bot(tenant, nc, memory, errors)
+
+
+@pytest.fixture
+async def bots(apart):
+    pair = {t.name: await connect_bot(apart, t) for t in (TOMORI, KAEDE)}
+    yield pair
+    for bot in pair.values():
+        await bot.memory.close()
+        await bot.nc.close()
+
+
+async def saved_events(bot: Bot, until_command: str) -> list[dict]:
+    """The bot's memory.saved events through its own consumer (made by its worker), up to the
+    one of `until_command`."""
+    sub = await bot.js.pull_subscribe_bind(durable=f"{bot.tenant.bot}-saved", stream=subjects.EVENTS_STREAM)
+    seen: list[dict] = []
+    try:
+        for _ in range(30):
+            try:
+                msgs = await sub.fetch(50, timeout=2)
+            except nats.errors.TimeoutError:
+                continue
+            for msg in msgs:
+                seen.append(json.loads(msg.data))
+                await msg.ack()
+            if any(e["command_id"] == until_command for e in seen):
+                return seen
+    finally:
+        await sub.unsubscribe()
+    raise AssertionError(f"{bot.tenant.bot} never read the event of {until_command}: {seen}")
+
+
+async def as_worker(apart: Apart, tenant: Tenant):
+    """A connection with the rights of the tenant's worker, to look into its account's streams."""
+    return await connect_as(apart.url, tenant.worker_user)
+
+
+async def send_raw(bot: Bot, kind: str, fields: dict) -> dict:
+    """A command as JSON, and its answer as JSON (MemoryClient.manual and .reinforce decode only
+    their own result shapes, not the answer to an invalid command)."""
+    cid = uuid.uuid4().hex
+    body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "reply_to": bot.memory.reply_subject(),
+            **fields}
+    raw = await bot.memory.send_raw(kind, fields["workspace_id"], json.dumps(body).encode(), command_id=cid,
+                                    reply_to=body["reply_to"], timeout=15)
+    assert raw is not None
+    return json.loads(raw)
+
+
+async def server_memories(db, ws: str) -> list[tuple[int, str]]:
+    rows = await db.fetch("SELECT m.persona_lineage_id, m.content FROM server_memories m JOIN servers s"
+                          " ON s.server_id = m.server_id WHERE s.server_disc_id = $1 ORDER BY 1, 2", ws)
+    return [(r[0], r[1]) for r in rows]
+
+
+# --------------------------------------------------------------------------------------------
+# Results, lookups and events: each bot's own only
+
+
+async def test_each_bot_gets_only_its_own_results_lookups_and_events(apart, bots, db):
+    tomori, kaede = bots["tomori"], bots["kaede"]
+    ws = unique()  # one guild, both bots in it
+    mine = {}
+    for bot in (tomori, kaede):
+        result = await bot.memory.create(create_fields(ws, f"{bot.tenant.name}'s secret", lineage_id=bot.tenant.lineage))
+        assert result.data.status == codes.SAVED, result
+        mine[bot.tenant.name] = result.command_id
+    assert await server_memories(db, ws) == [(7, "tomori's secret"), (8, "kaede's secret")]
+    assert await db.fetchval("SELECT count(*) FROM servers WHERE server_disc_id = $1", ws) == 1
+
+    for bot, other in ((tomori, kaede), (kaede, tomori)):
+        name, other_name = bot.tenant.name, other.tenant.name
+        # The lookup of its own command answers the stored result; of the other's, nothing.
+        own = json.loads((await bot.nc.request(subjects.result_subject(ws, mine[name]), b"", timeout=5)).data)
+        assert own["data"]["status"] == codes.SAVED and own["command_id"] == mine[name]
+        theirs = await bot.nc.request(subjects.result_subject(ws, mine[other_name]), b"", timeout=5)
+        assert theirs.data == b"null"
+        outcome = await bot.nc.request(subjects.result_subject(ws, mine[other_name]), b'{"answer": "outcome"}',
+                                       timeout=5)
+        assert json.loads(outcome.data)["outcome"] == "unknown"
+        # Its consumer reads its own event; the other bot's is in no stream of this account.
+        events = await saved_events(bot, mine[name])
+        assert mine[other_name] not in {e["command_id"] for e in events}
+        assert not any(f"{other_name}'s secret" in json.dumps(e) for e in events)
+        nc = await as_worker(apart, bot.tenant)
+        try:
+            last = await nc.jetstream().get_last_msg(subjects.EVENTS_STREAM, subjects.saved_subject("server", ws))
+            assert json.loads(last.data)["command_id"] == mine[name]
+            info = await nc.jetstream().stream_info(subjects.EVENTS_STREAM, subjects_filter=f"memory.*.server.{ws}")
+            assert info.state.subjects == {subjects.saved_subject("server", ws): 1}
+        finally:
+            await nc.close()
+
+    # Kaede re-using Tomori's command id (which it could only guess) is refused, not answered
+    # with Tomori's result.
+    reused = await kaede.memory.create(create_fields(ws, "a guess", lineage_id=KAEDE.lineage,
+                                                     command_id=mine["tomori"]))
+    assert reused.data.status == codes.COMMAND_INVALID and "another bot" in reused.error
+    assert b"tomori's secret" not in msgspec.json.encode(reused)
+    assert await server_memories(db, ws) == [(7, "tomori's secret"), (8, "kaede's secret")]
+    assert tomori.violations() == [] and kaede.violations() == []
+
+
+# --------------------------------------------------------------------------------------------
+# Nothing outside the bot's own account
+
+
+@pytest.mark.parametrize(("tenant", "other"), PAIRS, ids=["tomori-tries-kaede", "kaede-tries-tomori"])
+async def test_a_bot_reaches_nothing_of_the_other_bot(apart, bots, tenant, other):
+    bot = bots[tenant.name]
+    ws = unique()
+    watcher = await as_worker(apart, other)
+    try:
+        before = (await watcher.jetstream().stream_info(subjects.COMMANDS_STREAM)).state.last_seq
+        other_consumer = f"{other.bot}-saved"
+        # Reading: the other bot's inbox, any inbox, every event, everything.
+        for subject in (f"{other.inbox}.>", "_INBOX.>", "memory.saved.>", ">"):
+            await bot.nc.subscribe(subject)
+        # The other bot's consumer (by name), the events stream by sequence, any stream's info.
+        for subject in (f"$JS.API.CONSUMER.CREATE.{subjects.EVENTS_STREAM}.{other_consumer}.memory.saved.>",
+                        f"$JS.API.CONSUMER.MSG.NEXT.{subjects.EVENTS_STREAM}.{other_consumer}",
+                        f"$JS.API.CONSUMER.INFO.{subjects.EVENTS_STREAM}.{other_consumer}",
+                        f"$JS.API.STREAM.MSG.GET.{subjects.EVENTS_STREAM}",
+                        f"$JS.API.DIRECT.GET.{subjects.EVENTS_STREAM}",
+                        f"$JS.API.STREAM.INFO.{subjects.COMMANDS_STREAM}",
+                        # Writing: events, dead letters and results in anyone's name.
+                        subjects.saved_subject("server", ws), f"cache.invalidate.tomori_state.{ws}",
+                        subjects.dlq_subject(subjects.command_subject("create", ws)), f"{other.inbox}.results.forged"):
+            await bot.nc.publish(subject, b'{"seq": 1}')
+        await bot.denied(f'subscription to "{other.inbox}.>"', 'subscription to "_inbox.>"',
+                         'subscription to "memory.saved.>"', 'subscription to ">"',
+                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{other_consumer}.memory.saved.>"',
+                         f'publish to "$js.api.consumer.msg.next.{subjects.EVENTS_STREAM}.{other_consumer}"',
+                         f'publish to "$js.api.consumer.info.{subjects.EVENTS_STREAM}.{other_consumer}"',
+                         f'publish to "$js.api.stream.msg.get.{subjects.EVENTS_STREAM}"',
+                         f'publish to "$js.api.direct.get.{subjects.EVENTS_STREAM}"',
+                         f'publish to "$js.api.stream.info.{subjects.COMMANDS_STREAM}"',
+                         f'publish to "{subjects.saved_subject("server", ws)}"',
+                         f'publish to "cache.invalidate.tomori_state.{ws}"',
+                         f'publish to "{subjects.dlq_subject(subjects.command_subject("create", ws))}"',
+                         f'publish to "{other.inbox}.results.forged"')
+
+        # The allowed controls: its own command in the same guild is answered, by its own
+        # worker, and never reaches the other bot's command stream.
+        result = await bot.memory.create(create_fields(ws, "mine", lineage_id=tenant.lineage))
+        assert result.data.status == codes.SAVED
+        info = await bot.js.consumer_info(subjects.EVENTS_STREAM, f"{tenant.bot}-saved")
+        assert info.config.deliver_subject is None
+        assert (await watcher.jetstream().stream_info(subjects.COMMANDS_STREAM)).state.last_seq == before
+    finally:
+        await watcher.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The push-consumer trick
+
+
+@pytest.mark.parametrize(("tenant", "other"), PAIRS, ids=["tomori", "kaede"])
+async def test_a_bot_cannot_have_events_pushed_anywhere(apart, bots, tenant, other):
+    bot = bots[tenant.name]
+    for kind, subject in (("saved", "memory.saved.>"), ("evicted", "memory.evicted.>")):
+        name = f"{tenant.bot}-{kind}"
+        pull = ConsumerConfig(name=name, durable_name=name, filter_subject=subject, deliver_policy=DeliverPolicy.NEW,
+                              ack_policy=AckPolicy.EXPLICIT)
+        # Its permitted consumer, with a delivery subject: the other bot's inbox, a cache
+        # node's, even its own. The worker made it a pull consumer first, and nats-server does
+        # not turn a pull consumer into a push one.
+        for target in (f"{other.inbox}.push", "_INBOX.cache.a.push", f"{tenant.inbox}.push"):
+            push = ConsumerConfig(**{**pull.as_dict(), "deliver_subject": target})
+            with pytest.raises(APIError) as refused:
+                await bot.js.add_consumer(subjects.EVENTS_STREAM, push)
+            assert refused.value.err_code == 10012 and "pull consumer to push" in refused.value.description
+        # Nor delete it to make it again as push, nor make another one, named or not.
+        with pytest.raises(nats.errors.TimeoutError):
+            await bot.js.delete_consumer(subjects.EVENTS_STREAM, name)
+        with pytest.raises(nats.errors.TimeoutError):
+            await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
+                name=f"{name}-push", durable_name=f"{name}-push", filter_subject=subject,
+                deliver_subject=f"{other.inbox}.push"), timeout=1)
+        with pytest.raises(nats.errors.TimeoutError):
+            await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
+                filter_subject=subject, deliver_subject=f"{other.inbox}.push"), timeout=1)
+        await bot.denied(f'publish to "$js.api.consumer.delete.{subjects.EVENTS_STREAM}.{name}"',
+                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}-push.{subject}"')
+        # The control: creating it as the pull consumer it is works (an update), and it stays pull.
+        await bot.js.add_consumer(subjects.EVENTS_STREAM, pull)
+        info = await bot.js.consumer_info(subjects.EVENTS_STREAM, name)
+        assert info.config.deliver_subject is None and info.config.filter_subject == subject
+
+
+# --------------------------------------------------------------------------------------------
+# The database both bots share
+
+
+async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_memories(apart, bots, db):
+    tomori, kaede = bots["tomori"], bots["kaede"]
+    ws, private, banned = unique(), unique(), unique()
+    server_id = await add_server(db, ws)
+    await add_user(db, private, privacy=2)  # one user's privacy level, set once
+    await add_user(db, banned)
+    await blacklist(db, server_id, banned)  # the guild's blacklist
+    for bot in (tomori, kaede):
+        lineage = bot.tenant.lineage
+        refused = await bot.memory.create(create_fields(
+            ws, "{user} lives in Porto", scope="target_user", target="Pat", lineage_id=lineage,
+            member_matches=[{"id": private, "display_name": "Pat", "username": "pat"}]))
+        assert refused.data.status == codes.PRIVACY_RESTRICTED, (bot.tenant.name, refused)
+        panel = await bot.memory.manual({
+            "workspace_id": ws, "actor": {"id": banned, "is_manager": False}, "scope": "server", "action": "add",
+            "lineage_id": lineage, "persona_id": 1, "content": "a banned fact"})
+        assert panel.data.status == codes.BLACKLISTED, (bot.tenant.name, panel)
+        saved = await bot.memory.create(create_fields(ws, f"{bot.tenant.name} was here", lineage_id=lineage))
+        assert saved.data.status == codes.SAVED
+
+    # Kaede naming Tomori's lineage, in every kind of command that names one: not applied,
+    # dead-lettered in Kaede's account, answered with the reason.
+    tomori_memory = await db.fetchval("SELECT server_memory_id FROM server_memories WHERE server_id = $1"
+                                      " AND persona_lineage_id = 7", server_id)
+    answers = [
+        msgspec.to_builtins(await kaede.memory.create(create_fields(ws, "overwrite tomori", lineage_id=TOMORI.lineage))),
+        await send_raw(kaede, "manual", {"workspace_id": ws, "actor": {"id": MANAGER, "is_manager": True},
+                                         "scope": "server", "action": "remove", "lineage_id": TOMORI.lineage,
+                                         "memory_id": tomori_memory}),
+        await send_raw(kaede, "reinforce", {"workspace_id": ws, "lineage_id": TOMORI.lineage,
+                                            "memories": [{"scope": "server", "memory_id": tomori_memory}]}),
+    ]
+    for answer in answers:
+        assert answer["data"]["status"] == codes.COMMAND_INVALID, answer
+        assert "lineage 7 is not one of this bot's lineages (8)" in answer["data"]["reason"]
+    nc = await as_worker(apart, KAEDE)
+    try:
+        letter = await nc.jetstream().get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.reinforce.{ws}")
+        assert letter.headers["Dlq-Reason"] == "invalid_command"
+    finally:
+        await nc.close()
+    assert await server_memories(db, ws) == [(7, "tomori was here"), (8, "kaede was here")]
+    row = await db.fetchrow("SELECT reinforcement_count FROM server_memories WHERE server_memory_id = $1",
+                            tomori_memory)
+    assert row["reinforcement_count"] == 0
+    assert tomori.violations() == [] and kaede.violations() == []
+
+
+# --------------------------------------------------------------------------------------------
+# One bot's flood
+
+
+async def test_one_bots_flood_does_not_hold_up_the_other(apart, bots):
+    """The worst flood: Tomori's backlog is never worked off while it lasts (its worker is
+    stopped). Kaede's command, sent after the whole flood was stored, is answered anyway, and
+    Tomori's backlog is still all there; once Tomori's worker is back, every one is answered."""
+    tomori, kaede = bots["tomori"], bots["kaede"]
+    flood = 300
+    answered: set[str] = set()
+
+    async def on_reply(msg) -> None:
+        answered.add(msg.subject.rsplit(".", 1)[1])
+
+    await tomori.nc.subscribe(f"{TOMORI.inbox}.flood.*", cb=on_reply)
+    worker = apart.workers["tomori"]
+    await asyncio.to_thread(worker.stop)
+    watcher = await as_worker(apart, TOMORI)
+    try:
+        sent = []
+        for i in range(flood):
+            cid = unique("flood-")
+            body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
+                    "reply_to": f"{TOMORI.inbox}.flood.{cid}", **create_fields(unique(), f"flood {i}")}
+            sent.append(tomori.js.publish(subjects.command_subject("create", body["workspace_id"]),
+                                          json.dumps(body).encode(), headers={"Nats-Msg-Id": cid},
+                                          stream=subjects.COMMANDS_STREAM))
+        await asyncio.gather(*sent)
+
+        result = await kaede.memory.create(create_fields(unique(), "kaede is answered", lineage_id=KAEDE.lineage))
+        assert result.data.status == codes.SAVED
+        waiting = [info for info in await watcher.jetstream().consumers_info(subjects.COMMANDS_STREAM)
+                   if info.name.startswith("memory-worker-p")]
+        assert sum(info.num_pending + info.num_ack_pending for info in waiting) == flood
+        assert answered == set()
+    finally:
+        await asyncio.to_thread(worker.start)
+        await watcher.close()
+    await wait_until(lambda: len(answered) == flood, timeout=120, what="every flooded command answered")
+
+
+# --------------------------------------------------------------------------------------------
+# Cache nodes and metrics sinks, in each account
+
+
+async def test_each_accounts_cache_node_gets_its_own_invalidations(apart, bots):
+    nodes = {}
+    for tenant, user in ((TOMORI, "cache-node-a"), (KAEDE, "cache-node-kaede-a")):
+        errors: list[Exception] = []
+
+        async def error_cb(exc: Exception, errors=errors) -> None:
+            errors.append(exc)
+
+        node = await CacheNode.connect(apart.url, name="a", poll_seconds=1.0,
+                                       connect_options={**connect_options(user), "error_cb": error_cb})
+        await node.start()
+        nodes[tenant.name] = (node, errors)
+    try:
+        ws = unique()
+
+        async def load() -> str:
+            return "state"
+
+        for node, _ in nodes.values():
+            await node.get_or_load("tomori_state", ws, load)
+        result = await bots["tomori"].memory.create(create_fields(ws, "invalidate tomori's", lineage_id=TOMORI.lineage))
+        assert result.data.status == codes.SAVED
+        tomori_node, kaede_node = nodes["tomori"][0], nodes["kaede"][0]
+        await eventually(lambda: _gone(tomori_node, ws), 15, "tomori's cache node invalidated")
+        # The invalidation was stored before the answer went out, in Tomori's account only.
+        nc = await as_worker(apart, KAEDE)
+        try:
+            with pytest.raises(NotFoundError):
+                await nc.jetstream().get_last_msg(subjects.EVENTS_STREAM, subjects.invalidate_subject("tomori_state", ws))
+        finally:
+            await nc.close()
+        assert kaede_node.contains("tomori_state", ws)
+        result = await bots["kaede"].memory.create(create_fields(ws, "invalidate kaede's", lineage_id=KAEDE.lineage))
+        await eventually(lambda: _gone(kaede_node, ws), 15, "kaede's cache node invalidated")
+        for _, errors in nodes.values():
+            assert not [e for e in errors if "permissions violation" in str(e).lower()]
+    finally:
+        for node, _ in nodes.values():
+            await node.stop(delete_consumer=True)
+            await node.close()
+
+
+async def _gone(node: CacheNode, key: str) -> bool:
+    return not node.contains("tomori_state", key)
+
+
+async def test_each_accounts_metrics_sink_reads_its_own_metrics(apart, tmp_path):
+    from worker.sinks import process as sinks
+
+    for user, tenant in (("metrics-sink", TOMORI), ("metrics-sink-kaede", KAEDE)):
+        jsonl = tmp_path / f"{user}.jsonl"
+        metric = f"sink-{tenant.name}-{uuid.uuid4().hex}"
+        stop = asyncio.Event()
+        errors: list[Exception] = []
+
+        async def error_cb(exc: Exception, errors=errors) -> None:
+            errors.append(exc)
+
+        run = asyncio.create_task(sinks.run_sinks(apart.url, None, jsonl, 30, stop,
+                                                  connect_options={**connect_options(user), "error_cb": error_cb}))
+        worker = await as_worker(apart, tenant)
+        try:
+            # What the worker publishes on an eviction: the metric, in its own account.
+            await worker.jetstream().publish(subjects.METRIC_EVICTION_SUBJECT,
+                                             json.dumps({"scope": "server", "decay_days": 30}).encode(),
+                                             headers={"Nats-Msg-Id": metric})
+            await wait_until(lambda jsonl=jsonl: jsonl.exists() and jsonl.read_text().count("decay_days") >= 1,
+                             timeout=20, what=f"{user} wrote its account's metric")
+        finally:
+            stop.set()
+            await asyncio.wait_for(run, 15)
+            await worker.close()
+        assert not [e for e in errors if "permissions violation" in str(e).lower()]
+
+
+# --------------------------------------------------------------------------------------------
+# Adding a bot, step by step as deploy/README.md says
+
+
+async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db):
+    hina = Tenant("hina", 9)
+    node = single_node(tmp_path / "nats")
+    conf_dir = node.conf.parent
+    worker = None
+    try:
+        # 1. Its account: a copy of Kaede's, with the name replaced.
+        subprocess.run(["sh", "-c", "sed -e 's/kaede/hina/g' -e 's/KAEDE/HINA/g' tenant-kaede.conf > tenant-hina.conf"],
+                       cwd=conf_dir, check=True)
+        # 2. One include line in accounts.conf, next to Kaede's.
+        accounts = conf_dir / "accounts.conf"
+        text = accounts.read_text()
+        assert text.count('  include "tenant-kaede.conf"\n') == 1
+        accounts.write_text(text.replace('  include "tenant-kaede.conf"\n',
+                                         '  include "tenant-kaede.conf"\n  include "tenant-hina.conf"\n'))
+        # 3. Its passwords in nats-server's environment: a running server does not see a new
+        #    variable, so each node restarts (one at a time in a cluster). The configuration is
+        #    checked first, as an operator would.
+        hina_passwords = {"NATS_WORKER_HINA_PASSWORD": "w-" + uuid.uuid4().hex, "NATS_BOT_HINA_PASSWORD": "b-" + uuid.uuid4().hex,
+                          "NATS_CACHE_NODE_HINA_A_PASSWORD": "c", "NATS_METRICS_SINK_HINA_PASSWORD": "s",
+                          "NATS_OPERATOR_HINA_PASSWORD": "o"}
+        node.env.update(hina_passwords)
+        check = subprocess.run([_nats_server_binary(), "-t", "-c", str(node.conf)], env=node.env,
+                               capture_output=True, text=True, timeout=30)
+        assert check.returncode == 0, check.stderr + check.stdout
+        node.stop()
+        node.start()
+        # 4. Its worker: TENANT, its lineages, its worker user, its bot's reply prefix.
+        database_url = await clone_database(pg_server, template_db)
+        worker = WorkerProcess(worker_env(node.url, database_url, MEMORY_PARTITIONS="2", TENANT=hina.name,
+                                          TENANT_LINEAGES=str(hina.lineage), NATS_USER=hina.worker_user,
+                                          NATS_PASSWORD=hina_passwords["NATS_WORKER_HINA_PASSWORD"],
+                                          REPLY_SUBJECT_PREFIXES=f"{hina.inbox}."),
+                               tmp_path / "hina-worker.log")
+        await asyncio.to_thread(worker.start)
+
+        # The new bot works, on its own.
+        nc = await nats.connect(node.url, user=hina.bot, password=hina_passwords["NATS_BOT_HINA_PASSWORD"],
+                                inbox_prefix=hina.inbox, connect_timeout=2)
+        try:
+            async with MemoryClient(nc, timeout=15) as memory:
+                result = await memory.create(create_fields(unique(), "hina's first", lineage_id=hina.lineage))
+            assert result.data.status == codes.SAVED
+            bot = Bot(hina, nc, memory, [])
+            events = await saved_events(bot, result.command_id)
+            assert [e["content"] for e in events] == ["hina's first"]
+        finally:
+            await nc.close()
+        # The other bots are as they were, and see nothing of it.
+        kaede_errors: list[Exception] = []
+        kaede = await connect_as(node.url, "bot-kaede", errors=kaede_errors)
+        try:
+            await kaede.subscribe(f"{hina.inbox}.>")
+            await eventually(lambda: _violated(kaede_errors, f"{hina.inbox}.>"), 5, "kaede refused hina's inbox")
+        finally:
+            await kaede.close()
+    finally:
+        if worker is not None:
+            await asyncio.to_thread(worker.stop)
+        node.stop()
+        node.kill()
+
+
+async def _violated(errors: list[Exception], subject: str) -> bool:
+    return any(f'permissions violation for subscription to "{subject}"'.lower() in str(e).lower() for e in errors)
+
+
+def test_no_worker_hit_its_own_permissions(apart):
+    """Runs last in this module: everything both workers did was within their rights."""
+    for name, worker in apart.workers.items():
+        text = worker.log_text().lower()
+        assert "permissions violation" not in text, (name, [line for line in text.splitlines() if "permission" in line])
+        assert "bot_consumer_was_push" not in text
