@@ -1,0 +1,86 @@
+"""Which lineages a bot's worker accepts, and whose stored results it takes for its own (issue 29)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from contracts.commands import CreateMemory, ManualMemory, ReinforceMemories, SeedBio
+from tests.e2e.bus import create_fields
+from worker.consuming import streams
+from worker.domain import tenancy
+from worker.shared.settings import Settings, SettingsError
+
+ENVELOPE = {"command_id": "c-1", "issued_at": datetime.now(UTC).isoformat(), "workspace_id": "42"}
+
+
+def create(lineage: int) -> CreateMemory:
+    return msgspec.convert({**ENVELOPE, **create_fields("42", lineage_id=lineage)}, CreateMemory)
+
+
+def manual(lineage: int) -> ManualMemory:
+    return msgspec.convert({**ENVELOPE, "actor": {"id": "1"}, "scope": "server", "action": "add",
+                            "lineage_id": lineage, "content": "x"}, ManualMemory)
+
+
+def reinforce(lineage: int) -> ReinforceMemories:
+    return msgspec.convert({**ENVELOPE, "lineage_id": lineage}, ReinforceMemories)
+
+
+SEED = msgspec.convert({**ENVELOPE, "identity_user_id": "pk:1", "is_new_identity": True, "bio": "b"}, SeedBio)
+
+
+@pytest.mark.parametrize("build", [create, manual, reinforce])
+def test_a_bot_names_its_own_lineages_and_lineage_0_only(build):
+    mine = frozenset({7, 12})
+    assert tenancy.foreign_lineage(build(7), mine) is None
+    assert tenancy.foreign_lineage(build(12), mine) is None
+    assert tenancy.foreign_lineage(build(0), mine) is None  # a user's global memories: every bot's
+    assert tenancy.foreign_lineage(build(8), mine) == (
+        "lineage 8 is not one of this bot's lineages (7, 12): a bot reads and writes only its own personas' memories")
+
+
+def test_without_a_tenant_every_lineage_is_accepted_and_a_seed_names_none():
+    assert tenancy.foreign_lineage(create(8), None) is None
+    assert tenancy.lineage_of(SEED) is None
+    assert tenancy.foreign_lineage(SEED, frozenset({7})) is None
+
+
+def test_a_stored_workspace_is_this_tenants_or_foreign():
+    assert tenancy.qualified_workspace("kaede", "42") == "kaede/42"
+    assert tenancy.qualified_workspace("", "42") == "42"
+    assert tenancy.own_workspace("kaede", "kaede/42") == "42"
+    assert tenancy.own_workspace("kaede", "kaede/a/b") == "a/b"
+    for stored in ("tomori/42", "42", "kaede-x/42", "kaed/42"):
+        assert tenancy.own_workspace("kaede", stored) == tenancy.FOREIGN_WORKSPACE
+    assert tenancy.own_workspace("kaede", None) is None
+    # Without a tenant, a row stays as stored: another tenant's never equals a plain workspace id of its own.
+    assert tenancy.own_workspace("", "kaede/42") == "kaede/42"
+
+
+def test_tenant_settings():
+    settings = Settings.from_env({"TENANT": "kaede", "TENANT_LINEAGES": "8, 12"})
+    assert (settings.tenant, settings.tenant_lineages) == ("kaede", frozenset({8, 12}))
+    assert (Settings.from_env({}).tenant, Settings.from_env({}).tenant_lineages) == ("", None)
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"TENANT": "Kaede", "TENANT_LINEAGES": "8"}, "TENANT must be 1 to 32 lower-case"),
+    ({"TENANT": "a/b", "TENANT_LINEAGES": "8"}, "TENANT must be"),
+    ({"TENANT": "kaede"}, "TENANT_LINEAGES must name at least one lineage"),
+    ({"TENANT": "kaede", "TENANT_LINEAGES": "8,x"}, "TENANT_LINEAGES must be comma-separated lineage ids"),
+    ({"TENANT": "kaede", "TENANT_LINEAGES": "0,8"}, "must not list 0"),
+    ({"TENANT_LINEAGES": "8"}, "TENANT_LINEAGES is set but TENANT is not"),
+])
+def test_bad_tenant_settings_name_the_variable(env, message):
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env(env)
+
+
+def test_the_bots_consumers_are_pull_consumers_of_its_own_events():
+    configs = streams.bot_consumers("kaede")
+    assert [(c.name, c.durable_name, c.filter_subject, c.deliver_subject) for c in configs] == [
+        ("bot-kaede-saved", "bot-kaede-saved", "memory.saved.>", None),
+        ("bot-kaede-evicted", "bot-kaede-evicted", "memory.evicted.>", None)]
