@@ -163,13 +163,15 @@ def test_worker_deployment(worker_docs):
     assert container["resources"]["requests"]["cpu"] and container["resources"]["requests"]["memory"]
     assert env["STREAM_REPLICAS"] == "3"
     assert len(env["NATS_URL"].split(",")) == 3
-    assert env["REPLY_SUBJECT_PREFIXES"] == "_INBOX.bot."
+    # Tomori's account: its bot's inbox only, its tenant (deploy/README.md, "Bots apart").
+    assert env["REPLY_SUBJECT_PREFIXES"] == "_INBOX.bot.tomori." and env["TENANT"] == "tomori"
     assert pod["terminationGracePeriodSeconds"] > int(env["ACK_WAIT_SECONDS"])
 
     # The plain values are valid settings for the worker.
     settings = Settings.from_env({**env, "DATABASE_URL": "postgresql://x@y/z", "NATS_USER": "memory-worker",
                                   "NATS_PASSWORD": "x"})
     assert (settings.stream_replicas, settings.metrics_host) == (3, "0.0.0.0")
+    assert settings.tenant == "tomori" and settings.tenant_lineages
 
 
 def test_pod_disruption_budget_keeps_a_worker(worker_docs):
@@ -232,6 +234,7 @@ def test_compose_runs_three_nats_nodes_postgres_and_two_workers():
         env = services[name]["environment"]
         assert env["NATS_URL"] == ",".join(f"nats://{n}:4222" for n in nats)
         assert env["NATS_USER"] == "memory-worker" and env["STREAM_REPLICAS"] == "3"
+        assert env["TENANT"] == "tomori" and env["REPLY_SUBJECT_PREFIXES"] == "_INBOX.bot.tomori."
         assert env["DATABASE_URL"].startswith("postgresql://memory_worker:")
         assert services[name]["depends_on"]["db-setup"]["condition"] == "service_completed_successfully"
         assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"

@@ -1,7 +1,9 @@
 """What a hostile or careless bot may publish, under the published permissions (issue 14).
 
 One nats-server runs deploy/nats/accounts.conf verbatim; a real worker (`memoryctl run`) logs
-in as `memory-worker` with the recommended per-bot REPLY_SUBJECT_PREFIXES. Bots publish as
+in as `memory-worker`, as Tomori's account's worker runs (its bot's REPLY_SUBJECT_PREFIXES,
+TENANT and TENANT_LINEAGES; deploy/README.md, "Adding a bot"). What a bot may do to another
+bot's data is in tests/integration/test_bots_apart.py. Bots publish as
 `bot-tomori`, the operator works as `memory-operator`, the sink as `metrics-sink`. Every
 message the command stream stores must leave it (applied, answered or dead-lettered), and the
 worker must keep answering. The boundary fuzz of sizes, subject shapes and command kinds is
@@ -32,8 +34,8 @@ from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
 from worker.consuming import streams
 
-# The recommended setting (deploy/README.md, "Reply subjects"): one prefix per bot, comma-separated.
-REPLY_PREFIXES = "_INBOX.bot.tomori.,_INBOX.bot.kaede."
+# The recommended setting (deploy/README.md, "Bots apart"): the account's own bot's prefix.
+REPLY_PREFIXES = "_INBOX.bot.tomori."
 TOMORI_INBOX = "_INBOX.bot.tomori"
 MANAGER = "130000000000000001"
 
@@ -43,7 +45,8 @@ async def secured(tmp_root, pg_server, template_db):
     run = uuid.uuid4().hex[:6]
     async with secured_worker(tmp_root / f"nats-hostile-{run}", tmp_root / f"hostile-worker-{run}.log",
                               await clone_database(pg_server, template_db),
-                              MEMORY_PARTITIONS="2", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES=REPLY_PREFIXES) as secured:
+                              MEMORY_PARTITIONS="2", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES=REPLY_PREFIXES,
+                              TENANT="tomori", TENANT_LINEAGES="7") as secured:
         yield secured
 
 
@@ -211,7 +214,7 @@ async def test_reply_subjects_are_limited_to_the_listed_bots(secured, bot, as_wo
     # The stranger's command came first on the same workspace: it has been dead-lettered by now.
     letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
     assert json.loads(letter.data)["command_id"] == stranger
-    assert "_INBOX.bot.tomori., _INBOX.bot.kaede." in letter.headers["Dlq-Error"]
+    assert "reply_to must start with one of _INBOX.bot.tomori., got" in letter.headers["Dlq-Error"]
 
 
 async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot, as_worker):
