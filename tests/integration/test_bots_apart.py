@@ -27,6 +27,7 @@ from nats.js.errors import APIError, NotFoundError
 
 from contracts import results as codes
 from contracts import subjects
+from db.repository import MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields
@@ -34,6 +35,7 @@ from tests.support.directory import add_server, add_user, blacklist
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
 from worker.client.memory_client import MemoryClient
+from worker.domain import tenancy
 from worker.local.embedded import _nats_server_binary
 
 
@@ -372,6 +374,36 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
                             tomori_memory)
     assert row["reinforcement_count"] == 0
     assert tomori.violations() == [] and kaede.violations() == []
+
+
+async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbox(pg_server, template_db):
+    """What a crash leaves (an unpublished outbox row) is swept by its own bot's worker only,
+    into its own account; a stored result is found by its own bot's worker only."""
+    database_url = await clone_database(pg_server, template_db)
+    pools = {t.name: await create_pool(database_url, min_size=1, max_size=2, tenant=t.name) for t in (TOMORI, KAEDE)}
+    repos = {name: MemoryRepository(pool, name) for name, pool in pools.items()}
+    try:
+        ws, cid = unique(), unique("c-")
+        async with repos["tomori"].owner_transaction([]) as tx:
+            await tx.store_result(cid, "reinforce", ws, "reinforced", b'{"secret": "tomori"}')
+            await tx.write_outbox(cid, json.dumps([{"subject": subjects.saved_subject("server", ws), "headers": {},
+                                                    "payload": {"content": "tomori's"}}]).encode())
+        await pools["tomori"].execute("UPDATE outbox SET created_at = now() - interval '1 hour' WHERE command_id = $1",
+                                      cid)
+        leftovers = {name: [r for r in await repo.unpublished(60, 100) if r.command_id == cid]
+                     for name, repo in repos.items()}
+        assert [r.subject for r in leftovers["tomori"]] == [subjects.saved_subject("server", ws)]
+        assert leftovers["kaede"] == []
+        assert (await repos["kaede"].outbox_backlog())[0] == 0 < (await repos["tomori"].outbox_backlog())[0]
+
+        assert await repos["tomori"].stored_result(cid, ws) == b'{"secret": "tomori"}'
+        assert await repos["kaede"].stored_result(cid, ws) is None
+        async with repos["kaede"].owner_transaction([]) as tx:
+            stored = await tx.stored(cid)
+        assert stored is not None and stored.workspace_id == tenancy.FOREIGN_WORKSPACE  # a clash, never an answer
+    finally:
+        for pool in pools.values():
+            await pool.close()
 
 
 # --------------------------------------------------------------------------------------------
