@@ -217,7 +217,7 @@ def test_migration_job_runs_as_the_owner_and_applies_the_worker_role():
 # Compose
 
 
-def test_compose_runs_three_nats_nodes_postgres_and_two_workers():
+def test_compose_runs_three_nats_nodes_postgres_and_the_workers_of_each_account():
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     services = compose["services"]
     nats = ["nats-a", "nats-b", "nats-c"]
@@ -229,15 +229,23 @@ def test_compose_runs_three_nats_nodes_postgres_and_two_workers():
         assert services[n]["command"] == ["-c", "/etc/nats/cluster.conf"]
         assert any(v.startswith(f"{n}:") for v in services[n]["volumes"])  # a store of its own
     workers = [name for name, s in services.items() if s.get("command") == ["run"]]
-    assert len(workers) == 2
+    by_tenant: dict[str, list[str]] = {}
     for name in workers:
         env = services[name]["environment"]
+        by_tenant.setdefault(env["TENANT"], []).append(name)
         assert env["NATS_URL"] == ",".join(f"nats://{n}:4222" for n in nats)
-        assert env["NATS_USER"] == "memory-worker" and env["STREAM_REPLICAS"] == "3"
-        assert env["TENANT"] == "tomori" and env["REPLY_SUBJECT_PREFIXES"] == "_INBOX.bot.tomori."
+        assert env["STREAM_REPLICAS"] == "3"
+        # Each account's worker: its own user, its bot's inbox, its lineages (deploy/README.md, "Bots apart").
+        user = "memory-worker" if env["TENANT"] == "tomori" else f"memory-worker-{env['TENANT']}"
+        assert env["NATS_USER"] == user and f"user: {user}," in ACCOUNTS
+        assert env["REPLY_SUBJECT_PREFIXES"] == f"_INBOX.bot.{env['TENANT']}."
+        assert Settings.from_env({**env, "NATS_PASSWORD": "x"}).tenant_lineages
         assert env["DATABASE_URL"].startswith("postgresql://memory_worker:")
         assert services[name]["depends_on"]["db-setup"]["condition"] == "service_completed_successfully"
         assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
+    # Every bot of accounts.conf has a worker; Tomori's two.
+    assert {t: len(names) for t, names in by_tenant.items()} == {"tomori": 2, "kaede": 1}
+    assert len({services[name]["ports"][0] for name in workers}) == 3
     assert "postgres" in services and services["migrate"]["command"] == ["migrate"]
 
 
