@@ -410,42 +410,58 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbo
 # One bot's flood
 
 
+async def flood(bot: Bot, count: int, answered: set[str]) -> None:
+    """`count` creates of as many workspaces, all stored before this returns; their answers
+    are collected into `answered` (by command id) as they come."""
+
+    async def on_reply(msg) -> None:
+        answered.add(msg.subject.rsplit(".", 1)[1])
+
+    await bot.nc.subscribe(f"{bot.tenant.inbox}.flood.*", cb=on_reply)
+    sent = []
+    for i in range(count):
+        cid = unique("flood-")
+        body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
+                "reply_to": f"{bot.tenant.inbox}.flood.{cid}",
+                **create_fields(unique(), f"flood {i}", lineage_id=bot.tenant.lineage)}
+        sent.append(bot.js.publish(subjects.command_subject("create", body["workspace_id"]), json.dumps(body).encode(),
+                                   headers={"Nats-Msg-Id": cid}, stream=subjects.COMMANDS_STREAM))
+    await asyncio.gather(*sent)
+
+
 async def test_one_bots_flood_does_not_hold_up_the_other(apart, bots):
     """The worst flood: Tomori's backlog is never worked off while it lasts (its worker is
     stopped). Kaede's command, sent after the whole flood was stored, is answered anyway, and
     Tomori's backlog is still all there; once Tomori's worker is back, every one is answered."""
     tomori, kaede = bots["tomori"], bots["kaede"]
-    flood = 300
-    answered: set[str] = set()
-
-    async def on_reply(msg) -> None:
-        answered.add(msg.subject.rsplit(".", 1)[1])
-
-    await tomori.nc.subscribe(f"{TOMORI.inbox}.flood.*", cb=on_reply)
+    count, answered = 300, set()
     worker = apart.workers["tomori"]
     await asyncio.to_thread(worker.stop)
     watcher = await as_worker(apart, TOMORI)
     try:
-        sent = []
-        for i in range(flood):
-            cid = unique("flood-")
-            body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
-                    "reply_to": f"{TOMORI.inbox}.flood.{cid}", **create_fields(unique(), f"flood {i}")}
-            sent.append(tomori.js.publish(subjects.command_subject("create", body["workspace_id"]),
-                                          json.dumps(body).encode(), headers={"Nats-Msg-Id": cid},
-                                          stream=subjects.COMMANDS_STREAM))
-        await asyncio.gather(*sent)
-
+        await flood(tomori, count, answered)
         result = await kaede.memory.create(create_fields(unique(), "kaede is answered", lineage_id=KAEDE.lineage))
         assert result.data.status == codes.SAVED
         waiting = [info for info in await watcher.jetstream().consumers_info(subjects.COMMANDS_STREAM)
                    if info.name.startswith("memory-worker-p")]
-        assert sum(info.num_pending + info.num_ack_pending for info in waiting) == flood
+        assert sum(info.num_pending + info.num_ack_pending for info in waiting) == count
         assert answered == set()
     finally:
         await asyncio.to_thread(worker.start)
         await watcher.close()
-    await wait_until(lambda: len(answered) == flood, timeout=120, what="every flooded command answered")
+    await wait_until(lambda: len(answered) == count, timeout=120, what="every flooded command answered")
+
+
+async def test_kaede_is_answered_while_tomoris_flood_is_being_worked_off(apart, bots):
+    """The same with Tomori's worker at work: Kaede's command, sent once the whole flood is
+    stored, is answered before Tomori's worker is through it (it waits in no queue of Tomori's)."""
+    tomori, kaede = bots["tomori"], bots["kaede"]
+    count, answered = 600, set()
+    await flood(tomori, count, answered)
+    result = await kaede.memory.create(create_fields(unique(), "kaede first", lineage_id=KAEDE.lineage))
+    assert result.data.status == codes.SAVED
+    assert len(answered) < count, "Kaede's answer came only after Tomori's whole flood"
+    await wait_until(lambda: len(answered) == count, timeout=120, what="every flooded command answered")
 
 
 # --------------------------------------------------------------------------------------------
