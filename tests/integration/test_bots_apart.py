@@ -595,6 +595,23 @@ async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db)
             assert [e["content"] for e in events] == ["hina's first"]
         finally:
             await nc.close()
+        # Had the bot been quicker than its worker's first start and made its consumer a push
+        # one, the worker's next start makes it a pull consumer again.
+        await asyncio.to_thread(worker.stop)
+        admin = await nats.connect(node.url, user=hina.worker_user,
+                                   password=hina_passwords["NATS_WORKER_HINA_PASSWORD"], connect_timeout=2)
+        try:
+            js = admin.jetstream()
+            await js.delete_consumer(subjects.EVENTS_STREAM, "bot-hina-saved")
+            await js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
+                name="bot-hina-saved", durable_name="bot-hina-saved", filter_subject="memory.saved.>",
+                deliver_subject="_INBOX.cache.a.stolen"))
+            await asyncio.to_thread(worker.start)
+            info = await js.consumer_info(subjects.EVENTS_STREAM, "bot-hina-saved")
+            assert info.config.deliver_subject is None and info.config.filter_subject == "memory.saved.>"
+            assert "bot_consumer_was_push" in worker.log_text()
+        finally:
+            await admin.close()
         # The other bots are as they were, and see nothing of it.
         kaede_errors: list[Exception] = []
         kaede = await connect_as(node.url, "bot-kaede", errors=kaede_errors)
