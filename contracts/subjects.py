@@ -106,7 +106,9 @@ INVALIDATE_PREFIX = "cache.invalidate."
 INVALIDATE_FILTER = "cache.invalidate.>"
 METRICS_PREFIX = "metrics."
 METRICS_FILTER = "metrics.>"
-EVENT_SUBJECTS = ("memory.saved.>", "memory.evicted.>", "memory.removed.>", INVALIDATE_FILTER, METRICS_FILTER)
+SAVED_FILTER = "memory.saved.>"
+EVICTED_FILTER = "memory.evicted.>"
+EVENT_SUBJECTS = (SAVED_FILTER, EVICTED_FILTER, "memory.removed.>", INVALIDATE_FILTER, METRICS_FILTER)
 # Every command subject, placed or not: what the unplaced commands' consumer filters on.
 ALL_COMMANDS = "memory.>"
 

@@ -205,15 +205,16 @@ async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
 # push one ("can not update pull consumer to push based"), so no bot can have its events pushed
 # into a subject it does not read. The bot may not delete them either. A bot that creates them
 # itself passes this same configuration (deliver_policy cannot be changed by an update).
-def bot_consumers(tenant: str, replicas: int = 1) -> list[ConsumerConfig]:
+# Their replicas are the stream's (num_replicas unset), as for a consumer the bot makes itself.
+def bot_consumers(tenant: str) -> list[ConsumerConfig]:
     return [ConsumerConfig(name=name, durable_name=name, filter_subject=subject, deliver_policy=DeliverPolicy.NEW,
-                           ack_policy=AckPolicy.EXPLICIT, num_replicas=replicas)
-            for name, subject in ((f"bot-{tenant}-saved", "memory.saved.>"),
-                                  (f"bot-{tenant}-evicted", "memory.evicted.>"))]
+                           ack_policy=AckPolicy.EXPLICIT)
+            for name, subject in ((f"bot-{tenant}-saved", subjects.SAVED_FILTER),
+                                  (f"bot-{tenant}-evicted", subjects.EVICTED_FILTER))]
 
 
-async def ensure_bot_consumers(js: JetStreamContext, tenant: str, replicas: int = 1) -> None:
-    for config in bot_consumers(tenant, replicas):
+async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
+    for config in bot_consumers(tenant):
         assert config.name is not None
         try:
             info = await js.consumer_info(subjects.EVENTS_STREAM, config.name)
@@ -234,7 +235,7 @@ async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ac
                     retention: CommandRetention = CommandRetention(), tenant: str = "") -> None:
     await ensure_stream(js, events_stream(replicas))
     if tenant:
-        await ensure_bot_consumers(js, tenant, replicas)
+        await ensure_bot_consumers(js, tenant)
     await ensure_stream(js, dlq_stream(replicas))
     commands = command_stream(partitions, replicas, retention)
     try:
