@@ -6,6 +6,8 @@ there is one way to get a broker and a database on a machine that has only Pytho
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -58,6 +60,64 @@ def _nats_server_binary() -> str:
     return found
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(sig: int):
+    """A preexec_fn: the kernel sends `sig` to the child when the thread that forked it dies.
+
+    Linux clears this on a change of user id, so it must run after Popen's setuid (it does:
+    preexec_fn is called last before exec). Elsewhere it does nothing.
+    """
+
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded here, in the parent, not between fork and exec
+    parent = os.getpid()
+
+    def arm() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: nobody would stop this child
+            os.kill(os.getpid(), sig)
+
+    return arm
+
+
+def process_alive(pid: int, name: str) -> bool:
+    """Whether `pid` runs a program whose command line contains `name` (a pid file may be stale)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True  # no /proc: alive, of unknown program
+    return name.encode() in cmdline
+
+
+def stop_pid(pid: int, sig: int, name: str, timeout: float) -> bool:
+    """Signal a process that is not our child and wait for it to exit; SIGKILL after `timeout`."""
+    if not process_alive(pid, name):
+        return False
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process_alive(pid, name):
+            return True
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    while process_alive(pid, name):
+        time.sleep(0.05)
+    return True
+
+
 class ChildProcess:
     """A child process we started, acted on by its PID only (`self.proc`)."""
 
@@ -101,6 +161,20 @@ class NatsServer(_Process):
 
     sync_always: bool = True
     max_file_store_mb: int | None = None  # JetStream's file storage limit; None: the server's default
+    # SIGTERM from the kernel when the starting thread dies (memoryctl: even on its SIGKILL).
+    die_with_parent: bool = False
+
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / "nats.pid"
+
+    def leftover_pid(self) -> int | None:
+        """The pid of a nats-server still running on this store (an earlier run's), if any."""
+        try:
+            pid = int(self.pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if process_alive(pid, "nats-server") else None
 
     @property
     def url(self) -> str:
@@ -116,13 +190,14 @@ class NatsServer(_Process):
         conf.write_text(
             f'listen: "{LOOPBACK}:{self.port}"\n'
             f"max_payload: 1MB\n"
+            f'pid_file: "{self.pid_file}"\n'
             f'jetstream {{\n  store_dir: "{self.data_dir / "js"}"\n  {sync}\n  {limit}\n}}\n'
         )
         log = self.data_dir / "nats.log"
         self.proc = subprocess.Popen(
             [_nats_server_binary(), "-c", str(conf), "-l", str(log)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_die_with_parent(signal.SIGTERM) if self.die_with_parent else None,
         )
         _wait_for_port(self.port, self.proc, "nats-server", log)
         return self
@@ -142,6 +217,8 @@ class PostgresServer(_Process):
     user: str = "postgres"
     database: str = "postgres"
     settings: dict[str, str] = field(default_factory=dict)  # more server settings (profiling ...)
+    # SIGINT (fast shutdown) from the kernel when the starting thread dies (memoryctl).
+    die_with_parent: bool = False
     _system_user: str | None = field(default=None, repr=False)
 
     def dsn(self, database: str | None = None) -> str:
@@ -186,6 +263,14 @@ class PostgresServer(_Process):
     def _run_as(self) -> dict:
         return {"user": self._system_user} if self._system_user else {}
 
+    def leftover_pid(self) -> int | None:
+        """The postmaster still running on this data directory (an earlier run's), if any."""
+        try:
+            pid = int((self.data_dir / "data" / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if process_alive(pid, "postgres") else None
+
     def start(self) -> PostgresServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if os.name == "posix" and os.geteuid() == 0:
@@ -227,8 +312,8 @@ class PostgresServer(_Process):
             args += ["-c", f"{key}={value}"]
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True, **self._run_as(),
+                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                preexec_fn=_die_with_parent(signal.SIGINT) if self.die_with_parent else None, **self._run_as(),
             )
         _wait_for_port(self.port, self.proc, "postgres", log)
         self._wait_ready(log)
