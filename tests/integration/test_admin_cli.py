@@ -74,7 +74,8 @@ async def test_user_privacy_creates_the_user_and_sets_the_level(database, level,
 
     assert rc == 0
     assert await pool.fetchval("SELECT privacy_level FROM users WHERE user_disc_id = $1", user) == stored
-    assert out == [f"user {user}: privacy {stored} ({['open', 'partial', 'full'][stored]})"]
+    assert out == [f"user {user}: privacy {stored} ({['open', 'partial', 'full'][stored]})"
+                   " (registered now: no users row had this id)"]
 
 
 async def test_user_privacy_changes_an_existing_user_and_the_worker_reads_it(database):
@@ -347,6 +348,8 @@ def listing(out: list[str]) -> dict[int, dict]:
     """The rows of `memories list`, by id: protected, idle days, state, source, used."""
     rows = {}
     for line in out[1:]:
+        if not line:
+            break  # the legend of the states follows
         memory_id, lineage, protected, idle, state, source, used, *_ = line.split()
         rows[int(memory_id)] = {"lineage": int(lineage), "protected": protected, "idle": float(idle[:-1]),
                                 "state": state, "source": source, "used": int(used)}

@@ -4,6 +4,7 @@ migrations are not blocked, and a worker refuses a bot database nobody adopted."
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -150,7 +151,8 @@ async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bo
     finally:
         await conn.close()
     assert tuple(row) == (True, 45)
-    listed = (await memoryctl(bot_dsn, "memories", "list", "--workspace", world.quiet)).stdout.splitlines()
+    listed = (await memoryctl(bot_dsn, "memories", "list", "--workspace", world.quiet)).stdout.split("\n\n")[0]
+    listed = listed.splitlines()
     # The bot's row, as the worker sees it: legacy, unprotected, dormant at 45 days of decay.
     assert len(listed) == 2 and listed[1].split()[2:5] == ["no", "50.0d", "dormant"], listed  # the server runs UTC
     assert listed[1].split()[5] == "legacy" and listed[1].endswith("Quiet server: no spoilers")
@@ -228,3 +230,93 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
                 await role.execute("UPDATE public.servers SET registration_locale = 'xx'")
     finally:
         await pool.close()
+
+
+# --- what the CLI may write, by mode (README, "What the CLI may write") ------------------------------
+
+W = tomoribot.World()
+NEW_ID = "299999999999999999"  # a mistyped id: no users or servers row has it
+# Every directory subcommand, with an invocation on the TomoriBot world.
+DIRECTORY_COMMANDS = {
+    ("user", "show"): ["user", "show", W.mika],
+    ("user", "privacy"): ["user", "privacy", NEW_ID, "full"],
+    ("user", "nickname"): ["user", "nickname", W.mika, "Mia"],
+    ("workspace", "show"): ["workspace", "show", W.taught],
+    ("workspace", "set"): ["workspace", "set", W.taught, "--decay", "on"],
+    ("blacklist", "add"): ["blacklist", "add", W.taught, W.mika],
+    ("blacklist", "remove"): ["blacklist", "remove", W.taught, W.banned],
+    ("blacklist", "list"): ["blacklist", "list", W.taught],
+    ("proxy", "link"): ["proxy", "link", W.proxy, "--namespace", "ns", "--host", W.mika],
+    ("proxy", "unlink"): ["proxy", "unlink", "--namespace", "ns", "--host", W.host],
+    ("proxy", "show"): ["proxy", "show", W.proxy],
+    ("memories", "list"): ["memories", "list", "--workspace", W.taught],
+}
+# In adopted mode: the writes to the bot's tables, each refused (exit 2) with what it names.
+REFUSED_WHEN_ADOPTED = {
+    ("user", "privacy"): ["user", "privacy", W.mika, "full"],
+    ("user", "privacy", "mistyped"): ["user", "privacy", NEW_ID, "full"],
+    ("user", "nickname"): ["user", "nickname", W.mika, "Mia"],
+    ("workspace", "set"): ["workspace", "set", W.taught, "--self-teaching", "off"],
+    ("workspace", "set", "mistyped"): ["workspace", "set", NEW_ID, "--decay", "on"],
+    ("blacklist", "add"): ["blacklist", "add", W.taught, W.mika],
+    ("blacklist", "remove"): ["blacklist", "remove", W.taught, W.banned],
+    ("proxy", "link"): ["proxy", "link", W.proxy, "--namespace", "ns", "--host", W.mika],
+    ("proxy", "unlink"): ["proxy", "unlink", "--namespace", "ns", "--host", W.host],
+}
+
+
+def test_the_table_names_every_directory_subcommand():
+    from tests.memoryctl import leaves
+    from worker.cli import admin
+
+    parser = argparse.ArgumentParser()
+    admin.add_parsers(parser.add_subparsers())
+    assert sorted(leaves(parser)) == sorted(DIRECTORY_COMMANDS)
+
+
+async def test_on_a_bot_database_nobody_adopted_every_directory_command_refuses_as_run_does(bot_dsn):
+    await tomori(bot_dsn)
+    before = await state(bot_dsn)
+    for path, argv in DIRECTORY_COMMANDS.items():
+        done = await memoryctl(bot_dsn, *argv)
+        assert done.returncode == 2, (path, done)
+        assert "was not adopted" in done.stdout and "memoryctl adopt --dry-run" in done.stdout, (path, done)
+        assert "Traceback" not in done.stdout + done.stderr
+    assert await state(bot_dsn) == before
+
+
+async def test_in_adopted_mode_the_cli_writes_no_bot_table_and_reads_back_what_the_worker_sees(bot_dsn):
+    await tomori(bot_dsn)
+    assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
+    before = await state(bot_dsn)
+    for path, argv in REFUSED_WHEN_ADOPTED.items():
+        done = await memoryctl(bot_dsn, *argv)
+        assert done.returncode == 2, (path, done)
+        said = done.stdout
+        assert "this database is adopted" in said or "the bot has no server" in said, (path, said)
+    assert await state(bot_dsn) == before  # not a row of the bot's, not a column
+
+    shown = await memoryctl(bot_dsn, "user", "show", W.mika)
+    assert shown.returncode == 0 and shown.stdout.splitlines() == [
+        f"user {W.mika}", "  privacy            0 (open)", "  saved nickname     'Mika'",
+        "  blacklisted in     none"], shown
+    host = (await memoryctl(bot_dsn, "user", "show", W.host)).stdout
+    assert "privacy            2 (full)" in host
+    banned = (await memoryctl(bot_dsn, "user", "show", W.banned)).stdout
+    assert f"blacklisted in     {W.taught}" in banned
+    unknown = await memoryctl(bot_dsn, "user", "show", NEW_ID)
+    assert unknown.returncode == 1 and f"user {NEW_ID} is not registered" in unknown.stdout
+    listed = await memoryctl(bot_dsn, "blacklist", "list", W.taught)
+    assert listed.stdout.split() == [W.banned], listed
+    proxy = await memoryctl(bot_dsn, "proxy", "show", W.proxy)
+    assert proxy.returncode == 0 and f"hosts {W.host}" in proxy.stdout, proxy
+    # The worker's own write, for a server the bot has: decay, in memory_worker.workspace_settings.
+    decay = await memoryctl(bot_dsn, "workspace", "set", W.taught, "--decay", "on")
+    assert decay.returncode == 0 and ["decay", "True"] in [line.split() for line in decay.stdout.splitlines()]
+    assert (await state(bot_dsn))[1] == before[1]
+
+
+async def test_an_empty_database_is_refused_by_every_directory_command_naming_migrate(bot_dsn):
+    for path, argv in DIRECTORY_COMMANDS.items():
+        done = await memoryctl(bot_dsn, *argv)
+        assert (done.returncode, "run `memoryctl migrate`" in done.stdout) == (2, True), (path, done)

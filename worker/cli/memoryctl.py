@@ -167,9 +167,13 @@ def _database_command(settings: Settings, command) -> int:
 
 
 def _demo(settings: Settings) -> int:
-    from worker.cli.demo import play
+    from worker.cli.demo import DemoRefused, play
 
-    asyncio.run(play(endpoints_for_clients(settings)))
+    try:
+        asyncio.run(play(endpoints_for_clients(settings)))
+    except DemoRefused as exc:
+        print(f"memoryctl demo: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
