@@ -160,3 +160,16 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
         admin = await asyncpg.connect(pg_server.dsn())
         await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
         await admin.close()
+
+
+@pytest.mark.parametrize("path, names", [(("run",), ("NATS_URL", "DATABASE_URL", "MEMORY_DATA_DIR")),
+                                         (("migrate",), ("DATABASE_URL", "make run")),
+                                         (("adopt",), ("DATABASE_URL", "MAX_SERVER_MEMORIES")),
+                                         (("memories", "list"), ("--lineage N", "global memories"))],
+                         ids=" ".join)
+def test_the_help_says_where_the_servers_come_from_and_what_each_option_is(path, names):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        cli.main([*path, "--help"])
+    text = " ".join(out.getvalue().split())
+    assert all(name in text for name in names), text

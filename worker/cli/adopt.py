@@ -13,8 +13,15 @@ from worker.domain.model import Limits
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)")
-    p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)")
+    sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)",
+                   description="Set up an empty database (the standalone layout) or bring the worker's schema up to"
+                               " date, and make the directory functions again when the bot's tables changed. The"
+                               " database: DATABASE_URL, else the one of a running `make run`, else the embedded"
+                               " PostgreSQL under MEMORY_DATA_DIR (default .data).")
+    p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)",
+                       description="Adopt the TomoriBot database of DATABASE_URL (a URL of the role that owns the"
+                                   " bot's tables) in place, in one transaction; --dry-run first. Caps are read"
+                                   " from MAX_SERVER_MEMORIES and MAX_PERSONAL_MEMORIES.")
     p.add_argument("--dry-run", action="store_true", help="say what was found and what would be added; change nothing")
 
 

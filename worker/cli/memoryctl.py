@@ -229,7 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     """Every subcommand (tests/e2e/test_e2e_memoryctl.py runs each one's --help and a real invocation)."""
     parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)")
+    sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)",
+                   description="Run the worker on NATS_URL and DATABASE_URL; for each one unset, an embedded"
+                               " nats-server or PostgreSQL under MEMORY_DATA_DIR (default .data), stopped with the"
+                               " worker however it ends. Stops on SIGINT, SIGTERM or SIGHUP. Every other setting"
+                               " is an environment variable too (README, \"Configuration\").")
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
     adopt_cli.add_parsers(sub)
     admin.add_parsers(sub)
