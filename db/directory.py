@@ -244,12 +244,12 @@ async def list_memories(conn: asyncpg.Connection, *, workspace_id: str | None = 
             "SELECT " + common.format(id="m.server_memory_id") + ","
             " CASE WHEN s.memory_decay_enabled THEN s.memory_decay_days END AS decay_days"
             " FROM server_memories m JOIN directory_workspaces() s USING (server_id)"
-            " WHERE s.server_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
+            " WHERE s.server_disc_id = $1 AND ($2::bigint IS NULL OR m.persona_lineage_id = $2)"
             " ORDER BY m.persona_lineage_id, m.server_memory_id", workspace_id, lineage_id)
     else:
         rows = await conn.fetch(
             "SELECT " + common.format(id="m.personal_memory_id") + ", NULL::int AS decay_days"
             " FROM personal_memories m JOIN directory_users() u USING (user_id)"
-            " WHERE u.user_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
+            " WHERE u.user_disc_id = $1 AND ($2::bigint IS NULL OR m.persona_lineage_id = $2)"
             " ORDER BY m.persona_lineage_id, m.personal_memory_id", user_id, lineage_id)
     return [MemoryListing(**dict(r)) for r in rows]

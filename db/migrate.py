@@ -48,6 +48,12 @@ class Migration:
     name: str
     sql: str
 
+    @property
+    def summary(self) -> str:
+        """What it adds, from its first line (`-- Summary: ...`), for `memoryctl adopt` and `migrate`."""
+        first = self.sql.split("\n", 1)[0]
+        return first.removeprefix("-- Summary:").strip().rstrip(".") if first.startswith("-- Summary:") else ""
+
 
 def available() -> list[Migration]:
     found = []

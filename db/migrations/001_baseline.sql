@@ -1,3 +1,4 @@
+-- Summary: the inbox, the outbox, bio seeds, the memory indexes and the server-side functions.
 -- The worker's objects, in its own schema (DESIGN.md 7 and 7.1): the same in the standalone
 -- layout and in an adopted bot database. db/migrate.py runs this after the layout (the
 -- standalone tables, or a bot's memory tables with the worker's columns added) and after the

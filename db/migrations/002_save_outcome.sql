@@ -1,3 +1,4 @@
+-- Summary: the create's write functions with the save_outcome enum; the eviction notice completed in the save.
 -- One protocol for a create (issue 17, item 2). The baseline (001) stays as adopted databases
 -- ran it; this replaces the create's write functions:
 --

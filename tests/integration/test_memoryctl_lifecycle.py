@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from worker.local.embedded import NatsServer, PostgresServer, process_alive
+from worker.local.embedded import NatsServer, PostgresServer
+from worker.local.processes import process_alive
 
 VENV = Path(sys.executable).parent.parent
 MEMORYCTL = str(Path(sys.executable).parent / "memoryctl")

