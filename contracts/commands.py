@@ -1,4 +1,4 @@
-"""Commands bots send to the worker (DESIGN.md sections 3.2, 3.3 and 8)."""
+"""Commands bots send to the worker (docs/design.md, sections 3.2, 3.3 and 8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adopting a bot's database in place (DESIGN.md 7.1): what is there, and what adoption adds.
+"""Adopting a bot's database in place (docs/design.md, section 7.1): what is there, and what adoption adds.
 
 `inspect()` only reads. `adopt()` applies everything in one transaction: the worker's schema
 and ledger, the worker's columns on the bot's memory tables (only those missing), the

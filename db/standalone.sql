@@ -1,4 +1,4 @@
--- The standalone layout (DESIGN.md section 7), for a bot without a database of its own:
+-- The standalone layout (docs/design.md, section 7), for a bot without a database of its own:
 -- created once by `memoryctl migrate` on an empty database, in `public`, with
 -- TomoriBot-compatible names. Every column a bot does not write has a default. Directory
 -- tables (servers, users, blacklist, nicknames, proxy links) are the bot's; the worker only

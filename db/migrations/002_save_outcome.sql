@@ -127,7 +127,7 @@ BEGIN
 END;
 $$;
 
--- The create transaction (DESIGN.md sections 4 step 8 and 5), top to bottom: lock the owner;
+-- The create transaction (docs/design.md, sections 4 step 8 and 5), top to bottom: lock the owner;
 -- report a command seen before; read again what may have changed since the pure decision
 -- (privacy, a proxy's hosts) and count; choose the outcome by the capacity rule, whose
 -- specification is worker/domain/capacity.py (tests/integration/test_capacity_conformance.py

@@ -1,4 +1,4 @@
-"""Fuzzed bad commands against the running worker (issue 4, DESIGN.md section 2 guarantee 6).
+"""Fuzzed bad commands against the running worker (issue 4, docs/design.md, section 2 guarantee 6).
 
 About sixty bad payloads (garbage bytes, bad envelopes, wrong types, huge strings, moderate
 nesting, NUL, lone surrogates, a payload over the 64 KiB limit, unknown fields, numbers

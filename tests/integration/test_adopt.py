@@ -1,4 +1,4 @@
-"""`memoryctl adopt` on a TomoriBot-shaped database (DESIGN.md 7.1): one transaction, a second
+"""`memoryctl adopt` on a TomoriBot-shaped database (docs/design.md, section 7.1): one transaction, a second
 run changes nothing, a failure changes nothing, older bot databases work, the bot's own later
 migrations are not blocked, and a worker refuses a bot database nobody adopted."""
 

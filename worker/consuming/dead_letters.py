@@ -1,4 +1,4 @@
-"""The dead-letter stream: what could not be processed, kept with why (DESIGN.md section 9).
+"""The dead-letter stream: what could not be processed, kept with why (docs/design.md, section 9).
 
 Writing (the handler) and reading, replaying and dropping (the operator CLI) live here.
 """
