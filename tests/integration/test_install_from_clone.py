@@ -1,8 +1,8 @@
 """The README's install commands, run from a clone (issue 24, finding 5): the Python package by
 path and by a git URL, the npm contracts package by path and as a packed tarball.
 
-Offline and quick: the wheel is built without fetching anything (--no-build-isolation, the
-suite's own setuptools) and installed --no-deps into a fresh venv, which borrows the suite's
+Quick: the wheel is built as pip builds any source (its build backend, setuptools, from pip's
+cache or index) and installed --no-deps into a fresh venv, which borrows the suite's
 third-party packages through a .pth line; what is imported must come from the fresh venv.
 """
 
@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,9 @@ def clone(tmp_path_factory) -> Path:
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: nothing to clone")
     target = tmp_path_factory.mktemp("clone") / "memory-worker"
-    _run(["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", target])
+    # A full clone (local: hard links, under a second): pip's own clone of a git URL loops on
+    # a shallow repository (git's partial clone meets the missing history).
+    _run(["git", "clone", "-q", ROOT, target])
     return target
 
 
@@ -47,12 +50,14 @@ def _fresh_venv(where: Path) -> Path:
     return python
 
 
-@pytest.mark.parametrize("source", ["path", "git-url"])
-def test_pip_install_from_the_clone_gives_the_client_the_cli_and_the_sql(clone, tmp_path, source):
-    spec = str(clone) if source == "path" else f"memory-worker @ git+file://{clone}"
-    wheels = tmp_path / "wheels"
-    _run([*PIP, "wheel", "--no-deps", "--no-build-isolation", "-w", wheels, spec], cwd=tmp_path)
-    [wheel] = wheels.glob("memory_worker-*.whl")
+def _wheel(spec: str, where: Path) -> Path:
+    _run([*PIP, "wheel", "--no-deps", "-w", where, spec], cwd=where.parent)
+    [wheel] = where.glob("memory_worker-*.whl")
+    return wheel
+
+
+def test_pip_install_from_the_clone_gives_the_client_the_cli_and_the_sql(clone, tmp_path):
+    wheel = _wheel(str(clone), tmp_path / "wheels")  # pip install /path/to/memory-worker
     python = _fresh_venv(tmp_path / "venv")
     _run([*PIP, "--python", python, "install", "--no-deps", "--no-index", wheel], cwd=tmp_path)
 
@@ -66,6 +71,14 @@ def test_pip_install_from_the_clone_gives_the_client_the_cli_and_the_sql(clone, 
     assert found["MemoryClient"] and found["standalone"] and found["schemas"] > 10, found
     assert found["migrations"][:2] == ["001_baseline.sql", "002_save_outcome.sql"], found
     assert _run([tmp_path / "venv" / "bin" / "memoryctl", "--help"], cwd=tmp_path).stdout.startswith("usage: memoryctl")
+
+
+def test_pip_install_from_a_git_url_builds_the_same_package(clone, tmp_path):
+    by_url = _wheel(f"memory-worker @ git+file://{clone}", tmp_path / "from-url")
+    by_path = _wheel(str(clone), tmp_path / "from-path")
+    with zipfile.ZipFile(by_url) as a, zipfile.ZipFile(by_path) as b:
+        assert sorted(a.namelist()) == sorted(b.namelist())
+        assert "db/standalone.sql" in a.namelist() and "worker/client/memory_client.py" in a.namelist()
 
 
 @pytest.mark.parametrize("source", ["path", "packed"])
