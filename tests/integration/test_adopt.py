@@ -74,6 +74,12 @@ async def test_the_dry_run_changes_nothing_and_adopting_twice_changes_nothing_th
     before = await state(bot_dsn)
     dry = await memoryctl(bot_dsn, "adopt", "--dry-run")
     assert dry.returncode == 0 and "would add:" in dry.stdout, dry
+    # Each worker migration with what it adds, in its own words.
+    from db.migrate import available
+
+    for migration in available():
+        assert migration.summary and f"worker migration {migration.name} ({migration.summary})" in dry.stdout
+    assert len({m.summary for m in available()}) == len(available())
     assert await state(bot_dsn) == before
 
     first = await memoryctl(bot_dsn, "adopt")
@@ -85,6 +91,7 @@ async def test_the_dry_run_changes_nothing_and_adopting_twice_changes_nothing_th
     assert second.returncode == 0 and "already set up: this database runs in adopted mode" in second.stdout
     migrate = await memoryctl(bot_dsn, "migrate")
     assert migrate.returncode == 0 and "applied: nothing (up to date)" in migrate.stdout, migrate
+    assert "directory functions: unchanged" in migrate.stdout, migrate
     assert await state(bot_dsn) == (adopted_catalog, adopted_rows)
 
 
@@ -210,12 +217,19 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
 
     world = await tomori(bot_dsn)
     assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
+    # README, adoption step 5, as typed: the role file, then the role's password.
+    psql = str(pg_server.bin_dir / "psql")
+    for argv in (["-f", "deploy/postgres/worker_role.sql"], ["-c", "ALTER ROLE memory_worker PASSWORD 'chosen-secret'"]):
+        done = subprocess.run([psql, "-v", "ON_ERROR_STOP=1", "-q", bot_dsn, *argv], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done
     conn = await asyncpg.connect(bot_dsn)
     try:
-        await conn.execute((ROOT / "deploy" / "postgres" / "worker_role.sql").read_text())
+        assert await conn.fetchval("SELECT rolpassword LIKE 'SCRAM-SHA-256$%' FROM pg_authid"
+                                   " WHERE rolname = 'memory_worker'")
     finally:
         await conn.close()
-    role_dsn = bot_dsn.replace(f"{pg_server.user}@", "memory_worker@", 1)
+    role_dsn = bot_dsn.replace(f"{pg_server.user}@", "memory_worker:chosen-secret@", 1)
     assert await migrate_dsn(role_dsn) == []
     pool = await create_pool(role_dsn, min_size=1, max_size=2)
     try:
