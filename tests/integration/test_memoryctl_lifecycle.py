@@ -174,3 +174,17 @@ def test_with_make_run_going_the_other_commands_use_its_servers_and_a_second_run
         _wait_gone(servers)
     finally:
         run.close()
+
+
+def test_a_server_that_cannot_start_is_said_without_a_traceback_and_nothing_is_left_running(tmp_path):
+    # A data directory PostgreSQL refuses: a version file, and nothing else of a cluster.
+    (tmp_path / "pg" / "data").mkdir(parents=True)
+    (tmp_path / "pg" / "data" / "PG_VERSION").write_text("18\n")
+    done = subprocess.run([MEMORYCTL, "run"], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done
+    assert "memoryctl run: refusing to start: the embedded PostgresServer on" in done.stderr, done
+    assert "did not start: postgres exited with code" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    said = (done.stdout + done.stderr).splitlines()
+    nats_pid = json.loads([line for line in said if "embedded_nats_started" in line][0])["pid"]
+    _wait_gone({"nats": nats_pid})

@@ -154,13 +154,18 @@ async def _workspace_set(conn, args, out) -> int:
     if not changes:
         out("nothing to change: give at least one option (see memoryctl workspace set --help)")
         return 2
+    new = await directory.workspace(conn, args.workspace_id) is None
     _print_settings(await directory.update_workspace(conn, args.workspace_id, changes), out)
+    if new:
+        out(f"(workspace {args.workspace_id} registered now: no servers row had this id)")
     return 0
 
 
 async def _blacklist_add(conn, args, out) -> int:
+    new = await directory.workspace(conn, args.workspace_id) is None
     changed = await directory.blacklist(conn, args.workspace_id, args.user_id, add=True)
-    out(f"{args.user_id} {'added to' if changed else 'was already on'} the blacklist of {args.workspace_id}")
+    out(f"{args.user_id} {'added to' if changed else 'was already on'} the blacklist of {args.workspace_id}"
+        + (" (workspace registered now: no servers row had this id)" if new else ""))
     return 0
 
 
@@ -180,8 +185,9 @@ async def _proxy_link(conn, args, out) -> int:
     if not is_synthetic_id(args.identity_id):
         out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid> or pb:<digits>")
         return 2
+    new = await directory.user(conn, args.identity_id) is None
     await directory.link_proxy(conn, args.identity_id, args.namespace, args.host)
-    out(f"{args.identity_id} in namespace {args.namespace}, hosted by {args.host}")
+    out(f"{args.identity_id} in namespace {args.namespace}, hosted by {args.host}{_registered(new)}")
     return 0
 
 

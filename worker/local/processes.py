@@ -62,6 +62,9 @@ def stop_pid(pid: int, sig: int, name: str, timeout: float) -> bool:
         os.kill(pid, sig)
     except ProcessLookupError:
         return True
+    except PermissionError as exc:
+        raise PermissionError(f"{name} (pid {pid}) runs as another user and cannot be stopped from here: stop it"
+                              f" as that user ({exc})") from exc
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not process_alive(pid, name):
