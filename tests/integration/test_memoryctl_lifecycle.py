@@ -87,9 +87,14 @@ class MakeRun:
         return code
 
     def close(self) -> None:
+        """However the test ended: nothing of this run is left running (by pid, only its own)."""
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        for event, name in (("embedded_nats_started", "nats-server"), ("embedded_postgres_started", "postgres")):
+            for started in self.events(event):
+                if process_alive(started["pid"], name):
+                    os.kill(started["pid"], signal.SIGKILL)
 
 
 def _memoryctl_pid(data: Path) -> int:
@@ -115,9 +120,9 @@ def _end_by_sigkill(run: MakeRun, data: Path) -> None:
     os.kill(_memoryctl_pid(data), signal.SIGKILL)  # no handler runs: the kernel tells the servers
 
 
-@pytest.mark.parametrize("end", [_end_by_hangup, _end_by_sigterm, _end_by_sigkill],
+@pytest.mark.parametrize("end, in_order", [(_end_by_hangup, True), (_end_by_sigterm, True), (_end_by_sigkill, False)],
                          ids=["sighup-to-the-group", "sigterm", "sigkill-of-memoryctl"])
-def test_the_servers_stop_with_make_run_however_it_ends_and_the_next_run_starts(data_dir, end):
+def test_the_servers_stop_with_make_run_however_it_ends_and_the_next_run_starts(data_dir, end, in_order):
     run = MakeRun(data_dir)
     try:
         servers = run.wait_ready()
@@ -125,6 +130,10 @@ def test_the_servers_stop_with_make_run_however_it_ends_and_the_next_run_starts(
         run.wait_exit()
         _wait_gone(servers)
         assert "Traceback" not in run.output, run.output
+        # SIGHUP and SIGTERM: memoryctl itself stops the worker, then the servers, in order;
+        # after a SIGKILL the kernel's parent-death signal stops them.
+        stopped = {event["server"] for event in run.events("embedded_server_stopped")}
+        assert stopped == ({"NatsServer", "PostgresServer"} if in_order else set()), run.output
     finally:
         run.close()
 
