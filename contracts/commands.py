@@ -1,4 +1,4 @@
-"""Commands bots send to the worker (DESIGN.md sections 3.2, 3.3 and 8)."""
+"""Commands bots send to the worker (docs/design.md, sections 3.2, 3.3 and 8)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ IssuedAt = Annotated[datetime, Meta(extra_json_schema={"format": "date-time"},
 _REPLY_SUBJECT_RE = re.compile(_REPLY_SUBJECT)
 # Ids of the bot's database: PostgreSQL integer columns.
 Int32 = Annotated[int, Meta(ge=0, le=2**31 - 1)]
+# Persona lineages: TomoriBot's lineage columns are bigint (widened from int32, additively).
+LineageId = Annotated[int, Meta(ge=0, le=2**63 - 1)]
 MemoryId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
 
 
@@ -58,7 +60,7 @@ class ReplyProbe(Struct):
 
 class Persona(Struct, frozen=True):
     id: Int32
-    lineage_id: Int32
+    lineage_id: LineageId
     name: ShortText
 
 
@@ -131,7 +133,7 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
     actor: Actor
     scope: MemoryScope
     action: Literal["add", "add_batch", "edit", "remove"]
-    lineage_id: Int32
+    lineage_id: LineageId
     persona_id: Int32 | None = None
     identity_id: SyntheticId | None = None
     memory_id: MemoryId | None = None
@@ -149,7 +151,7 @@ class MemoryRef(Struct, frozen=True):
 class ReinforceMemories(Envelope, kw_only=True, frozen=True):
     """`memory.reinforce`: the memories a reply used."""
 
-    lineage_id: Int32
+    lineage_id: LineageId
     memories: Annotated[list[MemoryRef], Meta(max_length=500)] = []
 
 

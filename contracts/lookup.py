@@ -1,4 +1,4 @@
-"""The result lookup (DESIGN.md 3.1): what became of a command, asked by core request/reply on
+"""The result lookup (docs/design.md, section 3.1): what became of a command, asked by core request/reply on
 `memory.result.<workspace token>.<command token>`.
 
 Two answers, chosen by the request body, so that clients written before the outcome existed

@@ -1,4 +1,4 @@
-"""The notice plan a save carries (DESIGN.md section 6): where the `memory_update` notice goes
+"""The notice plan a save carries (docs/design.md, section 6): where the `memory_update` notice goes
 and what each destination shows. The worker plans it (worker/domain/notice.py); the bot only
 delivers it. Every key is always present; a destination the plan does not use is null.
 TypedDicts, because the plan travels as a plain dict: the planner builds these, and the

@@ -1,4 +1,4 @@
-"""The result a command gets (DESIGN.md section 3.4): published to `reply_to`, kept in the inbox."""
+"""The result a command gets (docs/design.md, section 3.4): published to `reply_to`, kept in the inbox."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class CommandResult(Struct, kw_only=True):
     notice: NoticeField = None
 
 
-# Statuses of memory.manual, memory.reinforce and memory.seed_bio (DESIGN.md section 8).
+# Statuses of memory.manual, memory.reinforce and memory.seed_bio (docs/design.md, section 8).
 ADDED = "added"
 UPDATED = "updated"
 UNCHANGED = "unchanged"
@@ -159,7 +159,7 @@ class InvalidData(Struct, kw_only=True):
 
 class InvalidCommandResult(Struct, kw_only=True):
     """The answer to a command of any kind that could not be decoded or whose envelope is
-    invalid (DESIGN.md 3.2); it is dead-lettered with reason invalid_command, never applied.
+    invalid (docs/design.md, section 3.2); it is dead-lettered with reason invalid_command, never applied.
     A create's reply of this kind also fits the create result."""
 
     command_id: str

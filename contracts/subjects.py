@@ -1,4 +1,4 @@
-"""Subject names and the token encoding of DESIGN.md section 3.1."""
+"""Subject names and the token encoding of docs/design.md, section 3.1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adopting a bot's database in place (DESIGN.md 7.1): what is there, and what adoption adds.
+"""Adopting a bot's database in place (docs/design.md, section 7.1): what is there, and what adoption adds.
 
 `inspect()` only reads. `adopt()` applies everything in one transaction: the worker's schema
 and ledger, the worker's columns on the bot's memory tables (only those missing), the
@@ -158,8 +158,7 @@ async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
         findings.additions = [f"schema {WORKER_SCHEMA} with its own ledger {WORKER_SCHEMA}.schema_migrations"]
         findings.additions += [what for what, _ in await _plan(conn, catalog)]
         findings.additions.append(f"directory functions in {WORKER_SCHEMA} reading the bot's tables as above")
-        findings.additions += [f"worker migration {m.name} (inbox, outbox, bio seeds, memory indexes, functions)"
-                               for m in migrate.available()]
+        findings.additions += [f"worker migration {m.name} ({m.summary})" for m in migrate.available()]
     return findings
 
 

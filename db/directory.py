@@ -1,10 +1,15 @@
 """The directory a bot would otherwise write, for operators (memoryctl). Explicit SQL.
 
-Reads go through the directory functions (db/facts.py), so they show what the worker sees in
-either mode. Writes go to the standalone tables; in an adopted database the bot's settings
-stay the bot's (change them in the bot), and only what the worker owns is written here: decay,
-in memory_worker.workspace_settings, and the tables both modes share (users' privacy level,
-the blacklist).
+The rule for what the CLI may write (README, "What the CLI may write"):
+- reads go through the directory functions (db/facts.py), so they show what the worker sees
+  in either mode;
+- standalone: the directory tables are the worker's own layout, standing in for a bot, and
+  every command writes them (a new id is registered, and the command says so);
+- adopted: the bot's tables are the bot's. The only write is decay, which TomoriBot has no
+  column for, into memory_worker.workspace_settings, and only for a server the bot already
+  has; everything else is refused, naming where to change it;
+- a database the worker has not set up (a bot's nobody adopted, or an empty one) is refused
+  by every command, as `memoryctl run` refuses it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,25 @@ class BotOwned(ValueError):
     """A change to something an adopted bot keeps in its own tables."""
 
 
+class NotSetUp(RuntimeError):
+    """The database is not one the worker runs on (yet): nothing is read or written."""
+
+
+class UnknownWorkspace(ValueError):
+    """An adopted database's bot has no server of that id: the CLI never registers one there."""
+
+
+async def require_mode(conn: asyncpg.Connection) -> str:
+    """The database's mode; NotSetUp, naming the command, when the worker has not set it up."""
+    current = await migrate.mode(conn)
+    if current is not None:
+        return current
+    if tables := await migrate.bot_tables(conn):
+        raise NotSetUp(f"this database holds a bot's tables ({', '.join(tables)}) and was not adopted:"
+                       f" {migrate.ADOPT_HINT}")
+    raise NotSetUp("this database is not set up for the worker yet: run `memoryctl migrate` (or `make run`)")
+
+
 async def _adopted(conn: asyncpg.Connection) -> bool:
     return await migrate.mode(conn) == "adopted"
 
@@ -46,6 +70,14 @@ async def _adopted(conn: asyncpg.Connection) -> bool:
 async def _refuse_if_adopted(conn: asyncpg.Connection, what: str) -> None:
     if await _adopted(conn):
         raise BotOwned(f"this database is adopted: {what} is the bot's to change (in the bot itself)")
+
+
+async def _user_exists(conn: asyncpg.Connection, disc_id: str) -> bool:
+    return await conn.fetchval("SELECT EXISTS (SELECT 1 FROM users WHERE user_disc_id = $1)", disc_id)
+
+
+async def _server_exists(conn: asyncpg.Connection, disc_id: str) -> bool:
+    return await conn.fetchval("SELECT EXISTS (SELECT 1 FROM servers WHERE server_disc_id = $1)", disc_id)
 
 
 # Two statements on purpose: when a concurrent transaction inserts the same id, the insert
@@ -60,17 +92,36 @@ async def ensure_server(conn: asyncpg.Connection, disc_id: str) -> int:
     return await conn.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", disc_id)
 
 
-async def set_privacy(conn: asyncpg.Connection, disc_id: str, level: int) -> None:
+async def set_privacy(conn: asyncpg.Connection, disc_id: str, level: int) -> bool:
+    """Standalone only; returns whether the user was registered now (no row had this id)."""
+    await _refuse_if_adopted(conn, "a user's privacy level (users.privacy_level, the bot's /personal config)")
     async with conn.transaction():
+        new = not await _user_exists(conn, disc_id)
         await ensure_user(conn, disc_id)
         await conn.execute("UPDATE users SET privacy_level = $2 WHERE user_disc_id = $1", disc_id, level)
+    return new
 
 
-async def set_nickname(conn: asyncpg.Connection, disc_id: str, nickname: str | None) -> None:
+async def set_nickname(conn: asyncpg.Connection, disc_id: str, nickname: str | None) -> bool:
+    """Standalone only; returns whether the user was registered now."""
     await _refuse_if_adopted(conn, "a saved nickname")
     async with conn.transaction():
+        new = not await _user_exists(conn, disc_id)
         await ensure_user(conn, disc_id)
         await conn.execute("UPDATE users SET user_nickname = $2 WHERE user_disc_id = $1", disc_id, nickname)
+    return new
+
+
+async def user(conn: asyncpg.Connection, disc_id: str) -> dict | None:
+    """A user's directory facts as the worker reads them: privacy, saved nickname, blacklists."""
+    row = await conn.fetchrow("SELECT user_id, user_disc_id, nickname, privacy_level FROM directory_users()"
+                              " WHERE user_disc_id = $1", disc_id)
+    if row is None:
+        return None
+    blacklisted_in = await conn.fetch(
+        "SELECT w.server_disc_id FROM directory_blacklist() b JOIN directory_workspaces() w USING (server_id)"
+        " WHERE b.user_disc_id = $1 ORDER BY 1", disc_id)
+    return dict(row) | {"blacklisted_in": [r[0] for r in blacklisted_in]}
 
 
 async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict[str, object]) -> dict:
@@ -80,6 +131,9 @@ async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict
         raise BotOwned(f"this database is adopted: {', '.join(bots)} is the bot's setting (change it in the"
                        f" bot); only {' and '.join(WORKER_OWNED)} are the worker's")
     async with conn.transaction():
+        if adopted and not await _server_exists(conn, disc_id):
+            raise UnknownWorkspace(f"the bot has no server {disc_id} (no servers row): the bot registers its"
+                                   " servers; check the id (`memoryctl workspace show` reads one back)")
         server_id = await ensure_server(conn, disc_id)
         for key, value in changes.items():
             column = WORKSPACE_SETTINGS[key]  # a fixed whitelist: never a caller's string in SQL
@@ -100,7 +154,8 @@ async def workspace(conn: asyncpg.Connection, disc_id: str) -> dict | None:
 
 
 async def blacklist(conn: asyncpg.Connection, workspace_id: str, user_disc_id: str, *, add: bool) -> bool:
-    """Add or remove an entry; returns whether anything changed."""
+    """Add or remove an entry (standalone only); returns whether anything changed."""
+    await _refuse_if_adopted(conn, "the personalization blacklist (personalization_blacklist)")
     async with conn.transaction():
         server_id = await ensure_server(conn, workspace_id)
         if add:
@@ -116,7 +171,7 @@ async def blacklist(conn: asyncpg.Connection, workspace_id: str, user_disc_id: s
 
 async def blacklisted(conn: asyncpg.Connection, workspace_id: str) -> list[str]:
     rows = await conn.fetch(
-        "SELECT b.user_disc_id FROM personalization_blacklist b JOIN servers s USING (server_id)"
+        "SELECT b.user_disc_id FROM directory_blacklist() b JOIN directory_workspaces() s USING (server_id)"
         " WHERE s.server_disc_id = $1 ORDER BY 1", workspace_id)
     return [r[0] for r in rows]
 
@@ -143,7 +198,15 @@ async def unlink_host(conn: asyncpg.Connection, namespace: str, host: str) -> bo
 
 
 async def proxy(conn: asyncpg.Connection, identity: str) -> dict | None:
-    await _refuse_if_adopted(conn, "a proxy identity (see it in the bot)")
+    if await _adopted(conn):
+        # The bot's identity tables, through the directory functions: hosts, no namespace name.
+        row = await conn.fetchrow(
+            "SELECT u.user_disc_id, NULL::text AS namespace_id,"
+            " coalesce((SELECT array_agg(h.host_user_disc_id ORDER BY h.host_user_disc_id)"
+            "   FROM directory_proxy_hosts() h WHERE h.user_id = u.user_id), '{}') AS hosts"
+            " FROM directory_users() u WHERE u.user_disc_id = $1"
+            " AND EXISTS (SELECT 1 FROM directory_proxy_identities() i WHERE i.user_id = u.user_id)", identity)
+        return dict(row) if row else None
     row = await conn.fetchrow(
         "SELECT u.user_disc_id, i.namespace_id,"
         " coalesce(array_agg(a.host_user_disc_id ORDER BY a.host_user_disc_id)"
@@ -181,12 +244,12 @@ async def list_memories(conn: asyncpg.Connection, *, workspace_id: str | None = 
             "SELECT " + common.format(id="m.server_memory_id") + ","
             " CASE WHEN s.memory_decay_enabled THEN s.memory_decay_days END AS decay_days"
             " FROM server_memories m JOIN directory_workspaces() s USING (server_id)"
-            " WHERE s.server_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
+            " WHERE s.server_disc_id = $1 AND ($2::bigint IS NULL OR m.persona_lineage_id = $2)"
             " ORDER BY m.persona_lineage_id, m.server_memory_id", workspace_id, lineage_id)
     else:
         rows = await conn.fetch(
             "SELECT " + common.format(id="m.personal_memory_id") + ", NULL::int AS decay_days"
             " FROM personal_memories m JOIN directory_users() u USING (user_id)"
-            " WHERE u.user_disc_id = $1 AND ($2::int IS NULL OR m.persona_lineage_id = $2)"
+            " WHERE u.user_disc_id = $1 AND ($2::bigint IS NULL OR m.persona_lineage_id = $2)"
             " ORDER BY m.persona_lineage_id, m.personal_memory_id", user_id, lineage_id)
     return [MemoryListing(**dict(r)) for r in rows]

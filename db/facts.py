@@ -1,4 +1,4 @@
-"""Where each directory fact is read: the one place that knows (DESIGN.md 7.1).
+"""Where each directory fact is read: the one place that knows (docs/design.md, section 7.1).
 
 The worker's SQL functions read directory facts only through the functions made here, in the
 worker's schema (`memory_worker.directory_workspaces()` and the others below); only these

@@ -2,7 +2,7 @@
 
 Everything the worker owns lives in the schema `memory_worker` (db/connection.py), with its
 ledger `memory_worker.schema_migrations` (TomoriBot's own `public.schema_migrations` is never
-touched). A database is in one of two modes (DESIGN.md 7.1), recorded in
+touched). A database is in one of two modes (docs/design.md, section 7.1), recorded in
 `memory_worker.database_mode`:
 
 - standalone: an empty database, given the section-7 tables (db/standalone.sql) by the first
@@ -47,6 +47,12 @@ class Migration:
     version: int
     name: str
     sql: str
+
+    @property
+    def summary(self) -> str:
+        """What it adds, from its first line (`-- Summary: ...`), for `memoryctl adopt` and `migrate`."""
+        first = self.sql.split("\n", 1)[0]
+        return first.removeprefix("-- Summary:").strip().rstrip(".") if first.startswith("-- Summary:") else ""
 
 
 def available() -> list[Migration]:
@@ -104,7 +110,7 @@ async def create_worker_schema(conn: asyncpg.Connection, new_mode: str, bot_vers
         CREATE SCHEMA {WORKER_SCHEMA};
         CREATE TABLE {WORKER_SCHEMA}.schema_migrations (
             version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
-        -- One row: the mode this database runs in, chosen once (DESIGN.md 7.1).
+        -- One row: the mode this database runs in, chosen once (docs/design.md, section 7.1).
         CREATE TABLE {WORKER_SCHEMA}.database_mode (
             one boolean PRIMARY KEY DEFAULT true CHECK (one),
             mode text NOT NULL CHECK (mode IN ('standalone', 'adopted')),

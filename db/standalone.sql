@@ -1,4 +1,4 @@
--- The standalone layout (DESIGN.md section 7), for a bot without a database of its own:
+-- The standalone layout (docs/design.md, section 7), for a bot without a database of its own:
 -- created once by `memoryctl migrate` on an empty database, in `public`, with
 -- TomoriBot-compatible names. Every column a bot does not write has a default. Directory
 -- tables (servers, users, blacklist, nicknames, proxy links) are the bot's; the worker only
@@ -37,7 +37,7 @@ CREATE TABLE public.personalization_blacklist (
 );
 
 CREATE TABLE public.persona_nicknames (
-    lineage_id integer NOT NULL,
+    lineage_id bigint NOT NULL,
     user_id    integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
     nickname   text NOT NULL,
     PRIMARY KEY (lineage_id, user_id)
@@ -59,7 +59,7 @@ CREATE TABLE public.server_memories (
     server_memory_id    bigserial PRIMARY KEY,
     server_id           integer NOT NULL REFERENCES public.servers ON DELETE CASCADE,
     persona_id          integer,
-    persona_lineage_id  integer NOT NULL,
+    persona_lineage_id  bigint NOT NULL,
     user_id             integer REFERENCES public.users ON DELETE SET NULL,
     content             text NOT NULL,
     tags                text[] NOT NULL DEFAULT '{}',
@@ -75,7 +75,7 @@ CREATE TABLE public.server_memories (
 CREATE TABLE public.personal_memories (
     personal_memory_id  bigserial PRIMARY KEY,
     user_id             integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
-    persona_lineage_id  integer NOT NULL,
+    persona_lineage_id  bigint NOT NULL,
     content             text NOT NULL,
     tags                text[] NOT NULL DEFAULT '{}',
     created_at          timestamptz NOT NULL DEFAULT now(),

@@ -5,6 +5,7 @@ cache-node) need a real process instead."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import io
@@ -29,3 +30,11 @@ def _main(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 
 async def memoryctl(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     return await asyncio.to_thread(_main, argv, env)
+
+
+def leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every subcommand path of a parser (("user", "show"), ...)."""
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subparsers:
+        return [path]
+    return [leaf for name, sub in subparsers[0].choices.items() for leaf in leaves(sub, (*path, name))]

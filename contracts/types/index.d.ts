@@ -410,7 +410,7 @@ export interface MemoryEvictionMetric {
 }
 /**
  * The answer to a command of any kind that could not be decoded or whose envelope is
- * invalid (DESIGN.md 3.2); it is dead-lettered with reason invalid_command, never applied.
+ * invalid (docs/design.md, section 3.2); it is dead-lettered with reason invalid_command, never applied.
  * A create's reply of this kind also fits the create result.
  */
 export interface InvalidCommandResult {

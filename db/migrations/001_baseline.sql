@@ -1,4 +1,5 @@
--- The worker's objects, in its own schema (DESIGN.md 7 and 7.1): the same in the standalone
+-- Summary: the inbox, the outbox, bio seeds, the memory indexes and the server-side functions.
+-- The worker's objects, in its own schema (docs/design.md, sections 7 and 7.1): the same in the standalone
 -- layout and in an adopted bot database. db/migrate.py runs this after the layout (the
 -- standalone tables, or a bot's memory tables with the worker's columns added) and after the
 -- directory functions of db/facts.py, which are the only way these functions read directory
@@ -12,7 +13,7 @@
 -- ----------------------------------------------------------------------------------------
 -- Tables
 
--- A proxy identity's one-time bio seed (DESIGN.md 8.3); TomoriBot has no equivalent.
+-- A proxy identity's one-time bio seed (docs/design.md, section 8.3); TomoriBot has no equivalent.
 CREATE TABLE memory_worker.bio_seeds (
     user_id   integer PRIMARY KEY REFERENCES public.users ON DELETE CASCADE,
     memory_id bigint,
@@ -226,7 +227,7 @@ BEGIN
 END;
 $$;
 
--- The create transaction (DESIGN.md sections 4 step 8 and 5). p carries the plan the pure
+-- The create transaction (docs/design.md, sections 4 step 8 and 5). p carries the plan the pure
 -- domain made and every possible result and event, pre-built; this function only decides
 -- what needs the owner's rows under the lock (count, eviction victim) and fills in ids.
 CREATE FUNCTION memory_worker.memory_create_save(p jsonb)
@@ -425,7 +426,7 @@ BEGIN
               AND m.user_id = v_owner_uid AND m.persona_lineage_id = v_lineage;
             IF (p ->> 'want_existing')::boolean THEN
                 -- A batch is de-duplicated against the user's global rows too, as TomoriBot's
-                -- panel does (DESIGN.md 8.1).
+                -- panel does (docs/design.md, section 8.1).
                 SELECT coalesce(jsonb_agg(content), '[]'::jsonb) INTO v_existing FROM personal_memories
                 WHERE user_id = v_owner_uid AND persona_lineage_id IN (v_lineage, 0);
             END IF;

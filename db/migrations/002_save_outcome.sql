@@ -1,3 +1,4 @@
+-- Summary: the create's write functions with the save_outcome enum; the eviction notice completed in the save.
 -- One protocol for a create (issue 17, item 2). The baseline (001) stays as adopted databases
 -- ran it; this replaces the create's write functions:
 --
@@ -126,7 +127,7 @@ BEGIN
 END;
 $$;
 
--- The create transaction (DESIGN.md sections 4 step 8 and 5), top to bottom: lock the owner;
+-- The create transaction (docs/design.md, sections 4 step 8 and 5), top to bottom: lock the owner;
 -- report a command seen before; read again what may have changed since the pure decision
 -- (privacy, a proxy's hosts) and count; choose the outcome by the capacity rule, whose
 -- specification is worker/domain/capacity.py (tests/integration/test_capacity_conformance.py

@@ -49,7 +49,7 @@ BEGIN
         ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO memory_worker;
         RETURN;
     END IF;
-    -- The memory tables are the worker's (DESIGN.md 7.1), with their id sequences.
+    -- The memory tables are the worker's (docs/design.md, section 7.1), with their id sequences.
     FOREACH t IN ARRAY ARRAY['server_memories', 'personal_memories'] LOOP
         EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON public.%I TO memory_worker', t);
     END LOOP;

@@ -1,5 +1,5 @@
 """Stop PostgreSQL for a few seconds mid-run, then NATS, under a running worker (issue 4;
-DESIGN.md sections 2 and 9).
+docs/design.md, sections 2 and 9).
 
 Both come back on the same port with the same data directory (NATS with its JetStream store,
 written with `sync_interval: always`). The worker must ride both out by itself: same PID,

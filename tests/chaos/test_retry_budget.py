@@ -1,5 +1,5 @@
-"""A PostgreSQL outage must not use up a command's MAX_DELIVER budget (issue 4; DESIGN.md
-section 9: "Transient DB/NATS unavailability is retried without counting toward MAX_DELIVER").
+"""A PostgreSQL outage must not use up a command's MAX_DELIVER budget (issue 4;
+docs/design.md, section 9: an unreachable database or NATS is waited out without using up attempts).
 
 One command is published while PostgreSQL is down, so its first deliveries (MAX_DELIVER=3 of
 them, or more) all fail with "connection refused" and are logged `waiting_for_dependency`.

@@ -1,5 +1,5 @@
 """Kill -9 the worker at random moments while creates (with evictions) are in flight, restart
-it, repeat (issue 4; DESIGN.md sections 2 and 5).
+it, repeat (issue 4; docs/design.md, sections 2 and 5).
 
 Afterwards every command has exactly one stored result and exactly one effect, every cap
 holds, every eviction removed one distinct legacy row (the oldest left), and every committed

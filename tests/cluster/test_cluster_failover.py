@@ -1,5 +1,5 @@
 """Three NATS nodes, two workers; kill the MEMORY_COMMANDS stream leader and a worker while
-creates are in flight (issue 7; DESIGN.md section 2, guarantees 1, 4, 5 and 7).
+creates are in flight (issue 7; docs/design.md, section 2, guarantees 1, 4, 5 and 7).
 
 A real JetStream cluster runs deploy/nats/cluster.conf and accounts.conf; the streams and
 consumers are R3 (STREAM_REPLICAS=3, created by the workers); the workers log in as

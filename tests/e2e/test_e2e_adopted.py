@@ -1,4 +1,4 @@
-"""A TomoriBot database adopted in place, then served over NATS (DESIGN.md 7.1, issue 15).
+"""A TomoriBot database adopted in place, then served over NATS (docs/design.md, section 7.1, issue 15).
 
 The operator's steps as the README gives them, each a `memoryctl` command (in-process): `adopt
 --dry-run`, `adopt`, `workspace set --decay on`, then `memoryctl run` (a real process) on the

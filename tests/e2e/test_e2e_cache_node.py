@@ -1,5 +1,5 @@
 """A cache node in front of the bot's database, with the real worker saving memories
-(DESIGN.md 3.1, 3.5; issue 5): it never serves a memory list that a committed save made stale,
+(docs/design.md, sections 3.1, 3.5; issue 5): it never serves a memory list that a committed save made stale,
 including when it was offline during the save.
 
 The worker stores `cache.invalidate` in MEMORY_EVENTS before it replies, so once the result is

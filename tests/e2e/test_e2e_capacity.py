@@ -1,4 +1,4 @@
-"""Capacity and eviction through the running worker (DESIGN.md sections 2 guarantees 2-3, and 5).
+"""Capacity and eviction through the running worker (docs/design.md, sections 2 guarantees 2-3, and 5).
 
 Caps are 5 here (the e2e worker runs with MAX_SERVER_MEMORIES=5, MAX_PERSONAL_MEMORIES=5).
 The concurrent cases send one user's personal saves from workspaces on every partition, so

@@ -1,4 +1,4 @@
-"""One memory.create result per status (DESIGN.md sections 3.4, 4 and 5), through the running worker.
+"""One memory.create result per status (docs/design.md, sections 3.4, 4 and 5), through the running worker.
 
 Each test sets up what a bot's database would hold (directory.py), sends the command over
 NATS with MemoryClient like a bot, checks the result the model would see, and counts the

@@ -112,3 +112,35 @@ def test_the_cli_refuses_seqs_with_all(capsys):
         memoryctl(["dlq", "replay", "3", "--all"])
     assert exit_.value.code == 2
     assert "not allowed with argument SEQ" in capsys.readouterr().err
+
+
+async def test_dlq_list_shows_the_error_and_replay_does_not_offer_a_command_refused_as_sent(e2e_worker, nc,
+                                                                                          nats_server,
+                                                                                          e2e_database_url):
+    from tests.conftest import worker_env
+    from tests.memoryctl import memoryctl as ctl
+
+    js = nc.jetstream()
+    ws = unique()
+    await publish_command(nc, "create", ws, b"not json at all", msg_id=unique("garbage-"))
+
+    async def dead():
+        return len(await _letters_for(js, ws)) == 1
+
+    await wait_until(dead, timeout=10)
+    [letter] = await _letters_for(js, ws)
+    env = worker_env(nats_server.url, e2e_database_url)
+
+    listed = await ctl(["dlq", "list", "--reason", "invalid_command"], env)
+    [line] = [line for line in listed.stdout.splitlines() if line.split()[0] == str(letter.seq)]
+    assert line.split()[-1] != "-" and " ".join(letter.error.split())[:40] in line, listed.stdout
+    assert listed.stdout.splitlines()[0].split()[-1] == "error"
+
+    everything = await ctl(["dlq", "replay", "--all", "--reason", "invalid_command", "--dry-run"], env)
+    assert f"would replay {letter.seq}:" not in everything.stdout
+    assert f"cannot replay {letter.seq}: it was refused as sent (invalid_command" in everything.stdout
+    assert everything.returncode == 1
+    forced = await ctl(["dlq", "replay", str(letter.seq), "--include-invalid", "--dry-run"], env)
+    assert (forced.returncode, f"would replay {letter.seq}:" in forced.stdout) == (0, True), forced
+    assert len(await _letters_for(js, ws)) == 1  # dry runs: still there
+    assert (await ctl(["dlq", "drop", str(letter.seq)], env)).returncode == 0

@@ -1,4 +1,4 @@
-"""Events in MEMORY_EVENTS (DESIGN.md sections 2 guarantee 4, 3.5 and 5), read as a cache node,
+"""Events in MEMORY_EVENTS (docs/design.md, sections 2 guarantee 4, 3.5 and 5), read as a cache node,
 a bot and a metrics sink would: with their own consumers on the stream.
 
 The worker stores a command's events in the stream before it replies, so once the result is

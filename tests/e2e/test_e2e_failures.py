@@ -1,4 +1,4 @@
-"""Commands that fail in processing (DESIGN.md sections 3.3 and 9).
+"""Commands that fail in processing (docs/design.md, sections 3.3 and 9).
 
 A failure that persists through `max_deliver` attempts (3 for the e2e worker) is
 dead-lettered with `Dlq-Reason: max_deliver_exhausted` and answered with

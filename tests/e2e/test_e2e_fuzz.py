@@ -1,4 +1,4 @@
-"""Fuzzed bad commands against the running worker (issue 4, DESIGN.md section 2 guarantee 6).
+"""Fuzzed bad commands against the running worker (issue 4, docs/design.md, section 2 guarantee 6).
 
 About sixty bad payloads (garbage bytes, bad envelopes, wrong types, huge strings, moderate
 nesting, NUL, lone surrogates, a payload over the 64 KiB limit, unknown fields, numbers
@@ -132,7 +132,7 @@ class Catalogue:
             bad("reply_to into the events", "manual", lambda p: p.update(reply_to=f"memory.saved.server.{ws}")),
             bad("persona missing", "create", lambda p: p.pop("persona")),
             bad("persona.id beyond int64", "create", lambda p: p["persona"].update(id=2**63)),
-            bad("persona.lineage_id beyond int32", "create", lambda p: p["persona"].update(lineage_id=2**31)),
+            bad("persona.lineage_id beyond int64", "create", lambda p: p["persona"].update(lineage_id=2**63)),
             bad("persona.name over 512", "create", lambda p: p["persona"].update(name="n" * 513)),
             bad("persona.name with NUL", "create", lambda p: p["persona"].update(name="To\x00mori")),
             bad("bot_user_id a number", "create", lambda p: p.update(bot_user_id=990000000000000001)),

@@ -1,4 +1,4 @@
-"""One command id, one effect, one stored result (DESIGN.md section 2, guarantee 1).
+"""One command id, one effect, one stored result (docs/design.md, section 2, guarantee 1).
 
 A bot retries with the same command id. Inside JetStream's duplicate window the server drops
 the repeat and the client asks the worker for the stored result; past it (or when an

@@ -1,4 +1,4 @@
-"""The result lookup through the running worker (DESIGN.md 3.1): what became of a command, a
+"""The result lookup through the running worker (docs/design.md, section 3.1): what became of a command, a
 reply_to outside REPLY_SUBJECT_PREFIXES made visible, and lower-case percent-hex in tokens."""
 
 from __future__ import annotations

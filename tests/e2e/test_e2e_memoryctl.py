@@ -8,7 +8,6 @@ they say they started, then stop on SIGTERM; the others run in-process (tests/me
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import io
@@ -21,7 +20,7 @@ import uuid
 import pytest
 
 from tests.conftest import ROOT, clone_database, unique, worker_env
-from tests.memoryctl import memoryctl
+from tests.memoryctl import leaves, memoryctl
 from worker.cli import memoryctl as cli
 
 WS, USER, HOST = unique(), unique(), unique()
@@ -33,6 +32,7 @@ INVOCATIONS: dict[tuple[str, ...], tuple[list[str], int, str]] = {
     ("demo",): (["demo"], 0, "evict"),
     ("user", "privacy"): (["user", "privacy", USER, "open"], 0, f"user {USER}: privacy 0 (open)"),
     ("user", "nickname"): (["user", "nickname", USER, "Mika"], 0, f"user {USER}: nickname 'Mika'"),
+    ("user", "show"): (["user", "show", USER], 0, "saved nickname     'Mika'"),
     ("workspace", "set"): (["workspace", "set", WS, "--decay", "on"], 0, f"workspace {WS}"),
     ("workspace", "show"): (["workspace", "show", WS], 0, "decay"),
     ("blacklist", "add"): (["blacklist", "add", WS, USER], 0, "added to the blacklist"),
@@ -58,13 +58,6 @@ SERVING: dict[tuple[str, ...], tuple[list[str], str]] = {
                  "metric_sink_started"),
     ("cache-node",): (["cache-node", "--name", "ctl-" + WS], "cache_node_started"),
 }
-
-
-def leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subparsers:
-        return [path]
-    return [leaf for name, sub in subparsers[0].choices.items() for leaf in leaves(sub, (*path, name))]
 
 
 def test_every_subcommand_has_an_invocation_here():
@@ -124,3 +117,59 @@ async def test_each_long_running_subcommand_starts_and_stops_on_sigterm(path, e2
     finally:
         if nats is not None:
             nats.stop()
+
+
+async def test_the_demo_says_each_saves_lineage_and_its_imported_facts_are_in_the_past(e2e_worker, nats_server,
+                                                                                     e2e_database_url):
+    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5")
+    demo = await memoryctl(["demo"], env)
+    assert demo.returncode == 0, demo
+    assert "(persona lineage 7)" in demo.stdout and "(persona lineage 8)" in demo.stdout
+    assert "Saved text keeps {user} and {bot} as placeholders" in demo.stdout
+    workspace = demo.stdout.split()[1].rstrip(",")
+    listed = await memoryctl(["memories", "list", "--workspace", workspace], env)
+    rows = [line.split() for line in listed.stdout.split("\n\n")[0].splitlines()[1:]]
+    assert len(rows) == 6 and all(float(row[3][:-1]) >= 0 for row in rows), listed.stdout
+    # The one the eviction made room for is gone: the oldest import, fact #4.
+    assert "imported fact #4" not in listed.stdout and "imported fact #3" in listed.stdout
+    assert "dormant: idle longer than the decay days" in listed.stdout
+
+
+async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_server, pg_server):
+    import asyncpg
+
+    from tests import tomoribot
+
+    name = f"demo_{unique()}"
+    admin = await asyncpg.connect(pg_server.dsn())
+    await admin.execute(f"CREATE DATABASE {name}")
+    await admin.close()
+    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
+    bot = await asyncpg.connect(dsn)
+    try:
+        await tomoribot.build(bot)
+        await tomoribot.seed(bot)
+        env = worker_env(nats_server.url, dsn)
+        assert (await memoryctl(["adopt"], env)).returncode == 0
+        before = await tomoribot.snapshot(bot)
+        demo = await memoryctl(["demo"], env)
+        assert demo.returncode == 2 and "runs only on a standalone database" in demo.stderr, demo
+        assert await tomoribot.snapshot(bot) == before
+    finally:
+        await bot.close()
+        admin = await asyncpg.connect(pg_server.dsn())
+        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        await admin.close()
+
+
+@pytest.mark.parametrize("path, names", [(("run",), ("NATS_URL", "DATABASE_URL", "MEMORY_DATA_DIR")),
+                                         (("migrate",), ("DATABASE_URL", "make run")),
+                                         (("adopt",), ("DATABASE_URL", "MAX_SERVER_MEMORIES")),
+                                         (("memories", "list"), ("--lineage N", "global memories"))],
+                         ids=" ".join)
+def test_the_help_says_where_the_servers_come_from_and_what_each_option_is(path, names):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        cli.main([*path, "--help"])
+    text = " ".join(out.getvalue().split())
+    assert all(name in text for name in names), text

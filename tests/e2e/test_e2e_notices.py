@@ -1,4 +1,4 @@
-"""Notice plans travel in the result and in memory.saved (DESIGN.md section 6)."""
+"""Notice plans travel in the result and in memory.saved (docs/design.md, section 6)."""
 
 from __future__ import annotations
 

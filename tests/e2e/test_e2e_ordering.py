@@ -1,4 +1,4 @@
-"""Commands of one workspace are processed in publish order (DESIGN.md section 2, guarantee 5).
+"""Commands of one workspace are processed in publish order (docs/design.md, section 2, guarantee 5).
 
 The bot publishes without waiting for results; other workspaces' commands are interleaved
 and land in the same or other partitions. Memory ids come from a sequence used inside the

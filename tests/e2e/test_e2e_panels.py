@@ -1,4 +1,4 @@
-"""The panels, reinforcement and bio seeds over NATS (issue 3, DESIGN.md section 8): each command
+"""The panels, reinforcement and bio seeds over NATS (issue 3, docs/design.md, section 8): each command
 through MemoryClient against the running worker, and its events in MEMORY_EVENTS as a cache node
 and a bot read them. The e2e worker caps memories at 5.
 """

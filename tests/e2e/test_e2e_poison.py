@@ -1,4 +1,4 @@
-"""Malformed commands never block their partition (DESIGN.md sections 2 guarantee 6, 3.2 and 9).
+"""Malformed commands never block their partition (docs/design.md, sections 2 guarantee 6, 3.2 and 9).
 
 Each is dead-lettered at once with reason `invalid_command` on `dlq.<original subject>`;
 one with a readable `reply_to` is answered with `memory_command_invalid` and a reason that

@@ -1,4 +1,4 @@
-"""Personal saves for stable proxy identities (DESIGN.md section 4 steps 4 and 7).
+"""Personal saves for stable proxy identities (docs/design.md, section 4 steps 4 and 7).
 
 A proxy identity (`pk:<uuid>`, `pb:<digits>`) owns a synthetic users row and stays a personal
 target. Privacy also covers every host account linked to it, and fails closed: a host at

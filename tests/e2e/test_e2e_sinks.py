@@ -1,4 +1,4 @@
-"""A real eviction through the running worker reaches both metrics sinks (DESIGN.md 3.5, 7).
+"""A real eviction through the running worker reaches both metrics sinks (docs/design.md, sections 3.5, 7).
 
 The sinks run as `memoryctl sinks` runs them (`worker.sinks.process.run_sinks`), with consumers of
 their own on MEMORY_EVENTS, against the worker's NATS and database.

@@ -1,4 +1,4 @@
-"""Who `target_user` names, end to end (DESIGN.md section 4 step 4): where the memory lands."""
+"""Who `target_user` names, end to end (docs/design.md, section 4 step 4): where the memory lands."""
 
 from __future__ import annotations
 

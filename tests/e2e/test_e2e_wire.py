@@ -1,4 +1,4 @@
-"""Wire-contract details a bot relies on (DESIGN.md section 3): forward compatibility, string
+"""Wire-contract details a bot relies on (docs/design.md, section 3): forward compatibility, string
 ids, and subject tokens for ids that are not plain snowflakes."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 whether and when JetStream acknowledged it, and every answer that came back.
 
 It imports nothing from the worker or the contracts package: the commands are written
-from the wire contract (DESIGN.md section 3) by hand, so that a bug shared by the worker's
+from the wire contract (docs/design.md, section 3) by hand, so that a bug shared by the worker's
 encoders and this bot cannot hide itself.
 
 It holds one connection to each NATS node: a publish that fails on one (a node cut off,
@@ -179,7 +179,7 @@ class Bot:
         return None
 
     async def lookup(self, sent: Sent) -> bytes | None:
-        """The worker's result lookup (DESIGN.md 3.1), on any node that answers."""
+        """The worker's result lookup (docs/design.md, section 3.1), on any node that answers."""
         for nc in self._conns:
             try:
                 reply = await nc.request(f"memory.result.{sent.workspace_id}.{sent.command_id}", b"", timeout=2.0)

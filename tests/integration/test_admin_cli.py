@@ -74,7 +74,8 @@ async def test_user_privacy_creates_the_user_and_sets_the_level(database, level,
 
     assert rc == 0
     assert await pool.fetchval("SELECT privacy_level FROM users WHERE user_disc_id = $1", user) == stored
-    assert out == [f"user {user}: privacy {stored} ({['open', 'partial', 'full'][stored]})"]
+    assert out == [f"user {user}: privacy {stored} ({['open', 'partial', 'full'][stored]})"
+                   " (registered now: no users row had this id)"]
 
 
 async def test_user_privacy_changes_an_existing_user_and_the_worker_reads_it(database):
@@ -152,9 +153,9 @@ async def test_workspace_set_changes_only_the_settings_given(database):
     _, pool = database
     ws = unique()
 
-    rc1, _ = await ctl(database, "workspace", "set", ws, "--decay", "on", "--decay-days", "45")
+    rc1, first = await ctl(database, "workspace", "set", ws, "--decay", "on", "--decay-days", "45")
     after_decay = await settings(pool, ws)
-    rc2, _ = await ctl(database, "workspace", "set", ws, "--notice-verbosity", "verbose", "--hidden-keys",
+    rc2, second = await ctl(database, "workspace", "set", ws, "--notice-verbosity", "verbose", "--hidden-keys",
                        " memory_update, other ,", "--thought-log", "555", "--private-channels", "1,2")
     after_notice = await settings(pool, ws)
     rc3, _ = await ctl(database, "workspace", "set", ws, "--thought-log", "none", "--self-teaching", "off",
@@ -162,6 +163,9 @@ async def test_workspace_set_changes_only_the_settings_given(database):
     after_off = await settings(pool, ws)
 
     assert (rc1, rc2, rc3) == (0, 0, 0)
+    # Standalone: an id without a row is registered, and the command says so (only then).
+    assert first[-1] == f"(workspace {ws} registered now: no servers row had this id)"
+    assert not any("registered now" in line for line in second)
     defaults = {"self_teaching_enabled": True, "personal_memories_enabled": True, "memory_decay_enabled": False,
                 "memory_decay_days": 30, "tool_notice_verbosity": "minimal", "tool_notice_hidden_keys": [],
                 "thought_log_channel_id": None, "private_channel_ids": []}
@@ -287,7 +291,8 @@ async def test_proxy_link_registers_identity_namespace_and_host_and_the_worker_h
 
     rc, out = await ctl(database, "proxy", "link", proxy, "--namespace", ns, "--host", host)
 
-    assert rc == 0 and out == [f"{proxy} in namespace {ns}, hosted by {host}"]
+    assert rc == 0 and out == [f"{proxy} in namespace {ns}, hosted by {host}"
+                               " (registered now: no users row had this id)"]
     row = await pool.fetchrow(
         "SELECT i.namespace_id, a.host_user_disc_id FROM users u JOIN message_proxy_identities i USING (user_id)"
         " JOIN message_proxy_namespace_accounts a ON a.namespace_id = i.namespace_id WHERE u.user_disc_id = $1",
@@ -347,6 +352,8 @@ def listing(out: list[str]) -> dict[int, dict]:
     """The rows of `memories list`, by id: protected, idle days, state, source, used."""
     rows = {}
     for line in out[1:]:
+        if not line:
+            break  # the legend of the states follows
         memory_id, lineage, protected, idle, state, source, used, *_ = line.split()
         rows[int(memory_id)] = {"lineage": int(lineage), "protected": protected, "idle": float(idle[:-1]),
                                 "state": state, "source": source, "used": int(used)}
@@ -377,6 +384,11 @@ async def test_memories_list_shows_protection_and_dormancy_of_server_memories(da
         assert states == {manual_row: "protected", recent: "active", old: "dormant", used: "active"}
     else:
         assert states == {manual_row: "protected", recent: "kept", old: "kept", used: "kept"}
+    # The listing ends with what each state it shows means.
+    legend = out[out.index("") + 1:]
+    assert sorted(line.split(":")[0] for line in legend) == sorted(set(states.values()))
+    if not decay:
+        assert "kept: decay is off for this workspace: never replaced, a save at the cap is refused" in legend
     assert 99.9 < rows[old]["idle"] < 100.1 and 1.9 < rows[used]["idle"] < 2.1
     assert (rows[used]["used"], rows[used]["lineage"], rows[old]["source"]) == (3, 8, "legacy")
 

@@ -1,9 +1,10 @@
-"""`memoryctl adopt` on a TomoriBot-shaped database (DESIGN.md 7.1): one transaction, a second
+"""`memoryctl adopt` on a TomoriBot-shaped database (docs/design.md, section 7.1): one transaction, a second
 run changes nothing, a failure changes nothing, older bot databases work, the bot's own later
 migrations are not blocked, and a worker refuses a bot database nobody adopted."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -73,6 +74,12 @@ async def test_the_dry_run_changes_nothing_and_adopting_twice_changes_nothing_th
     before = await state(bot_dsn)
     dry = await memoryctl(bot_dsn, "adopt", "--dry-run")
     assert dry.returncode == 0 and "would add:" in dry.stdout, dry
+    # Each worker migration with what it adds, in its own words.
+    from db.migrate import available
+
+    for migration in available():
+        assert migration.summary and f"worker migration {migration.name} ({migration.summary})" in dry.stdout
+    assert len({m.summary for m in available()}) == len(available())
     assert await state(bot_dsn) == before
 
     first = await memoryctl(bot_dsn, "adopt")
@@ -84,6 +91,7 @@ async def test_the_dry_run_changes_nothing_and_adopting_twice_changes_nothing_th
     assert second.returncode == 0 and "already set up: this database runs in adopted mode" in second.stdout
     migrate = await memoryctl(bot_dsn, "migrate")
     assert migrate.returncode == 0 and "applied: nothing (up to date)" in migrate.stdout, migrate
+    assert "directory functions: unchanged" in migrate.stdout, migrate
     assert await state(bot_dsn) == (adopted_catalog, adopted_rows)
 
 
@@ -150,7 +158,8 @@ async def test_workspace_set_writes_decay_to_the_workers_table_and_leaves_the_bo
     finally:
         await conn.close()
     assert tuple(row) == (True, 45)
-    listed = (await memoryctl(bot_dsn, "memories", "list", "--workspace", world.quiet)).stdout.splitlines()
+    listed = (await memoryctl(bot_dsn, "memories", "list", "--workspace", world.quiet)).stdout.split("\n\n")[0]
+    listed = listed.splitlines()
     # The bot's row, as the worker sees it: legacy, unprotected, dormant at 45 days of decay.
     assert len(listed) == 2 and listed[1].split()[2:5] == ["no", "50.0d", "dormant"], listed  # the server runs UTC
     assert listed[1].split()[5] == "legacy" and listed[1].endswith("Quiet server: no spoilers")
@@ -208,12 +217,19 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
 
     world = await tomori(bot_dsn)
     assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
+    # README, adoption step 5, as typed: the role file, then the role's password.
+    psql = str(pg_server.bin_dir / "psql")
+    for argv in (["-f", "deploy/postgres/worker_role.sql"], ["-c", "ALTER ROLE memory_worker PASSWORD 'chosen-secret'"]):
+        done = subprocess.run([psql, "-v", "ON_ERROR_STOP=1", "-q", bot_dsn, *argv], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done
     conn = await asyncpg.connect(bot_dsn)
     try:
-        await conn.execute((ROOT / "deploy" / "postgres" / "worker_role.sql").read_text())
+        assert await conn.fetchval("SELECT rolpassword LIKE 'SCRAM-SHA-256$%' FROM pg_authid"
+                                   " WHERE rolname = 'memory_worker'")
     finally:
         await conn.close()
-    role_dsn = bot_dsn.replace(f"{pg_server.user}@", "memory_worker@", 1)
+    role_dsn = bot_dsn.replace(f"{pg_server.user}@", "memory_worker:chosen-secret@", 1)
     assert await migrate_dsn(role_dsn) == []
     pool = await create_pool(role_dsn, min_size=1, max_size=2)
     try:
@@ -228,3 +244,93 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
                 await role.execute("UPDATE public.servers SET registration_locale = 'xx'")
     finally:
         await pool.close()
+
+
+# --- what the CLI may write, by mode (README, "What the CLI may write") ------------------------------
+
+W = tomoribot.World()
+NEW_ID = "299999999999999999"  # a mistyped id: no users or servers row has it
+# Every directory subcommand, with an invocation on the TomoriBot world.
+DIRECTORY_COMMANDS = {
+    ("user", "show"): ["user", "show", W.mika],
+    ("user", "privacy"): ["user", "privacy", NEW_ID, "full"],
+    ("user", "nickname"): ["user", "nickname", W.mika, "Mia"],
+    ("workspace", "show"): ["workspace", "show", W.taught],
+    ("workspace", "set"): ["workspace", "set", W.taught, "--decay", "on"],
+    ("blacklist", "add"): ["blacklist", "add", W.taught, W.mika],
+    ("blacklist", "remove"): ["blacklist", "remove", W.taught, W.banned],
+    ("blacklist", "list"): ["blacklist", "list", W.taught],
+    ("proxy", "link"): ["proxy", "link", W.proxy, "--namespace", "ns", "--host", W.mika],
+    ("proxy", "unlink"): ["proxy", "unlink", "--namespace", "ns", "--host", W.host],
+    ("proxy", "show"): ["proxy", "show", W.proxy],
+    ("memories", "list"): ["memories", "list", "--workspace", W.taught],
+}
+# In adopted mode: the writes to the bot's tables, each refused (exit 2) with what it names.
+REFUSED_WHEN_ADOPTED = {
+    ("user", "privacy"): ["user", "privacy", W.mika, "full"],
+    ("user", "privacy", "mistyped"): ["user", "privacy", NEW_ID, "full"],
+    ("user", "nickname"): ["user", "nickname", W.mika, "Mia"],
+    ("workspace", "set"): ["workspace", "set", W.taught, "--self-teaching", "off"],
+    ("workspace", "set", "mistyped"): ["workspace", "set", NEW_ID, "--decay", "on"],
+    ("blacklist", "add"): ["blacklist", "add", W.taught, W.mika],
+    ("blacklist", "remove"): ["blacklist", "remove", W.taught, W.banned],
+    ("proxy", "link"): ["proxy", "link", W.proxy, "--namespace", "ns", "--host", W.mika],
+    ("proxy", "unlink"): ["proxy", "unlink", "--namespace", "ns", "--host", W.host],
+}
+
+
+def test_the_table_names_every_directory_subcommand():
+    from tests.memoryctl import leaves
+    from worker.cli import admin
+
+    parser = argparse.ArgumentParser()
+    admin.add_parsers(parser.add_subparsers())
+    assert sorted(leaves(parser)) == sorted(DIRECTORY_COMMANDS)
+
+
+async def test_on_a_bot_database_nobody_adopted_every_directory_command_refuses_as_run_does(bot_dsn):
+    await tomori(bot_dsn)
+    before = await state(bot_dsn)
+    for path, argv in DIRECTORY_COMMANDS.items():
+        done = await memoryctl(bot_dsn, *argv)
+        assert done.returncode == 2, (path, done)
+        assert "was not adopted" in done.stdout and "memoryctl adopt --dry-run" in done.stdout, (path, done)
+        assert "Traceback" not in done.stdout + done.stderr
+    assert await state(bot_dsn) == before
+
+
+async def test_in_adopted_mode_the_cli_writes_no_bot_table_and_reads_back_what_the_worker_sees(bot_dsn):
+    await tomori(bot_dsn)
+    assert (await memoryctl(bot_dsn, "adopt")).returncode == 0
+    before = await state(bot_dsn)
+    for path, argv in REFUSED_WHEN_ADOPTED.items():
+        done = await memoryctl(bot_dsn, *argv)
+        assert done.returncode == 2, (path, done)
+        said = done.stdout
+        assert "this database is adopted" in said or "the bot has no server" in said, (path, said)
+    assert await state(bot_dsn) == before  # not a row of the bot's, not a column
+
+    shown = await memoryctl(bot_dsn, "user", "show", W.mika)
+    assert shown.returncode == 0 and shown.stdout.splitlines() == [
+        f"user {W.mika}", "  privacy            0 (open)", "  saved nickname     'Mika'",
+        "  blacklisted in     none"], shown
+    host = (await memoryctl(bot_dsn, "user", "show", W.host)).stdout
+    assert "privacy            2 (full)" in host
+    banned = (await memoryctl(bot_dsn, "user", "show", W.banned)).stdout
+    assert f"blacklisted in     {W.taught}" in banned
+    unknown = await memoryctl(bot_dsn, "user", "show", NEW_ID)
+    assert unknown.returncode == 1 and f"user {NEW_ID} is not registered" in unknown.stdout
+    listed = await memoryctl(bot_dsn, "blacklist", "list", W.taught)
+    assert listed.stdout.split() == [W.banned], listed
+    proxy = await memoryctl(bot_dsn, "proxy", "show", W.proxy)
+    assert proxy.returncode == 0 and f"hosts {W.host}" in proxy.stdout, proxy
+    # The worker's own write, for a server the bot has: decay, in memory_worker.workspace_settings.
+    decay = await memoryctl(bot_dsn, "workspace", "set", W.taught, "--decay", "on")
+    assert decay.returncode == 0 and ["decay", "True"] in [line.split() for line in decay.stdout.splitlines()]
+    assert (await state(bot_dsn))[1] == before[1]
+
+
+async def test_an_empty_database_is_refused_by_every_directory_command_naming_migrate(bot_dsn):
+    for path, argv in DIRECTORY_COMMANDS.items():
+        done = await memoryctl(bot_dsn, *argv)
+        assert (done.returncode, "run `memoryctl migrate`" in done.stdout) == (2, True), (path, done)

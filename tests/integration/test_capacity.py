@@ -262,7 +262,7 @@ async def test_events_are_written_in_publish_order_with_ids_filled(pool):
     assert [row.headers["Nats-Msg-Id"] for row in handled.events[:3]] == [
         f"{result.command_id}:invalidate:tomori_state:{ws}", f"{result.command_id}:saved",
         f"{result.command_id}:evicted"]
-    # The metric's id is opaque (DESIGN.md 3.5): nothing in it leads back to the command.
+    # The metric's id is opaque (docs/design.md, section 3.5): nothing in it leads back to the command.
     metric_id = handled.events[3].headers["Nats-Msg-Id"]
     assert result.command_id not in metric_id and ws not in metric_id and len(metric_id) >= 32
 

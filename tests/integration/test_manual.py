@@ -1,4 +1,4 @@
-"""memory.manual on real PostgreSQL (DESIGN.md 8.1): each status with its effect on the tables
+"""memory.manual on real PostgreSQL (docs/design.md, section 8.1): each status with its effect on the tables
 and the outbox, who may act on which rows, proxy identities and their hosts, batches, the inbox.
 """
 

@@ -391,7 +391,7 @@ async def test_an_operator_lists_replays_and_drops_dead_letters_and_nothing_more
         assert await dlq_cli.run(dlq_args("list"), secured.url, out=lines.append, connect_options=options) == 0
         assert await dlq_cli.run(dlq_args("show", str(found[0])), secured.url, out=lines.append,
                                  connect_options=options) == 0
-        assert await dlq_cli.run(dlq_args("replay", str(found[0])), secured.url, out=lines.append,
+        assert await dlq_cli.run(dlq_args("replay", "--include-invalid", str(found[0])), secured.url, out=lines.append,
                                  connect_options=options) == 0
         # Replayed to memory.create.<workspace>: still poison, so it is dead-lettered again.
         await eventually(lambda: _newer(seqs_of_poison, found[0]), 15, "the replayed poison dead-lettered again")

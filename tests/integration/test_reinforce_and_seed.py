@@ -1,4 +1,4 @@
-"""memory.reinforce and memory.seed_bio on real PostgreSQL (DESIGN.md 8.2 and 8.3)."""
+"""memory.reinforce and memory.seed_bio on real PostgreSQL (docs/design.md, sections 8.2 and 8.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bio seed: text normalization and the one-time decision (DESIGN.md section 8.3)."""
+"""The bio seed: text normalization and the one-time decision (docs/design.md, section 8.3)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from worker.consuming import dead_letters
 from worker.consuming.dead_letters import DeadLetter, by_reference, fits_whole, headers_size, letter_subject, replay_refusal
 
 
-def letter(subject: str, headers: dict[str, str] | None = None) -> DeadLetter:
-    return DeadLetter(seq=7, original_subject=subject, reason="invalid_command", error="", deliveries=1,
+def letter(subject: str, headers: dict[str, str] | None = None, reason: str = "max_deliver_exhausted") -> DeadLetter:
+    return DeadLetter(seq=7, original_subject=subject, reason=reason, error="", deliveries=1,
                       first_failed_at=None, dead_lettered_at=None, headers=headers or {}, payload=b"{}")
 
 
@@ -42,3 +44,11 @@ def test_replay_is_refused_for_excerpts_and_unplaceable_subjects():
     for subject in ("memory.create.*", "memory.seed_bio.>", "memory.forget.1"):
         assert "names no workspace" in replay_refusal(letter(subject)), subject
     assert dead_letters.placeable("a*b") and not dead_letters.placeable("")
+
+
+@pytest.mark.parametrize("reason", ["invalid_command", "unsupported_command"])
+def test_a_command_refused_as_sent_is_replayed_only_when_asked(reason):
+    refused = letter("memory.create.123", reason=reason)
+    assert f"it was refused as sent ({reason}" in replay_refusal(refused)
+    assert replay_refusal(refused, include_invalid=True) is None
+    assert replay_refusal(letter("memory.create.123", reason="permanent_error")) is None

@@ -36,7 +36,7 @@ def _create(**over) -> bytes:
 
 def test_decode_checks_the_workspace_against_the_subject_token():
     assert not isinstance(CommandHandler._decode("create", "a%2Eb", _create()), Invalid)
-    # Hex is case-insensitive (RFC 3986, DESIGN.md 3.1); an over-encoded safe byte is not the same token.
+    # Hex is case-insensitive (RFC 3986, docs/design.md, section 3.1); an over-encoded safe byte is not the same token.
     assert not isinstance(CommandHandler._decode("create", "a%2eb", _create()), Invalid)
     assert isinstance(CommandHandler._decode("create", "%61%2Eb", _create()), Invalid)
     mismatch = CommandHandler._decode("create", "other", _create())

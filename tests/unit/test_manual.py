@@ -1,4 +1,4 @@
-"""The `memory.manual` decision: who may act, then add, add_batch, edit and remove (DESIGN.md 8.1)."""
+"""The `memory.manual` decision: who may act, then add, add_batch, edit and remove (docs/design.md, section 8.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Proxy id shapes and the host protection rule (DESIGN.md section 4 step 7)."""
+"""Proxy id shapes and the host protection rule (docs/design.md, section 4 step 7)."""
 
 from __future__ import annotations
 

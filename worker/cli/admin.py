@@ -44,10 +44,12 @@ def _list(value: str) -> list[str]:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     user = sub.add_parser("user", help="users: privacy level, saved nickname").add_subparsers(dest="action",
                                                                                           required=True)
-    p = user.add_parser("privacy", help="set a user's privacy level (open, partial, full)")
+    user.add_parser("show", help="a user's privacy level, saved nickname and blacklists, as the worker reads them"
+                    ).add_argument("user_id")
+    p = user.add_parser("privacy", help="set a user's privacy level (open, partial, full); standalone only")
     p.add_argument("user_id")
     p.add_argument("level", type=_privacy)
-    p = user.add_parser("nickname", help="set (or clear with 'none') a user's saved nickname")
+    p = user.add_parser("nickname", help="set (or clear with 'none') a user's saved nickname; standalone only")
     p.add_argument("user_id")
     p.add_argument("nickname")
 
@@ -68,10 +70,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     bl = sub.add_parser("blacklist", help="personalization blacklist entries").add_subparsers(dest="action",
                                                                                           required=True)
     for name in ("add", "remove"):
-        p = bl.add_parser(name)
+        p = bl.add_parser(name, help=f"{name} an entry (standalone only: an adopted bot keeps its own)")
         p.add_argument("workspace_id")
         p.add_argument("user_id")
-    bl.add_parser("list").add_argument("workspace_id")
+    bl.add_parser("list", help="the users blacklisted in a workspace").add_argument("workspace_id")
 
     px = sub.add_parser("proxy", help="message-proxy identities and their hosts").add_subparsers(dest="action",
                                                                                               required=True)
@@ -82,14 +84,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = px.add_parser("unlink", help="remove a host from a namespace")
     p.add_argument("--namespace", required=True)
     p.add_argument("--host", required=True)
-    px.add_parser("show").add_argument("identity_id")
+    px.add_parser("show", help="an identity's namespace and hosts, as the worker reads them").add_argument("identity_id")
 
     mem = sub.add_parser("memories", help="inspect memories").add_subparsers(dest="action", required=True)
     p = mem.add_parser("list", help="an owner's memories with protection and dormancy")
     owner = p.add_mutually_exclusive_group(required=True)
     owner.add_argument("--workspace", help="server memories of this workspace")
     owner.add_argument("--user", help="personal memories of this user")
-    p.add_argument("--lineage", type=int)
+    p.add_argument("--lineage", type=int, metavar="N",
+                   help="only this persona lineage (0: a user's global memories, shared by every persona)")
     p.add_argument("--decay-days", type=_positive, default=30,
                    help="dormancy threshold shown for personal memories (default 30)")
 
@@ -97,24 +100,41 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = print) -> int:
     conn = await connect(database_url)
     try:
+        await directory.require_mode(conn)
         return await _COMMANDS[(args.command, args.action)](conn, args, out)
-    except directory.BotOwned as exc:
+    except (directory.BotOwned, directory.NotSetUp, directory.UnknownWorkspace) as exc:
         out(f"memoryctl {args.command} {args.action}: {exc}")
         return 2
     finally:
         await conn.close()
 
 
+def _registered(new: bool) -> str:
+    return " (registered now: no users row had this id)" if new else ""
+
+
+async def _user_show(conn, args, out) -> int:
+    row = await directory.user(conn, args.user_id)
+    if row is None:
+        out(f"user {args.user_id} is not registered (personal saves for them are refused as user not found)")
+        return 1
+    out(f"user {row['user_disc_id']}")
+    out(f"  privacy            {row['privacy_level']} ({_level_name(row['privacy_level'])})")
+    out(f"  saved nickname     {row['nickname']!r}")
+    out(f"  blacklisted in     {', '.join(row['blacklisted_in']) or 'none'}")
+    return 0
+
+
 async def _user_privacy(conn, args, out) -> int:
-    await directory.set_privacy(conn, args.user_id, args.level)
-    out(f"user {args.user_id}: privacy {args.level} ({_level_name(args.level)})")
+    new = await directory.set_privacy(conn, args.user_id, args.level)
+    out(f"user {args.user_id}: privacy {args.level} ({_level_name(args.level)}){_registered(new)}")
     return 0
 
 
 async def _user_nickname(conn, args, out) -> int:
     nickname = None if args.nickname.lower() == "none" else args.nickname
-    await directory.set_nickname(conn, args.user_id, nickname)
-    out(f"user {args.user_id}: nickname {nickname!r}")
+    new = await directory.set_nickname(conn, args.user_id, nickname)
+    out(f"user {args.user_id}: nickname {nickname!r}{_registered(new)}")
     return 0
 
 
@@ -134,13 +154,18 @@ async def _workspace_set(conn, args, out) -> int:
     if not changes:
         out("nothing to change: give at least one option (see memoryctl workspace set --help)")
         return 2
+    new = await directory.workspace(conn, args.workspace_id) is None
     _print_settings(await directory.update_workspace(conn, args.workspace_id, changes), out)
+    if new:
+        out(f"(workspace {args.workspace_id} registered now: no servers row had this id)")
     return 0
 
 
 async def _blacklist_add(conn, args, out) -> int:
+    new = await directory.workspace(conn, args.workspace_id) is None
     changed = await directory.blacklist(conn, args.workspace_id, args.user_id, add=True)
-    out(f"{args.user_id} {'added to' if changed else 'was already on'} the blacklist of {args.workspace_id}")
+    out(f"{args.user_id} {'added to' if changed else 'was already on'} the blacklist of {args.workspace_id}"
+        + (" (workspace registered now: no servers row had this id)" if new else ""))
     return 0
 
 
@@ -160,8 +185,9 @@ async def _proxy_link(conn, args, out) -> int:
     if not is_synthetic_id(args.identity_id):
         out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid> or pb:<digits>")
         return 2
+    new = await directory.user(conn, args.identity_id) is None
     await directory.link_proxy(conn, args.identity_id, args.namespace, args.host)
-    out(f"{args.identity_id} in namespace {args.namespace}, hosted by {args.host}")
+    out(f"{args.identity_id} in namespace {args.namespace}, hosted by {args.host}{_registered(new)}")
     return 0
 
 
@@ -177,7 +203,8 @@ async def _proxy_show(conn, args, out) -> int:
         out(f"{args.identity_id} is not a registered proxy identity")
         return 1
     hosts = ", ".join(row["hosts"]) or "none (writes for it are refused: no resolvable host)"
-    out(f"{row['user_disc_id']}: namespace {row['namespace_id']}, hosts {hosts}")
+    namespace = row["namespace_id"] or "(the bot's)"
+    out(f"{row['user_disc_id']}: namespace {namespace}, hosts {hosts}")
     return 0
 
 
@@ -188,13 +215,27 @@ async def _memories_list(conn, args, out) -> int:
         out("no memories")
         return 0
     out(f"{'id':>8} {'lineage':>7} {'protected':<9} {'idle':>7} {'state':<10} {'source':<8} {'used':>4}  content")
+    states = set()
     for r in rows:
         decay = r.decay_days if args.workspace else args.decay_days
-        state = _state(r, decay)
+        states.add(state := _state(r, decay))
         content = r.content if len(r.content) <= 60 else r.content[:57] + "..."
         out(f"{r.memory_id:>8} {r.lineage_id:>7} {'yes' if r.manually_written else 'no':<9} "
             f"{r.idle_days:>6.1f}d {state:<10} {r.source:<8} {r.reinforcement_count:>4}  {content}")
+    out("")
+    for state in sorted(states):
+        out(f"{state}: {STATES[state]}")
     return 0
+
+
+# What each state means for the next save at the cap (README, "memories list").
+STATES = {
+    "active": "used or written within the decay days: never replaced",
+    "dormant": "idle longer than the decay days: a save at the cap may replace it (the longest idle first)",
+    "kept": "decay is off for this workspace: never replaced, a save at the cap is refused",
+    "protected": "written or edited by a person (manually_written): never replaced",
+    "global": "lineage 0, shared by every persona: never replaced",
+}
 
 
 def _state(row: directory.MemoryListing, decay_days: int | None) -> str:
@@ -218,6 +259,7 @@ def _print_settings(row: dict, out) -> None:
 
 
 _COMMANDS = {
+    ("user", "show"): _user_show,
     ("user", "privacy"): _user_privacy,
     ("user", "nickname"): _user_nickname,
     ("workspace", "show"): _workspace_show,

@@ -8,13 +8,20 @@ from collections.abc import Callable
 
 from db import adopt
 from db.connection import connect
-from db.migrate import NotAdopted, migrate, mode
+from db.migrate import NotAdopted, available, migrate, mode
 from worker.domain.model import Limits
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)")
-    p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)")
+    sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)",
+                   description="Set up an empty database (the standalone layout) or bring the worker's schema up to"
+                               " date, and make the directory functions again when the bot's tables changed. The"
+                               " database: DATABASE_URL, else the one of a running `make run`, else the embedded"
+                               " PostgreSQL under MEMORY_DATA_DIR (default .data).")
+    p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)",
+                       description="Adopt the TomoriBot database of DATABASE_URL (a URL of the role that owns the"
+                                   " bot's tables) in place, in one transaction; --dry-run first. Caps are read"
+                                   " from MAX_SERVER_MEMORIES and MAX_PERSONAL_MEMORIES.")
     p.add_argument("--dry-run", action="store_true", help="say what was found and what would be added; change nothing")
 
 
@@ -26,12 +33,16 @@ async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> 
         out(f"database mode: {await mode(conn)}")
         if await _fingerprint(conn) != before:
             out("directory functions: made for the tables as they are now")
+        else:
+            out("directory functions: unchanged (they already read the tables as they are now)")
     except NotAdopted as exc:
         out(f"memoryctl migrate: {exc}")
         return 2
     finally:
         await conn.close()
-    out("applied: " + (", ".join(applied) if applied else "nothing (up to date)"))
+    summaries = {m.name: m.summary for m in available()}
+    out("applied: " + (", ".join(f"{name} ({summaries[name]})" for name in applied) if applied
+                       else "nothing (up to date)"))
     return 0
 
 

@@ -2,7 +2,8 @@
 
 The demo plays the bot: it writes the directory rows a bot owns (a workspace with decay on,
 a known user) and imports a pre-release memory set so the server is at its cap, then sends
-four tool calls: a save, a personal save, a refusal, and a save that evicts.
+four tool calls: a save, a personal save, a refusal, and a save that evicts. It runs on the
+standalone database of `make run` only: in an adopted database those rows are the bot's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import uuid
 import nats
 
 from db.connection import connect
+from db.migrate import mode
 from worker.client.memory_client import MemoryClient, new_create
 from worker.consuming.app import Endpoints
 from worker.shared.settings import Settings
@@ -19,27 +21,35 @@ from worker.shared.settings import Settings
 LINEAGE = 7
 
 
+class DemoRefused(RuntimeError):
+    """The database is not one the demo may write its rows into."""
+
+
 async def _prepare_directory(database_url: str, workspace: str, user: str, cap: int) -> None:
     conn = await connect(database_url)
     try:
+        if (current := await mode(conn)) != "standalone":
+            raise DemoRefused(f"the demo writes its own servers, users and memories rows, so it runs only on a"
+                              f" standalone database (`make run`'s); this one is {current or 'not set up'}")
         async with conn.transaction():
             server_id = await conn.fetchval(
                 "INSERT INTO servers (server_disc_id, memory_decay_enabled, memory_decay_days)"
                 " VALUES ($1, true, 30) RETURNING server_id", workspace)
             await conn.execute("INSERT INTO users (user_disc_id, user_nickname) VALUES ($1, 'Mika')", user)
-            # An import from before the worker: old, never reinforced, so the oldest may be forgotten.
+            # An import from before the worker: 90 days old and older, never reinforced, so the
+            # oldest may be forgotten (fact #0 the newest, the last one the oldest).
             await conn.executemany(
                 "INSERT INTO server_memories (server_id, persona_lineage_id, content, source, created_at)"
-                " VALUES ($1, $2, $3, 'legacy', now() - make_interval(days => 90 - $4))",
+                " VALUES ($1, $2, $3, 'legacy', now() - make_interval(days => 90 + $4))",
                 [(server_id, LINEAGE + 1, f"imported fact #{i}", i) for i in range(cap)],
             )
     finally:
         await conn.close()
 
 
-def _show(title: str, result) -> None:
+def _show(title: str, lineage: int, result) -> None:
     data = result.data
-    print(f"\n== {title}")
+    print(f"\n== {title} (persona lineage {lineage})")
     print(f"   status:  {data.status}")
     if result.success:
         print(f"   saved:   {data.content_saved!r} (memory {data.memory_id}, scope {data.scope})")
@@ -69,19 +79,22 @@ async def play(endpoints: Endpoints) -> None:
     try:
         async with MemoryClient(nc) as client:
             print(f"workspace {workspace}, user {user}")
-            _show("Tomori remembers something about the server",
+            print(f"{settings.max_server_memories} old facts imported for persona lineage {LINEAGE + 1}: at the cap,"
+                  f" decay on (30 days). Saved text keeps {{user}} and {{bot}} as placeholders: the bot puts"
+                  f" the user's and the persona's names in when it shows a memory.")
+            _show("Tomori remembers something about the server", LINEAGE,
                   await client.create(dict(base, tool_args={
                       "memory_content": "The server's movie night is on Fridays",
                       "memory_scope": "server_wide"})))
-            _show("Tomori remembers something about Mika",
+            _show("Tomori remembers something about Mika", LINEAGE,
                   await client.create(dict(base, tool_args={
                       "memory_content": "{user} prefers green tea", "memory_scope": "target_user",
                       "target_user": "@Mika"})))
-            _show("A target nobody knows is refused",
+            _show("A target nobody knows is refused", LINEAGE,
                   await client.create(dict(base, tool_args={
                       "memory_content": "{user} likes jazz", "memory_scope": "target_user",
                       "target_user": "Someone Else"})))
-            _show("At the cap, the oldest unused memory makes room",
+            _show("At the cap, the oldest unused memory makes room", LINEAGE + 1,
                   await client.create(dict(base, persona={"id": 1, "lineage_id": LINEAGE + 1, "name": "Tomori"},
                                            tool_args={"memory_content": "Mika organises the game nights",
                                                       "memory_scope": "server_wide"})))

@@ -14,6 +14,8 @@ from nats.js.errors import NotFoundError
 
 from worker.consuming import dead_letters
 
+ERROR_WIDTH = 80  # `dlq show SEQ` has the whole error
+
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     dlq = sub.add_parser("dlq", help="dead-lettered commands").add_subparsers(dest="action", required=True)
@@ -26,6 +28,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--all", action="store_true")
     p.add_argument("--reason", help="with --all: only this Dlq-Reason")
     p.add_argument("--dry-run", action="store_true", help="say what would be replayed, change nothing")
+    p.add_argument("--include-invalid", action="store_true",
+                   help="also replay invalid_command and unsupported_command letters, refused otherwise: only once"
+                        " what refused them changed (REPLY_SUBJECT_PREFIXES, MAX_COMMAND_BYTES, a newer worker)")
     p = dlq.add_parser("drop", help="delete dead letters")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("seqs", nargs="*", type=int, default=[], metavar="SEQ")
@@ -69,10 +74,13 @@ async def _list(js, args, out) -> int:
         out("no dead letters" + (f" with reason {args.reason}" if args.reason else ""))
         return 0
     out(f"{'seq':>6}  {'original subject':<40} {'reason':<22} {'dlv':>3}  {'first failure':<19}  "
-        f"{'last failure':<19}  age")
+        f"{'last failure':<19}  {'age':>4}  error")
     for r in rows:
+        error = " ".join(r.error.split())  # one line: an error may hold newlines
+        error = error if len(error) <= ERROR_WIDTH else error[:ERROR_WIDTH - 3] + "..."
         out(f"{r.seq:>6}  {r.original_subject[:40]:<40} {r.reason[:22]:<22} {r.deliveries:>3}  "
-            f"{_time(r.first_failed_at):<19}  {_time(r.dead_lettered_at):<19}  {_age(r.dead_lettered_at, now)}")
+            f"{_time(r.first_failed_at):<19}  {_time(r.dead_lettered_at):<19}  {_age(r.dead_lettered_at, now):>4}"
+            f"  {error or '-'}")
     out(f"{len(rows)} dead letter(s)")
     return 0
 
@@ -118,8 +126,10 @@ async def _replay_or_drop(js, args, out, progress) -> int:
     verb = "replay" if args.action == "replay" else "drop"
     verb_done = {"replay": "replayed", "drop": "dropped"}[verb]
     refused = []
+    include_invalid = getattr(args, "include_invalid", False)
     if verb == "replay":
-        refused = [(letter, why) for letter in targets if (why := dead_letters.replay_refusal(letter))]
+        refused = [(letter, why) for letter in targets
+                   if (why := dead_letters.replay_refusal(letter, include_invalid=include_invalid))]
         for letter, why in refused:
             out(f"cannot replay {letter.seq}: {why}")
         targets = [letter for letter in targets if all(letter is not r for r, _ in refused)]
@@ -131,7 +141,7 @@ async def _replay_or_drop(js, args, out, progress) -> int:
     done: Counter[str] = Counter()
     for i, letter in enumerate(targets, 1):
         if verb == "replay":
-            await dead_letters.replay(js, letter)
+            await dead_letters.replay(js, letter, include_invalid=include_invalid)
         else:
             await dead_letters.drop(js, letter.seq)
         done[letter.reason] += 1

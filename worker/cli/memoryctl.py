@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -17,73 +16,11 @@ from worker.cli import admin
 from worker.cli import adopt as adopt_cli
 from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
+from worker.cli.servers import DataDirInUse, EmbeddedUnavailable, endpoints_for_clients, local_servers, recorded
 from worker.shared import logging as worker_logging
 from worker.shared.settings import Settings, SettingsError
 
 log = structlog.get_logger("memoryctl")
-
-DEFAULT_NATS_PORT = 4222
-DEFAULT_PG_PORT = 55432
-
-
-def _port_or_free(preferred: int) -> int:
-    import socket
-
-    from worker.local.embedded import LOOPBACK, free_port
-
-    with socket.socket() as s:
-        try:
-            s.bind((LOOPBACK, preferred))
-            return preferred
-        except OSError:
-            return free_port()
-
-
-@contextlib.contextmanager
-def local_servers(settings: Settings):
-    """Embedded NATS and PostgreSQL under the data dir for whatever URL is not configured."""
-    from worker.consuming.app import Endpoints
-    from worker.local.embedded import NatsServer, PostgresServer
-
-    started = []
-    data = settings.data_dir.resolve()
-    try:
-        nats_url = settings.nats_url
-        if not nats_url:
-            nats = NatsServer(data / "nats", port=_port_or_free(DEFAULT_NATS_PORT)).start()
-            started.append(nats)
-            nats_url = nats.url
-            log.info("embedded_nats_started", url=nats_url, pid=nats.pid, data=str(nats.data_dir))
-        database_url = settings.database_url
-        if not database_url:
-            pg = PostgresServer(data / "pg", port=_port_or_free(DEFAULT_PG_PORT)).start()
-            started.append(pg)
-            database_url = pg.dsn()
-            log.info("embedded_postgres_started", url=database_url, pid=pg.pid, data=str(pg.data_dir))
-        endpoints = Endpoints(nats_url, database_url)
-        if started:
-            (data / "endpoints.json").write_text(json.dumps({"nats_url": nats_url, "database_url": database_url}))
-        yield endpoints
-    finally:
-        for server in reversed(started):
-            server.stop()
-            log.info("embedded_server_stopped", server=type(server).__name__, pid=server.pid)
-        if started:
-            (data / "endpoints.json").unlink(missing_ok=True)
-
-
-def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_database: bool = True):
-    """Where a running worker's servers are: the environment, else what `make run` recorded."""
-    from worker.consuming.app import Endpoints
-
-    recorded = settings.data_dir / "endpoints.json"
-    found = json.loads(recorded.read_text()) if recorded.exists() else {}
-    nats_url = settings.nats_url or found.get("nats_url") or ("" if not need_nats else None)
-    database_url = settings.database_url or found.get("database_url") or ("" if not need_database else None)
-    if nats_url is None or database_url is None:
-        raise SystemExit("no running worker found: start one with `make run`, or set NATS_URL and DATABASE_URL")
-    return Endpoints(nats_url, database_url)
-
 
 def _run(settings: Settings) -> int:
     from worker.consuming.app import NatsConnectionClosed, serve
@@ -105,33 +42,57 @@ def _run(settings: Settings) -> int:
     except NatsConnectionClosed as exc:
         log.error("worker_exiting", reason=str(exc), exit_code=3)
         return 3
-    except (NotAdopted, StreamProvisionError, ConsumerProvisionError) as exc:
+    except (NotAdopted, StreamProvisionError, ConsumerProvisionError, DataDirInUse, EmbeddedUnavailable) as exc:
         print(f"memoryctl run: refusing to start: {exc}", file=sys.stderr)
         return 2
 
 
 def _database_command(settings: Settings, command) -> int:
-    """Run `command(database_url)` on DATABASE_URL, or on the embedded PostgreSQL when it is unset."""
-    with local_servers(Settings(nats_url="unused", database_url=settings.database_url,
-                                data_dir=settings.data_dir)) as endpoints:
-        return command(endpoints.database_url)
+    """Run `command(database_url)` on DATABASE_URL, else on the database of a running `make run`,
+    else on the embedded PostgreSQL of the data directory, started for the command."""
+    if settings.database_url:
+        return command(settings.database_url)
+    if running := recorded(settings):
+        return command(running["database_url"])
+    try:
+        with local_servers(settings, need_nats=False) as endpoints:
+            return command(endpoints.database_url)
+    except (DataDirInUse, EmbeddedUnavailable) as exc:
+        print(f"memoryctl: {exc}", file=sys.stderr)
+        return 2
 
 
 def _demo(settings: Settings) -> int:
-    from worker.cli.demo import play
+    from worker.cli.demo import DemoRefused, play
 
-    asyncio.run(play(endpoints_for_clients(settings)))
+    try:
+        asyncio.run(play(endpoints_for_clients(settings)))
+    except DemoRefused as exc:
+        print(f"memoryctl demo: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
+def _hung_up(stop: asyncio.Event) -> None:
+    """SIGHUP (a closed terminal, a dropped SSH session): stop in order, as on SIGTERM. Writes to a
+    terminal that is gone fail, so the shutdown's output goes nowhere instead of raising."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        if os.isatty(fd):
+            os.dup2(devnull, fd)
+    os.close(devnull)
+    stop.set()
+
+
 def _until_signalled(run) -> int:
-    """Run `run(stop)` until SIGINT or SIGTERM."""
+    """Run `run(stop)` until SIGINT, SIGTERM or SIGHUP."""
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(signal.SIGHUP, _hung_up, stop)
         await run(stop)
 
     asyncio.run(main())
@@ -164,7 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     """Every subcommand (tests/e2e/test_e2e_memoryctl.py runs each one's --help and a real invocation)."""
     parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)")
+    sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)",
+                   description="Run the worker on NATS_URL and DATABASE_URL; for each one unset, an embedded"
+                               " nats-server or PostgreSQL under MEMORY_DATA_DIR (default .data), stopped with the"
+                               " worker however it ends. Stops on SIGINT, SIGTERM or SIGHUP. Every other setting"
+                               " is an environment variable too (README, \"Configuration\").")
     sub.add_parser("demo", help="play a short scripted conversation against a running worker")
     adopt_cli.add_parsers(sub)
     admin.add_parsers(sub)

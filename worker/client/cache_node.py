@@ -1,4 +1,4 @@
-"""A cache node: an in-process cache kept honest by `cache.invalidate.>` (DESIGN.md 3.1, 3.5).
+"""A cache node: an in-process cache kept honest by `cache.invalidate.>` (docs/design.md, sections 3.1, 3.5).
 
 Entries are keyed like the bot's caches, `(cache, key)`: `("tomori_state", workspace_id)` or
 `("user", user_id)`. The node reads MEMORY_EVENTS through its own durable pull consumer

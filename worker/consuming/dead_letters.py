@@ -1,4 +1,4 @@
-"""The dead-letter stream: what could not be processed, kept with why (DESIGN.md section 9).
+"""The dead-letter stream: what could not be processed, kept with why (docs/design.md, section 9).
 
 Writing (the handler) and reading, replaying and dropping (the operator CLI) live here.
 """
@@ -191,8 +191,13 @@ async def get(js: JetStreamContext, seq: int) -> DeadLetter:
     return _from_raw(await js.get_msg(DLQ_STREAM, seq))
 
 
-def replay_refusal(letter: DeadLetter) -> str | None:
-    """Why a dead letter cannot be replayed, or None when it can."""
+def replay_refusal(letter: DeadLetter, *, include_invalid: bool = False) -> str | None:
+    """Why a dead letter cannot be replayed, or None when it can.
+
+    A command refused as sent (invalid_command, unsupported_command) is refused again when
+    replayed unchanged, unless what refused it changed (a reply prefix added, a larger
+    MAX_COMMAND_BYTES, a newer worker): only then does the operator ask for it.
+    """
     if letter.by_reference:
         return (f"only the first {letter.headers.get('Dlq-Excerpt-Bytes', '?')} of its "
                 f"{letter.headers.get('Dlq-Original-Size', '?')} bytes were kept (too large to dead-letter whole); "
@@ -201,16 +206,20 @@ def replay_refusal(letter: DeadLetter) -> str | None:
     if kind not in subjects.COMMAND_KINDS or not placeable(token):
         return (f"its subject {letter.original_subject!r} names no workspace the partitions can place; "
                 "replayed, it would be dead-lettered again")
+    if letter.reason in (INVALID_COMMAND, UNSUPPORTED_COMMAND) and not include_invalid:
+        return (f"it was refused as sent ({letter.reason}: {letter.error or 'no error recorded'}), and would be"
+                " refused again; the bot must send a corrected command (add --include-invalid once what"
+                " refused it changed: REPLY_SUBJECT_PREFIXES, MAX_COMMAND_BYTES, a newer worker)")
     return None
 
 
-async def replay(js: JetStreamContext, letter: DeadLetter) -> None:
+async def replay(js: JetStreamContext, letter: DeadLetter, *, include_invalid: bool = False) -> None:
     """Republish the original payload to its original subject, then drop the dead letter.
 
     A new Nats-Msg-Id: the original id is inside JetStream's duplicate window or long gone,
     and either way the worker's inbox keeps a command that had in fact been applied harmless.
     """
-    refusal = replay_refusal(letter)
+    refusal = replay_refusal(letter, include_invalid=include_invalid)
     if refusal is not None:
         raise ValueError(f"dead letter {letter.seq} cannot be replayed: {refusal}")
     msg_id = f"{letter.command_id or 'dlq'}:replay:{letter.seq}:{uuid.uuid4().hex}"

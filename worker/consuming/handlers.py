@@ -133,7 +133,7 @@ class CommandHandler:
 
         if not placed:
             decoded = Invalid(f"the subject {original!r} names no workspace the partitions can place "
-                              "(a literal wildcard token; ids in subjects are percent-encoded, DESIGN 3.1)")
+                              "(a literal wildcard token; ids in subjects are percent-encoded, docs/design.md, section 3.1)")
         elif len(msg.data) > self._max_command_bytes:
             decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
         else:

@@ -1,4 +1,4 @@
-"""What became of a command, for the result lookup (DESIGN.md 3.1; contracts/lookup.py).
+"""What became of a command, for the result lookup (docs/design.md, section 3.1; contracts/lookup.py).
 
 Asked in this order, so that a command moving on while we look is never reported as
 unknown: the inbox (processed), the command stream, the dead-letter stream, the inbox again.

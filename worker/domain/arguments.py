@@ -1,4 +1,4 @@
-"""Reading the model's raw `create_long_term_memory` arguments (DESIGN.md section 4 step 1).
+"""Reading the model's raw `create_long_term_memory` arguments (docs/design.md, section 4 step 1).
 
 A model's bad arguments are an ordinary outcome, so nothing here raises: the result is either
 `ToolArguments` or `InvalidArguments` whose reason names the parameter, for the model to fix

@@ -1,4 +1,4 @@
-"""The one-time bio snapshot of a new proxy identity (`memory.seed_bio`, DESIGN.md 8.3).
+"""The one-time bio snapshot of a new proxy identity (`memory.seed_bio`, docs/design.md, section 8.3).
 
 The bio becomes one global (lineage 0) memory of the identity. The decision here is pure; the
 persistence layer reads whether the identity was already seeded and its lineage-0 count under

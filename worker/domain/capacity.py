@@ -1,4 +1,4 @@
-"""The capacity and eviction rule of DESIGN.md section 5: the executable specification the SQL follows.
+"""The capacity and eviction rule of docs/design.md, section 5: the executable specification the SQL follows.
 
 The counting and the choice of a victim run where the owner's rows are, inside
 memory_create_save() under the owner lock (db/migrations/002_save_outcome.sql), which

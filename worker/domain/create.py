@@ -1,4 +1,4 @@
-"""The `memory.create` decision (DESIGN.md section 4, steps 1 to 7), with no I/O.
+"""The `memory.create` decision (docs/design.md, section 4, steps 1 to 7), with no I/O.
 
 `decide_create` either refuses with a finished `CommandResult` or returns a `SavePlan` for
 the persistence layer, which then applies the capacity rule (section 5) under the owner lock

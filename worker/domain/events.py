@@ -1,10 +1,10 @@
-"""The events a command emits, built before they are written to the outbox (DESIGN.md 3.5).
+"""The events a command emits, built before they are written to the outbox (docs/design.md, section 3.5).
 
 For a create the database fills in only what it alone knows (the new memory id, the evicted
 row), so the event shapes live here, next to the contracts, not in SQL. Event ids derive
 from the command id: a command retried after a crash emits the same ids, and JetStream's
 de-duplication and any consumer can recognise the repeat. The eviction metric is the
-exception: its id is random (DESIGN.md 3.5), so a metric sample leads back to no command,
+exception: its id is random (docs/design.md, section 3.5), so a metric sample leads back to no command,
 workspace or content. It is still retry-safe: it is chosen once, in the transaction that
 stores the outbox row, and every publish of that row carries it.
 """

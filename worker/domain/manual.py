@@ -1,4 +1,4 @@
-"""The `memory.manual` decision (the `/memories` and `/personal memories` panels, DESIGN.md 8.1).
+"""The `memory.manual` decision (the `/memories` and `/personal memories` panels, docs/design.md, section 8.1).
 
 `decide_manual` takes what the persistence layer read under the owner lock (`ManualContext`)
 and answers with a refusal or the one write to make. Checks run in a fixed order: first who

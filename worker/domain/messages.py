@@ -1,4 +1,4 @@
-"""Every result of `memory.create` (DESIGN.md section 3.4), worded for the model to relay.
+"""Every result of `memory.create` (docs/design.md, section 3.4), worded for the model to relay.
 
 A failure says what happened and what the user can do about it; the same text goes to
 `error` and `data.reason` because models read either. No text mentions `current_count`:
@@ -149,7 +149,7 @@ def privacy_restricted(cmd: CreateMemory | str, label: str, privacy_level: int) 
 
 
 def host_protected(cmd: CreateMemory | str, label: str, why: str) -> CommandResult:
-    """A proxy identity whose host protects it (DESIGN.md section 4 step 7); `why` says how."""
+    """A proxy identity whose host protects it (docs/design.md, section 4 step 7); `why` says how."""
     text = (
         f"{label} is written through a message proxy, and I can't save personal memories about "
         f"them: {why}. Nothing was saved."

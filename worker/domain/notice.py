@@ -1,4 +1,4 @@
-"""The notice planner of DESIGN.md section 6, as a pure function (no I/O).
+"""The notice planner of docs/design.md, section 6, as a pure function (no I/O).
 
 The worker decides where a memory-save notice goes and what it says; the bot only delivers
 the plan. The plan is a plain JSON-ready dict, carried unchanged in the result's `notice`

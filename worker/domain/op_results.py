@@ -1,4 +1,4 @@
-"""Results of `memory.manual`, `memory.reinforce` and `memory.seed_bio` (DESIGN.md section 8).
+"""Results of `memory.manual`, `memory.reinforce` and `memory.seed_bio` (docs/design.md, section 8).
 
 Each builder fills exactly the `OpData` fields its status calls for; the others stay unset and
 are left out of the JSON. A refusal carries its reason in both `error` and `data.reason`,
@@ -76,7 +76,7 @@ def removed(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) ->
 
 
 def reinforced(command_id: str, count: int) -> OpResult:
-    # Reinforcement changes nothing a bot shows: no cache invalidation (DESIGN.md 8.2).
+    # Reinforcement changes nothing a bot shows: no cache invalidation (docs/design.md, section 8.2).
     return _done(command_id, OpData(status=codes.REINFORCED, count=count))
 
 

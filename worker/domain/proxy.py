@@ -1,4 +1,4 @@
-"""Message-proxy identities and the host protection of DESIGN.md section 4 step 7.
+"""Message-proxy identities and the host protection of docs/design.md, section 4 step 7.
 
 A proxy identity (PluralKit `pk:<uuid>`, a bridge's `pb:<digits>`) is a synthetic user
 whose messages are written by real Discord accounts, its hosts. Whatever the identity's own

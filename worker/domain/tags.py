@@ -1,4 +1,4 @@
-"""Memory tags as the `/memories` and `/personal memories` panels parse them (DESIGN.md 8.1).
+"""Memory tags as the `/memories` and `/personal memories` panels parse them (docs/design.md, section 8.1).
 
 The panels accept raw comma-separated text or a list; the worker parses both the same way so
 a memory saved through the worker carries exactly the tags the panel would have stored. A tag

