@@ -1,4 +1,5 @@
-"""The metrics sinks (worker/sinks/process.py) on real NATS and PostgreSQL.
+"""The metrics sinks (worker/sinks/process.py), each in the sinks' FastStream application, on real
+NATS and PostgreSQL.
 
 Metrics are published to MEMORY_EVENTS as the worker's outbox does (subject
 `metrics.memory_eviction`, header Nats-Msg-Id). The stream is shared with the rest of the
@@ -22,6 +23,7 @@ from contracts import subjects
 from db.repository import create_pool
 from tests.support.waiting import wait_until
 from worker.consuming import streams
+from worker.sinks.app import SinksConfig, build
 from worker.sinks.jsonl import JsonLinesSink
 from worker.sinks.metrics import InvalidMetric, parse_metric
 from worker.sinks.postgres import PostgresSink
@@ -44,10 +46,16 @@ async def publish(js, payload: dict | bytes, *, event_id: str, subject: str = EV
     await js.publish(subject, data, headers={"Nats-Msg-Id": event_id}, stream=subjects.EVENTS_STREAM)
 
 
+def run(sink, nats_url: str, stop: asyncio.Event):
+    """The sink alone in the sinks' FastStream application (worker/sinks/app.py), until `stop`."""
+    app = build(SinksConfig(nats_url=nats_url), stop=stop, sinks=[sink]).app
+    return app.run()
+
+
 @contextlib.asynccontextmanager
-async def running(sink, js):
+async def running(sink, nats_url: str):
     stop = asyncio.Event()
-    task = asyncio.create_task(sink.run(js, stop))
+    task = asyncio.create_task(run(sink, nats_url, stop))
     try:
         yield task
     finally:
@@ -93,7 +101,7 @@ def test_validation_accepts_exactly_the_eviction_shape():
         parse_metric("metrics.dead_letter", b'{"nested":{"a":1}}')
 
 
-async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, tmp_path):
+async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, nats_server, tmp_path):
     path, durable = tmp_path / "metrics.jsonl", f"t-jsonl-{unique()}"
     good = {f"{unique('c')}:metric:eviction": {"scope": s, "decay_days": d}
             for s, d in (("server", 30), ("personal", 7), ("server", 90))}
@@ -105,7 +113,7 @@ async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, t
 
     with capture_logs() as logs:
         sink = JsonLinesSink(path, durable=durable, **FAST)
-        async with running(sink, js):
+        async with running(sink, nats_server.url):
             await wait_until(lambda: all(by_id(path, good).values()))
             await wait_until(lambda: settled(js, durable))
 
@@ -121,7 +129,7 @@ async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, t
     assert "likes tea" not in repr(logs)  # the payload of a rejected metric is never logged
 
 
-async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
+async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, nats_server, tmp_path):
     """A crash after writing but before acking, a torn last line, and metrics sent while down."""
     path, durable = tmp_path / "metrics.jsonl", f"t-jsonl-{unique()}"
     ids = [f"{unique('c')}:metric:eviction" for _ in range(6)]
@@ -140,7 +148,7 @@ async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
                                 "received_at": "2025-01-01T00:00:00+00:00"})[:25]
     path.write_bytes(whole + torn)
 
-    async with running(JsonLinesSink(path, durable=durable, **FAST), js):
+    async with running(JsonLinesSink(path, durable=durable, **FAST), nats_server.url):
         await wait_until(lambda: all(by_id(path, ids[:3]).values()))
         await wait_until(lambda: settled(js, durable))
     # The drifted consumer settings were replaced by the sink's own (create-or-update).
@@ -149,7 +157,7 @@ async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
 
     for event_id in ids[3:]:  # sent while the sink is down
         await publish(js, payload, event_id=event_id)
-    async with running(JsonLinesSink(path, durable=durable, **FAST), js):
+    async with running(JsonLinesSink(path, durable=durable, **FAST), nats_server.url):
         await wait_until(lambda: all(by_id(path, ids).values()))
         await wait_until(lambda: settled(js, durable))
 
@@ -160,13 +168,13 @@ async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
     assert [line["event_id"] for line in lines(path) if line["event_id"] in ids] == ids
 
 
-async def test_a_second_jsonl_sink_on_the_same_file_is_refused(js, tmp_path):
+async def test_a_second_jsonl_sink_on_the_same_file_is_refused(js, nats_server, tmp_path):
     path = tmp_path / "metrics.jsonl"
-    async with running(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), js):
+    async with running(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), nats_server.url):
         await wait_until(lambda: path.exists())
         await asyncio.sleep(0.1)
         with pytest.raises(RuntimeError, match="another metrics sink"):
-            await JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST).run(js, asyncio.Event())
+            await run(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), nats_server.url, asyncio.Event())
 
 
 async def samples(pool, ids) -> list[asyncpg.Record]:
@@ -175,14 +183,14 @@ async def samples(pool, ids) -> list[asyncpg.Record]:
         " WHERE event_id = ANY($1::text[]) ORDER BY event_id", list(ids))
 
 
-async def test_postgres_sink_stores_the_fields_as_a_json_object(js, pool):
+async def test_postgres_sink_stores_the_fields_as_a_json_object(js, nats_server, pool):
     durable = f"t-pg-{unique()}"
     ids = sorted(f"{unique('c')}:metric:eviction" for _ in range(2))
     await publish(js, {"scope": "server", "decay_days": 30}, event_id=ids[0])
     await publish(js, {"scope": "personal", "decay_days": 12}, event_id=ids[1])
     await publish(js, {"scope": "server", "decay_days": 30, "memory_id": 4}, event_id=unique("bad"))
 
-    async with running(PostgresSink(pool, durable=durable, **FAST), js):
+    async with running(PostgresSink(pool, durable=durable, **FAST), nats_server.url):
         await wait_until(lambda: settled(js, durable))
         rows = await samples(pool, ids)
 
@@ -195,7 +203,7 @@ async def test_postgres_sink_stores_the_fields_as_a_json_object(js, pool):
     assert await pool.fetchval("SELECT count(*) FROM metric_samples WHERE fields ? 'memory_id'") == 0
 
 
-async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database_url):
+async def test_postgres_sink_waits_out_a_database_outage(js, nats_server, pg_server, database_url):
     """The database disappears: one log line, the metric stays unacked, and is stored once later."""
     name = urlsplit(database_url).path.lstrip("/")
     durable = f"t-pg-{unique()}"
@@ -205,7 +213,7 @@ async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database
     try:
         with capture_logs() as logs:
             sink = PostgresSink(sink_pool, durable=durable, retry_delay=0.1, max_retry_delay=0.2, **FAST)
-            async with running(sink, js):
+            async with running(sink, nats_server.url):
                 await wait_until(lambda: settled(js, durable))  # older metrics of the session are in
                 await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
                 before = (await js.consumer_info(subjects.EVENTS_STREAM, durable)).delivered.consumer_seq
@@ -232,7 +240,7 @@ async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database
         await admin.close()
 
 
-async def test_postgres_sink_prunes_samples_past_the_retention(js, pool):
+async def test_postgres_sink_prunes_samples_past_the_retention(js, nats_server, pool):
     await pool.execute(
         "INSERT INTO metric_samples (metric_name, fields, created_at) VALUES"
         " ('memory_eviction', '{\"age\": 45}', now() - interval '45 days'),"
@@ -241,7 +249,7 @@ async def test_postgres_sink_prunes_samples_past_the_retention(js, pool):
         " ('memory_eviction', '{\"age\": 0}', now())")
     with capture_logs() as logs:
         sink = PostgresSink(pool, retention_days=30, durable=f"t-pg-{unique()}", prune_batch=1, **FAST)
-        async with running(sink, js):  # prunes at start
+        async with running(sink, nats_server.url):  # prunes at start
             await wait_until(lambda: any(e["event"] == "metric_samples_pruned" for e in logs))
     left = await pool.fetch("SELECT (fields->>'age')::int AS age FROM metric_samples WHERE fields ? 'age'"
                             " ORDER BY 1")
