@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -28,7 +33,7 @@ from worker.sinks.jsonl import JsonLinesSink
 from worker.sinks.metrics import InvalidMetric, parse_metric
 from worker.sinks.postgres import PostgresSink
 
-from ..conftest import TEMPLATE_DB, unique
+from ..conftest import ROOT, TEMPLATE_DB, unique
 
 EVICTION = subjects.METRIC_EVICTION_SUBJECT
 FAST = {"fetch_timeout": 0.2}
@@ -256,3 +261,29 @@ async def test_postgres_sink_prunes_samples_past_the_retention(js, nats_server, 
     assert [r["age"] for r in left] == [0, 29]
     assert [e["deleted"] for e in logs if e["event"] == "metric_samples_pruned"] == [2]
     assert await sink.prune() == 0
+
+
+async def test_faststream_run_serves_the_sinks_application(js, nats_server, tmp_path):
+    """`faststream run worker.sinks.app:app`, configured from the environment, until SIGTERM."""
+    path, prefix = tmp_path / "metrics.jsonl", f"t-fs-{unique()}"
+    event_id = f"{unique('c')}:metric:eviction"
+    env = dict(os.environ, NATS_URL=nats_server.url, SINKS_JSONL=str(path), SINKS_CONSUMER_PREFIX=prefix,
+               PYTHONPATH=str(ROOT), LOG_FORMAT="json")
+    env.pop("DATABASE_URL", None)
+    log = tmp_path / "faststream.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).with_name("faststream")), "run", "worker.sinks.app:app"],
+                                env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        await wait_until(lambda: b"metric_sink_started" in log.read_bytes() or proc.poll() is not None, timeout=30)
+        assert proc.poll() is None, log.read_text()
+        await publish(js, {"scope": "personal", "decay_days": 9}, event_id=event_id)
+        await wait_until(lambda: by_id(path, [event_id])[event_id], timeout=15)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(proc.wait, 30)
+    [line] = by_id(path, [event_id])[event_id]
+    assert line["fields"] == {"scope": "personal", "decay_days": 9}
+    assert code == 0, log.read_text()
+    assert b"metric_sink_stopped" in log.read_bytes()
+    assert await settled(js, f"{prefix}-jsonl")
