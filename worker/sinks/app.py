@@ -115,8 +115,12 @@ def build(config: SinksConfig, *, stop: asyncio.Event | None = None, sinks: list
     registry = CollectorRegistry()
     broker = _broker(config, registry)
     sinks = config.sinks() if sinks is None else sinks
+    # A pull subscription's deliveries come to an inbox FastStream names itself (`_INBOX.` by
+    # default, not the connection's prefix): give it the prefix the sinks' permissions allow.
+    prefix = config.connect_options.get("inbox_prefix")
+    inbox = f"{prefix}.".encode() if prefix else None
     for sink in sinks:
-        subscribe(broker, sink)
+        subscribe(broker, sink, inbox_prefix=inbox)
     made: list[FastStream] = []  # the lifespan's `stop` watcher ends the app made below
     spec = AsyncAPI(broker, title="memory-worker metrics sinks", version="1.0.0", schema_version="3.0.0",
                     description="Durable consumers of metrics.> on MEMORY_EVENTS: a JSON-lines file, "
@@ -140,7 +144,7 @@ def _broker(config: SinksConfig, registry: CollectorRegistry) -> NatsBroker:
     return broker
 
 
-def subscribe(broker: NatsBroker, sink: _Sink) -> None:
+def subscribe(broker: NatsBroker, sink: _Sink, *, inbox_prefix: bytes | None = None) -> None:
     """One subscriber for `sink` on its durable, batches of up to sink.batch."""
     stream = JStream(subjects.EVENTS_STREAM, declare=False)  # the worker owns the stream and its settings
 
@@ -149,7 +153,8 @@ def subscribe(broker: NatsBroker, sink: _Sink) -> None:
 
     broker.subscriber(METRICS_FILTER, stream=stream, durable=sink.durable, config=sink.consumer_config(),
                       pull_sub=PullSub(batch_size=sink.batch, timeout=sink.fetch_timeout, batch=True),
-                      ack_policy=AckPolicy.MANUAL, title=f"{sink.durable}:{sink.kind}",
+                      ack_policy=AckPolicy.MANUAL, **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
+                      title=f"{sink.durable}:{sink.kind}",
                       description=f"The {sink.kind} metrics sink's durable consumer {sink.durable}.")(handle)
 
 
