@@ -55,6 +55,10 @@ def rules_for_test(for_s: int, **thresholds: str) -> dict:
     return rules
 
 
+def _duration(seconds: float) -> str:
+    return f"{round(seconds * 1000)}ms"
+
+
 class PrometheusServer(ChildProcess):
     def __init__(self, data_dir: Path, targets: dict[str, list[str]], rules: dict, *, scrape_s: float = 1.0,
                  eval_s: float = 1.0) -> None:
@@ -64,8 +68,8 @@ class PrometheusServer(ChildProcess):
         data_dir.mkdir(parents=True, exist_ok=True)
         (data_dir / "alerts.yaml").write_text(yaml.safe_dump(rules))
         config = {
-            "global": {"scrape_interval": f"{scrape_s}s", "scrape_timeout": f"{scrape_s}s",
-                       "evaluation_interval": f"{eval_s}s"},
+            "global": {"scrape_interval": _duration(scrape_s), "scrape_timeout": _duration(scrape_s),
+                       "evaluation_interval": _duration(eval_s)},
             "rule_files": [str(data_dir / "alerts.yaml")],
             "scrape_configs": [{"job_name": job, "static_configs": [{"targets": hosts}]}
                                for job, hosts in targets.items()],

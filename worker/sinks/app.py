@@ -172,6 +172,7 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
                 made[0].exit()
             watcher = asyncio.create_task(watch(), name="sinks-stop")
         opened: list[_Sink] = []
+        served = False
         http = None
         given = {id(sink): sink.pool for sink in sinks if isinstance(sink, PostgresSink)}  # the caller closes those
         try:
@@ -195,6 +196,7 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
                 http = _serve_metrics(config.metrics_host, config.metrics_port, registry)
             for sink in sinks:
                 sink.log.info("metric_sink_started", stream=subjects.EVENTS_STREAM, filter=METRICS_FILTER)
+            served = True
             yield
         finally:
             stopping.set()
@@ -204,7 +206,9 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
             if http is not None:
                 http.shutdown()
                 http.server_close()
-            await broker.stop()  # idempotent; the app stopped it already unless startup failed
+            if not served:  # otherwise the app has stopped the broker (and its subscribers) already
+                with contextlib.suppress(Exception):
+                    await broker.stop()
             for sink in opened:
                 await sink.close()
                 sink.log.info("metric_sink_stopped")
