@@ -81,17 +81,12 @@ async def test_alerts_fire_and_resolve_and_every_dashboard_query_returns_data(ow
             return name not in await alerts()
 
         async with MemoryClient(nc, timeout=30.0) as memory:
-            # Load: saves, an eviction (which the sinks record), a dead letter.
             ws, full, later = unique(), unique(), unique()
             await add_server(db, ws)
             await add_server(db, later)
             server_id = await add_server(db, full, decay=True)
             await add_old_server_memories(db, server_id, 7, [(f"old {d}", d) for d in (60, 61, 62, 63, 64)])
-            for i in range(4):  # MAX_SERVER_MEMORIES=5: room left
-                assert (await memory.create(create_fields(ws, f"fact {i}"))).data.status == codes.SAVED
-            evicted = await memory.create(create_fields(full, "replaces the oldest", retrieval=RAG))
-            assert evicted.data.status == codes.SAVED_WITH_EVICTION
-            await publish_command(nc, "create", ws, b"\x00\xffnot JSON", msg_id=unique("poison-"))
+            assert (await memory.create(create_fields(ws, "before anything"))).data.status == codes.SAVED
 
             await wait_until(lambda: _up(prometheus), timeout=30, what="both targets scraped")
             # Before its first scrape Prometheus saw no worker: healthy once it has.
@@ -123,14 +118,23 @@ async def test_alerts_fire_and_resolve_and_every_dashboard_query_returns_data(ow
             await wait_until(lambda: resolved("MemoryCommandsBacklog"), timeout=30,
                              what="MemoryCommandsBacklog resolved")
 
+            # Load on the worker as it is now (its counters are its process's): saves, an eviction
+            # (which the sinks record), a dead letter.
+            for i in range(3):  # MAX_SERVER_MEMORIES=5: room left
+                assert (await memory.create(create_fields(ws, f"fact {i}"))).data.status == codes.SAVED
+            evicted = await memory.create(create_fields(full, "replaces the oldest", retrieval=RAG))
+            assert evicted.data.status == codes.SAVED_WITH_EVICTION
+            await publish_command(nc, "create", ws, b"\x00\xffnot JSON", msg_id=unique("poison-"))
+
             # Every panel's query has data (a renamed metric would leave one empty).
             for title, expr in panel_queries():
                 async def has_data(expr: str = expr) -> bool:
                     return bool(await asyncio.to_thread(prometheus.query, expr))
                 await wait_until(has_data, timeout=20, what=f"data for {title!r}: {expr}")
             # And the sinks' own FastStream metrics were scraped: they consumed the eviction metric.
-            received = await asyncio.to_thread(prometheus.query, 'sum(memory_sinks_received_messages_total)')
-            assert received and float(received[0]["value"][1]) >= 1
+            async def sinks_received() -> bool:
+                return bool(await asyncio.to_thread(prometheus.query, "sum(memory_sinks_received_messages_total) >= 1"))
+            await wait_until(sinks_received, timeout=20, what="the sinks' received messages scraped")
             assert not sinks.done()
     finally:
         await locker.close()
