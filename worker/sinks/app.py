@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,12 +165,24 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
     async def lifespan() -> AsyncIterator[None]:
         stopping = asyncio.Event()
         background: list[asyncio.Task] = []
+
+        def stop_now() -> None:
+            stopping.set()  # ends the waits for NATS, the stream and the database, too
+            made[0].exit()
+
+        # FastStream's own signal handlers only end a started app; these also end the waits of
+        # the start-up (NATS, the stream), which run before it.
+        loop = asyncio.get_running_loop()
+        handled = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop_now)
+                handled.append(sig)
         watcher = None
         if stop is not None:
             async def watch() -> None:
                 await stop.wait()
-                stopping.set()
-                made[0].exit()
+                stop_now()
             watcher = asyncio.create_task(watch(), name="sinks-stop")
         opened: list[_Sink] = []
         served = False
@@ -180,11 +193,11 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
                 await sink.open()  # the file lock first: a second sink on the same file fails at once
                 opened.append(sink)
             if not await _connect(broker, stopping):
-                raise _Stopped
+                raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
             js = broker.config.connection_state.stream
             _fetch_timeouts_as_nats_timeouts(js)
             if not await _wait_for_events_stream(js, stopping):
-                raise _Stopped
+                raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
             for sink in sinks:
                 # Create or update with the full config: nats-py would bind to a drifted durable as is.
                 await js.add_consumer(subjects.EVENTS_STREAM, sink.consumer_config())
@@ -200,6 +213,8 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
             yield
         finally:
             stopping.set()
+            for sig in handled:
+                loop.remove_signal_handler(sig)
             for task in [*background, *([watcher] if watcher else [])]:
                 task.cancel()
             await asyncio.gather(*background, *([watcher] if watcher else []), return_exceptions=True)
@@ -261,20 +276,21 @@ async def _postgres(sink: PostgresSink, database_url: str | None, stopping: asyn
 
 
 async def _connect(broker: NatsBroker, stopping: asyncio.Event) -> bool:
-    """Connect, waiting out a NATS that is not there yet (logged once); False when stopped first."""
-    failing = False
-    while not stopping.is_set():
-        try:
-            await broker.connect()
-        except Exception as exc:
-            if not failing:
-                log.warning("metric_sinks_nats_error", error=repr(exc))
-                failing = True
-            await _sleep_or_stop(stopping, 1.0)
-            continue
-        if failing:
+    """Connect, waiting out a NATS that is not there yet (nats-py retries itself, and the error
+    callback logs once); False when stopped first."""
+    connect = asyncio.create_task(broker.connect())
+    stopped = asyncio.create_task(stopping.wait())
+    await asyncio.wait({connect, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if connect.done():
+        connect.result()  # raises what nats-py gave up with
+        if _nats_state.failing:
             log.info("metric_sinks_nats_connected")
+            _nats_state.failing = False
         return True
+    connect.cancel()
+    with contextlib.suppress(BaseException):
+        await connect
     return False
 
 
@@ -302,8 +318,17 @@ def _serve_metrics(host: str, port: int, registry: CollectorRegistry):
     return server
 
 
+class _NatsState:
+    failing = False  # connection errors are logged once until the next (re)connect
+
+
+_nats_state = _NatsState()
+
+
 async def _nats_error(exc: Exception) -> None:
-    log.warning("metric_sinks_nats_error", error=repr(exc))
+    if not _nats_state.failing:
+        log.warning("metric_sinks_nats_error", error=repr(exc))
+        _nats_state.failing = True
 
 
 async def _disconnected() -> None:
@@ -311,6 +336,7 @@ async def _disconnected() -> None:
 
 
 async def _reconnected() -> None:
+    _nats_state.failing = False
     log.info("metric_sinks_nats_reconnected")
 
 
