@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-import nats.errors
 import structlog
 from faststream import Context, FastStream
 from faststream.middlewares import AckPolicy
@@ -35,15 +34,15 @@ from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 from faststream.nats.prometheus import NatsPrometheusMiddleware
 from faststream.specification import AsyncAPI
-from nats.js.errors import NotFoundError
 from prometheus_client import CollectorRegistry
 from pydantic import WithJsonSchema
 
 from contracts import subjects
+from worker.sinks import startup
 from worker.sinks.consumer import _Sink
 from worker.sinks.jsonl import JsonLinesSink
 from worker.sinks.metrics import METRICS_FILTER, EvictionFields
-from worker.sinks.postgres import PostgresSink, _sleep_or_stop, connect_pool
+from worker.sinks.postgres import PostgresSink, connect_pool
 
 log = structlog.get_logger("memory.sinks")
 
@@ -137,7 +136,8 @@ def _broker(config: SinksConfig, registry: CollectorRegistry) -> NatsBroker:
                         reconnect_time_wait=1, graceful_timeout=30.0, logger=None,
                         middlewares=[NatsPrometheusMiddleware(registry=registry, app_name="memory-metrics-sinks",
                                                               metrics_prefix="memory_sinks")],
-                        error_cb=_nats_error, disconnected_cb=_disconnected, reconnected_cb=_reconnected)
+                        error_cb=startup.nats_error, disconnected_cb=startup.disconnected,
+                        reconnected_cb=startup.reconnected)
     # The one credentials path: the same keyword arguments every other process gives
     # nats.connect() (user/password, token, nkey, creds, TLS, inbox prefix). FastStream's
     # security objects would be a second translation of the same settings.
@@ -192,11 +192,11 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
             for sink in sinks:
                 await sink.open()  # the file lock first: a second sink on the same file fails at once
                 opened.append(sink)
-            if not await _connect(broker, stopping):
+            if not await startup.connect(broker, stopping):
                 raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
             js = broker.config.connection_state.stream
-            _fetch_timeouts_as_nats_timeouts(js)
-            if not await _wait_for_events_stream(js, stopping):
+            startup.fetch_timeouts_as_nats_timeouts(js)
+            if not await startup.wait_for_events_stream(js, stopping):
                 raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
             for sink in sinks:
                 # Create or update with the full config: nats-py would bind to a drifted durable as is.
@@ -206,7 +206,7 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
                     background.append(asyncio.create_task(_postgres(sink, config.database_url, stopping),
                                                           name="metric-samples"))
             if config.metrics_port:
-                http = _serve_metrics(config.metrics_host, config.metrics_port, registry)
+                http = startup.serve_metrics(config.metrics_host, config.metrics_port, registry)
             for sink in sinks:
                 sink.log.info("metric_sink_started", stream=subjects.EVENTS_STREAM, filter=METRICS_FILTER)
             served = True
@@ -234,32 +234,6 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
     return lifespan
 
 
-def _fetch_timeouts_as_nats_timeouts(js: Any) -> None:
-    """nats-py 2.16's fetch() can end a batch's wait with the builtin TimeoutError, where
-    FastStream 0.7.8's batch loop catches only nats.errors.TimeoutError: its task then dies with
-    the batch it had collected (redelivered only after ack_wait) and is restarted. Every pull
-    subscription made on `js` (the broker's, before its subscribers start) gets a fetch that
-    raises nats-py's own timeout instead, a subclass of the builtin one."""
-    pull_subscribe = js.pull_subscribe
-
-    async def subscribe(*args: Any, **kwargs: Any) -> Any:
-        subscription = await pull_subscribe(*args, **kwargs)
-        fetch = subscription.fetch
-
-        async def fetch_or_nats_timeout(*a: Any, **kw: Any) -> Any:
-            try:
-                return await fetch(*a, **kw)
-            except TimeoutError as exc:
-                if isinstance(exc, nats.errors.TimeoutError):
-                    raise
-                raise nats.errors.TimeoutError from exc
-
-        subscription.fetch = fetch_or_nats_timeout
-        return subscription
-
-    js.pull_subscribe = subscribe
-
-
 class _Stopped(Exception):
     """Stopped before the sinks were up: nothing to run."""
 
@@ -273,71 +247,6 @@ async def _postgres(sink: PostgresSink, database_url: str | None, stopping: asyn
             return
         sink.pool = pool
     await sink.prune_forever(stopping)
-
-
-async def _connect(broker: NatsBroker, stopping: asyncio.Event) -> bool:
-    """Connect, waiting out a NATS that is not there yet (nats-py retries itself, and the error
-    callback logs once); False when stopped first."""
-    connect = asyncio.create_task(broker.connect())
-    stopped = asyncio.create_task(stopping.wait())
-    await asyncio.wait({connect, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    stopped.cancel()
-    if connect.done():
-        connect.result()  # raises what nats-py gave up with
-        if _nats_state.failing:
-            log.info("metric_sinks_nats_connected")
-            _nats_state.failing = False
-        return True
-    connect.cancel()
-    with contextlib.suppress(BaseException):
-        await connect
-    return False
-
-
-async def _wait_for_events_stream(js: Any, stopping: asyncio.Event) -> bool:
-    """Wait until MEMORY_EVENTS exists (the sinks may start before the worker, which owns the
-    stream and its settings); False when stopped first."""
-    waiting = False
-    while not stopping.is_set():
-        try:
-            await js.stream_info(subjects.EVENTS_STREAM)
-            return True
-        except NotFoundError:
-            if not waiting:
-                log.info("metric_sinks_waiting_for_stream", stream=subjects.EVENTS_STREAM)
-                waiting = True
-        await _sleep_or_stop(stopping, 1.0)
-    return False
-
-
-def _serve_metrics(host: str, port: int, registry: CollectorRegistry):
-    from prometheus_client import start_http_server
-
-    server, _thread = start_http_server(port, addr=host, registry=registry)
-    log.info("metric_sinks_metrics_serving", host=host, port=server.server_port)
-    return server
-
-
-class _NatsState:
-    failing = False  # connection errors are logged once until the next (re)connect
-
-
-_nats_state = _NatsState()
-
-
-async def _nats_error(exc: Exception) -> None:
-    if not _nats_state.failing:
-        log.warning("metric_sinks_nats_error", error=repr(exc))
-        _nats_state.failing = True
-
-
-async def _disconnected() -> None:
-    log.info("metric_sinks_nats_disconnected")  # at every stop too (the drain): not a warning
-
-
-async def _reconnected() -> None:
-    _nats_state.failing = False
-    log.info("metric_sinks_nats_reconnected")
 
 
 def __getattr__(name: str) -> Any:
