@@ -195,3 +195,38 @@ def test_the_contract_the_sinks_document_and_the_sinks_validation_agree(payload)
     assert valid(contract) is expected
     assert valid(sink_payload["items"]) is expected
     assert accepted() is expected
+
+
+async def test_a_batch_fetch_s_builtin_timeout_reaches_faststream_as_nats_py_s_own():
+    """FastStream 0.7.8's batch loop catches only nats.errors.TimeoutError; nats-py 2.16 can end
+    a fetch with the builtin one (worker/sinks/startup.py)."""
+    import nats.errors
+
+    from worker.sinks import startup
+
+    class Subscription:
+        def __init__(self, error: BaseException | None) -> None:
+            self.error = error
+
+        async def fetch(self, batch: int, timeout: float | None = None) -> list:
+            if self.error is not None:
+                raise self.error
+            return ["a message"]
+
+    class JetStream:
+        def __init__(self, error: BaseException | None) -> None:
+            self.error = error
+
+        async def pull_subscribe(self, subject: str, **_: object) -> Subscription:
+            return Subscription(self.error)
+
+    for error, expected in ((TimeoutError(), nats.errors.TimeoutError), (nats.errors.TimeoutError(),
+                            nats.errors.TimeoutError), (ConnectionResetError(), ConnectionResetError)):
+        js = JetStream(error)
+        startup.fetch_timeouts_as_nats_timeouts(js)
+        subscription = await js.pull_subscribe("metrics.>")
+        with pytest.raises(expected):
+            await subscription.fetch(64, timeout=0.1)
+    js = JetStream(None)
+    startup.fetch_timeouts_as_nats_timeouts(js)
+    assert await (await js.pull_subscribe("metrics.>")).fetch(1) == ["a message"]
