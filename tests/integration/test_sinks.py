@@ -303,3 +303,20 @@ async def test_sinks_wait_out_a_missing_nats_logging_once_and_stop_when_asked(tm
         await asyncio.wait_for(task, 10)
     assert len([e for e in logs if e["event"] == "metric_sinks_nats_error"]) == 1
     assert not any(e["event"] == "metric_sink_started" for e in logs)
+
+
+def test_faststream_docs_gen_writes_the_sinks_asyncapi_document(tmp_path):
+    """`faststream docs gen worker.sinks.app:app`: the document the unit tests hold to the contract."""
+    from worker.sinks.metrics import EvictionFields
+
+    out = tmp_path / "asyncapi.json"
+    env = dict(os.environ, NATS_URL="nats://127.0.0.1:4222", SINKS_JSONL=str(tmp_path / "m.jsonl"),
+               DATABASE_URL="postgresql://unused/db", PYTHONPATH=str(ROOT))
+    done = subprocess.run([str(Path(sys.executable).with_name("faststream")), "docs", "gen", "worker.sinks.app:app",
+                           "--out", str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = msgspec.json.decode(out.read_bytes())
+    assert doc["asyncapi"] == "3.0.0"
+    assert sorted(c["address"] for c in doc["channels"].values()) == [subjects.METRICS_FILTER] * 2
+    [item] = {msgspec.json.encode(s["items"]) for s in doc["components"]["schemas"].values()}
+    assert msgspec.json.decode(item) == EvictionFields.model_json_schema()
