@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats schemas clean
+.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,18 @@ $(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
 	touch $@
 
 install: $(STAMP) $(NODE_STAMP)
+
+## Debian's prometheus package (prometheus and promtool 2.42), for the alert-rule tests and the
+## e2e test with a live Prometheus: installed with apt-get when missing and run as root; elsewhere
+## it says so and those tests skip, naming what is missing.
+prometheus:
+	@if command -v prometheus >/dev/null && command -v promtool >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing Debian's prometheus package (prometheus, promtool)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; } || \
+		echo "make: could not install prometheus: the tests that need it will skip" >&2; \
+	else echo "make: prometheus and promtool are not installed (not root with apt-get here): the tests that need them skip; install Debian's prometheus package" >&2; fi
 
 ## Start embedded NATS + PostgreSQL under ./.data and the worker in the foreground (Ctrl-C stops all).
 run: $(STAMP)
@@ -39,16 +51,16 @@ check-imports: $(STAMP)
 
 ## The whole default suite: lint, types, boundaries, then unit, integration, end-to-end and
 ## short chaos runs, on real servers it starts itself.
-test: $(STAMP) $(NODE_STAMP) lint typecheck check-imports
+test: $(STAMP) $(NODE_STAMP) prometheus lint typecheck check-imports
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) prometheus
 	$(PY) -m pytest -q tests/unit
 
 test-integration: $(STAMP)
 	$(PY) -m pytest -q tests/integration
 
-test-e2e: $(STAMP) $(NODE_STAMP)
+test-e2e: $(STAMP) $(NODE_STAMP) prometheus
 	$(PY) -m pytest -q tests/e2e
 
 ## Three NATS nodes, two workers, PostgreSQL: 3,000 creates while the stream leader and a worker are SIGKILLed.

@@ -1,4 +1,5 @@
-"""The metrics sinks (worker/sinks/process.py) on real NATS and PostgreSQL.
+"""The metrics sinks (worker/sinks/process.py), each in the sinks' FastStream application, on real
+NATS and PostgreSQL.
 
 Metrics are published to MEMORY_EVENTS as the worker's outbox does (subject
 `metrics.memory_eviction`, header Nats-Msg-Id). The stream is shared with the rest of the
@@ -9,6 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -22,11 +28,12 @@ from contracts import subjects
 from db.repository import create_pool
 from tests.support.waiting import wait_until
 from worker.consuming import streams
+from worker.sinks.app import SinksConfig, build
 from worker.sinks.jsonl import JsonLinesSink
 from worker.sinks.metrics import InvalidMetric, parse_metric
 from worker.sinks.postgres import PostgresSink
 
-from ..conftest import TEMPLATE_DB, unique
+from ..conftest import ROOT, TEMPLATE_DB, unique
 
 EVICTION = subjects.METRIC_EVICTION_SUBJECT
 FAST = {"fetch_timeout": 0.2}
@@ -44,10 +51,16 @@ async def publish(js, payload: dict | bytes, *, event_id: str, subject: str = EV
     await js.publish(subject, data, headers={"Nats-Msg-Id": event_id}, stream=subjects.EVENTS_STREAM)
 
 
+def run(sink, nats_url: str, stop: asyncio.Event):
+    """The sink alone in the sinks' FastStream application (worker/sinks/app.py), until `stop`."""
+    app = build(SinksConfig(nats_url=nats_url), stop=stop, sinks=[sink]).app
+    return app.run()
+
+
 @contextlib.asynccontextmanager
-async def running(sink, js):
+async def running(sink, nats_url: str):
     stop = asyncio.Event()
-    task = asyncio.create_task(sink.run(js, stop))
+    task = asyncio.create_task(run(sink, nats_url, stop))
     try:
         yield task
     finally:
@@ -93,7 +106,7 @@ def test_validation_accepts_exactly_the_eviction_shape():
         parse_metric("metrics.dead_letter", b'{"nested":{"a":1}}')
 
 
-async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, tmp_path):
+async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, nats_server, tmp_path):
     path, durable = tmp_path / "metrics.jsonl", f"t-jsonl-{unique()}"
     good = {f"{unique('c')}:metric:eviction": {"scope": s, "decay_days": d}
             for s, d in (("server", 30), ("personal", 7), ("server", 90))}
@@ -105,7 +118,7 @@ async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, t
 
     with capture_logs() as logs:
         sink = JsonLinesSink(path, durable=durable, **FAST)
-        async with running(sink, js):
+        async with running(sink, nats_server.url):
             await wait_until(lambda: all(by_id(path, good).values()))
             await wait_until(lambda: settled(js, durable))
 
@@ -121,7 +134,7 @@ async def test_jsonl_sink_writes_one_line_per_metric_and_acks_invalid_ones(js, t
     assert "likes tea" not in repr(logs)  # the payload of a rejected metric is never logged
 
 
-async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
+async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, nats_server, tmp_path):
     """A crash after writing but before acking, a torn last line, and metrics sent while down."""
     path, durable = tmp_path / "metrics.jsonl", f"t-jsonl-{unique()}"
     ids = [f"{unique('c')}:metric:eviction" for _ in range(6)]
@@ -140,7 +153,7 @@ async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
                                 "received_at": "2025-01-01T00:00:00+00:00"})[:25]
     path.write_bytes(whole + torn)
 
-    async with running(JsonLinesSink(path, durable=durable, **FAST), js):
+    async with running(JsonLinesSink(path, durable=durable, **FAST), nats_server.url):
         await wait_until(lambda: all(by_id(path, ids[:3]).values()))
         await wait_until(lambda: settled(js, durable))
     # The drifted consumer settings were replaced by the sink's own (create-or-update).
@@ -149,7 +162,7 @@ async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
 
     for event_id in ids[3:]:  # sent while the sink is down
         await publish(js, payload, event_id=event_id)
-    async with running(JsonLinesSink(path, durable=durable, **FAST), js):
+    async with running(JsonLinesSink(path, durable=durable, **FAST), nats_server.url):
         await wait_until(lambda: all(by_id(path, ids).values()))
         await wait_until(lambda: settled(js, durable))
 
@@ -160,13 +173,13 @@ async def test_jsonl_sink_restart_neither_loses_nor_duplicates(js, tmp_path):
     assert [line["event_id"] for line in lines(path) if line["event_id"] in ids] == ids
 
 
-async def test_a_second_jsonl_sink_on_the_same_file_is_refused(js, tmp_path):
+async def test_a_second_jsonl_sink_on_the_same_file_is_refused(js, nats_server, tmp_path):
     path = tmp_path / "metrics.jsonl"
-    async with running(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), js):
+    async with running(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), nats_server.url):
         await wait_until(lambda: path.exists())
         await asyncio.sleep(0.1)
         with pytest.raises(RuntimeError, match="another metrics sink"):
-            await JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST).run(js, asyncio.Event())
+            await run(JsonLinesSink(path, durable=f"t-jsonl-{unique()}", **FAST), nats_server.url, asyncio.Event())
 
 
 async def samples(pool, ids) -> list[asyncpg.Record]:
@@ -175,14 +188,14 @@ async def samples(pool, ids) -> list[asyncpg.Record]:
         " WHERE event_id = ANY($1::text[]) ORDER BY event_id", list(ids))
 
 
-async def test_postgres_sink_stores_the_fields_as_a_json_object(js, pool):
+async def test_postgres_sink_stores_the_fields_as_a_json_object(js, nats_server, pool):
     durable = f"t-pg-{unique()}"
     ids = sorted(f"{unique('c')}:metric:eviction" for _ in range(2))
     await publish(js, {"scope": "server", "decay_days": 30}, event_id=ids[0])
     await publish(js, {"scope": "personal", "decay_days": 12}, event_id=ids[1])
     await publish(js, {"scope": "server", "decay_days": 30, "memory_id": 4}, event_id=unique("bad"))
 
-    async with running(PostgresSink(pool, durable=durable, **FAST), js):
+    async with running(PostgresSink(pool, durable=durable, **FAST), nats_server.url):
         await wait_until(lambda: settled(js, durable))
         rows = await samples(pool, ids)
 
@@ -195,7 +208,7 @@ async def test_postgres_sink_stores_the_fields_as_a_json_object(js, pool):
     assert await pool.fetchval("SELECT count(*) FROM metric_samples WHERE fields ? 'memory_id'") == 0
 
 
-async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database_url):
+async def test_postgres_sink_waits_out_a_database_outage(js, nats_server, pg_server, database_url):
     """The database disappears: one log line, the metric stays unacked, and is stored once later."""
     name = urlsplit(database_url).path.lstrip("/")
     durable = f"t-pg-{unique()}"
@@ -205,7 +218,7 @@ async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database
     try:
         with capture_logs() as logs:
             sink = PostgresSink(sink_pool, durable=durable, retry_delay=0.1, max_retry_delay=0.2, **FAST)
-            async with running(sink, js):
+            async with running(sink, nats_server.url):
                 await wait_until(lambda: settled(js, durable))  # older metrics of the session are in
                 await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
                 before = (await js.consumer_info(subjects.EVENTS_STREAM, durable)).delivered.consumer_seq
@@ -232,7 +245,7 @@ async def test_postgres_sink_waits_out_a_database_outage(js, pg_server, database
         await admin.close()
 
 
-async def test_postgres_sink_prunes_samples_past_the_retention(js, pool):
+async def test_postgres_sink_prunes_samples_past_the_retention(js, nats_server, pool):
     await pool.execute(
         "INSERT INTO metric_samples (metric_name, fields, created_at) VALUES"
         " ('memory_eviction', '{\"age\": 45}', now() - interval '45 days'),"
@@ -241,10 +254,69 @@ async def test_postgres_sink_prunes_samples_past_the_retention(js, pool):
         " ('memory_eviction', '{\"age\": 0}', now())")
     with capture_logs() as logs:
         sink = PostgresSink(pool, retention_days=30, durable=f"t-pg-{unique()}", prune_batch=1, **FAST)
-        async with running(sink, js):  # prunes at start
+        async with running(sink, nats_server.url):  # prunes at start
             await wait_until(lambda: any(e["event"] == "metric_samples_pruned" for e in logs))
     left = await pool.fetch("SELECT (fields->>'age')::int AS age FROM metric_samples WHERE fields ? 'age'"
                             " ORDER BY 1")
     assert [r["age"] for r in left] == [0, 29]
     assert [e["deleted"] for e in logs if e["event"] == "metric_samples_pruned"] == [2]
     assert await sink.prune() == 0
+
+
+async def test_faststream_run_serves_the_sinks_application(js, nats_server, tmp_path):
+    """`faststream run worker.sinks.app:app`, configured from the environment, until SIGTERM."""
+    path, prefix = tmp_path / "metrics.jsonl", f"t-fs-{unique()}"
+    event_id = f"{unique('c')}:metric:eviction"
+    env = dict(os.environ, NATS_URL=nats_server.url, SINKS_JSONL=str(path), SINKS_CONSUMER_PREFIX=prefix,
+               PYTHONPATH=str(ROOT), LOG_FORMAT="json")
+    env.pop("DATABASE_URL", None)
+    log = tmp_path / "faststream.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).with_name("faststream")), "run", "worker.sinks.app:app"],
+                                env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        await wait_until(lambda: b"metric_sink_started" in log.read_bytes() or proc.poll() is not None, timeout=30)
+        assert proc.poll() is None, log.read_text()
+        await publish(js, {"scope": "personal", "decay_days": 9}, event_id=event_id)
+        await wait_until(lambda: by_id(path, [event_id])[event_id], timeout=15)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(proc.wait, 30)
+    [line] = by_id(path, [event_id])[event_id]
+    assert line["fields"] == {"scope": "personal", "decay_days": 9}
+    assert code == 0, log.read_text()
+    assert b"metric_sink_stopped" in log.read_bytes()
+    assert await settled(js, f"{prefix}-jsonl")
+
+
+async def test_sinks_wait_out_a_missing_nats_logging_once_and_stop_when_asked(tmp_path):
+    from worker.local.embedded import free_port
+    from worker.sinks.process import run_sinks
+
+    stop = asyncio.Event()
+    with capture_logs() as logs:
+        task = asyncio.create_task(run_sinks(f"nats://127.0.0.1:{free_port()}", None, tmp_path / "m.jsonl", 30, stop))
+        await wait_until(lambda: any(e["event"] == "metric_sinks_nats_error" for e in logs))
+        await asyncio.sleep(2.5)  # nats-py retries every second meanwhile: still one line
+        assert not task.done()
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    assert len([e for e in logs if e["event"] == "metric_sinks_nats_error"]) == 1
+    assert not any(e["event"] == "metric_sink_started" for e in logs)
+
+
+def test_faststream_docs_gen_writes_the_sinks_asyncapi_document(tmp_path):
+    """`faststream docs gen worker.sinks.app:app`: the document the unit tests hold to the contract."""
+    from worker.sinks.metrics import EvictionFields
+
+    out = tmp_path / "asyncapi.json"
+    env = dict(os.environ, NATS_URL="nats://127.0.0.1:4222", SINKS_JSONL=str(tmp_path / "m.jsonl"),
+               DATABASE_URL="postgresql://unused/db", PYTHONPATH=str(ROOT))
+    done = subprocess.run([str(Path(sys.executable).with_name("faststream")), "docs", "gen", "worker.sinks.app:app",
+                           "--out", str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = msgspec.json.decode(out.read_bytes())
+    assert doc["asyncapi"] == "3.0.0"
+    assert sorted(c["address"] for c in doc["channels"].values()) == [subjects.METRICS_FILTER] * 2
+    [item] = {msgspec.json.encode(s["items"]) for s in doc["components"]["schemas"].values()}
+    assert msgspec.json.decode(item) == EvictionFields.model_json_schema()

@@ -110,7 +110,9 @@ def _sinks(settings: Settings, args) -> int:
     return _until_signalled(lambda stop: run_sinks(endpoints.nats_url, database_url, args.jsonl,
                                                    settings.metric_sample_retention_days, stop,
                                                    consumer_prefix=args.consumer_prefix,
-                                                   connect_options=settings.nats_auth.connect_options()))
+                                                   connect_options=settings.nats_auth.connect_options(),
+                                                   metrics_host=settings.metrics_host,
+                                                   metrics_port=args.metrics_port))
 
 
 def _cache_node(settings: Settings, args) -> int:
@@ -140,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     sinks.add_argument("--no-postgres", action="store_true", help="do not write metric_samples")
     sinks.add_argument("--consumer-prefix", default="metrics-sink",
                        help="durable consumer name prefix (one per independent sink deployment)")
+    sinks.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
+                       help="serve the sinks' Prometheus /metrics on METRICS_HOST:PORT (default: off)")
     node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates")
     node.add_argument("--name", default="cache-node", help="durable consumer name of this node")
     return parser

@@ -13,7 +13,6 @@ from typing import Any
 import msgspec
 from nats.aio.msg import Msg
 
-from contracts import subjects
 from worker.sinks.consumer import _delay, _nak, _Sink
 from worker.sinks.metrics import JSONL_DURABLE, InvalidMetric, _decode, _encode, _event_id, parse_metric
 
@@ -28,10 +27,10 @@ class JsonLinesSink(_Sink):
 
     kind = "jsonl"
 
-    def __init__(self, path: Path | str, *, durable: str = JSONL_DURABLE, stream: str = subjects.EVENTS_STREAM,
-                 remember: int = 10_000, fsync: bool = True, batch: int = 64, fetch_timeout: float = 1.0,
-                 ack_wait: float = 30.0, max_ack_pending: int = 1000, logger: Any | None = None) -> None:
-        super().__init__(durable=durable, stream=stream, batch=batch, fetch_timeout=fetch_timeout,
+    def __init__(self, path: Path | str, *, durable: str = JSONL_DURABLE, remember: int = 10_000,
+                 fsync: bool = True, batch: int = 64, fetch_timeout: float = 1.0, ack_wait: float = 30.0,
+                 max_ack_pending: int = 1000, logger: Any | None = None) -> None:
+        super().__init__(durable=durable, batch=batch, fetch_timeout=fetch_timeout,
                          ack_wait=ack_wait, max_ack_pending=max_ack_pending, logger=logger)
         self.path = Path(path)
         self.remember = remember
@@ -40,7 +39,7 @@ class JsonLinesSink(_Sink):
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._write_failing = False
 
-    async def _open(self) -> None:
+    async def open(self) -> None:
         self._fd = await asyncio.to_thread(self._open_file)
 
     def _open_file(self) -> int:
@@ -64,7 +63,7 @@ class JsonLinesSink(_Sink):
         self.log.info("metric_jsonl_opened", path=str(self.path), remembered=len(self._seen))
         return fd
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)  # releases the flock
             self._fd = None
@@ -76,7 +75,7 @@ class JsonLinesSink(_Sink):
             self._seen.popitem(last=False)
 
     async def handle(self, msgs: list[Msg]) -> None:
-        assert self._fd is not None, "run() opens the file"
+        assert self._fd is not None, "open() opens the file"
         received_at = datetime.now(UTC).isoformat()
         lines: list[bytes] = []
         new_ids: list[str] = []

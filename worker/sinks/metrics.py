@@ -4,10 +4,11 @@ payload's shape, the event id."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from nats.aio.msg import Msg
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from contracts import subjects
 
@@ -26,14 +27,25 @@ class InvalidMetric(ValueError):
     """A metric the sinks will not record (logged and acknowledged, never retried)."""
 
 
+class EvictionFields(BaseModel):
+    """What the sinks accept on `metrics.memory_eviction`: exactly a scope and a whole number of
+    days, nothing else (no content, no ids). Its JSON schema is the payload of the sinks' own
+    AsyncAPI document, which a test holds to the contract's channel."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="MemoryEvictionMetric")
+
+    scope: Literal["server", "personal"]
+    decay_days: int = Field(ge=1)
+
+
 def _eviction(fields: dict[str, Any]) -> None:
-    if set(fields) != {"scope", "decay_days"}:
-        raise InvalidMetric(f"memory_eviction must have exactly scope and decay_days, got {sorted(fields)}")
-    if fields["scope"] not in ("server", "personal"):
-        raise InvalidMetric("memory_eviction scope must be 'server' or 'personal'")
-    days = fields["decay_days"]
-    if not isinstance(days, int) or isinstance(days, bool) or days < 1:
-        raise InvalidMetric("memory_eviction decay_days must be a positive integer")
+    try:
+        EvictionFields.model_validate(fields)
+    except ValidationError as exc:
+        # Where and what, never the value: a rejected payload is not logged.
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'payload'}: {e['msg']}"
+                             for e in exc.errors(include_input=False, include_url=False))
+        raise InvalidMetric(f"memory_eviction {problems}") from None
 
 
 def _generic(fields: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """The PostgreSQL sink: rows in metric_samples through memory_record_metric(), retried
-until the database is back, old rows pruned."""
+until the database is back, old rows pruned. Until its pool is connected (connect_pool(),
+which the sinks' lifespan runs in the background) every batch is nak'ed with a delay."""
 
 from __future__ import annotations
 
@@ -10,10 +11,8 @@ from typing import Any
 
 import asyncpg
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext
 
-from contracts import subjects
-from worker.sinks.consumer import _delay, _nak, _Sink, _sleep_or_stop
+from worker.sinks.consumer import _delay, _nak, _Sink
 from worker.sinks.metrics import POSTGRES_DURABLE, InvalidMetric, _encode, _event_id, parse_metric
 
 # Where the samples go, and how a redelivery is stored once, is the database mode's
@@ -28,14 +27,14 @@ class PostgresSink(_Sink):
 
     kind = "postgres"
 
-    def __init__(self, pool: asyncpg.Pool, *, retention_days: int = 30, durable: str = POSTGRES_DURABLE,
-                 stream: str = subjects.EVENTS_STREAM, prune_interval: float = 3600.0, prune_batch: int = 10_000,
+    def __init__(self, pool: asyncpg.Pool | None, *, retention_days: int = 30, durable: str = POSTGRES_DURABLE,
+                 prune_interval: float = 3600.0, prune_batch: int = 10_000,
                  retry_delay: float = 1.0, max_retry_delay: float = 60.0, db_timeout: float = 10.0,
                  batch: int = 64, fetch_timeout: float = 1.0, ack_wait: float = 30.0,
                  max_ack_pending: int = 1000, logger: Any | None = None) -> None:
         if retention_days < 1:
             raise ValueError("retention_days must be at least 1")
-        super().__init__(durable=durable, stream=stream, batch=batch, fetch_timeout=fetch_timeout,
+        super().__init__(durable=durable, batch=batch, fetch_timeout=fetch_timeout,
                          ack_wait=ack_wait, max_ack_pending=max_ack_pending, logger=logger)
         self.pool = pool
         self.retention_days = retention_days
@@ -58,6 +57,10 @@ class PostgresSink(_Sink):
             self._db_failing = False
 
     async def handle(self, msgs: list[Msg]) -> None:
+        if self.pool is None:  # not connected yet: the batch comes back once the pool is there
+            for msg in msgs:
+                await _nak(msg, _delay(msg, self.retry_delay, self.max_retry_delay))
+            return
         rows: list[tuple[str, str, datetime | None, str | None]] = []
         valid: list[Msg] = []
         for msg in msgs:
@@ -84,14 +87,16 @@ class PostgresSink(_Sink):
             await msg.ack()
 
     async def _insert(self, rows: list[tuple[str, str, datetime | None, str | None]]) -> None:
+        assert self.pool is not None
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.executemany(_INSERT, rows)
 
     async def prune(self) -> int:
         """Delete samples older than the retention, in bounded batches; returns how many.
 
-        Raises on a database error (run() logs it once and tries again later).
+        Raises on a database error (prune_forever() logs it once and tries again later).
         """
+        assert self.pool is not None, "pruned once connected"
         total = 0
         while True:
             deleted = await self.pool.fetchval(_PRUNE, self.retention_days, self.prune_batch,
@@ -100,7 +105,8 @@ class PostgresSink(_Sink):
             if deleted < self.prune_batch:
                 return total
 
-    async def _prune_loop(self, stop: asyncio.Event) -> None:
+    async def prune_forever(self, stop: asyncio.Event) -> None:
+        """Prune now and every prune_interval until `stop`."""
         while not stop.is_set():
             try:
                 deleted = await self.prune()
@@ -114,25 +120,14 @@ class PostgresSink(_Sink):
                 wait = self.prune_interval
             await _sleep_or_stop(stop, wait)
 
-    async def run(self, js: JetStreamContext, stop: asyncio.Event) -> None:
-        pruner = asyncio.create_task(self._prune_loop(stop), name="metric-samples-prune")
-        try:
-            await super().run(js, stop)
-        finally:
-            pruner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pruner
 
-
-
-async def _run_postgres(database_url: str, retention_days: int, js: JetStreamContext, stop: asyncio.Event,
-                        durable: str, log: Any) -> None:
+async def connect_pool(database_url: str, stop: asyncio.Event, log: Any) -> asyncpg.Pool | None:
+    """Migrate and open the sink's pool, retrying until it works (logged once); None when stopped first."""
     from db.connection import SERVER_SETTINGS
     from db.migrate import migrate_dsn
 
     failing = False
-    pool = None
-    while pool is None and not stop.is_set():
+    while not stop.is_set():
         try:
             await migrate_dsn(database_url)  # lock-protected, like the worker's start
             # min_size=0: no background reconnects (and their tracebacks) while the database is down.
@@ -144,11 +139,13 @@ async def _run_postgres(database_url: str, retention_days: int, js: JetStreamCon
                 log.warning("metric_sink_db_failed", sink="postgres", op="connect", error=repr(exc))
                 failing = True
             await _sleep_or_stop(stop, 2.0)
-    if pool is None:
-        return
-    if failing:
-        log.info("metric_sink_db_recovered", sink="postgres")
-    try:
-        await PostgresSink(pool, retention_days=retention_days, durable=durable).run(js, stop)
-    finally:
-        await pool.close()
+            continue
+        if failing:
+            log.info("metric_sink_db_recovered", sink="postgres")
+        return pool
+    return None
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)

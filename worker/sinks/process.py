@@ -39,7 +39,9 @@ message that fails validation is logged (`metric_rejected`, with the subject, ev
 reason, never the payload) and acknowledged: retrying cannot make it valid, and a sink must not
 stall or loop on it. It is still in the stream for an operator to inspect.
 
-`run_sinks` (what `memoryctl sinks` calls) runs whichever sinks are configured until `stop`."""
+Both run as one FastStream application (worker/sinks/app.py): one subscriber per sink on its
+durable, in batches, acknowledged by the handlers themselves. `run_sinks` (what `memoryctl sinks`
+calls) runs whichever sinks are configured until `stop`."""
 from __future__ import annotations
 
 import asyncio
@@ -47,110 +49,26 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-import nats
-import structlog
-from nats.js import JetStreamContext
-from nats.js.errors import NotFoundError
-
-from contracts import subjects
-from worker.sinks.jsonl import JsonLinesSink
-from worker.sinks.postgres import _run_postgres
-
-# Running them
+from worker.sinks.app import SinksConfig, _Stopped, build
 
 
 async def run_sinks(nats_url: str, database_url: str | None, jsonl_path: Path | None, retention_days: int,
                     stop: asyncio.Event, *, consumer_prefix: str = "metrics-sink",
-                    connect_options: dict[str, Any] | None = None) -> None:
+                    connect_options: dict[str, Any] | None = None, metrics_host: str = "127.0.0.1",
+                    metrics_port: int = 0, fetch_timeout: float = 1.0) -> None:
     """Run the configured sinks (JSON lines when `jsonl_path`, PostgreSQL when `database_url`)
     until `stop` is set. Durable consumers are `<consumer_prefix>-jsonl` and
     `<consumer_prefix>-postgres` on MEMORY_EVENTS. `connect_options` go to nats.connect
-    (credentials, TLS, inbox_prefix: `NatsAuth.connect_options()`).
+    (credentials, TLS, inbox_prefix: `NatsAuth.connect_options()`); `metrics_port` serves the
+    sinks' /metrics (0: none).
 
     NATS or PostgreSQL being unavailable at start is waited out (logged once). Raises
     ValueError when no sink is configured, RuntimeError when another sink holds the file.
     """
-    if not database_url and jsonl_path is None:
-        raise ValueError("no metrics sink configured: give a JSON-lines path, a database URL, or both")
-    if retention_days < 1:
-        raise ValueError("retention_days must be at least 1")
-    log = structlog.get_logger("memory.sinks")
-    nc = await _connect(nats_url, stop, log, connect_options)
-    if nc is None:
-        return
-    try:
-        js = nc.jetstream()
-        if not await _wait_for_events_stream(js, stop, log):
-            return
-        jobs = []
-        if jsonl_path is not None:
-            jobs.append(JsonLinesSink(jsonl_path, durable=f"{consumer_prefix}-jsonl").run(js, stop))
-        if database_url:
-            jobs.append(_run_postgres(database_url, retention_days, js, stop, f"{consumer_prefix}-postgres", log))
-        tasks = [asyncio.create_task(job) for job in jobs]
-        try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-            for task in done:
-                if task.exception() is not None:
-                    raise task.exception()
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-    finally:
-        with contextlib.suppress(Exception):
-            await nc.drain()
-
-
-async def _connect(nats_url: str, stop: asyncio.Event, log: Any,
-                   connect_options: dict[str, Any] | None = None) -> nats.NATS | None:
-    failing = False  # connection errors are logged once until the next (re)connect
-
-    async def on_error(exc: Exception) -> None:
-        nonlocal failing
-        if not failing:
-            log.warning("metric_sinks_nats_error", error=repr(exc))
-            failing = True
-
-    async def on_disconnect() -> None:
-        log.warning("metric_sinks_nats_disconnected")
-
-    async def on_reconnect() -> None:
-        nonlocal failing
-        failing = False
-        log.info("metric_sinks_nats_reconnected")
-
-    options: dict[str, Any] = {"name": "memory-metrics-sinks", "max_reconnect_attempts": -1,
-                               "reconnect_time_wait": 1.0, "error_cb": on_error, "disconnected_cb": on_disconnect,
-                               "reconnected_cb": on_reconnect, **(connect_options or {})}
-    connect = asyncio.create_task(nats.connect(nats_url.split(","), **options))
-    stopped = asyncio.create_task(stop.wait())
-    await asyncio.wait({connect, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    stopped.cancel()
-    if connect.done():
-        nc = connect.result()
-        if failing:
-            log.info("metric_sinks_nats_connected")
-            failing = False
-        return nc
-    connect.cancel()
-    with contextlib.suppress(BaseException):
-        await connect
-    return None
-
-
-async def _wait_for_events_stream(js: JetStreamContext, stop: asyncio.Event, log: Any) -> bool:
-    """Wait until MEMORY_EVENTS exists (the sinks may start before the worker, which owns the
-    stream and its settings); False when stopped first."""
-    waiting = False
-    while not stop.is_set():
-        try:
-            await js.stream_info(subjects.EVENTS_STREAM)
-            return True
-        except NotFoundError:
-            if not waiting:
-                log.info("metric_sinks_waiting_for_stream", stream=subjects.EVENTS_STREAM)
-                waiting = True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 1.0)
-    return False
+    config = SinksConfig(nats_url=nats_url, database_url=database_url, jsonl_path=jsonl_path,
+                         retention_days=retention_days, consumer_prefix=consumer_prefix,
+                         connect_options=connect_options or {}, metrics_host=metrics_host,
+                         metrics_port=metrics_port, fetch_timeout=fetch_timeout)
+    sinks = build(config, stop=stop, sinks=config.sinks())
+    with contextlib.suppress(_Stopped):
+        await sinks.app.run()
