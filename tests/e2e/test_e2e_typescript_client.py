@@ -29,6 +29,7 @@ from worker.local.embedded import _nats_server_binary
 
 PACKAGE = ROOT / "clients" / "typescript"
 TEST_FILES = ("shipping", "batches", "client", "cache_node", "kill")
+TEST_TIMEOUT_MS = 120_000
 
 
 def node() -> str:
@@ -72,10 +73,14 @@ async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server,
            "KILL_DATABASE_URL": kill_database, "MEMORY_FIXTURE": str(fixture), "PARITY_OUT": str(parity_out),
            "NATS_SERVER_BIN": _nats_server_binary(), "PYTHON": sys.executable, "REPO_ROOT": str(ROOT)}
     files = [f"test/{name}.test.mjs" for name in TEST_FILES]
-    done = subprocess.run([node(), "--test", "--test-reporter=spec", *files], cwd=PACKAGE, env=env,
-                          capture_output=True, text=True, timeout=400)
-    print(done.stdout[-20000:], done.stderr[-5000:])
-    assert done.returncode == 0, f"node --test failed:\n{done.stdout[-12000:]}\n{done.stderr[-4000:]}"
+    log = tmp_path / "node-test.log"
+    with log.open("w") as out:
+        # Each test bounded on its own, so a hang names the test that hung.
+        done = subprocess.run([node(), "--test", "--test-reporter=spec", f"--test-timeout={TEST_TIMEOUT_MS}", *files],
+                              cwd=PACKAGE, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, timeout=240)
+    output = log.read_text()
+    print(output)
+    assert done.returncode == 0, f"node --test failed:\n{output[-15000:]}"
 
     # Parity: the same results and the same rows, once ids are named by their role.
     typescript_results = json.loads(parity_out.read_text())
