@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -107,8 +108,10 @@ def compare(nats_url: str, *, commands: int, in_flight: int, workspaces: int, ro
 
 def table(report: dict) -> str:
     py, ts, ratio = report["python"], report["typescript"], report["ratios"]
+    load = report.get("load_average", {})
     return "\n".join([
-        f"{report['commands']} creates a round, {report['in_flight']} in flight, {report['rounds']} rounds (medians)",
+        f"{report['commands']} creates a round, {report['in_flight']} in flight, {report['rounds']} rounds (medians);"
+        f" load average {load.get('start', ['?'])[0]} at the start on {load.get('cores', '?')} cores",
         "",
         "| client | creates/s | p50 ms | p99 ms |",
         "|---|---:|---:|---:|",
@@ -142,6 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
             worker.start()
             servers.insert(0, worker)
             nats_url = nats_server.url
+        load_before = os.getloadavg()
         report = compare(nats_url, commands=args.commands, in_flight=args.in_flight, workspaces=args.workspaces,
                          rounds=args.rounds)
     finally:
@@ -149,6 +153,8 @@ def main(argv: list[str] | None = None) -> dict:
             server.stop()
         shutil.rmtree(root, ignore_errors=True)
     report["at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    # Other work on the machine moves both clients' figures: the ratios are what to read.
+    report["load_average"] = {"start": load_before, "end": os.getloadavg(), "cores": os.cpu_count()}
     if not args.no_write:
         RESULTS.mkdir(parents=True, exist_ok=True)
         path = RESULTS / f"clients-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"

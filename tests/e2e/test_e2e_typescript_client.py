@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import asyncpg
 import pytest
@@ -76,7 +75,9 @@ async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server,
     log = tmp_path / "node-test.log"
     with log.open("w") as out:
         # Each test bounded on its own, so a hang names the test that hung.
-        done = subprocess.run([node(), "--test", "--test-reporter=spec", "--test-concurrency=2", f"--test-timeout={TEST_TIMEOUT_MS}", *files],
+        # Two files at a time: the worker kill spends most of its time waiting for redelivery.
+        done = subprocess.run([node(), "--test", "--test-reporter=spec", "--test-concurrency=2",
+                               f"--test-timeout={TEST_TIMEOUT_MS}", *files],
                               cwd=PACKAGE, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, timeout=240)
     output = log.read_text()
     print(output)

@@ -43,6 +43,7 @@ export declare class CacheNode {
     private inbox;
     private isLive;
     private started;
+    private closed;
     private everStarted;
     private stopping;
     private resync;

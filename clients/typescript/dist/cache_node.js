@@ -127,6 +127,7 @@ export class CacheNode {
     inbox = null;
     isLive = false;
     started = false;
+    closed = false;
     everStarted = false;
     stopping = false;
     resync = false;
@@ -206,6 +207,7 @@ export class CacheNode {
     /** Stop reading invalidations and stop caching. The connection stays the bot's. */
     async close({ deleteConsumer = false } = {}) {
         this.isLive = false;
+        this.closed = true;
         if (this.started) {
             this.started = false;
             this.stopping = true;
@@ -252,6 +254,8 @@ export class CacheNode {
     }
     async watchConnection() {
         for await (const status of this.nc.status()) {
+            if (this.closed)
+                break;
             if (status.type === "disconnect") {
                 // Invalidations can no longer arrive: stop caching.
                 this.connected = false;
@@ -267,8 +271,9 @@ export class CacheNode {
                 this.inbox?.interrupt();
             }
         }
-        this.connected = false; // the connection is closed
-        this.goOffline("nats_closed");
+        this.connected = false; // the connection is closed, or the node
+        if (!this.closed)
+            this.goOffline("nats_closed");
     }
     goOffline(reason) {
         const wasLive = this.isLive;
@@ -381,8 +386,7 @@ export class CacheNode {
                 }
                 // Short slices: the checks above run at least every 250 ms.
                 const msg = await this.inbox.next(Math.min(Math.max(deadline - performance.now(), 10), 250));
-                if (this.stopping || this.resync)
-                    continue;
+                // A delivery that arrived is applied even with a resync pending: an invalidation only drops.
                 if (msg === null) {
                     if (performance.now() >= deadline) {
                         // No answer at all (a request lost in a reconnect?): ask again.

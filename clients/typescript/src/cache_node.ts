@@ -177,6 +177,7 @@ export class CacheNode {
   private inbox: Inbox | null = null;
   private isLive = false;
   private started = false;
+  private closed = false;
   private everStarted = false;
   private stopping = false;
   private resync = false;
@@ -264,6 +265,7 @@ export class CacheNode {
   /** Stop reading invalidations and stop caching. The connection stays the bot's. */
   async close({ deleteConsumer = false }: CloseOptions = {}): Promise<void> {
     this.isLive = false;
+    this.closed = true;
     if (this.started) {
       this.started = false;
       this.stopping = true;
@@ -310,6 +312,7 @@ export class CacheNode {
 
   private async watchConnection(): Promise<void> {
     for await (const status of this.nc.status()) {
+      if (this.closed) break;
       if (status.type === "disconnect") {
         // Invalidations can no longer arrive: stop caching.
         this.connected = false;
@@ -322,8 +325,8 @@ export class CacheNode {
         this.inbox?.interrupt();
       }
     }
-    this.connected = false; // the connection is closed
-    this.goOffline("nats_closed");
+    this.connected = false; // the connection is closed, or the node
+    if (!this.closed) this.goOffline("nats_closed");
   }
 
   private goOffline(reason: string): void {
@@ -424,7 +427,7 @@ export class CacheNode {
         }
         // Short slices: the checks above run at least every 250 ms.
         const msg = await this.inbox.next(Math.min(Math.max(deadline - performance.now(), 10), 250));
-        if (this.stopping || this.resync) continue;
+        // A delivery that arrived is applied even with a resync pending: an invalidation only drops.
         if (msg === null) {
           if (performance.now() >= deadline) {
             // No answer at all (a request lost in a reconnect?): ask again.

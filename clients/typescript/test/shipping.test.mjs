@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,4 +92,40 @@ test("encodeToken and the subject builders write what the contract's tokenEncodi
   assert.equal(commandSubject("seed_bio", "w.1"), "memory.seed_bio.w%2E1");
   assert.equal(resultSubject("w", "c 1"), "memory.result.w.c%201");
   assert.equal(invalidateSubject("user", "pk:x"), "cache.invalidate.user.pk:x");
+});
+
+test("a bot installs the package by path (npm install --install-links), imports it and type-checks against it", () => {
+  const bot = mkdtempSync(join(tmpdir(), "ts-client-bot-"));
+  try {
+    writeFileSync(join(bot, "package.json"), JSON.stringify({ name: "a-bot", private: true, type: "module" }));
+    // As the README says; the registry is only asked for nats.js (npm's cache usually has it).
+    execFileSync("npm", ["install", "--install-links", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
+      "--loglevel=error", PACKAGE], { cwd: bot, stdio: "pipe" });
+    writeFileSync(join(bot, "bot.ts"), [
+      'import type { NatsConnection } from "@nats-io/nats-core";',
+      'import { CacheNode, MemoryClient, lookupOutcome, type CommandResult, type ManualResult } from "@memory-worker/client";',
+      "export async function save(nc: NatsConnection): Promise<[CommandResult, ManualResult, number]> {",
+      "  const memory = await MemoryClient.start(nc, { timeoutMs: 5000 });",
+      '  const created = await memory.create({ workspace_id: "1", bot_user_id: "2", channel: { id: "3" },',
+      '    persona: { id: 1, lineage_id: 1, name: "Tomori" }, tool_args: { memory_content: "x", memory_scope: "server_wide" } });',
+      '  const edited = await memory.manual({ workspace_id: "1", actor: { id: "4" }, scope: "server", action: "add",',
+      '    lineage_id: 1, content: "y" });',
+      '  const outcome = await lookupOutcome(nc, "1", created.command_id);',
+      '  const cache = await CacheNode.start(nc, { name: "bot" });',
+      '  const n = await cache.getOrLoad("user", "4", async () => 1);',
+      '  return [created, edited, n + (outcome === null ? 0 : 1)];',
+      "}",
+    ].join("\n"));
+    execFileSync(process.execPath, [join(PACKAGE, "node_modules/typescript/bin/tsc"), "--strict", "--noEmit",
+      "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom",
+      "--skipLibCheck", "bot.ts"], { cwd: bot, stdio: "pipe" });
+    const loaded = execFileSync(process.execPath, ["--input-type=module", "-e",
+      'const m = await import("@memory-worker/client"); console.log(typeof m.MemoryClient.start, typeof m.CacheNode.start);'],
+      { cwd: bot, encoding: "utf8" });
+    assert.equal(loaded.trim(), "function function");
+  } catch (err) {
+    assert.fail(`${err.message}\n${err.stdout ?? ""}${err.stderr ?? ""}`);
+  } finally {
+    rmSync(bot, { recursive: true, force: true });
+  }
 });
