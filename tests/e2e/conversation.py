@@ -18,7 +18,7 @@ import msgspec
 
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories
-from tests.support.directory import add_proxy_identity, add_server, add_user
+from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 
 LINEAGE = 31
 MANAGER = "130000000000000099"
@@ -30,12 +30,13 @@ async def prepare_world(db) -> dict[str, str]:
     """Workspaces and users of one world: fresh ids, the same settings every time."""
     world = {"main": unique(), "off": unique(), "decay": unique(), "alice": unique(), "sam1": unique(),
              "sam2": unique(), "carol": unique(), "me": unique(), "host": unique(), "proxy": f"pk:{uuid.uuid4()}",
-             "namespace": unique("ns-")}
-    await add_server(db, world["main"])
+             "namespace": unique("ns-"), "blocked": unique()}
+    main_id = await add_server(db, world["main"])
+    await blacklist(db, main_id, world["blocked"])
     await add_server(db, world["off"], self_teaching=False)
     decay_id = await add_server(db, world["decay"], decay=True, decay_days=30)
     await add_old_server_memories(db, decay_id, LINEAGE, [(f"dormant {i}", 60 + i) for i in range(4)])
-    for user in ("alice", "sam1", "sam2", "me", "host"):
+    for user in ("alice", "sam1", "sam2", "me", "host", "blocked"):
         await add_user(db, world[user])
     await add_user(db, world["carol"], privacy=2)
     await add_proxy_identity(db, world["proxy"], namespace_id=world["namespace"], hosts=[world["host"]])
@@ -103,6 +104,8 @@ def script(world: dict[str, str]) -> list[dict[str, Any]]:
         ("create", _create(w, "fresh fact", ws="decay", retrieval=RAG), "memory_saved_successfully"),
         ("create", _create(w, "fresher fact", ws="decay", retrieval=RAG), "memory_saved_with_eviction"),  # 30
         ("manual", _panel(w, "edit", ws="decay", memory_id={"$memory_of": 30}, content="freshest fact"), "updated"),
+        ("manual", _panel(w, "add", actor=w["blocked"], is_manager=False, content="fact"), "blacklisted"),
+        ("manual", _panel(w, "add_batch", contents=["p", "q"]), "batch-limit-reached"),  # main is full
     ]
     return [{"kind": kind, "fields": fields, "expect": expect} for kind, fields, expect in steps]
 
@@ -195,7 +198,7 @@ async def rows(db, world: dict[str, str], normaliser: Normaliser) -> dict[str, A
                   m.manually_written, m.source, m.reinforcement_count AS reinforced
            FROM personal_memories m JOIN users u USING (user_id)
            WHERE u.user_disc_id = ANY($1::text[]) ORDER BY m.personal_memory_id""",
-        [world[u] for u in ("alice", "sam1", "sam2", "carol", "me", "host", "proxy")])
+        [world[u] for u in ("alice", "sam1", "sam2", "carol", "me", "host", "proxy", "blocked")])
     def row(record, scope: str) -> Any:
         normaliser.scope = scope
         return normaliser.value({**dict(record), "id": normaliser.memory(record["id"])})
