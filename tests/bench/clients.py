@@ -83,7 +83,7 @@ def typescript_round(nats_url: str, commands: int, in_flight: int, workspaces: i
 
 def summary(rounds: list[dict]) -> dict:
     rates = [len(r["latencies_ms"]) / r["elapsed_s"] for r in rounds]
-    return {"creates_per_s": statistics.median(rates),
+    return {"creates_per_s": statistics.median(rates), "rounds_creates_per_s": rates,
             "p50_ms": statistics.median(percentile(r["latencies_ms"], 0.50) for r in rounds),
             "p99_ms": statistics.median(percentile(r["latencies_ms"], 0.99) for r in rounds),
             "statuses": [r["statuses"] for r in rounds]}
@@ -118,6 +118,9 @@ def table(report: dict) -> str:
         f"| Python `MemoryClient` | {py['creates_per_s']:.0f} | {py['p50_ms']:.1f} | {py['p99_ms']:.1f} |",
         f"| TypeScript `@memory-worker/client` | {ts['creates_per_s']:.0f} | {ts['p50_ms']:.1f} | {ts['p99_ms']:.1f} |",
         f"| TypeScript / Python | {ratio['creates_per_s']:.2f} | {ratio['p50']:.2f} | {ratio['p99']:.2f} |",
+        "",
+        "creates/s of each round: Python " + ", ".join(f"{r:.0f}" for r in py["rounds_creates_per_s"])
+        + "; TypeScript " + ", ".join(f"{r:.0f}" for r in ts["rounds_creates_per_s"]),
     ])
 
 
