@@ -63,11 +63,13 @@ async def python_round(nats_url: str, commands: int, in_flight: int, workspaces:
         await run(commands, 50)  # warm-up, as the node side does
         latencies.clear()
         statuses.clear()
-        began = time.perf_counter()
+        began, cpu_before = time.perf_counter(), time.process_time()
         await run(0, commands)
-        elapsed = time.perf_counter() - began
+        elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu_before
     await nc.close()
-    return {"elapsed_s": elapsed, "latencies_ms": latencies, "statuses": statuses}
+    # This process is the client (and nats-py) alone: the worker and the servers run apart.
+    return {"elapsed_s": elapsed, "latencies_ms": latencies, "statuses": statuses,
+            "cpu_ms_per_create": cpu * 1000 / commands}
 
 
 def typescript_round(nats_url: str, commands: int, in_flight: int, workspaces: int, first: int) -> dict:
@@ -86,6 +88,7 @@ def summary(rounds: list[dict]) -> dict:
     return {"creates_per_s": statistics.median(rates), "rounds_creates_per_s": rates,
             "p50_ms": statistics.median(percentile(r["latencies_ms"], 0.50) for r in rounds),
             "p99_ms": statistics.median(percentile(r["latencies_ms"], 0.99) for r in rounds),
+            "cpu_ms_per_create": statistics.median(r["cpu_ms_per_create"] for r in rounds),
             "statuses": [r["statuses"] for r in rounds]}
 
 
@@ -103,7 +106,8 @@ def compare(nats_url: str, *, commands: int, in_flight: int, workspaces: int, ro
     return {"commands": commands, "in_flight": in_flight, "workspaces": workspaces, "rounds": rounds,
             "python": py, "typescript": ts,
             "ratios": {"creates_per_s": ts["creates_per_s"] / py["creates_per_s"],
-                       "p50": ts["p50_ms"] / py["p50_ms"], "p99": ts["p99_ms"] / py["p99_ms"]}}
+                       "p50": ts["p50_ms"] / py["p50_ms"], "p99": ts["p99_ms"] / py["p99_ms"],
+                       "cpu_per_create": ts["cpu_ms_per_create"] / py["cpu_ms_per_create"]}}
 
 
 def table(report: dict) -> str:
@@ -113,11 +117,14 @@ def table(report: dict) -> str:
         f"{report['commands']} creates a round, {report['in_flight']} in flight, {report['rounds']} rounds (medians);"
         f" load average {load.get('start', ['?'])[0]} at the start on {load.get('cores', '?')} cores",
         "",
-        "| client | creates/s | p50 ms | p99 ms |",
-        "|---|---:|---:|---:|",
-        f"| Python `MemoryClient` | {py['creates_per_s']:.0f} | {py['p50_ms']:.1f} | {py['p99_ms']:.1f} |",
-        f"| TypeScript `@memory-worker/client` | {ts['creates_per_s']:.0f} | {ts['p50_ms']:.1f} | {ts['p99_ms']:.1f} |",
-        f"| TypeScript / Python | {ratio['creates_per_s']:.2f} | {ratio['p50']:.2f} | {ratio['p99']:.2f} |",
+        "| client | creates/s | p50 ms | p99 ms | client CPU ms a create |",
+        "|---|---:|---:|---:|---:|",
+        f"| Python `MemoryClient` | {py['creates_per_s']:.0f} | {py['p50_ms']:.1f} | {py['p99_ms']:.1f}"
+        f" | {py['cpu_ms_per_create']:.3f} |",
+        f"| TypeScript `@memory-worker/client` | {ts['creates_per_s']:.0f} | {ts['p50_ms']:.1f} | {ts['p99_ms']:.1f}"
+        f" | {ts['cpu_ms_per_create']:.3f} |",
+        f"| TypeScript / Python | {ratio['creates_per_s']:.2f} | {ratio['p50']:.2f} | {ratio['p99']:.2f}"
+        f" | {ratio['cpu_per_create']:.2f} |",
         "",
         "creates/s of each round: Python " + ", ".join(f"{r:.0f}" for r in py["rounds_creates_per_s"])
         + "; TypeScript " + ", ".join(f"{r:.0f}" for r in ts["rounds_creates_per_s"]),

@@ -12,6 +12,7 @@ def test_the_client_bench_measures_both_clients_on_one_worker(e2e_worker, nats_s
     for name in ("python", "typescript"):
         assert report[name]["statuses"] == [{"memory_saved_successfully": 40}], report[name]
         assert report[name]["creates_per_s"] > 0 and report[name]["p99_ms"] >= report[name]["p50_ms"] > 0
-    assert set(report["ratios"]) == {"creates_per_s", "p50", "p99"}
+        assert report[name]["cpu_ms_per_create"] > 0
+    assert set(report["ratios"]) == {"creates_per_s", "p50", "p99", "cpu_per_create"}
     out = capsys.readouterr().out
     assert "| TypeScript / Python |" in out and "40 creates a round, 4 in flight" in out

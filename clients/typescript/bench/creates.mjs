@@ -1,6 +1,6 @@
 // The TypeScript client's side of `make bench-clients` (tests/bench/clients.py): creates through
 // MemoryClient at a fixed number in flight, after a short warm-up. Prints one JSON line:
-// {"elapsed_s", "latencies_ms", "statuses"}.
+// {"elapsed_s", "latencies_ms", "statuses", "cpu_ms_per_create"}.
 //   node bench/creates.mjs <nats url> <commands> <in flight> <workspaces> <first workspace>
 import { connect } from "@nats-io/transport-node";
 import { MemoryClient } from "@memory-worker/client";
@@ -40,8 +40,12 @@ await run(n, 50); // warm-up: connection set-up is not measured
 latencies = [];
 for (const k of Object.keys(statuses)) delete statuses[k];
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
 await run(0, n);
+const cpu = process.cpuUsage(cpuBefore);
 const elapsed = (performance.now() - started) / 1000;
 await client.close();
 await nc.close();
-console.log(JSON.stringify({ elapsed_s: elapsed, latencies_ms: latencies, statuses }));
+// The client's own CPU (this process: the client and nats.js), per create.
+console.log(JSON.stringify({ elapsed_s: elapsed, latencies_ms: latencies, statuses,
+  cpu_ms_per_create: (cpu.user + cpu.system) / 1000 / n }));
