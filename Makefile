@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats schemas clean
+.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,15 @@ $(NODE_STAMP): tests/interop/package.json tests/interop/package-lock.json
 	cd tests/interop && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(STAMP) $(NODE_STAMP)
+# The TypeScript client, @memory-worker/client: its locked packages, for its tests (run by
+# tests/e2e/test_e2e_typescript_client.py) and make bench-clients.
+CLIENT_STAMP := clients/typescript/node_modules/.installed
+$(CLIENT_STAMP): clients/typescript/package.json clients/typescript/package-lock.json
+	@command -v npm >/dev/null || { echo "make: Node.js 20+ and npm are needed (clients/typescript is tested in make test); install them" >&2; exit 1; }
+	cd clients/typescript && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP)
 
 ## Debian's prometheus package (prometheus and promtool 2.42), for the alert-rule tests and the
 ## e2e test with a live Prometheus: installed with apt-get when missing and run as root; elsewhere
@@ -51,7 +59,7 @@ check-imports: $(STAMP)
 
 ## The whole default suite: lint, types, boundaries, then unit, integration, end-to-end and
 ## short chaos runs, on real servers it starts itself.
-test: $(STAMP) $(NODE_STAMP) prometheus lint typecheck check-imports
+test: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) prometheus lint typecheck check-imports
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
 test-unit: $(STAMP) prometheus
@@ -60,7 +68,7 @@ test-unit: $(STAMP) prometheus
 test-integration: $(STAMP)
 	$(PY) -m pytest -q tests/integration
 
-test-e2e: $(STAMP) $(NODE_STAMP) prometheus
+test-e2e: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) prometheus
 	$(PY) -m pytest -q tests/e2e
 
 ## Three NATS nodes, two workers, PostgreSQL: 3,000 creates while the stream leader and a worker are SIGKILLed.
@@ -104,6 +112,11 @@ bench-smoke: $(STAMP)
 ## events, reply), one at a time on a fresh server: tests/bench/nats_costs.py.
 bench-nats: $(STAMP)
 	$(PY) -m tests.bench.nats_costs $(BENCH_ARGS)
+
+## The TypeScript client against the Python one on the same worker: creates/s and p50/p99 at
+## the same in-flight count (tests/bench/clients.py); writes tests/bench/results/clients-<date>.json.
+bench-clients: $(STAMP) $(CLIENT_STAMP)
+	$(PY) -m tests.bench.clients $(BENCH_ARGS)
 
 ## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs, and
 ## contracts/types/index.d.ts from the schemas (json-schema-to-typescript).

@@ -1,0 +1,502 @@
+// A cache node: an in-process cache kept honest by `cache.invalidate.>`, the same design as
+// the Python node (worker/client/cache_node.py, cache_consumer.py), which it shares a wire
+// protocol with: a durable pull consumer `cache-node-<name>` on MEMORY_EVENTS (deliver new at
+// first creation, explicit acks), so invalidations stored while it was stopped are delivered
+// when it starts again.
+//
+// It never serves a value a committed save made stale:
+// - A load racing an invalidation stores nothing (cache_store.ts: a load is a flight, the
+//   key's generation; an invalidation or a flush ends it).
+// - It caches only while live: started, connected, consumer in place and caught up;
+//   otherwise getOrLoad passes straight through to the loader.
+// - It flushes on a disconnect and on a reconnect, on a gap in the consumer sequence, on a
+//   consumer deleted or recreated under it, and on start when anything may have been missed.
+//
+// The pull requests are written by hand over core NATS, as the Python node's are: each
+// delivery is applied the moment it arrives, the server's status answers (409 consumer
+// deleted, 408 expired, 100 heartbeat) are seen as they come, and nothing re-pulls behind
+// the node's back across a reconnect.
+import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
+import { createInbox } from "@nats-io/nats-core";
+import { AckPolicy, DeliverPolicy, JetStreamApiError, jetstreamManager } from "@nats-io/jetstream";
+import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
+import { CacheStore, type CacheStats, type Invalidation } from "./cache_store.js";
+import { decodeToken, EVENTS_STREAM, INVALIDATE_FILTER } from "./subjects.js";
+
+export type { CacheStats, Invalidation } from "./cache_store.js";
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const CONSUMER_PREFIX = "cache-node-";
+const BATCH = 256; // deliveries per pull request
+const HEARTBEAT = 100;
+const REQUEST_TIMEOUT = 408;
+const CONSUMER_NOT_FOUND = 10014;
+const STREAM_NOT_FOUND = 10059;
+
+export interface CacheNodeOptions {
+  /** The node's name, [A-Za-z0-9_-]{1,64}: its consumer is cache-node-<name>. One per process. */
+  name: string;
+  /** Entries held at most, least recently used out first (default 10000). */
+  maxEntries?: number;
+  /** How long an entry is served, from the start of its load (default 300000). */
+  ttlMs?: number;
+  /** How long a pull request lingers at the server (default 5000). */
+  pollMs?: number;
+  /** The consumer's ack wait: how soon a lost delivery is redelivered (default 10000). */
+  ackWaitMs?: number;
+  /** How long the server keeps the consumer of a node that is gone (default 24 h; 0 keeps it). */
+  inactiveThresholdMs?: number;
+  /** A backlog larger than this at start is not caught up first: the node flushes instead (default 10000). */
+  catchUpLimit?: number;
+  /** The JetStream domain, if the account uses one. */
+  domain?: string;
+}
+
+export interface CloseOptions {
+  /** Also delete the durable consumer (the node is gone for good). */
+  deleteConsumer?: boolean;
+}
+
+const nanos = (ms: number) => Math.round(ms * 1_000_000);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function consumerName(nodeName: string): string {
+  return `${CONSUMER_PREFIX}${nodeName}`;
+}
+
+export function consumerConfig(nodeName: string, ackWaitMs = 10_000,
+  inactiveThresholdMs = 24 * 3600_000): Partial<ConsumerConfig> {
+  const name = consumerName(nodeName);
+  const config: Partial<ConsumerConfig> = {
+    name,
+    durable_name: name,
+    filter_subject: INVALIDATE_FILTER,
+    // Only applies when the consumer is first created: a node that comes back later resumes
+    // where it stopped, so it is delivered what it missed.
+    deliver_policy: DeliverPolicy.New,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(ackWaitMs),
+    max_deliver: -1,
+    max_ack_pending: 10_000,
+  };
+  // A node that never comes back does not keep its consumer forever; one that comes back
+  // later finds it recreated and flushes.
+  if (inactiveThresholdMs > 0) config.inactive_threshold = nanos(inactiveThresholdMs);
+  return config;
+}
+
+/** The keys one `cache.invalidate.<cache>.<key>` message names; both subject and payload
+ *  count, should they disagree. Empty: nothing readable, so the caller flushes. */
+export function parseInvalidation(subject: string, data: Uint8Array): Array<[string, string]> {
+  const keys = new Map<string, [string, string]>();
+  const parts = subject.split(".");
+  if (parts.length === 4 && parts[0] === "cache" && parts[1] === "invalidate") {
+    try {
+      const key = decodeToken(parts[3]!);
+      keys.set(JSON.stringify([parts[2], key]), [parts[2]!, key]);
+    } catch {
+      // an undecodable token: the payload may still name the key
+    }
+  }
+  try {
+    const event: unknown = JSON.parse(new TextDecoder().decode(data));
+    if (typeof event === "object" && event !== null) {
+      const { cache, key } = event as { cache?: unknown; key?: unknown };
+      if (typeof cache === "string" && typeof key === "string") keys.set(JSON.stringify([cache, key]), [cache, key]);
+    }
+  } catch {
+    // unreadable payload
+  }
+  return [...keys.values()].sort();
+}
+
+function deliveryInfo(reply: string): { consumerSeq: number; deliveries: number } | null {
+  // $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>, or with
+  // <domain>.<account hash> after ACK (and a trailing token) on newer servers.
+  const tokens = reply.split(".");
+  if (tokens.length === 9) tokens.splice(2, 0, "_", "");
+  if (tokens.length < 11 || tokens[0] !== "$JS" || tokens[1] !== "ACK") return null;
+  return { deliveries: parseInt(tokens[6]!, 10), consumerSeq: parseInt(tokens[8]!, 10) };
+}
+
+function apiErrorCode(err: unknown): number | null {
+  return err instanceof JetStreamApiError ? err.apiError().err_code ?? null : null;
+}
+
+/** Deliveries of the node's inbox, awaited one at a time with a bound. */
+class Inbox {
+  readonly subject: string;
+  private readonly queue: Msg[] = [];
+  private wake: (() => void) | null = null;
+  private readonly sub: Subscription;
+
+  constructor(nc: NatsConnection) {
+    this.subject = createInbox();
+    this.sub = nc.subscribe(this.subject, {
+      callback: (err, msg) => {
+        if (!err) this.queue.push(msg);
+        this.interrupt();
+      },
+    });
+  }
+
+  interrupt(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  async next(timeoutMs: number): Promise<Msg | null> {
+    if (!this.queue.length) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      clearTimeout(timer);
+      this.wake = null;
+    }
+    return this.queue.shift() ?? null;
+  }
+
+  close(): void {
+    if (!this.sub.isClosed()) this.sub.unsubscribe();
+    this.interrupt();
+  }
+}
+
+/** A bounded TTL cache, LRU, invalidated through its own JetStream consumer on MEMORY_EVENTS. */
+export class CacheNode {
+  readonly name: string;
+  readonly consumer: string;
+  private readonly store: CacheStore;
+  private readonly listeners = new Set<(change: Invalidation) => void>();
+  private readonly config: Partial<ConsumerConfig>;
+  private readonly nextSubject: string;
+  private jsm!: JetStreamManager;
+  private inbox: Inbox | null = null;
+  private isLive = false;
+  private started = false;
+  private closed = false;
+  private everStarted = false;
+  private stopping = false;
+  private resync = false;
+  private connected = true;
+  private lastConsumerSeq: number | null = null;
+  private outstanding = 0;
+  private loop: Promise<void> | null = null;
+  private statusWatch: Promise<void> | null = null;
+
+  private constructor(private readonly nc: NatsConnection, private readonly options: Required<Omit<CacheNodeOptions, "domain">> & { domain?: string }) {
+    this.name = options.name;
+    this.consumer = consumerName(options.name);
+    this.store = new CacheStore(options.maxEntries, options.ttlMs, () => this.isLive,
+      (change) => this.notify(change), () => performance.now());
+    this.config = consumerConfig(options.name, options.ackWaitMs, options.inactiveThresholdMs);
+    const prefix = options.domain ? `$JS.${options.domain}.API` : "$JS.API";
+    this.nextSubject = `${prefix}.CONSUMER.MSG.NEXT.${EVENTS_STREAM}.${this.consumer}`;
+  }
+
+  /**
+   * A started node on the bot's connection: the consumer created or updated, what was missed
+   * while stopped applied, caching. Rejects when MEMORY_EVENTS does not exist yet (the worker
+   * creates it when it first starts).
+   */
+  static async start(nc: NatsConnection, options: CacheNodeOptions): Promise<CacheNode> {
+    const { name, maxEntries = 10_000, ttlMs = 300_000, pollMs = 5_000, ackWaitMs = 10_000,
+      inactiveThresholdMs = 24 * 3600_000, catchUpLimit = 10_000, domain } = options ?? {};
+    if (typeof name !== "string" || !NAME.test(name)) {
+      throw new RangeError(`cache node name must match ${NAME.source}: ${JSON.stringify(name)}`);
+    }
+    if (!(Number.isInteger(maxEntries) && maxEntries >= 1)) throw new RangeError("maxEntries must be an integer of at least 1");
+    if (!(ttlMs > 0)) throw new RangeError("ttlMs must be positive");
+    if (!(pollMs > 0) || !(ackWaitMs > 0)) throw new RangeError("pollMs and ackWaitMs must be positive");
+    const node = new CacheNode(nc, { name, maxEntries, ttlMs, pollMs, ackWaitMs, inactiveThresholdMs, catchUpLimit,
+      ...(domain ? { domain } : {}) });
+    node.jsm = await jetstreamManager(nc, domain ? { domain } : {});
+    await node.run();
+    return node;
+  }
+
+  /** True while the node caches: started, connected, consumer in place, caught up. */
+  get live(): boolean {
+    return this.isLive;
+  }
+
+  /** Entries held. */
+  get size(): number {
+    return this.store.size;
+  }
+
+  get stats(): Readonly<CacheStats> {
+    return this.store.stats;
+  }
+
+  /** Whether an unexpired value is held for the key (no stats, no LRU touch). */
+  contains(cache: string, key: string): boolean {
+    return this.store.contains(cache, key);
+  }
+
+  /** The cached value, or the loader's (one loader call for concurrent misses of a key);
+   *  stored only while the node is live and no invalidation of the key came during the load. */
+  getOrLoad<T>(cache: string, key: string, load: () => Promise<T>): Promise<T> {
+    return this.store.getOrLoad(cache, key, load);
+  }
+
+  /** Drop one key, and keep a load already in flight for it from storing. True if held. */
+  invalidate(cache: string, key: string): boolean {
+    return this.store.invalidate(cache, key, "manual");
+  }
+
+  /** Drop everything, and keep every load in flight from storing. Returns the entries dropped. */
+  flush(reason = "manual"): number {
+    return this.store.flush(reason);
+  }
+
+  /**
+   * Called with every key the node drops (an invalidation event or a direct call) and every
+   * flush (then drop everything derived from the cache). Returns a function that unsubscribes.
+   */
+  onInvalidate(callback: (change: Invalidation) => void): () => void {
+    this.listeners.add(callback);
+    return () => { this.listeners.delete(callback); };
+  }
+
+  /** Stop reading invalidations and stop caching. The connection stays the bot's. */
+  async close({ deleteConsumer = false }: CloseOptions = {}): Promise<void> {
+    this.isLive = false;
+    this.closed = true;
+    if (this.started) {
+      this.started = false;
+      this.stopping = true;
+      this.inbox?.interrupt();
+      await this.loop;
+      this.loop = null;
+      this.inbox?.close();
+      this.inbox = null;
+      if (!this.nc.isClosed()) {
+        // Acks sent, and the server has dropped our interest.
+        await this.nc.flush().catch(() => undefined);
+      }
+    }
+    if (deleteConsumer) {
+      try {
+        await this.jsm.consumers.delete(EVENTS_STREAM, this.consumer);
+      } catch (err) {
+        if (apiErrorCode(err) !== CONSUMER_NOT_FOUND) throw err;
+      }
+      this.lastConsumerSeq = null;
+    }
+  }
+
+  private notify(change: Invalidation): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch {
+        // a listener's failure is its own; the node goes on applying invalidations
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    this.stopping = false;
+    this.resync = false;
+    this.connected = !this.nc.isClosed();
+    this.statusWatch ??= this.watchConnection();
+    await this.sync();
+    this.started = true;
+    this.everStarted = true;
+    this.loop = this.consume();
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (this.closed) break;
+      if (status.type === "disconnect") {
+        // Invalidations can no longer arrive: stop caching.
+        this.connected = false;
+        if (this.started) this.goOffline("nats_disconnected");
+      } else if (status.type === "reconnect") {
+        // Anything may have happened meanwhile: flush again and re-check the consumer.
+        this.connected = true;
+        this.resync = true;
+        if (this.started) this.goOffline("nats_reconnected");
+        this.inbox?.interrupt();
+      }
+    }
+    this.connected = false; // the connection is closed, or the node
+    if (!this.closed) this.goOffline("nats_closed");
+  }
+
+  private goOffline(reason: string): void {
+    const wasLive = this.isLive;
+    this.isLive = false;
+    if (this.store.holdsAnything() || wasLive) this.store.flush(reason);
+  }
+
+  /** (Re)create the consumer, flush if anything may have been missed, catch up, go live. */
+  private async sync(): Promise<void> {
+    this.isLive = false;
+    let before: ConsumerInfo | null = null;
+    try {
+      before = await this.jsm.consumers.info(EVENTS_STREAM, this.consumer);
+    } catch (err) {
+      if (apiErrorCode(err) !== CONSUMER_NOT_FOUND) throw err;
+    }
+    let info: ConsumerInfo;
+    try {
+      info = await this.jsm.consumers.add(EVENTS_STREAM, this.config);
+    } catch (err) {
+      if (apiErrorCode(err) === STREAM_NOT_FOUND) {
+        throw new Error(`${EVENTS_STREAM} does not exist yet: start the worker first (it creates the stream)`, { cause: err });
+      }
+      throw err;
+    }
+    const reasons: string[] = [];
+    if (before === null && this.everStarted) reasons.push("consumer_recreated");
+    // Delivered while we were not reading (e.g. to a pull request of a stopped node).
+    if (info.num_ack_pending) reasons.push("unacknowledged_deliveries");
+    const delivered = info.delivered?.consumer_seq ?? 0;
+    if (this.lastConsumerSeq !== null && before !== null && delivered !== this.lastConsumerSeq) {
+      reasons.push("deliveries_not_seen");
+    }
+    if (this.store.size && info.delivered) {
+      // Messages removed (aged out, purged) before they were delivered to us.
+      const stream = await this.jsm.streams.info(EVENTS_STREAM);
+      if (stream.state.first_seq > info.delivered.stream_seq + 1) reasons.push("stream_truncated");
+    }
+    if (reasons.length) this.store.flush(reasons.join(","));
+    this.lastConsumerSeq = delivered;
+    this.inbox?.close();
+    this.inbox = new Inbox(this.nc);
+    this.outstanding = 0;
+    // Catch up on what the consumer holds for us before serving anything from the cache.
+    const pending = info.num_pending ?? 0;
+    if (pending > this.options.catchUpLimit) {
+      // Cheaper to start cold; the backlog still arrives (and invalidates) afterwards.
+      this.store.flush("backlog_too_large");
+    } else if (pending) {
+      // no_wait: the server sends what it has, then a 404/408 status ends the request.
+      this.request(pending, { noWait: true });
+      let applied = 0;
+      while (applied < pending && !this.stopping) {
+        const msg = await this.inbox.next(Math.max(this.options.pollMs, 2000));
+        if (msg === null) break;
+        const status = pullStatus(msg);
+        if (status === HEARTBEAT) continue;
+        if (status !== null) break;
+        applied += 1;
+        this.apply(msg);
+      }
+      // Nothing may be served that a missing invalidation would have dropped.
+      if (applied < pending) this.store.flush("catch_up_incomplete");
+    }
+    // A reconnect while we synced asks for another sync before caching.
+    this.isLive = this.connected && !this.resync && !this.stopping;
+  }
+
+  private request(batch: number, { expiresMs, noWait = false }: { expiresMs?: number; noWait?: boolean }): void {
+    const body: Record<string, unknown> = { batch };
+    if (expiresMs) body.expires = nanos(expiresMs);
+    if (noWait) body.no_wait = true;
+    this.nc.publish(this.nextSubject, JSON.stringify(body), { reply: this.inbox!.subject });
+  }
+
+  /** Continuous pull: one lingering request at a time, each delivery applied on arrival. */
+  private async consume(): Promise<void> {
+    let failures = 0;
+    let deadline = 0;
+    while (!this.stopping) {
+      try {
+        if (!this.connected) {
+          if (this.isLive || this.store.size) this.goOffline("nats_disconnected_detected");
+          await sleep(100);
+          continue;
+        }
+        if (this.resync || this.inbox === null) {
+          this.resync = false;
+          await this.sync();
+          deadline = 0;
+          continue;
+        }
+        if (this.outstanding <= 0 || performance.now() >= deadline) {
+          this.request(BATCH, { expiresMs: this.options.pollMs });
+          this.outstanding = BATCH;
+          deadline = performance.now() + this.options.pollMs + 1000;
+        }
+        // Short slices: the checks above run at least every 250 ms.
+        const msg = await this.inbox.next(Math.min(Math.max(deadline - performance.now(), 10), 250));
+        // A delivery that arrived is applied even with a resync pending: an invalidation only drops.
+        if (msg === null) {
+          if (performance.now() >= deadline) {
+            // No answer at all (a request lost in a reconnect?): ask again.
+            this.outstanding = 0;
+            await this.checkConsumer();
+          }
+          continue;
+        }
+        const status = pullStatus(msg);
+        if (status === HEARTBEAT) continue;
+        if (status !== null) {
+          // 408 expired, 404 nothing, 409 consumer deleted or limits: the request is over.
+          this.outstanding = 0;
+          const description = msg.headers?.description?.toLowerCase() ?? "";
+          if (status === 409 && description.includes("deleted")) {
+            this.goOffline("consumer_deleted");
+            this.resync = true;
+          } else if (status === REQUEST_TIMEOUT) {
+            await this.checkConsumer();
+          }
+          continue;
+        }
+        this.outstanding -= 1;
+        this.apply(msg);
+        failures = 0;
+      } catch {
+        // The consumer or stream went away, or the server is restarting: stop caching, come
+        // back through a full resync.
+        failures += 1;
+        this.goOffline("consumer_error");
+        this.resync = true;
+        await sleep(Math.min(200 * failures, 5000));
+      }
+    }
+  }
+
+  /** While idle: the consumer must still exist (deleted, or expired on the server). */
+  private async checkConsumer(): Promise<void> {
+    if (!this.connected) return;
+    try {
+      await this.jsm.consumers.info(EVENTS_STREAM, this.consumer);
+    } catch (err) {
+      if (apiErrorCode(err) !== CONSUMER_NOT_FOUND) throw err;
+      this.goOffline("consumer_missing");
+      this.resync = true;
+    }
+  }
+
+  /** Apply one delivery, then ack it. */
+  private apply(msg: Msg): void {
+    const info = deliveryInfo(msg.reply ?? "");
+    if (info !== null) {
+      const last = this.lastConsumerSeq;
+      if (last !== null && info.consumerSeq > last + 1 && info.deliveries <= 1) {
+        // A first delivery skipped ahead: the server delivered something we never saw.
+        this.store.stats.gaps += 1;
+        this.store.flush("consumer_sequence_gap");
+      }
+      if (last === null || info.consumerSeq > last) this.lastConsumerSeq = info.consumerSeq;
+    }
+    const keys = parseInvalidation(msg.subject, msg.data);
+    if (!keys.length) this.store.flush("unreadable_invalidation");
+    for (const [cache, key] of keys) this.store.invalidate(cache, key, "event");
+    if (msg.reply) this.nc.publish(msg.reply, "+ACK");
+  }
+}
+
+/** The server's status on a pull (100 heartbeat, 404, 408, 409 ...), null for a delivery. */
+function pullStatus(msg: Msg): number | null {
+  if (msg.reply) return null;
+  return msg.headers?.code ?? 0;
+}

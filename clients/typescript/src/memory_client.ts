@@ -1,0 +1,251 @@
+// The bot side: publish a command to JetStream and await its result on a reply inbox. The
+// same protocol as the Python client (worker/client/memory_client.py): Nats-Msg-Id is the
+// command_id, the reply inbox lives under the connection's own inbox prefix and is subscribed
+// before the publish, a duplicate ack or a silence is answered by the result lookup, and
+// commands sent at the same moment go to JetStream as one atomic batch.
+import type { NatsConnection, Subscription } from "@nats-io/nats-core";
+import { createInbox, nuid } from "@nats-io/nats-core";
+import { jetstream } from "@nats-io/jetstream";
+import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
+import type {
+  CommandOutcome, CommandResult, CreateMemory, ManualMemory, ManualResult, ReinforceMemories,
+  ReinforceResult, SeedBio, SeedBioResult,
+} from "@memory-worker/contracts";
+import { publishAtomic, type BatchMessage } from "./atomic.js";
+import { Coalescer } from "./coalescer.js";
+import { CommandDeadLettered, ResultTimeout } from "./errors.js";
+import { lookupOutcome } from "./lookup.js";
+import { COMMANDS_STREAM, commandSubject, type CommandKind } from "./subjects.js";
+
+/** Commands published at the same moment go as one atomic batch of at most this many. */
+export const BATCH_MAX_COMMANDS = 256;
+/** How long a batch's commit may take before its commands are sent one by one. */
+const BATCH_ACK_TIMEOUT_MS = 5000;
+// Lookup polling while a command is still queued.
+const LOOKUP_POLL_MIN_MS = 50;
+const LOOKUP_POLL_MAX_MS = 1000;
+// Dead-letter reasons a re-send cannot cure: the command is refused the same way again.
+const GIVE_UP_REASONS = new Set(["invalid_command", "unsupported_command"]);
+
+type Filled = "command_id" | "issued_at" | "reply_to";
+/** A command as a bot writes it: the client fills in command_id, issued_at and reply_to when omitted. */
+export type CommandInput<C extends { command_id: string; issued_at: string; reply_to?: string | null }> =
+  Omit<C, Filled> & Partial<Pick<C, Filled>>;
+export type CreateMemoryInput = CommandInput<CreateMemory>;
+export type ManualMemoryInput = CommandInput<ManualMemory>;
+export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
+export type SeedBioInput = CommandInput<SeedBio>;
+
+export interface MemoryClientOptions {
+  /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
+  timeoutMs?: number;
+}
+
+export interface SendOptions {
+  /** This command's timeout instead of the client's. */
+  timeoutMs?: number;
+}
+
+type Envelope = { command_id: string; issued_at: string; reply_to?: string | null; workspace_id: string };
+type Pub = { subject: string; payload: Uint8Array; msgId: string };
+type Waiter = { promise: Promise<Uint8Array>; resolve: (data: Uint8Array) => void; reject: (err: unknown) => void };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const TIMED_OUT = Symbol("timed out");
+
+/**
+ * One reply subscription per client; results are matched to commands by reply subject.
+ * Retrying with the same command_id is always safe: the worker answers a repeat with the
+ * stored result and changes nothing.
+ */
+export class MemoryClient {
+  private readonly js: JetStreamClient;
+  private readonly inboxPrefix: string;
+  private readonly waiting = new Map<string, Waiter>();
+  private readonly publisher: Coalescer<Pub, PubAck>;
+  private sub: Subscription | null = null;
+  private closed = false;
+
+  private constructor(private readonly nc: NatsConnection, private readonly timeoutMs: number) {
+    this.js = jetstream(nc);
+    // Under the connection's own inbox prefix: a bot whose permissions allow replies only
+    // under a private prefix (connect({ inboxPrefix })) gets its results there.
+    this.inboxPrefix = createInbox(connectionInboxPrefix(nc));
+    this.publisher = new Coalescer<Pub, PubAck>((pubs) => this.publishBatch(pubs), (pub) => this.publishOne(pub),
+      BATCH_MAX_COMMANDS, 2);
+  }
+
+  /** A client on a connection the bot opened (nats.js v3, any transport). */
+  static async start(nc: NatsConnection, { timeoutMs = 15_000 }: MemoryClientOptions = {}): Promise<MemoryClient> {
+    if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be positive, got ${timeoutMs}`);
+    const client = new MemoryClient(nc, timeoutMs);
+    client.sub = nc.subscribe(`${client.inboxPrefix}.*`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const waiter = client.waiting.get(msg.subject);
+        if (waiter) {
+          client.waiting.delete(msg.subject);
+          waiter.resolve(msg.data);
+        }
+      },
+    });
+    // The subscription is on the server before any command can be answered to it.
+    await nc.flush();
+    return client;
+  }
+
+  /** Stop listening for results; commands still waiting reject. The connection stays open. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const sub = this.sub;
+    this.sub = null;
+    if (sub && !sub.isClosed()) sub.unsubscribe();
+    for (const waiter of this.waiting.values()) waiter.reject(new Error("the MemoryClient was closed"));
+    this.waiting.clear();
+  }
+
+  /** memory.create (the model's create_long_term_memory call) and its result. */
+  create(command: CreateMemoryInput, options?: SendOptions): Promise<CommandResult> {
+    return this.send("create", command, options) as Promise<CommandResult>;
+  }
+
+  /** memory.manual (a /memories or /personal memories panel action) and its result. */
+  manual(command: ManualMemoryInput, options?: SendOptions): Promise<ManualResult> {
+    return this.send("manual", command, options) as Promise<ManualResult>;
+  }
+
+  /** memory.reinforce (the memories a reply used) and its result. */
+  reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult> {
+    return this.send("reinforce", command, options) as Promise<ReinforceResult>;
+  }
+
+  /** memory.seed_bio (a new proxy identity's bio) and its result. */
+  seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult> {
+    return this.send("seed_bio", command, options) as Promise<SeedBioResult>;
+  }
+
+  /** A fresh reply subject under this client's inbox. */
+  replySubject(): string {
+    return `${this.inboxPrefix}.${nuid.next()}`;
+  }
+
+  private async send(kind: CommandKind, input: Partial<Envelope> & { workspace_id: string },
+    options: SendOptions = {}): Promise<unknown> {
+    if (this.closed) throw new Error("the MemoryClient is closed");
+    if (typeof input !== "object" || input === null || typeof input.workspace_id !== "string") {
+      throw new TypeError(`memory.${kind}: a command needs a workspace_id string`);
+    }
+    const command: Envelope = {
+      ...input,
+      command_id: input.command_id ?? newCommandId(),
+      issued_at: input.issued_at ?? new Date().toISOString(),
+      workspace_id: input.workspace_id,
+    };
+    if (typeof command.reply_to !== "string" || !command.reply_to.startsWith(`${this.inboxPrefix}.`)) {
+      command.reply_to = this.replySubject();
+    }
+    const raw = await this.sendRaw(kind, command.workspace_id, encoder.encode(JSON.stringify(command)),
+      command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs);
+    return JSON.parse(decoder.decode(raw));
+  }
+
+  private async sendRaw(kind: CommandKind, workspaceId: string, payload: Uint8Array, commandId: string,
+    replyTo: string, waitMs: number): Promise<Uint8Array> {
+    // Listening before the publish: the reply may come before the publish's own ack.
+    const waiter = deferred();
+    this.waiting.set(replyTo, waiter);
+    try {
+      const ack = await this.publisher.call({ subject: commandSubject(kind, workspaceId), payload, msgId: commandId });
+      if (ack.duplicate) {
+        // JetStream dropped the repeat as a duplicate, so no reply comes for it: the lookup
+        // says what became of the first one.
+        return await this.afterDuplicate(kind, workspaceId, payload, commandId, waiter, waitMs);
+      }
+      const data = await within(waiter.promise, waitMs);
+      if (data !== TIMED_OUT) return data;
+      // Silence: the reply may be lost, or the command refused where no reply goes.
+      const outcome = await lookupOutcome(this.nc, workspaceId, commandId);
+      if (outcome?.outcome === "processed") return encoder.encode(JSON.stringify(outcome.result));
+      if (outcome?.outcome === "dead_lettered") throw new CommandDeadLettered(outcome);
+      throw new ResultTimeout(commandId, `no result for command ${commandId} within ${waitMs} ms`);
+    } finally {
+      this.waiting.delete(replyTo);
+    }
+  }
+
+  /**
+   * Processed: its stored result. Queued: wait for it. Dead-lettered as invalid: give up (it
+   * would be refused again). Otherwise (never stored, or out of retries): send it again under
+   * a new message id; the worker's inbox keeps a second delivery harmless.
+   */
+  private async afterDuplicate(kind: CommandKind, workspaceId: string, payload: Uint8Array, commandId: string,
+    waiter: Waiter, waitMs: number): Promise<Uint8Array> {
+    const deadline = Date.now() + waitMs;
+    let poll = LOOKUP_POLL_MIN_MS;
+    for (;;) {
+      const outcome: CommandOutcome | null = await lookupOutcome(this.nc, workspaceId, commandId);
+      const state = outcome?.outcome ?? "unknown";
+      if (state === "processed") return encoder.encode(JSON.stringify(outcome!.result));
+      if (state === "dead_lettered" && GIVE_UP_REASONS.has(outcome!.dead_letter?.reason ?? "")) {
+        throw new CommandDeadLettered(outcome!);
+      }
+      if (state !== "queued") {
+        await this.js.publish(commandSubject(kind, workspaceId), payload,
+          { msgID: `${commandId}:resend:${nuid.next()}`, expect: { streamName: COMMANDS_STREAM } });
+        break;
+      }
+      // Queued: the first delivery answers its own reply_to; ours gets it only when the
+      // command reused it, so watch both the reply and the lookup.
+      const left = deadline - Date.now();
+      if (left <= 0) throw new ResultTimeout(commandId, `command ${commandId} still queued after ${waitMs} ms`);
+      const data = await within(waiter.promise, Math.min(poll, left));
+      if (data !== TIMED_OUT) return data;
+      poll = Math.min(poll * 2, LOOKUP_POLL_MAX_MS);
+    }
+    const data = await within(waiter.promise, Math.max(deadline - Date.now(), 100));
+    if (data !== TIMED_OUT) return data;
+    throw new ResultTimeout(commandId, `no result for command ${commandId} within ${waitMs} ms`);
+  }
+
+  private publishOne(pub: Pub): Promise<PubAck> {
+    return this.js.publish(pub.subject, pub.payload, { msgID: pub.msgId, expect: { streamName: COMMANDS_STREAM } });
+  }
+
+  /** One atomic batch, or null: each then goes on its own, since only a single publish says
+   *  which command a duplicate Nats-Msg-Id refused the batch for. */
+  private async publishBatch(pubs: Pub[]): Promise<PubAck[] | null> {
+    const stored = await publishAtomic(this.js, pubs as BatchMessage[], BATCH_ACK_TIMEOUT_MS);
+    if (stored === null) return null;
+    const first = stored.seq - pubs.length + 1;
+    return pubs.map((_, i) => ({ stream: stored.stream, seq: first + i, duplicate: false, domain: "" }) as PubAck);
+  }
+}
+
+/** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
+export function newCommandId(): string {
+  return globalThis.crypto.randomUUID().replaceAll("-", "");
+}
+
+function connectionInboxPrefix(nc: NatsConnection): string | undefined {
+  // nats.js keeps the connect options on the connection; its own requests use this prefix.
+  return (nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+}
+
+function deferred(): Waiter {
+  let resolve!: (data: Uint8Array) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<Uint8Array>((res, rej) => { resolve = res; reject = rej; });
+  promise.catch(() => undefined); // a waiter nobody awaits any more must not be an unhandled rejection
+  return { promise, resolve, reject };
+}
+
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(() => resolve(TIMED_OUT), ms); });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,121 @@
+// MemoryClient and lookupOutcome against the running worker (tests/e2e's worker, through
+// tests/e2e/test_e2e_typescript_client.py): every command kind and its statuses (the parity
+// conversation), a repeat answered through the lookup, a refused reply_to.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { CommandDeadLettered, MemoryClient, lookupOutcome, newCommandId } from "@memory-worker/client";
+import { connectTo, createFields, database, env, fixture, serverMemories } from "./support/harness.mjs";
+
+let nc;
+let client;
+let db;
+
+before(async () => {
+  nc = await connectTo(env("NATS_URL"));
+  client = await MemoryClient.start(nc, { timeoutMs: 30_000 });
+  db = database(env("DATABASE_URL"));
+});
+
+after(async () => {
+  await client?.close();
+  await nc?.drain();
+  await db?.end();
+});
+
+/** The fields with every {"$memory_of": step} replaced by that step's memory id (tests/e2e/conversation.py). */
+function resolve(value, results) {
+  if (Array.isArray(value)) return value.map((v) => resolve(v, results));
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === "$memory_of") return results[value.$memory_of].data.memory_id;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, results)]));
+  }
+  return value;
+}
+
+test("the scripted conversation: every command kind, each step's status (and the parity test's results)", async () => {
+  const steps = fixture().conversation;
+  assert.ok(steps.length >= 30, `${steps.length} steps`);
+  const send = { create: (c) => client.create(c), manual: (c) => client.manual(c),
+    reinforce: (c) => client.reinforce(c), seed_bio: (c) => client.seedBio(c) };
+  const results = [];
+  for (const [i, step] of steps.entries()) {
+    const result = await send[step.kind](resolve(step.fields, results));
+    assert.equal(result.data.status, step.expect, `step ${i} (${step.kind}): ${JSON.stringify(result)}`);
+    results.push(result);
+  }
+  assert.deepEqual(new Set(steps.map((s) => s.kind)), new Set(["create", "manual", "reinforce", "seed_bio"]));
+  writeFileSync(env("PARITY_OUT"), JSON.stringify(results));
+});
+
+test("a command the bot fills in itself keeps its command_id, issued_at and our reply_to", async () => {
+  const [ws] = fixture().workspaces;
+  const commandId = newCommandId();
+  const result = await client.create({ ...createFields(ws, "{user} keeps bees"), command_id: commandId,
+    issued_at: new Date().toISOString(), reply_to: client.replySubject() });
+  assert.equal(result.command_id, commandId);
+  assert.equal(result.data.status, "memory_saved_successfully");
+  assert.deepEqual(result.invalidated, [{ cache: "tomori_state", key: ws }]);
+});
+
+test("the same command_id twice: JetStream drops the repeat, the lookup answers it, one row", async () => {
+  const ws = fixture().workspaces[1];
+  const command = { ...createFields(ws, "{user} likes green tea"), command_id: newCommandId() };
+  const first = await client.create(command);
+  const again = await client.create(command); // a fresh reply_to, the same Nats-Msg-Id: a duplicate
+  assert.equal(first.data.status, "memory_saved_successfully");
+  assert.deepEqual(again, first);
+  assert.deepEqual((await serverMemories(db, ws)).map((r) => r.content), ["{user} likes green tea"]);
+  const { rows } = await db.query("SELECT count(*)::int AS n FROM processed_commands WHERE command_id = $1",
+    [command.command_id]);
+  assert.equal(rows[0].n, 1);
+});
+
+test("lookupOutcome: processed with the stored result, unknown for a command never sent", async () => {
+  const ws = fixture().workspaces[2];
+  const result = await client.manual({ workspace_id: ws, actor: { id: "130000000000000001", is_manager: true },
+    scope: "server", action: "add", lineage_id: 12, persona_id: 1, content: "{user} rows" });
+  assert.equal(result.data.status, "added");
+  const outcome = await lookupOutcome(nc, ws, result.command_id);
+  assert.equal(outcome.outcome, "processed");
+  assert.equal(outcome.kind, "manual");
+  assert.deepEqual(outcome.result, result);
+  const unknown = await lookupOutcome(nc, ws, `never-sent-${newCommandId()}`, { timeoutMs: 5000 });
+  assert.equal(unknown.outcome, "unknown");
+});
+
+test("a reply_to outside the worker's allowed prefixes raises CommandDeadLettered, saying why", async () => {
+  const ws = fixture().workspaces[3];
+  // A bot whose permissions give it a private inbox prefix the operator has not allowed.
+  const privateNc = await connectTo(env("NATS_URL"), { inboxPrefix: "bot_inbox" });
+  const privateClient = await MemoryClient.start(privateNc, { timeoutMs: 3000 });
+  try {
+    await assert.rejects(privateClient.create(createFields(ws, "{user} sails")), (err) => {
+      assert.ok(err instanceof CommandDeadLettered, String(err));
+      assert.equal(err.name, "CommandDeadLettered");
+      assert.equal(err.outcome.outcome, "dead_lettered");
+      assert.equal(err.outcome.dead_letter.reason, "invalid_command");
+      assert.equal(err.outcome.dead_letter.reply_to_allowed, false);
+      assert.deepEqual(err.outcome.dead_letter.allowed_reply_prefixes, ["_INBOX."]);
+      assert.match(err.message, /reply_to is not allowed.*_INBOX\./);
+      return true;
+    });
+    assert.deepEqual(await serverMemories(db, ws), []);
+  } finally {
+    await privateClient.close();
+    await privateNc.drain();
+  }
+});
+
+test("commands sent at the same moment all get their own results", async () => {
+  const ws = fixture().workspaces[4];
+  const contents = Array.from({ length: 20 }, (_, i) => `{user} fact ${i}`);
+  const results = await Promise.all(contents.map((c, i) => (i % 2
+    ? client.create(createFields(ws, c, { persona: { id: 1, lineage_id: 100 + i, name: "Tomori" } }))
+    : client.manual({ workspace_id: ws, actor: { id: "130000000000000001", is_manager: true }, scope: "server",
+      action: "add", lineage_id: 100 + i, persona_id: 1, content: c }))));
+  assert.deepEqual(results.map((r) => r.data.status),
+    contents.map((_, i) => (i % 2 ? "memory_saved_successfully" : "added")));
+  assert.deepEqual((await serverMemories(db, ws)).map((r) => r.content).sort(), [...contents].sort());
+});

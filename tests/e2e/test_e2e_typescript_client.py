@@ -1,0 +1,98 @@
+"""The TypeScript client, @memory-worker/client (clients/typescript), against the real worker.
+
+Its tests are Node's own (`node --test`, clients/typescript/test/*.test.mjs); this runs them
+inside the suite so they count, with the running worker's NATS and database, workspaces
+prepared here, and what the tests that kill a worker or restart NATS need to start their own
+(nats-server, the Python to run `memoryctl run`, a database of their own). The parity test
+runs one scripted conversation (tests/e2e/conversation.py) through the Python MemoryClient
+and, inside the node run, through the TypeScript one, and compares results and rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import asyncpg
+import pytest
+
+from tests.conftest import ROOT, clone_database
+from tests.e2e import conversation
+from tests.e2e.bus import unique
+from tests.support.directory import add_server
+from worker.client.memory_client import MemoryClient
+from worker.local.embedded import _nats_server_binary
+
+PACKAGE = ROOT / "clients" / "typescript"
+TEST_FILES = ("shipping", "batches", "client", "cache_node", "kill")
+TEST_TIMEOUT_MS = 120_000
+
+
+def node() -> str:
+    path = shutil.which("node")
+    if path is None:
+        pytest.fail("Node.js (20 or later) is not installed: the TypeScript client's tests need it. "
+                    "Install Node and npm, then run `make test` (it runs `npm ci` in clients/typescript).")
+    if not (PACKAGE / "node_modules" / "@nats-io" / "jetstream").is_dir():
+        pytest.fail("clients/typescript has no node_modules: run `make test` (or `npm ci` in clients/typescript).")
+    return path
+
+
+async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server, bot_db, pg_server, template_db,
+                                                        nc, tmp_path):
+    # The parity conversation: the Python side here, the TypeScript side in client.test.mjs.
+    python_world = await conversation.prepare_world(bot_db)
+    typescript_world = await conversation.prepare_world(bot_db)
+    async with MemoryClient(nc, timeout=30.0) as client:
+        python_results = await conversation.run_python(client, conversation.script(python_world))
+    assert [r["data"]["status"] for r in python_results] == [
+        s["expect"] for s in conversation.script(python_world)]
+
+    plain = [unique() for _ in range(6)]
+    for ws in plain:
+        await add_server(bot_db, ws)
+    # The kill test's worker has NATS and a database of its own.
+    kill_database = await clone_database(pg_server, template_db)
+    kill_workspaces = [unique() for _ in range(6)]
+    conn = await asyncpg.connect(kill_database)
+    try:
+        for ws in kill_workspaces:
+            await add_server(conn, ws)
+    finally:
+        await conn.close()
+
+    fixture = tmp_path / "fixture.json"
+    parity_out = tmp_path / "typescript-results.json"
+    fixture.write_text(json.dumps({"conversation": conversation.script(typescript_world), "workspaces": plain,
+                                   "kill_workspaces": kill_workspaces}))
+    env = {**os.environ, "NATS_URL": nats_server.url, "DATABASE_URL": e2e_worker.env["DATABASE_URL"],
+           "KILL_DATABASE_URL": kill_database, "MEMORY_FIXTURE": str(fixture), "PARITY_OUT": str(parity_out),
+           "NATS_SERVER_BIN": _nats_server_binary(), "PYTHON": sys.executable, "REPO_ROOT": str(ROOT)}
+    files = [f"test/{name}.test.mjs" for name in TEST_FILES]
+    log = tmp_path / "node-test.log"
+    with log.open("w") as out:
+        # Each test bounded on its own, so a hang names the test that hung.
+        # Two files at a time: the worker kill spends most of its time waiting for redelivery.
+        done = subprocess.run([node(), "--test", "--test-reporter=spec", "--test-concurrency=2",
+                               f"--test-timeout={TEST_TIMEOUT_MS}", *files],
+                              cwd=PACKAGE, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, timeout=240)
+    output = log.read_text()
+    print(output)
+    assert done.returncode == 0, f"node --test failed:\n{output[-15000:]}"
+
+    # Parity: the same results and the same rows, once ids are named by their role.
+    typescript_results = json.loads(parity_out.read_text())
+    python_names, typescript_names = conversation.Normaliser(python_world), conversation.Normaliser(typescript_world)
+    assert (typescript_names.results(typescript_results, conversation.script(typescript_world))
+            == python_names.results(python_results, conversation.script(python_world)))
+    assert (await conversation.rows(bot_db, typescript_world, typescript_names)
+            == await conversation.rows(bot_db, python_world, python_names))
+
+
+def test_the_node_tests_are_all_run():
+    """Every test file of the package is in TEST_FILES (a new one is not silently skipped)."""
+    present = sorted(p.name.removesuffix(".test.mjs") for p in (PACKAGE / "test").glob("*.test.mjs"))
+    assert present == sorted(TEST_FILES)
