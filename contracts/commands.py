@@ -354,7 +354,7 @@ class SeedBio(Envelope, kw_only=True, frozen=True):
 
     Attributes:
         identity_user_id: The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>`
-            for other proxies). The bot must have written its users row and its host links first:
+            for PluralBuddy). The bot must have written its users row and its host links first:
             an identity with no resolvable host is skipped as protected.
         is_new_identity: True only when the bot has just created this identity's row; false is
             answered skipped.

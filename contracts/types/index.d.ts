@@ -991,7 +991,7 @@ export interface SeedBio {
    */
   command_id: string;
   /**
-   * The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>` for other proxies). The bot must have written its users row and its host links first: an identity with no resolvable host is skipped as protected.
+   * The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>` for PluralBuddy). The bot must have written its users row and its host links first: an identity with no resolvable host is skipped as protected.
    */
   identity_user_id: string;
   /**
