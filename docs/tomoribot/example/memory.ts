@@ -18,14 +18,23 @@ export type InvalidatedKeys = CommandResult["invalidated"];
 let client: MemoryClient | undefined;
 let node: CacheNode | undefined;
 
-/**
- * `processName` must differ between the bot's processes (a shard id, a worker name) and stay
- * the same across restarts of one process: it names the node's durable consumer, so a restart
- * resumes where it stopped and applies what it missed.
- */
-export async function startMemory(nc: BotNatsConnection, processName: string): Promise<void> {
-  client = await MemoryClient.start(nc, { timeoutMs: 15_000 });
-  node = await CacheNode.start(nc, { name: `tomoribot-${processName}`, maxEntries: 20_000, ttlMs: 30 * 60_000 });
+export interface MemoryConnections {
+  /** As the bot's NATS user (deploy: `bot-<name>`, inboxPrefix `_INBOX.bot.<name>`): commands and lookups. */
+  commands: BotNatsConnection;
+  /** As this process's cache-node user (deploy: `cache-node-<node>`, inboxPrefix `_INBOX.cache.<node>`).
+   *  On a server without permissions (`make run`) both may be the same connection. */
+  invalidations: BotNatsConnection;
+  /**
+   * Different for each of the bot's processes (a shard id) and the same across restarts of one
+   * process: it names the node's durable consumer (cache-node-<node>), so a restarted process
+   * resumes where it stopped and applies what it missed.
+   */
+  node: string;
+}
+
+export async function startMemory(connections: MemoryConnections): Promise<void> {
+  client = await MemoryClient.start(connections.commands, { timeoutMs: 15_000 });
+  node = await CacheNode.start(connections.invalidations, { name: connections.node, maxEntries: 20_000, ttlMs: 30 * 60_000 });
   // Code that still reads the bot's older in-process caches drops them with the node, whoever
   // made the change (this process, another shard, a panel, the operator's CLI).
   node.onInvalidate((change) => {
