@@ -98,8 +98,9 @@ class Triggerer(Struct, frozen=True):
 
     Attributes:
         id: Their Discord user id. A server memory the model saves is recorded as taught by
-            them, so they can later see, edit and remove it in /memories without being a
-            manager. It does not choose the memory's target (tool_args.target_user does).
+            them: without being a manager they can then see and remove it in /memories (and
+            edit it while member teaching is on). It does not choose the memory's target
+            (tool_args.target_user does).
         name: Their display name, as the bot showed it to the model.
     """
 

@@ -59,8 +59,8 @@ class ResultData(Struct, kw_only=True):
             memory_saved_with_eviction, or a memory_save_failed_* refusal (memory_command_invalid
             when the command itself could not be read). Statuses are only ever added.
         scope: The scope the save ended in, in the tool's words: server_wide or target_user (a
-            target_user save about the bot or a bridge user ends server_wide); null when the
-            arguments were too broken to tell.
+            target_user save about the bot or a bridge user ends server_wide); null when it was not
+            known (bad arguments, a failure before the arguments were read).
         memory_id: The saved memory's id (server_memory_id or personal_memory_id); null unless
             saved.
         content_saved: The text stored, after sanitizing (only the {user}, {bot} and {char}

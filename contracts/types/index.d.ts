@@ -213,7 +213,7 @@ export interface ResultData {
    */
   reason?: string | null;
   /**
-   * The scope the save ended in, in the tool's words: server_wide or target_user (a target_user save about the bot or a bridge user ends server_wide); null when the arguments were too broken to tell.
+   * The scope the save ended in, in the tool's words: server_wide or target_user (a target_user save about the bot or a bridge user ends server_wide); null when it was not known (bad arguments, a failure before the arguments were read).
    */
   scope?: string | null;
   /**
@@ -690,7 +690,7 @@ export interface Retrieval {
  */
 export interface Triggerer {
   /**
-   * Their Discord user id. A server memory the model saves is recorded as taught by them, so they can later see, edit and remove it in /memories without being a manager. It does not choose the memory's target (tool_args.target_user does).
+   * Their Discord user id. A server memory the model saves is recorded as taught by them: without being a manager they can then see and remove it in /memories (and edit it while member teaching is on). It does not choose the memory's target (tool_args.target_user does).
    */
   id: string;
   /**
