@@ -1027,7 +1027,7 @@ export interface MemoryEvictionMetric {
 }
 /**
  * The answer to a command of any kind that could not be decoded or whose envelope is
- * invalid (DESIGN.md 3.2); it is dead-lettered with reason invalid_command, never applied.
+ * invalid; it is dead-lettered with reason invalid_command, never applied.
  * A create's reply of this kind also fits the create result.
  */
 export interface InvalidCommandResult {
