@@ -28,8 +28,7 @@ REPLY_SUBJECT_RULE = (
 ReplySubject = Annotated[str, Meta(
     max_length=256, pattern=_REPLY_SUBJECT,
     description="A NATS subject (no wildcards) the worker publishes the result to. " + REPLY_SUBJECT_RULE)]
-IssuedAt = Annotated[datetime, Meta(extra_json_schema={"format": "date-time"},
-                                    description="RFC 3339, set by the bot.")]
+IssuedAt = Annotated[datetime, Meta(extra_json_schema={"format": "date-time"})]
 _REPLY_SUBJECT_RE = re.compile(_REPLY_SUBJECT)
 # Ids of the bot's database: PostgreSQL integer columns.
 Int32 = Annotated[int, Meta(ge=0, le=2**31 - 1)]
@@ -43,7 +42,25 @@ def is_reply_subject(value: str) -> bool:
 
 
 class Envelope(Struct, kw_only=True, frozen=True):
-    """Fields every command carries."""
+    """Fields every command carries.
+
+    Attributes:
+        command_id: The command's identity, unique per logical command (a UUID is a good
+            choice). The worker applies a command_id at most once and answers every repeat with
+            the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header
+            so JetStream drops a repeat inside its duplicate window.
+        issued_at: When the bot issued the command (RFC 3339), set by the bot. Informational:
+            the worker processes a workspace's commands in publish order, never by this time.
+        reply_to: Where the worker publishes the result: a NATS subject under one of the
+            operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply
+            inbox, subscribed before the publish. null: the command is applied and nobody is
+            answered. A subject outside the prefixes is never published to: the command is
+            dead-lettered unapplied (see the result lookup).
+        workspace_id: The Discord guild id, or the user's id in a direct message: whose server
+            memories, settings and directory rows the command uses. It must equal the last token
+            of the subject the command is published to (memory.<kind>.<workspace token>), or the
+            command is refused as invalid.
+    """
 
     command_id: CommandId
     issued_at: IssuedAt
@@ -52,24 +69,73 @@ class Envelope(Struct, kw_only=True, frozen=True):
 
 
 class ReplyProbe(Struct):
-    """The least a broken command may still tell us: where to send the refusal."""
+    """The least a broken command may still tell us: where to send the refusal (never published)."""
 
     command_id: Any = None
     reply_to: Any = None
 
 
 class Persona(Struct, frozen=True):
+    """The persona that is speaking and made the tool call.
+
+    Attributes:
+        id: The persona's row id in the bot's database (TomoriBot: the tomori/persona row).
+            Stored on a server memory as the persona that taught it; it does not decide which
+            memories count together (the lineage does).
+        lineage_id: The persona's lineage: memories are kept, counted against the caps and
+            evicted per lineage, so every version of a persona that shares a lineage shares its
+            memories. Must not be 0, which is reserved for a user's global memories: a create
+            with lineage 0 is refused with memory_save_failed_internal_error.
+        name: The persona's display name, shown in the notice (the card's footer "Saved by
+            <name>" and the full text's "Persona:" line).
+    """
+
     id: Int32
     lineage_id: LineageId
     name: ShortText
 
 
 class Triggerer(Struct, frozen=True):
+    """The person whose message started the turn in which the model called the tool.
+
+    Attributes:
+        id: Their Discord user id. A server memory the model saves is recorded as taught by
+            them: without being a manager they can then see and remove it in /memories (and
+            edit it while member teaching is on). It does not choose the memory's target
+            (tool_args.target_user does).
+        name: Their display name, as the bot showed it to the model.
+    """
+
     id: DiscordId
     name: ShortText
 
 
 class Channel(Struct, frozen=True, kw_only=True):
+    """The channel the tool call came from: it decides where the save's notice may go.
+
+    A channel is public only when it is not a DM, not private, readable by everyone and not in
+    the workspace's private channel list. Only a save from a public channel is mirrored to the
+    thought-log channel; the conversation notice always goes to this channel (unless the
+    memory_update notice is hidden).
+
+    Attributes:
+        id: The Discord id of the channel or thread the conversation is in: the conversation
+            notice's channel_id.
+        is_dm: True in a direct message with the bot. A DM is never public (no thought-log copy),
+            and target resolution stops after the conversation's participants (there is no
+            member search in a DM).
+        is_private: True when the channel's audience is restricted in a way the other fields do
+            not say: a private thread, or a thread whose parent channel is on the workspace's
+            private channel list (the worker compares only id with that list). No thought-log
+            copy.
+        everyone_can_view: False unless every member of the guild can read the channel: @everyone
+            has View Channel and no role or member is denied it (for a thread, on its parent).
+            Otherwise no thought-log copy, so the thought log never shows what not everyone may
+            read. Defaults to true: a bot that cannot tell should send false.
+        url: A link to the message (or channel) the save came from, shown as the thought-log
+            copy's link to its source; null when there is none.
+    """
+
     id: DiscordId
     is_dm: bool = False
     is_private: bool = False
@@ -78,6 +144,26 @@ class Channel(Struct, frozen=True, kw_only=True):
 
 
 class Participant(Struct, frozen=True, kw_only=True):
+    """Someone in the conversation the model may name as target_user, as the bot listed them to it.
+
+    Attributes:
+        id: The target's id: a Discord user id, a Matrix id (`@local:server`) for a bridge
+            user, or a proxy identity's synthetic id (`pk:<uuid>`, `pb:<digits>`). The model may
+            also name the target by this id.
+        kind: discord, matrix (a bridge user: a save about them becomes a server memory with
+            `{user}` replaced by their name, since bridge accounts have no user rows) or proxy
+            (a message-proxy identity: saved as its own personal memory, only if every host
+            account allows it). An id shaped like a proxy id is treated as a proxy whatever the
+            kind says.
+        label: The name the conversation shows for them: matched against target_user, and the
+            label in candidates, notices and reasons.
+        primary_label: Their main name when they have several: when target_user matches
+            several participants' names or aliases, the one whose primary_label it is wins.
+        aliases: Other names they go by in the conversation (nickname, global name, username);
+            each is matched exactly (after trimming, dropping a leading `@`, lowercasing and
+            collapsing spaces) against target_user.
+    """
+
     id: Annotated[str, Meta(min_length=1, max_length=256, pattern=_NO_NUL)]
     kind: Literal["discord", "matrix", "proxy"] = "discord"
     label: ShortText = ""
@@ -86,6 +172,24 @@ class Participant(Struct, frozen=True, kw_only=True):
 
 
 class MemberMatch(Struct, frozen=True, kw_only=True):
+    """A guild member the bot's member search returned for the target_user name (none in a DM).
+
+    After the conversation's participants, target_user is compared, exactly and after
+    normalizing, with these members' display names, then the persona nicknames and saved
+    nicknames the database holds for them, then global names, then usernames: the first stage
+    with any match decides, and several distinct members there make the save ambiguous.
+
+    Attributes:
+        id: The member's Discord user id (also matched when target_user is an id or a mention).
+        display_name: The name the guild shows for them (discord.js GuildMember.displayName: the
+            guild nickname, else the global name, else the username); null falls back to
+            nickname.
+        nickname: Their guild nickname, if any.
+        global_name: Their Discord global display name, if any.
+        username: Their unique Discord username, shown beside the label in ambiguous candidates.
+        is_bot: True for bot accounts, which are never memory targets (they are skipped).
+    """
+
     id: DiscordId
     display_name: ShortText | None = None
     nickname: ShortText | None = None
@@ -95,13 +199,46 @@ class MemberMatch(Struct, frozen=True, kw_only=True):
 
 
 class Retrieval(Struct, frozen=True, kw_only=True):
+    """How the bot retrieves memories in this turn. At the cap, a save may replace a dormant
+    memory only when retrieval picks memories by relevance (all three are set) and the
+    workspace has memory decay on; otherwise it is refused with memory_save_failed_limit_exceeded.
+
+    Attributes:
+        rag_available: True when the bot retrieves memories by relevance (embeddings) in this
+            workspace rather than showing the model every memory.
+        embedding_model: The embedding model in use; null or blank counts as none.
+        embedding_credentials: True when the bot has credentials for that embedding model.
+    """
+
     rag_available: bool = False
     embedding_model: ShortText | None = None
     embedding_credentials: bool = False
 
 
 class CreateMemory(Envelope, kw_only=True, frozen=True):
-    """`memory.create`: the model's `create_long_term_memory` tool call."""
+    """`memory.create`: the model's `create_long_term_memory` tool call.
+
+    Attributes:
+        tool_args: The model's arguments exactly as it gave them, decoded from the provider's
+            argument string into a JSON object: memory_content, memory_scope (server_wide or
+            target_user) and, for target_user, target_user (legacy names target_user_nickname
+            and target_user_discord_id are read too). Not validated on decoding: bad arguments
+            are answered with memory_save_failed_invalid_args naming the parameter.
+        persona: The speaking persona: whose lineage the memory joins.
+        bot_user_id: The bot's own Discord user id: a target that resolves to it (or the word
+            self) makes the memory server-wide instead of personal.
+        triggerer: Who caused the turn (recorded as the teacher of a server memory); null when
+            no person did, and the memory then has no teacher.
+        channel: Where the tool call happened: where the notice goes and whether the thought log
+            gets a copy.
+        participants: The people of the conversation the model may name (what the bot listed to
+            the model), checked first when resolving target_user.
+        member_matches: The bot's guild member search for the target_user text (for instance
+            discord.js `guild.members.search` with that query). Not read in a DM or for a
+            server_wide save, so it may be left empty there.
+        retrieval: How memories are retrieved in this turn: whether a save at the cap may
+            replace a dormant memory.
+    """
 
     # Deliberately loose: a model's bad arguments are a normal outcome, not a poison message.
     tool_args: Any = None
@@ -122,13 +259,51 @@ MemoryScope = Literal["server", "personal"]
 
 
 class Actor(Struct, frozen=True, kw_only=True):
+    """The person using the panel.
+
+    Attributes:
+        id: Their Discord user id. Personal memories are theirs (unless identity_id is set), and
+            server memories they add are recorded as taught by them.
+        is_manager: True when they have Manage Server in this guild, and always in a DM.
+            Managers see and change every server memory and may teach when member teaching is
+            off; others see and change only the server memories they taught.
+    """
+
     id: DiscordId
     # ManageGuild in a server; anyone in a DM.
     is_manager: bool = False
 
 
 class ManualMemory(Envelope, kw_only=True, frozen=True):
-    """`memory.manual`: the `/memories` and `/personal memories` panels."""
+    """`memory.manual`: the `/memories` and `/personal memories` panels.
+
+    People write these by hand: they are only trimmed, never rewritten, never evict (at the cap
+    an add is refused), and every add and edit protects the row from eviction.
+
+    Attributes:
+        actor: Who is using the panel, and whether they manage the server.
+        scope: server (the /memories panel: the workspace's memories) or personal (the
+            /personal memories panel: the actor's own, or identity_id's).
+        action: add (content), add_batch (contents and content, all or nothing), edit
+            (memory_id, with content and/or tags) or remove (memory_id).
+        lineage_id: Which lineage's memories: for server memories the active persona's lineage;
+            for personal ones a persona's lineage, or 0 for the user's global memories (shown to
+            every persona). An edit or remove finds only rows of exactly this lineage.
+        persona_id: The persona a server memory added here is attributed to; null for none.
+            Ignored for personal memories.
+        identity_id: Personal scope only: act on the memories of this message-proxy identity
+            (`pk:<uuid>`, `pb:<digits>`), which the actor must host; null for the actor's own.
+        memory_id: The memory to edit or remove (its server_memory_id or personal_memory_id).
+        content: The text to add, or the new text of an edit (null keeps the stored text). In
+            add_batch, the typed entry, added after the lines of contents.
+        contents: add_batch only: the entries to add, typically the lines of an uploaded text
+            file. Blank lines are dropped and lines already stored (or repeated) are skipped,
+            ignoring case.
+        tags: Tags as the panel took them: raw comma-separated text or a list. Split on commas,
+            trimmed, quotes stripped; empty and over-32-character tags dropped; duplicates
+            removed; at most 5 kept. A tag starting with `#` names a channel. On an edit, null
+            keeps the stored tags.
+    """
 
     actor: Actor
     scope: MemoryScope
@@ -144,19 +319,52 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
 
 
 class MemoryRef(Struct, frozen=True):
+    """One memory a reply used.
+
+    Attributes:
+        scope: server or personal: which table memory_id is from.
+        memory_id: Its server_memory_id or personal_memory_id.
+    """
+
     scope: MemoryScope
     memory_id: MemoryId
 
 
 class ReinforceMemories(Envelope, kw_only=True, frozen=True):
-    """`memory.reinforce`: the memories a reply used."""
+    """`memory.reinforce`: the memories a reply used.
+
+    Reinforcing marks a memory as recently used (last_reinforced_at now, reinforcement_count
+    plus one), which keeps it from being evicted as dormant. It changes nothing a bot shows.
+
+    Attributes:
+        lineage_id: The lineage of the persona that replied. Server memories count only when
+            they belong to this workspace and lineage; personal ones when they are of this
+            lineage or global (lineage 0).
+        memories: The memories the reply used: those the model was given for it (at most 500).
+            Ids that do not qualify, or no longer exist, are ignored.
+    """
 
     lineage_id: LineageId
     memories: Annotated[list[MemoryRef], Meta(max_length=500)] = []
 
 
 class SeedBio(Envelope, kw_only=True, frozen=True):
-    """`memory.seed_bio`: the one-time bio snapshot of a new proxy identity."""
+    """`memory.seed_bio`: the one-time bio snapshot of a new proxy identity.
+
+    The bio becomes one global (lineage 0) personal memory of the identity, source bio_seed,
+    at most once per identity whatever the command id; it is skipped for an identity that is
+    not new, a blank bio, a host that protects the identity, or a full lineage 0.
+
+    Attributes:
+        identity_user_id: The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>`
+            for PluralBuddy). The bot must have written its users row and its host links first:
+            an identity with no resolvable host is skipped as protected.
+        is_new_identity: True only when the bot has just created this identity's row; false is
+            answered skipped.
+        bio: The identity's profile text as the proxy reports it; whitespace is collapsed and it
+            is cut to MESSAGE_PROXY_BIO_SEED_MAX_CHARS (default 1000 UTF-16 units). null or
+            blank: skipped.
+    """
 
     identity_user_id: SyntheticId
     is_new_identity: bool

@@ -14,11 +14,41 @@ OccurredAt = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
 
 
 class EvictedMemory(Struct, frozen=True):
+    """The memory a save forgot to make room.
+
+    Attributes:
+        memory_id: The forgotten memory's id (it no longer exists).
+        content: Its text.
+    """
+
     memory_id: int
     content: str
 
 
 class MemorySaved(Struct, kw_only=True):
+    """A memory was written: a model save, a panel add or edit, or a bio seed.
+
+    Attributes:
+        event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
+            a retried command re-emits the same ids; de-duplicate redeliveries by it.
+        command_id: The command that caused the event.
+        occurred_at: When the worker processed the command (RFC 3339, UTC).
+        scope: server or personal: the memory's table.
+        workspace_id: The workspace the command came from.
+        owner_id: Whose memory it is: the workspace id for a server memory, the user's Discord id
+            (or a proxy identity's synthetic id) for a personal one.
+        lineage_id: The memory's lineage (0: a user's global memory, such as a bio seed).
+        memory_id: The memory's id (server_memory_id or personal_memory_id).
+        content: Its text as stored.
+        source: Where it came from, unchanged by later edits: model (a tool call), manual (a
+            panel), import, legacy (a row from before the worker), bio_seed.
+        manually_written: True when a person wrote or last edited it: such a memory is never
+            evicted.
+        evicted: The memory this save forgot to make room; null when none was.
+        notice: For a model save, the same notice plan as the result's; null for panel writes
+            and seeds, which show no notice.
+    """
+
     event_id: str
     command_id: str
     occurred_at: OccurredAt
@@ -35,6 +65,20 @@ class MemorySaved(Struct, kw_only=True):
 
 
 class MemoryRemoved(Struct, kw_only=True):
+    """A memory was removed from a panel.
+
+    Attributes:
+        event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
+            a retried command re-emits the same ids; de-duplicate redeliveries by it.
+        command_id: The command that caused the event.
+        occurred_at: When the worker processed the command (RFC 3339, UTC).
+        scope: server or personal: the memory's table.
+        owner_id: Whose memory it was: the workspace id (server) or the user's id (personal).
+        lineage_id: Its lineage.
+        memory_id: The removed memory's id.
+        content: Its text.
+    """
+
     event_id: str
     command_id: str
     occurred_at: OccurredAt
@@ -46,6 +90,23 @@ class MemoryRemoved(Struct, kw_only=True):
 
 
 class MemoryEvicted(Struct, kw_only=True):
+    """A dormant memory was forgotten to make room for a model save at the cap.
+
+    Attributes:
+        event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
+            a retried command re-emits the same ids; de-duplicate redeliveries by it.
+        command_id: The command that caused the event.
+        occurred_at: When the worker processed the command (RFC 3339, UTC).
+        scope: server or personal: the memory's table.
+        owner_id: Whose memory it was: the workspace id (server) or the user's id (personal).
+        lineage_id: Its lineage (the saving persona's; lineage 0 is never evicted).
+        memory_id: The forgotten memory's id.
+        content_forgotten: Its text.
+        replaced_by: The id of the memory saved in its place.
+        decay_days: The workspace's dormancy period: the forgotten memory had not been used
+            (reinforced, or created) for longer than this.
+    """
+
     event_id: str
     command_id: str
     occurred_at: OccurredAt
@@ -59,6 +120,21 @@ class MemoryEvicted(Struct, kw_only=True):
 
 
 class CacheInvalidate(Struct, kw_only=True):
+    """Drop this bot cache entry: published before the same command's memory.saved, so a cache
+    node that applies it first never serves the value from before the change.
+
+    Attributes:
+        event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
+            a retried command re-emits the same ids; de-duplicate redeliveries by it.
+        command_id: The command that caused the event.
+        occurred_at: When the worker processed the command (RFC 3339, UTC).
+        cache: tomori_state (a workspace's state, with its server memories) or user (a user's
+            state, with their personal memories).
+        key: The entry: the workspace id (tomori_state) or the user's id (user).
+        reason: What changed: memory_saved (a model save), memory_add, memory_add_batch,
+            memory_edit, memory_remove (a panel) or bio_seeded.
+    """
+
     event_id: str
     command_id: str
     occurred_at: OccurredAt
@@ -69,7 +145,12 @@ class CacheInvalidate(Struct, kw_only=True):
 
 class MemoryEvictionMetric(Struct, kw_only=True, forbid_unknown_fields=True):
     """Exactly these two fields: no content, no ids. The event id rides in the Nats-Msg-Id
-    header and is opaque: it leads back to no command, workspace or content."""
+    header and is opaque: it leads back to no command, workspace or content.
+
+    Attributes:
+        scope: server or personal: which kind of memory was evicted.
+        decay_days: The dormancy period it was evicted under.
+    """
 
     scope: Scope
     decay_days: Annotated[int, Meta(ge=1)]

@@ -40,13 +40,31 @@ OUTCOME_RULES = [
 
 
 class OutcomeRequest(Struct, kw_only=True, forbid_unknown_fields=True):
-    """The body of a lookup request that wants the outcome rather than the bare result."""
+    """The body of a lookup request that wants the outcome rather than the bare result.
+
+    Attributes:
+        answer: Always "outcome".
+    """
 
     answer: Literal["outcome"]
 
 
 class DeadLetterInfo(Struct, kw_only=True):
-    """Why the worker set the command aside (its entry in MEMORY_DLQ)."""
+    """Why the worker set the command aside (its entry in MEMORY_DLQ).
+
+    Attributes:
+        reason: invalid_command (undecodable, a bad envelope, a reply_to not allowed) and
+            unsupported_command fail again as sent: give up. max_deliver_exhausted and
+            permanent_error may succeed when re-sent (same command_id, new Nats-Msg-Id) once the
+            cause is gone.
+        error: What went wrong, on one line.
+        deliveries: How many deliveries the worker spent on it.
+        dead_lettered_at: When it was dead-lettered; null if unknown.
+        reply_to_allowed: False when the command's reply_to is outside the allowed prefixes: it
+            got no reply, and re-sending it unchanged is refused the same way.
+        allowed_reply_prefixes: The operator's REPLY_SUBJECT_PREFIXES, for the bot to fix its
+            reply subject.
+    """
 
     reason: DeadLetterReason
     error: str
@@ -69,6 +87,15 @@ class CommandOutcome(Struct, kw_only=True, omit_defaults=True):
       new Nats-Msg-Id once the cause is gone (or an operator replays it).
     - unknown: none of these: never stored (re-send it, same command_id, new Nats-Msg-Id),
       or processed or dead-lettered longer ago than the inbox and dead-letter retention.
+
+    Attributes:
+        command_id: The command asked about.
+        workspace_id: Its workspace (a lookup only ever sees its own workspace's commands).
+        outcome: processed, queued, dead_lettered or unknown: whether to use the result, wait,
+            give up or re-send.
+        kind: processed only: the command's kind (create, manual, reinforce, seed_bio).
+        result: processed only: the stored result, byte for byte what the first reply carried.
+        dead_letter: dead_lettered only: why.
     """
 
     command_id: str

@@ -17,14 +17,26 @@ DroppedReason = Literal["hidden_key_no_thought_log", "hidden_key_non_public_chan
 
 class CardField(TypedDict):
     """A field of the card: "Scope", "Saved" and, for an eviction, "Forgotten"; a value over
-    Discord's 1024-character field limit is cut and ends in an ellipsis."""
+    Discord's 1024-character field limit is cut and ends in an ellipsis.
+
+    Attributes:
+        name: The field's name: Scope, Saved or Forgotten.
+        value: Its value: the scope label ("server", "personal: <name>") or the memory's text,
+            cut to 1024 characters; "(empty)" for an empty text, which Discord would reject.
+    """
 
     name: str
     value: str
 
 
 class Card(TypedDict):
-    """An embed: title, fields in order, and a footer naming the persona."""
+    """An embed: title, fields in order, and a footer naming the persona.
+
+    Attributes:
+        title: The embed's title (the plan's title).
+        fields: The embed's fields, in order.
+        footer: The embed's footer: "Saved by <persona name>".
+    """
 
     title: str
     fields: list[CardField]
@@ -33,7 +45,14 @@ class Card(TypedDict):
 
 class Expand(TypedDict):
     """An action showing the uncut text: as an embed description when it fits 4096
-    characters, else as the ephemeral notice.txt attachment (description null)."""
+    characters, else as the ephemeral notice.txt attachment (description null).
+
+    Attributes:
+        label: The action's label (a button's text): "Show full text".
+        delivery: description: show `description` (in an ephemeral embed, say); attachment:
+            send the destination's `attachment` instead.
+        description: The uncut text when delivery is description; null otherwise.
+    """
 
     label: str
     delivery: Literal["description", "attachment"]
@@ -41,7 +60,14 @@ class Expand(TypedDict):
 
 
 class Attachment(TypedDict):
-    """The uncut text as an ephemeral file, when it exceeds an embed description."""
+    """The uncut text as an ephemeral file, when it exceeds an embed description.
+
+    Attributes:
+        filename: Always notice.txt.
+        content: The file's text: title, scope, persona, then the saved (and forgotten) text,
+            uncut.
+        ephemeral: Always true: show it only to the person who asked to expand.
+    """
 
     filename: Literal["notice.txt"]
     content: str
@@ -49,7 +75,17 @@ class Attachment(TypedDict):
 
 
 class ConversationNotice(TypedDict):
-    """Post in the channel the command came from: the title only (mode title) or the card."""
+    """Post in the channel the command came from: the title only (mode title) or the card.
+
+    Attributes:
+        channel_id: The command's channel.id.
+        mode: title (minimal verbosity: post the title alone) or card (verbose: post the card).
+        title: The text to post in title mode.
+        card: The card to post; set exactly when mode is card.
+        expand: Set when a card field was cut: offer this action to show the uncut text.
+        attachment: Set when the uncut text exceeds 4096 characters: what the expand action
+            sends.
+    """
 
     channel_id: str
     mode: Literal["title", "card"]
@@ -60,7 +96,16 @@ class ConversationNotice(TypedDict):
 
 
 class ThoughtLogNotice(TypedDict):
-    """Post the full card in the workspace's thought-log channel, linking the source."""
+    """Post the full card in the workspace's thought-log channel, linking the source.
+
+    Attributes:
+        channel_id: The workspace's thought-log channel.
+        card: The full card (always, whatever the verbosity).
+        source_url: The command's channel.url, to link the copy to its source; null when the
+            command had none.
+        expand: As for the conversation: set when a card field was cut.
+        attachment: As for the conversation: set when the uncut text exceeds 4096 characters.
+    """
 
     channel_id: str
     card: Card
@@ -71,7 +116,28 @@ class ThoughtLogNotice(TypedDict):
 
 class NoticePlan(TypedDict):
     """Where the notice of a save goes. Both destinations null: it goes nowhere, and
-    dropped_reason says why; thought_log_skipped says why the thought log got no copy."""
+    dropped_reason says why; thought_log_skipped says why the thought log got no copy.
+
+    Attributes:
+        version: The plan's format version, 1; a new version is a new shape.
+        key: The notice key, memory_update: what the workspace's hidden notice keys are matched
+            against.
+        verbosity: The workspace's notice verbosity the plan follows: minimal (the
+            conversation gets the title, the thought log the card) or verbose (the conversation
+            gets the card, no thought-log copy).
+        hidden: True when memory_update is among the workspace's hidden notice keys: nothing
+            goes to the conversation.
+        title: "Memory saved", or "Memory saved (one forgotten to make room)" after an
+            eviction.
+        conversation: What to post in the command's channel; null when the key is hidden.
+        thought_log: What to post in the thought-log channel; null when no copy is due or
+            allowed.
+        thought_log_skipped: Why the thought log got no copy although one was due (minimal or
+            hidden): not_configured, or the channel's privacy (dm, private, listed_private,
+            not_readable_by_everyone). null when the copy was made, and in verbose mode.
+        dropped_reason: Set only when the notice goes nowhere (hidden key, and no thought-log
+            copy): hidden_key_no_thought_log or hidden_key_non_public_channel.
+    """
 
     version: Literal[1]
     key: Literal["memory_update"]

@@ -1,4 +1,4 @@
-"""The result a command gets (docs/design.md, section 3.4): published to `reply_to`, kept in the inbox."""
+"""The result a command gets (DESIGN.md section 3.4): published to `reply_to`, kept in the inbox."""
 
 from __future__ import annotations
 
@@ -38,11 +38,48 @@ CreateStatus = Literal[
 
 
 class CacheKey(Struct, frozen=True):
+    """A bot cache entry the command made stale.
+
+    Attributes:
+        cache: tomori_state (the workspace's state, with its server memories) or user (a
+            user's state, with their personal memories).
+        key: The entry's key: the workspace id for tomori_state, the user's Discord id (or a
+            proxy identity's synthetic id) for user.
+    """
+
     cache: Literal["tomori_state", "user"]
     key: str
 
 
 class ResultData(Struct, kw_only=True):
+    """`data` of a create's result, in the words of the model's tool (give it to the model as is).
+
+    Attributes:
+        status: What happened, one of TomoriBot's own status strings: memory_saved_successfully,
+            memory_saved_with_eviction, or a memory_save_failed_* refusal (memory_command_invalid
+            when the command itself could not be read). Statuses are only ever added.
+        scope: The scope the save ended in, in the tool's words: server_wide or target_user (a
+            target_user save about the bot or a bridge user ends server_wide); null when it was not
+            known (bad arguments, a failure before the arguments were read).
+        memory_id: The saved memory's id (server_memory_id or personal_memory_id); null unless
+            saved.
+        content_saved: The text stored, after sanitizing (only the {user}, {bot} and {char}
+            placeholders survive; a bridge user's {user} is replaced by their name); null unless
+            saved.
+        content_forgotten: With memory_saved_with_eviction, the text of the dormant memory that
+            was forgotten to make room; null otherwise.
+        reason: Why it failed, worded for the model to relay to the user (what happened and
+            what they can do: /memories, /personal memories, /personal config); the same text
+            as error. null on success.
+        candidates: memory_save_failed_ambiguous_user only: up to 3 labels of the people the
+            name matched, for the model to ask which one is meant.
+        current_count: memory_save_failed_limit_exceeded only: how many memories the owner
+            has in this lineage.
+        max_allowed: memory_save_failed_limit_exceeded only: the owner's cap.
+        target_user: For a personal save, and for refusals about a target: the name the target
+            was resolved to (or the name the model gave, when nobody matched).
+    """
+
     status: CreateStatus
     scope: str | None = None
     memory_id: int | None = None
@@ -57,6 +94,24 @@ class ResultData(Struct, kw_only=True):
 
 
 class CommandResult(Struct, kw_only=True):
+    """The result of `memory.create`, published to reply_to and kept for the result lookup;
+    every repeat of the command_id gets these same bytes.
+
+    Attributes:
+        command_id: The command this answers.
+        success: True when the memory was saved (with or without an eviction).
+        message: "Memory saved successfully" on success; null otherwise.
+        error: The failure text (the same as data.reason); null on success.
+        data: The status and its details: the tool result the model sees.
+        invalidated: The bot cache entries the save made stale. Drop them from the bot's own
+            caches before posting the notice, so the next turn sees the new memory; the same keys
+            are also published as cache.invalidate events for other processes. Empty for a
+            refusal.
+        notice: Where the memory_update notice goes and what it shows (the notice plan), set for a
+            save and null for a refusal. The bot renders and posts it; a failed post never undoes
+            the save.
+    """
+
     command_id: str
     success: bool
     message: str | None = None
@@ -66,7 +121,7 @@ class CommandResult(Struct, kw_only=True):
     notice: NoticeField = None
 
 
-# Statuses of memory.manual, memory.reinforce and memory.seed_bio (docs/design.md, section 8).
+# Statuses of memory.manual, memory.reinforce and memory.seed_bio (DESIGN.md section 8).
 ADDED = "added"
 UPDATED = "updated"
 UNCHANGED = "unchanged"
@@ -98,7 +153,21 @@ OpStatus = Literal[ManualStatus, ReinforceStatus, SeedBioStatus]
 
 
 class OpData(Struct, kw_only=True):
-    """`data` of the other commands' results: a status, a reason, and what the status needs."""
+    """`data` of the other commands' results: a status, a reason, and what the status needs.
+
+    Attributes:
+        status: What happened (each command kind's result lists its own statuses); failed means
+            the worker gave up on the command after its retries.
+        reason: Why it was refused, skipped or failed, in words for the person using the panel;
+            null when it was done.
+        memory_id: The memory added (one row), updated, kept unchanged, removed or seeded.
+        memory_ids: added: the ids of every memory added, in order (one for an add).
+        available: batch-limit-reached: how many more memories fit under the cap.
+        requested: batch-limit-reached: how many new memories the batch held.
+        count: reinforced: how many memories were marked as used.
+        skipped_duplicates: added: how many entries of the batch were skipped as already saved
+            or repeated.
+    """
 
     status: OpStatus
     reason: str | None = None
@@ -111,7 +180,18 @@ class OpData(Struct, kw_only=True):
 
 
 class OpResult(Struct, kw_only=True):
-    """Result of memory.manual, memory.reinforce and memory.seed_bio."""
+    """Result of memory.manual, memory.reinforce and memory.seed_bio.
+
+    Attributes:
+        command_id: The command this answers.
+        success: True when done, and for a skipped seed (a normal outcome); false for a refusal
+            or a failure.
+        error: The refusal or failure text (the same as data.reason); null on success.
+        data: The status and what it needs.
+        invalidated: The bot cache entries the change made stale (tomori_state for server
+            memories, user for personal ones): drop them before showing the panel again. Empty
+            when nothing changed, and always for reinforcement.
+    """
 
     command_id: str
     success: bool
@@ -123,6 +203,15 @@ class OpResult(Struct, kw_only=True):
 # The same results with the statuses of one command kind: the schemas a bot validates the
 # reply of that kind against (the worker builds and decodes OpResult).
 class ManualData(OpData, kw_only=True):
+    """`data` of a panel command's result.
+
+    Attributes:
+        status: added, updated, unchanged (same text and tags, row already protected), removed,
+            or a refusal: privacy-blocked, host-protected, empty-content, content-too-long,
+            limit-reached, batch-limit-reached, all-duplicates, not-found, blacklisted,
+            teaching-disabled; failed when the worker gave up.
+    """
+
     status: ManualStatus
 
 
@@ -133,6 +222,12 @@ class ManualResult(OpResult, kw_only=True):
 
 
 class ReinforceData(OpData, kw_only=True):
+    """`data` of a reinforcement's result.
+
+    Attributes:
+        status: reinforced (with count), or failed when the worker gave up.
+    """
+
     status: ReinforceStatus
 
 
@@ -143,6 +238,14 @@ class ReinforceResult(OpResult, kw_only=True):
 
 
 class SeedBioData(OpData, kw_only=True):
+    """`data` of a bio seed's result.
+
+    Attributes:
+        status: seeded (with memory_id), skipped (reason says why: not a new identity, already
+            seeded, blank bio, a protecting host, a full lineage 0), or failed when the worker
+            gave up.
+    """
+
     status: SeedBioStatus
 
 
@@ -153,14 +256,29 @@ class SeedBioResult(OpResult, kw_only=True):
 
 
 class InvalidData(Struct, kw_only=True):
+    """`data` of the answer to a command that could not be read.
+
+    Attributes:
+        status: Always memory_command_invalid.
+        reason: What was wrong with the command, naming the field (a bug in the bot, not the
+            user's doing).
+    """
+
     status: Literal["memory_command_invalid"]
     reason: str
 
 
 class InvalidCommandResult(Struct, kw_only=True):
     """The answer to a command of any kind that could not be decoded or whose envelope is
-    invalid (docs/design.md, section 3.2); it is dead-lettered with reason invalid_command, never applied.
-    A create's reply of this kind also fits the create result."""
+    invalid; it is dead-lettered with reason invalid_command, never applied.
+    A create's reply of this kind also fits the create result.
+
+    Attributes:
+        command_id: The command's id as far as it could be read (empty when it could not).
+        success: Always false.
+        error: What was wrong with the command.
+        data: The status memory_command_invalid and the reason.
+    """
 
     command_id: str
     success: Literal[False]

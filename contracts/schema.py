@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
+from typing import is_typeddict
 
 import msgspec
 
+from . import commands, events, field_docs, lookup, notice, results
 from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved
 from .lookup import OUTCOME_RULES, CommandOutcome, OutcomeRequest
@@ -53,8 +56,44 @@ STORED_RESULT_DESCRIPTION = (
     "null when it has not been processed. Ask with {\"answer\": \"outcome\"} to learn more.")
 
 
+def _payload_types(*modules: ModuleType) -> dict[str, type]:
+    """Every Struct and TypedDict the contract modules define, by the name msgspec gives its $defs entry."""
+    found: dict[str, type] = {}
+    for module in modules:
+        for obj in vars(module).values():
+            if not isinstance(obj, type) or obj.__module__ != module.__name__:
+                continue
+            if issubclass(obj, msgspec.Struct) or is_typeddict(obj):
+                if obj.__name__ in found:
+                    raise ValueError(f"two payload types are named {obj.__name__}")
+                found[obj.__name__] = obj
+    return found
+
+
+PAYLOAD_TYPES = _payload_types(commands, results, events, lookup, notice)
+
+
+def _describe(defs: dict[str, dict]) -> None:
+    """Each type's summary and each property's entry of its docstring (contracts/field_docs.py)."""
+    for name, body in defs.items():
+        cls = PAYLOAD_TYPES.get(name)
+        if cls is None:
+            continue
+        summary = field_docs.summary(cls)
+        if summary:
+            body["description"] = summary
+        properties = body.get("properties", {})
+        docs = field_docs.field_docs(cls)
+        unknown = sorted(set(docs) - set(properties))
+        if unknown:
+            raise ValueError(f"{name}'s docstring describes fields it does not have: {', '.join(unknown)}")
+        for field, text in docs.items():
+            properties[field]["description"] = text
+
+
 def _bundle(name: str, types: list[type], root: dict | None = None) -> dict:
     schemas, defs = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
+    _describe(defs)
     return {"$schema": DIALECT, "$id": f"{ID_PREFIX}{name}", **(root or schemas[0]), "$defs": defs}
 
 

@@ -40,63 +40,185 @@ export interface MemoryWorkerPayloads {
   CommandResult?: CommandResult;
   SeedBioResult?: SeedBioResult;
 }
+/**
+ * Drop this bot cache entry: published before the same command's memory.saved, so a cache
+ * node that applies it first never serves the value from before the change.
+ */
 export interface CacheInvalidate {
+  /**
+   * tomori_state (a workspace's state, with its server memories) or user (a user's state, with their personal memories).
+   */
   cache: "tomori_state" | "user";
+  /**
+   * The command that caused the event.
+   */
   command_id: string;
+  /**
+   * The event's id, also its Nats-Msg-Id header: derived from the command id, so a retried command re-emits the same ids; de-duplicate redeliveries by it.
+   */
   event_id: string;
+  /**
+   * The entry: the workspace id (tomori_state) or the user's id (user).
+   */
   key: string;
+  /**
+   * When the worker processed the command (RFC 3339, UTC).
+   */
   occurred_at: string;
+  /**
+   * What changed: memory_saved (a model save), memory_add, memory_add_batch, memory_edit, memory_remove (a panel) or bio_seeded.
+   */
   reason: string;
 }
 /**
  * Fields every command carries.
  */
 export interface Envelope {
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
   command_id: string;
   /**
-   * RFC 3339, set by the bot.
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
   reply_to?: string | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
   workspace_id: string;
 }
 export interface CommandOutcome1 {
+  /**
+   * The command asked about.
+   */
   command_id: string;
+  /**
+   * dead_lettered only: why.
+   */
   dead_letter?: DeadLetterInfo;
+  /**
+   * processed only: the command's kind (create, manual, reinforce, seed_bio).
+   */
   kind?: "create" | "manual" | "reinforce" | "seed_bio";
+  /**
+   * processed, queued, dead_lettered or unknown: whether to use the result, wait, give up or re-send.
+   */
   outcome: "dead_lettered" | "processed" | "queued" | "unknown";
+  /**
+   * processed only: the stored result, byte for byte what the first reply carried.
+   */
   result?: CommandResult | OpResult;
+  /**
+   * Its workspace (a lookup only ever sees its own workspace's commands).
+   */
   workspace_id: string;
 }
 /**
  * Why the worker set the command aside (its entry in MEMORY_DLQ).
  */
 export interface DeadLetterInfo {
+  /**
+   * The operator's REPLY_SUBJECT_PREFIXES, for the bot to fix its reply subject.
+   */
   allowed_reply_prefixes: string[];
+  /**
+   * When it was dead-lettered; null if unknown.
+   */
   dead_lettered_at?: string | null;
+  /**
+   * How many deliveries the worker spent on it.
+   */
   deliveries: number;
+  /**
+   * What went wrong, on one line.
+   */
   error: string;
+  /**
+   * invalid_command (undecodable, a bad envelope, a reply_to not allowed) and unsupported_command fail again as sent: give up. max_deliver_exhausted and permanent_error may succeed when re-sent (same command_id, new Nats-Msg-Id) once the cause is gone.
+   */
   reason: "invalid_command" | "max_deliver_exhausted" | "permanent_error" | "unsupported_command";
+  /**
+   * False when the command's reply_to is outside the allowed prefixes: it got no reply, and re-sending it unchanged is refused the same way.
+   */
   reply_to_allowed: boolean;
 }
+/**
+ * The result of `memory.create`, published to reply_to and kept for the result lookup;
+ * every repeat of the command_id gets these same bytes.
+ */
 export interface CommandResult {
+  /**
+   * The command this answers.
+   */
   command_id: string;
+  /**
+   * The status and its details: the tool result the model sees.
+   */
   data: ResultData;
+  /**
+   * The failure text (the same as data.reason); null on success.
+   */
   error?: string | null;
+  /**
+   * The bot cache entries the save made stale. Drop them from the bot's own caches before posting the notice, so the next turn sees the new memory; the same keys are also published as cache.invalidate events for other processes. Empty for a refusal.
+   */
   invalidated?: CacheKey[];
+  /**
+   * "Memory saved successfully" on success; null otherwise.
+   */
   message?: string | null;
+  /**
+   * Where the memory_update notice goes and what it shows (the notice plan), set for a save and null for a refusal. The bot renders and posts it; a failed post never undoes the save.
+   */
   notice?: NoticePlan | null;
+  /**
+   * True when the memory was saved (with or without an eviction).
+   */
   success: boolean;
 }
+/**
+ * `data` of a create's result, in the words of the model's tool (give it to the model as is).
+ */
 export interface ResultData {
+  /**
+   * memory_save_failed_ambiguous_user only: up to 3 labels of the people the name matched, for the model to ask which one is meant.
+   */
   candidates?: string[];
+  /**
+   * With memory_saved_with_eviction, the text of the dormant memory that was forgotten to make room; null otherwise.
+   */
   content_forgotten?: string | null;
+  /**
+   * The text stored, after sanitizing (only the {user}, {bot} and {char} placeholders survive; a bridge user's {user} is replaced by their name); null unless saved.
+   */
   content_saved?: string | null;
+  /**
+   * memory_save_failed_limit_exceeded only: how many memories the owner has in this lineage.
+   */
   current_count?: number;
+  /**
+   * memory_save_failed_limit_exceeded only: the owner's cap.
+   */
   max_allowed?: number;
+  /**
+   * The saved memory's id (server_memory_id or personal_memory_id); null unless saved.
+   */
   memory_id?: number | null;
+  /**
+   * Why it failed, worded for the model to relay to the user (what happened and what they can do: /memories, /personal memories, /personal config); the same text as error. null on success.
+   */
   reason?: string | null;
+  /**
+   * The scope the save ended in, in the tool's words: server_wide or target_user (a target_user save about the bot or a bridge user ends server_wide); null when it was not known (bad arguments, a failure before the arguments were read).
+   */
   scope?: string | null;
+  /**
+   * What happened, one of TomoriBot's own status strings: memory_saved_successfully, memory_saved_with_eviction, or a memory_save_failed_* refusal (memory_command_invalid when the command itself could not be read). Statuses are only ever added.
+   */
   status:
     | "memory_command_invalid"
     | "memory_save_failed_ambiguous_user"
@@ -110,10 +232,22 @@ export interface ResultData {
     | "memory_save_failed_user_not_found"
     | "memory_saved_successfully"
     | "memory_saved_with_eviction";
+  /**
+   * For a personal save, and for refusals about a target: the name the target was resolved to (or the name the model gave, when nobody matched).
+   */
   target_user?: string;
 }
+/**
+ * A bot cache entry the command made stale.
+ */
 export interface CacheKey {
+  /**
+   * tomori_state (the workspace's state, with its server memories) or user (a user's state, with their personal memories).
+   */
   cache: "tomori_state" | "user";
+  /**
+   * The entry's key: the workspace id for tomori_state, the user's Discord id (or a proxy identity's synthetic id) for user.
+   */
   key: string;
 }
 /**
@@ -121,41 +255,104 @@ export interface CacheKey {
  * dropped_reason says why; thought_log_skipped says why the thought log got no copy.
  */
 export interface NoticePlan {
+  /**
+   * What to post in the command's channel; null when the key is hidden.
+   */
   conversation: ConversationNotice | null;
+  /**
+   * Set only when the notice goes nowhere (hidden key, and no thought-log copy): hidden_key_no_thought_log or hidden_key_non_public_channel.
+   */
   dropped_reason: ("hidden_key_no_thought_log" | "hidden_key_non_public_channel") | null;
+  /**
+   * True when memory_update is among the workspace's hidden notice keys: nothing goes to the conversation.
+   */
   hidden: boolean;
+  /**
+   * The notice key, memory_update: what the workspace's hidden notice keys are matched against.
+   */
   key: "memory_update";
+  /**
+   * What to post in the thought-log channel; null when no copy is due or allowed.
+   */
   thought_log: ThoughtLogNotice | null;
+  /**
+   * Why the thought log got no copy although one was due (minimal or hidden): not_configured, or the channel's privacy (dm, private, listed_private, not_readable_by_everyone). null when the copy was made, and in verbose mode.
+   */
   thought_log_skipped: ("dm" | "listed_private" | "not_configured" | "not_readable_by_everyone" | "private") | null;
+  /**
+   * "Memory saved", or "Memory saved (one forgotten to make room)" after an eviction.
+   */
   title: string;
+  /**
+   * The workspace's notice verbosity the plan follows: minimal (the conversation gets the title, the thought log the card) or verbose (the conversation gets the card, no thought-log copy).
+   */
   verbosity: "minimal" | "verbose";
+  /**
+   * The plan's format version, 1; a new version is a new shape.
+   */
   version: 1;
 }
 /**
  * Post in the channel the command came from: the title only (mode title) or the card.
  */
 export interface ConversationNotice {
+  /**
+   * Set when the uncut text exceeds 4096 characters: what the expand action sends.
+   */
   attachment: Attachment | null;
+  /**
+   * The card to post; set exactly when mode is card.
+   */
   card: Card | null;
+  /**
+   * The command's channel.id.
+   */
   channel_id: string;
+  /**
+   * Set when a card field was cut: offer this action to show the uncut text.
+   */
   expand: Expand | null;
+  /**
+   * title (minimal verbosity: post the title alone) or card (verbose: post the card).
+   */
   mode: "card" | "title";
+  /**
+   * The text to post in title mode.
+   */
   title: string;
 }
 /**
  * The uncut text as an ephemeral file, when it exceeds an embed description.
  */
 export interface Attachment {
+  /**
+   * The file's text: title, scope, persona, then the saved (and forgotten) text, uncut.
+   */
   content: string;
+  /**
+   * Always true: show it only to the person who asked to expand.
+   */
   ephemeral: true;
+  /**
+   * Always notice.txt.
+   */
   filename: "notice.txt";
 }
 /**
  * An embed: title, fields in order, and a footer naming the persona.
  */
 export interface Card {
+  /**
+   * The embed's fields, in order.
+   */
   fields: CardField[];
+  /**
+   * The embed's footer: "Saved by <persona name>".
+   */
   footer: string;
+  /**
+   * The embed's title (the plan's title).
+   */
   title: string;
 }
 /**
@@ -163,7 +360,13 @@ export interface Card {
  * Discord's 1024-character field limit is cut and ends in an ellipsis.
  */
 export interface CardField {
+  /**
+   * The field's name: Scope, Saved or Forgotten.
+   */
   name: string;
+  /**
+   * Its value: the scope label ("server", "personal: <name>") or the memory's text, cut to 1024 characters; "(empty)" for an empty text, which Discord would reject.
+   */
   value: string;
 }
 /**
@@ -171,41 +374,104 @@ export interface CardField {
  * characters, else as the ephemeral notice.txt attachment (description null).
  */
 export interface Expand {
+  /**
+   * description: show `description` (in an ephemeral embed, say); attachment: send the destination's `attachment` instead.
+   */
   delivery: "attachment" | "description";
+  /**
+   * The uncut text when delivery is description; null otherwise.
+   */
   description: string | null;
+  /**
+   * The action's label (a button's text): "Show full text".
+   */
   label: string;
 }
 /**
  * Post the full card in the workspace's thought-log channel, linking the source.
  */
 export interface ThoughtLogNotice {
+  /**
+   * As for the conversation: set when the uncut text exceeds 4096 characters.
+   */
   attachment: Attachment | null;
+  /**
+   * The full card (always, whatever the verbosity).
+   */
   card: Card;
+  /**
+   * The workspace's thought-log channel.
+   */
   channel_id: string;
+  /**
+   * As for the conversation: set when a card field was cut.
+   */
   expand: Expand | null;
+  /**
+   * The command's channel.url, to link the copy to its source; null when the command had none.
+   */
   source_url: string | null;
 }
 /**
  * Result of memory.manual, memory.reinforce and memory.seed_bio.
  */
 export interface OpResult {
+  /**
+   * The command this answers.
+   */
   command_id: string;
+  /**
+   * The status and what it needs.
+   */
   data: OpData;
+  /**
+   * The refusal or failure text (the same as data.reason); null on success.
+   */
   error?: string | null;
+  /**
+   * The bot cache entries the change made stale (tomori_state for server memories, user for personal ones): drop them before showing the panel again. Empty when nothing changed, and always for reinforcement.
+   */
   invalidated?: CacheKey[];
+  /**
+   * True when done, and for a skipped seed (a normal outcome); false for a refusal or a failure.
+   */
   success: boolean;
 }
 /**
  * `data` of the other commands' results: a status, a reason, and what the status needs.
  */
 export interface OpData {
+  /**
+   * batch-limit-reached: how many more memories fit under the cap.
+   */
   available?: number;
+  /**
+   * reinforced: how many memories were marked as used.
+   */
   count?: number;
+  /**
+   * The memory added (one row), updated, kept unchanged, removed or seeded.
+   */
   memory_id?: number;
+  /**
+   * added: the ids of every memory added, in order (one for an add).
+   */
   memory_ids?: number[];
+  /**
+   * Why it was refused, skipped or failed, in words for the person using the panel; null when it was done.
+   */
   reason?: string | null;
+  /**
+   * batch-limit-reached: how many new memories the batch held.
+   */
   requested?: number;
+  /**
+   * added: how many entries of the batch were skipped as already saved or repeated.
+   */
   skipped_duplicates?: number;
+  /**
+   * What happened (each command kind's result lists its own statuses); failed means the worker gave up on the command after its retries.
+   */
   status:
     | "added"
     | "all-duplicates"
@@ -230,174 +496,519 @@ export interface OpData {
  * The body of a lookup request that wants the outcome rather than the bare result.
  */
 export interface OutcomeRequest {
+  /**
+   * Always "outcome".
+   */
   answer: "outcome";
 }
 /**
  * `memory.create`: the model's `create_long_term_memory` tool call.
  */
 export interface CreateMemory {
+  /**
+   * The bot's own Discord user id: a target that resolves to it (or the word self) makes the memory server-wide instead of personal.
+   */
   bot_user_id: string;
+  /**
+   * Where the tool call happened: where the notice goes and whether the thought log gets a copy.
+   */
   channel: Channel;
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
   command_id: string;
   /**
-   * RFC 3339, set by the bot.
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
   /**
+   * The bot's guild member search for the target_user text (for instance discord.js `guild.members.search` with that query). Not read in a DM or for a server_wide save, so it may be left empty there.
+   *
    * @maxItems 256
    */
   member_matches?: MemberMatch[];
   /**
+   * The people of the conversation the model may name (what the bot listed to the model), checked first when resolving target_user.
+   *
    * @maxItems 256
    */
   participants?: Participant[];
+  /**
+   * The speaking persona: whose lineage the memory joins.
+   */
   persona: Persona;
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
   reply_to?: string | null;
+  /**
+   * How memories are retrieved in this turn: whether a save at the cap may replace a dormant memory.
+   */
   retrieval?: Retrieval;
+  /**
+   * The model's arguments exactly as it gave them, decoded from the provider's argument string into a JSON object: memory_content, memory_scope (server_wide or target_user) and, for target_user, target_user (legacy names target_user_nickname and target_user_discord_id are read too). Not validated on decoding: bad arguments are answered with memory_save_failed_invalid_args naming the parameter.
+   */
   tool_args?: unknown;
+  /**
+   * Who caused the turn (recorded as the teacher of a server memory); null when no person did, and the memory then has no teacher.
+   */
   triggerer?: Triggerer | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
   workspace_id: string;
 }
+/**
+ * The channel the tool call came from: it decides where the save's notice may go.
+ *
+ * A channel is public only when it is not a DM, not private, readable by everyone and not in
+ * the workspace's private channel list. Only a save from a public channel is mirrored to the
+ * thought-log channel; the conversation notice always goes to this channel (unless the
+ * memory_update notice is hidden).
+ */
 export interface Channel {
+  /**
+   * False unless every member of the guild can read the channel: @everyone has View Channel and no role or member is denied it (for a thread, on its parent). Otherwise no thought-log copy, so the thought log never shows what not everyone may read. Defaults to true: a bot that cannot tell should send false.
+   */
   everyone_can_view?: boolean;
+  /**
+   * The Discord id of the channel or thread the conversation is in: the conversation notice's channel_id.
+   */
   id: string;
+  /**
+   * True in a direct message with the bot. A DM is never public (no thought-log copy), and target resolution stops after the conversation's participants (there is no member search in a DM).
+   */
   is_dm?: boolean;
+  /**
+   * True when the channel's audience is restricted in a way the other fields do not say: a private thread, or a thread whose parent channel is on the workspace's private channel list (the worker compares only id with that list). No thought-log copy.
+   */
   is_private?: boolean;
+  /**
+   * A link to the message (or channel) the save came from, shown as the thought-log copy's link to its source; null when there is none.
+   */
   url?: string | null;
 }
+/**
+ * A guild member the bot's member search returned for the target_user name (none in a DM).
+ *
+ * After the conversation's participants, target_user is compared, exactly and after
+ * normalizing, with these members' display names, then the persona nicknames and saved
+ * nicknames the database holds for them, then global names, then usernames: the first stage
+ * with any match decides, and several distinct members there make the save ambiguous.
+ */
 export interface MemberMatch {
+  /**
+   * The name the guild shows for them (discord.js GuildMember.displayName: the guild nickname, else the global name, else the username); null falls back to nickname.
+   */
   display_name?: string | null;
+  /**
+   * Their Discord global display name, if any.
+   */
   global_name?: string | null;
+  /**
+   * The member's Discord user id (also matched when target_user is an id or a mention).
+   */
   id: string;
+  /**
+   * True for bot accounts, which are never memory targets (they are skipped).
+   */
   is_bot?: boolean;
+  /**
+   * Their guild nickname, if any.
+   */
   nickname?: string | null;
+  /**
+   * Their unique Discord username, shown beside the label in ambiguous candidates.
+   */
   username?: string | null;
 }
+/**
+ * Someone in the conversation the model may name as target_user, as the bot listed them to it.
+ */
 export interface Participant {
   /**
+   * Other names they go by in the conversation (nickname, global name, username); each is matched exactly (after trimming, dropping a leading `@`, lowercasing and collapsing spaces) against target_user.
+   *
    * @maxItems 64
    */
   aliases?: string[];
+  /**
+   * The target's id: a Discord user id, a Matrix id (`@local:server`) for a bridge user, or a proxy identity's synthetic id (`pk:<uuid>`, `pb:<digits>`). The model may also name the target by this id.
+   */
   id: string;
+  /**
+   * discord, matrix (a bridge user: a save about them becomes a server memory with `{user}` replaced by their name, since bridge accounts have no user rows) or proxy (a message-proxy identity: saved as its own personal memory, only if every host account allows it). An id shaped like a proxy id is treated as a proxy whatever the kind says.
+   */
   kind?: "discord" | "matrix" | "proxy";
+  /**
+   * The name the conversation shows for them: matched against target_user, and the label in candidates, notices and reasons.
+   */
   label?: string;
+  /**
+   * Their main name when they have several: when target_user matches several participants' names or aliases, the one whose primary_label it is wins.
+   */
   primary_label?: string | null;
 }
+/**
+ * The persona that is speaking and made the tool call.
+ */
 export interface Persona {
+  /**
+   * The persona's row id in the bot's database (TomoriBot: the tomori/persona row). Stored on a server memory as the persona that taught it; it does not decide which memories count together (the lineage does).
+   */
   id: number;
+  /**
+   * The persona's lineage: memories are kept, counted against the caps and evicted per lineage, so every version of a persona that shares a lineage shares its memories. Must not be 0, which is reserved for a user's global memories: a create with lineage 0 is refused with memory_save_failed_internal_error.
+   */
   lineage_id: number;
+  /**
+   * The persona's display name, shown in the notice (the card's footer "Saved by <name>" and the full text's "Persona:" line).
+   */
   name: string;
 }
+/**
+ * How the bot retrieves memories in this turn. At the cap, a save may replace a dormant
+ * memory only when retrieval picks memories by relevance (all three are set) and the
+ * workspace has memory decay on; otherwise it is refused with memory_save_failed_limit_exceeded.
+ */
 export interface Retrieval {
+  /**
+   * True when the bot has credentials for that embedding model.
+   */
   embedding_credentials?: boolean;
+  /**
+   * The embedding model in use; null or blank counts as none.
+   */
   embedding_model?: string | null;
+  /**
+   * True when the bot retrieves memories by relevance (embeddings) in this workspace rather than showing the model every memory.
+   */
   rag_available?: boolean;
 }
+/**
+ * The person whose message started the turn in which the model called the tool.
+ */
 export interface Triggerer {
+  /**
+   * Their Discord user id. A server memory the model saves is recorded as taught by them: without being a manager they can then see and remove it in /memories (and edit it while member teaching is on). It does not choose the memory's target (tool_args.target_user does).
+   */
   id: string;
+  /**
+   * Their display name, as the bot showed it to the model.
+   */
   name: string;
 }
+/**
+ * A dormant memory was forgotten to make room for a model save at the cap.
+ */
 export interface MemoryEvicted {
+  /**
+   * The command that caused the event.
+   */
   command_id: string;
+  /**
+   * Its text.
+   */
   content_forgotten: string;
+  /**
+   * The workspace's dormancy period: the forgotten memory had not been used (reinforced, or created) for longer than this.
+   */
   decay_days: number;
+  /**
+   * The event's id, also its Nats-Msg-Id header: derived from the command id, so a retried command re-emits the same ids; de-duplicate redeliveries by it.
+   */
   event_id: string;
+  /**
+   * Its lineage (the saving persona's; lineage 0 is never evicted).
+   */
   lineage_id: number;
+  /**
+   * The forgotten memory's id.
+   */
   memory_id: number;
+  /**
+   * When the worker processed the command (RFC 3339, UTC).
+   */
   occurred_at: string;
+  /**
+   * Whose memory it was: the workspace id (server) or the user's id (personal).
+   */
   owner_id: string;
+  /**
+   * The id of the memory saved in its place.
+   */
   replaced_by: number;
+  /**
+   * server or personal: the memory's table.
+   */
   scope: "personal" | "server";
 }
 /**
  * `memory.manual`: the `/memories` and `/personal memories` panels.
+ *
+ * People write these by hand: they are only trimmed, never rewritten, never evict (at the cap
+ * an add is refused), and every add and edit protects the row from eviction.
  */
 export interface ManualMemory {
+  /**
+   * add (content), add_batch (contents and content, all or nothing), edit (memory_id, with content and/or tags) or remove (memory_id).
+   */
   action: "add" | "add_batch" | "edit" | "remove";
+  /**
+   * Who is using the panel, and whether they manage the server.
+   */
   actor: Actor;
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
   command_id: string;
+  /**
+   * The text to add, or the new text of an edit (null keeps the stored text). In add_batch, the typed entry, added after the lines of contents.
+   */
   content?: string | null;
+  /**
+   * add_batch only: the entries to add, typically the lines of an uploaded text file. Blank lines are dropped and lines already stored (or repeated) are skipped, ignoring case.
+   */
   contents?: string[] | null;
+  /**
+   * Personal scope only: act on the memories of this message-proxy identity (`pk:<uuid>`, `pb:<digits>`), which the actor must host; null for the actor's own.
+   */
   identity_id?: string | null;
   /**
-   * RFC 3339, set by the bot.
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
+  /**
+   * Which lineage's memories: for server memories the active persona's lineage; for personal ones a persona's lineage, or 0 for the user's global memories (shown to every persona). An edit or remove finds only rows of exactly this lineage.
+   */
   lineage_id: number;
+  /**
+   * The memory to edit or remove (its server_memory_id or personal_memory_id).
+   */
   memory_id?: number | null;
+  /**
+   * The persona a server memory added here is attributed to; null for none. Ignored for personal memories.
+   */
   persona_id?: number | null;
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
   reply_to?: string | null;
+  /**
+   * server (the /memories panel: the workspace's memories) or personal (the /personal memories panel: the actor's own, or identity_id's).
+   */
   scope: "personal" | "server";
+  /**
+   * Tags as the panel took them: raw comma-separated text or a list. Split on commas, trimmed, quotes stripped; empty and over-32-character tags dropped; duplicates removed; at most 5 kept. A tag starting with `#` names a channel. On an edit, null keeps the stored tags.
+   */
   tags?: string | string[] | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
   workspace_id: string;
 }
+/**
+ * The person using the panel.
+ */
 export interface Actor {
+  /**
+   * Their Discord user id. Personal memories are theirs (unless identity_id is set), and server memories they add are recorded as taught by them.
+   */
   id: string;
+  /**
+   * True when they have Manage Server in this guild, and always in a DM. Managers see and change every server memory and may teach when member teaching is off; others see and change only the server memories they taught.
+   */
   is_manager?: boolean;
 }
 /**
  * `memory.reinforce`: the memories a reply used.
+ *
+ * Reinforcing marks a memory as recently used (last_reinforced_at now, reinforcement_count
+ * plus one), which keeps it from being evicted as dormant. It changes nothing a bot shows.
  */
 export interface ReinforceMemories {
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
   command_id: string;
   /**
-   * RFC 3339, set by the bot.
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
+  /**
+   * The lineage of the persona that replied. Server memories count only when they belong to this workspace and lineage; personal ones when they are of this lineage or global (lineage 0).
+   */
   lineage_id: number;
   /**
+   * The memories the reply used: those the model was given for it (at most 500). Ids that do not qualify, or no longer exist, are ignored.
+   *
    * @maxItems 500
    */
   memories?: MemoryRef[];
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
   reply_to?: string | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
   workspace_id: string;
 }
+/**
+ * One memory a reply used.
+ */
 export interface MemoryRef {
+  /**
+   * Its server_memory_id or personal_memory_id.
+   */
   memory_id: number;
+  /**
+   * server or personal: which table memory_id is from.
+   */
   scope: "personal" | "server";
 }
+/**
+ * A memory was removed from a panel.
+ */
 export interface MemoryRemoved {
+  /**
+   * The command that caused the event.
+   */
   command_id: string;
+  /**
+   * Its text.
+   */
   content: string;
+  /**
+   * The event's id, also its Nats-Msg-Id header: derived from the command id, so a retried command re-emits the same ids; de-duplicate redeliveries by it.
+   */
   event_id: string;
+  /**
+   * Its lineage.
+   */
   lineage_id: number;
+  /**
+   * The removed memory's id.
+   */
   memory_id: number;
+  /**
+   * When the worker processed the command (RFC 3339, UTC).
+   */
   occurred_at: string;
+  /**
+   * Whose memory it was: the workspace id (server) or the user's id (personal).
+   */
   owner_id: string;
+  /**
+   * server or personal: the memory's table.
+   */
   scope: "personal" | "server";
 }
+/**
+ * A memory was written: a model save, a panel add or edit, or a bio seed.
+ */
 export interface MemorySaved {
+  /**
+   * The command that caused the event.
+   */
   command_id: string;
+  /**
+   * Its text as stored.
+   */
   content: string;
+  /**
+   * The event's id, also its Nats-Msg-Id header: derived from the command id, so a retried command re-emits the same ids; de-duplicate redeliveries by it.
+   */
   event_id: string;
+  /**
+   * The memory this save forgot to make room; null when none was.
+   */
   evicted?: EvictedMemory | null;
+  /**
+   * The memory's lineage (0: a user's global memory, such as a bio seed).
+   */
   lineage_id: number;
+  /**
+   * True when a person wrote or last edited it: such a memory is never evicted.
+   */
   manually_written: boolean;
+  /**
+   * The memory's id (server_memory_id or personal_memory_id).
+   */
   memory_id: number;
+  /**
+   * For a model save, the same notice plan as the result's; null for panel writes and seeds, which show no notice.
+   */
   notice?: NoticePlan | null;
+  /**
+   * When the worker processed the command (RFC 3339, UTC).
+   */
   occurred_at: string;
+  /**
+   * Whose memory it is: the workspace id for a server memory, the user's Discord id (or a proxy identity's synthetic id) for a personal one.
+   */
   owner_id: string;
+  /**
+   * server or personal: the memory's table.
+   */
   scope: "personal" | "server";
+  /**
+   * Where it came from, unchanged by later edits: model (a tool call), manual (a panel), import, legacy (a row from before the worker), bio_seed.
+   */
   source: "bio_seed" | "import" | "legacy" | "manual" | "model";
+  /**
+   * The workspace the command came from.
+   */
   workspace_id: string;
 }
+/**
+ * The memory a save forgot to make room.
+ */
 export interface EvictedMemory {
+  /**
+   * Its text.
+   */
   content: string;
+  /**
+   * The forgotten memory's id (it no longer exists).
+   */
   memory_id: number;
 }
 /**
  * `memory.seed_bio`: the one-time bio snapshot of a new proxy identity.
+ *
+ * The bio becomes one global (lineage 0) personal memory of the identity, source bio_seed,
+ * at most once per identity whatever the command id; it is skipped for an identity that is
+ * not new, a blank bio, a host that protects the identity, or a full lineage 0.
  */
 export interface SeedBio {
+  /**
+   * The identity's profile text as the proxy reports it; whitespace is collapsed and it is cut to MESSAGE_PROXY_BIO_SEED_MAX_CHARS (default 1000 UTF-16 units). null or blank: skipped.
+   */
   bio?: string | null;
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
   command_id: string;
+  /**
+   * The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>` for PluralBuddy). The bot must have written its users row and its host links first: an identity with no resolvable host is skipped as protected.
+   */
   identity_user_id: string;
+  /**
+   * True only when the bot has just created this identity's row; false is answered skipped.
+   */
   is_new_identity: boolean;
   /**
-   * RFC 3339, set by the bot.
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
   reply_to?: string | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
   workspace_id: string;
 }
 /**
@@ -405,42 +1016,111 @@ export interface SeedBio {
  * header and is opaque: it leads back to no command, workspace or content.
  */
 export interface MemoryEvictionMetric {
+  /**
+   * The dormancy period it was evicted under.
+   */
   decay_days: number;
+  /**
+   * server or personal: which kind of memory was evicted.
+   */
   scope: "personal" | "server";
 }
 /**
  * The answer to a command of any kind that could not be decoded or whose envelope is
- * invalid (docs/design.md, section 3.2); it is dead-lettered with reason invalid_command, never applied.
+ * invalid; it is dead-lettered with reason invalid_command, never applied.
  * A create's reply of this kind also fits the create result.
  */
 export interface InvalidCommandResult {
+  /**
+   * The command's id as far as it could be read (empty when it could not).
+   */
   command_id: string;
+  /**
+   * The status memory_command_invalid and the reason.
+   */
   data: InvalidData;
+  /**
+   * What was wrong with the command.
+   */
   error: string;
+  /**
+   * Always false.
+   */
   success: false;
 }
+/**
+ * `data` of the answer to a command that could not be read.
+ */
 export interface InvalidData {
+  /**
+   * What was wrong with the command, naming the field (a bug in the bot, not the user's doing).
+   */
   reason: string;
+  /**
+   * Always memory_command_invalid.
+   */
   status: "memory_command_invalid";
 }
 /**
  * Result of memory.manual.
  */
 export interface ManualResult {
+  /**
+   * The command this answers.
+   */
   command_id: string;
+  /**
+   * The status and what it needs.
+   */
   data: ManualData;
+  /**
+   * The refusal or failure text (the same as data.reason); null on success.
+   */
   error?: string | null;
+  /**
+   * The bot cache entries the change made stale (tomori_state for server memories, user for personal ones): drop them before showing the panel again. Empty when nothing changed, and always for reinforcement.
+   */
   invalidated?: CacheKey[];
+  /**
+   * True when done, and for a skipped seed (a normal outcome); false for a refusal or a failure.
+   */
   success: boolean;
 }
+/**
+ * `data` of a panel command's result.
+ */
 export interface ManualData {
+  /**
+   * batch-limit-reached: how many more memories fit under the cap.
+   */
   available?: number;
+  /**
+   * reinforced: how many memories were marked as used.
+   */
   count?: number;
+  /**
+   * The memory added (one row), updated, kept unchanged, removed or seeded.
+   */
   memory_id?: number;
+  /**
+   * added: the ids of every memory added, in order (one for an add).
+   */
   memory_ids?: number[];
+  /**
+   * Why it was refused, skipped or failed, in words for the person using the panel; null when it was done.
+   */
   reason?: string | null;
+  /**
+   * batch-limit-reached: how many new memories the batch held.
+   */
   requested?: number;
+  /**
+   * added: how many entries of the batch were skipped as already saved or repeated.
+   */
   skipped_duplicates?: number;
+  /**
+   * added, updated, unchanged (same text and tags, row already protected), removed, or a refusal: privacy-blocked, host-protected, empty-content, content-too-long, limit-reached, batch-limit-reached, all-duplicates, not-found, blacklisted, teaching-disabled; failed when the worker gave up.
+   */
   status:
     | "added"
     | "all-duplicates"
@@ -462,39 +1142,123 @@ export interface ManualData {
  * Result of memory.reinforce.
  */
 export interface ReinforceResult {
+  /**
+   * The command this answers.
+   */
   command_id: string;
+  /**
+   * The status and what it needs.
+   */
   data: ReinforceData;
+  /**
+   * The refusal or failure text (the same as data.reason); null on success.
+   */
   error?: string | null;
+  /**
+   * The bot cache entries the change made stale (tomori_state for server memories, user for personal ones): drop them before showing the panel again. Empty when nothing changed, and always for reinforcement.
+   */
   invalidated?: CacheKey[];
+  /**
+   * True when done, and for a skipped seed (a normal outcome); false for a refusal or a failure.
+   */
   success: boolean;
 }
+/**
+ * `data` of a reinforcement's result.
+ */
 export interface ReinforceData {
+  /**
+   * batch-limit-reached: how many more memories fit under the cap.
+   */
   available?: number;
+  /**
+   * reinforced: how many memories were marked as used.
+   */
   count?: number;
+  /**
+   * The memory added (one row), updated, kept unchanged, removed or seeded.
+   */
   memory_id?: number;
+  /**
+   * added: the ids of every memory added, in order (one for an add).
+   */
   memory_ids?: number[];
+  /**
+   * Why it was refused, skipped or failed, in words for the person using the panel; null when it was done.
+   */
   reason?: string | null;
+  /**
+   * batch-limit-reached: how many new memories the batch held.
+   */
   requested?: number;
+  /**
+   * added: how many entries of the batch were skipped as already saved or repeated.
+   */
   skipped_duplicates?: number;
+  /**
+   * reinforced (with count), or failed when the worker gave up.
+   */
   status: "failed" | "reinforced";
 }
 /**
  * Result of memory.seed_bio.
  */
 export interface SeedBioResult {
+  /**
+   * The command this answers.
+   */
   command_id: string;
+  /**
+   * The status and what it needs.
+   */
   data: SeedBioData;
+  /**
+   * The refusal or failure text (the same as data.reason); null on success.
+   */
   error?: string | null;
+  /**
+   * The bot cache entries the change made stale (tomori_state for server memories, user for personal ones): drop them before showing the panel again. Empty when nothing changed, and always for reinforcement.
+   */
   invalidated?: CacheKey[];
+  /**
+   * True when done, and for a skipped seed (a normal outcome); false for a refusal or a failure.
+   */
   success: boolean;
 }
+/**
+ * `data` of a bio seed's result.
+ */
 export interface SeedBioData {
+  /**
+   * batch-limit-reached: how many more memories fit under the cap.
+   */
   available?: number;
+  /**
+   * reinforced: how many memories were marked as used.
+   */
   count?: number;
+  /**
+   * The memory added (one row), updated, kept unchanged, removed or seeded.
+   */
   memory_id?: number;
+  /**
+   * added: the ids of every memory added, in order (one for an add).
+   */
   memory_ids?: number[];
+  /**
+   * Why it was refused, skipped or failed, in words for the person using the panel; null when it was done.
+   */
   reason?: string | null;
+  /**
+   * batch-limit-reached: how many new memories the batch held.
+   */
   requested?: number;
+  /**
+   * added: how many entries of the batch were skipped as already saved or repeated.
+   */
   skipped_duplicates?: number;
+  /**
+   * seeded (with memory_id), skipped (reason says why: not a new identity, already seeded, blank bio, a protecting host, a full lineage 0), or failed when the worker gave up.
+   */
   status: "failed" | "seeded" | "skipped";
 }

@@ -64,7 +64,12 @@ function markAnyJson(node) {
   if (Array.isArray(node)) return node.map(markAnyJson);
   if (node === null || typeof node !== 'object') return node;
   // A $ref with siblings (`type` beside it) would be declared as a type of its own, once per use.
-  if (typeof node.$ref === 'string') return { $ref: node.$ref };
+  // A property's description is kept through a one-branch allOf, which declares no new type
+  // and becomes the property's JSDoc.
+  if (typeof node.$ref === 'string') {
+    const ref = { $ref: node.$ref };
+    return node.description ? { allOf: [ref], description: node.description } : ref;
+  }
   const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, markAnyJson(v)]));
   for (const [key, prop] of Object.entries(out.properties ?? {})) {
     const typed = ['type', '$ref', 'enum', 'const', 'anyOf', 'oneOf', 'allOf'].some((k) => k in prop);
