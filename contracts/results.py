@@ -1,4 +1,4 @@
-"""The result a command gets (DESIGN.md section 3.4): published to `reply_to`, kept in the inbox."""
+"""The result a command gets (docs/design.md, section 3.4): published to `reply_to`, kept in the inbox."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ class CommandResult(Struct, kw_only=True):
     notice: NoticeField = None
 
 
-# Statuses of memory.manual, memory.reinforce and memory.seed_bio (DESIGN.md section 8).
+# Statuses of memory.manual, memory.reinforce and memory.seed_bio (docs/design.md, section 8).
 ADDED = "added"
 UPDATED = "updated"
 UNCHANGED = "unchanged"
