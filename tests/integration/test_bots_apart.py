@@ -27,6 +27,7 @@ from nats.js.errors import APIError, NotFoundError
 
 from contracts import results as codes
 from contracts import subjects
+from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
@@ -35,8 +36,8 @@ from tests.support.directory import add_server, add_user, blacklist
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
 from worker.client.memory_client import MemoryClient
-from worker.domain import tenancy
 from worker.local.embedded import _nats_server_binary
+from worker.services.base import seen_before
 
 
 @dataclass(frozen=True)
@@ -400,10 +401,21 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbo
         assert await repos["kaede"].stored_result(cid, ws) is None
         async with repos["kaede"].owner_transaction([]) as tx:
             stored = await tx.stored(cid)
-        assert stored is not None and stored.workspace_id == tenancy.FOREIGN_WORKSPACE  # a clash, never an answer
+        # Kaede's worker sees Tomori's row for what it is: the same workspace, another bot's.
+        assert stored is not None and (stored.workspace_id, stored.tenant) == (ws, "tomori")
+        refused = msgspec.json.decode(seen_before(reinforce_of(ws, cid), stored, "kaede").result)
+        assert refused["data"]["status"] == codes.COMMAND_INVALID and "another bot" in refused["error"]
+        row = await pools["tomori"].fetchrow("SELECT workspace_id, tenant FROM processed_commands"
+                                             " WHERE command_id = $1", cid)
+        assert (row["workspace_id"], row["tenant"]) == (ws, "tomori")
     finally:
         for pool in pools.values():
             await pool.close()
+
+
+def reinforce_of(ws: str, cid: str) -> ReinforceMemories:
+    return msgspec.convert({"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": ws,
+                            "lineage_id": KAEDE.lineage}, ReinforceMemories)
 
 
 # --------------------------------------------------------------------------------------------
