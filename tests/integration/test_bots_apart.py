@@ -28,6 +28,7 @@ from nats.js.errors import APIError, NotFoundError
 from contracts import results as codes
 from contracts import subjects
 from contracts.commands import ReinforceMemories
+from contracts.results import InvalidCommandResult
 from db.repository import MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
@@ -170,18 +171,6 @@ async def saved_events(bot: Bot, until_command: str) -> list[dict]:
 async def as_worker(apart: Apart, tenant: Tenant):
     """A connection with the rights of the tenant's worker, to look into its account's streams."""
     return await connect_as(apart.url, tenant.worker_user)
-
-
-async def send_raw(bot: Bot, kind: str, fields: dict) -> dict:
-    """A command as JSON, and its answer as JSON (MemoryClient.manual and .reinforce decode only
-    their own result shapes, not the answer to an invalid command)."""
-    cid = uuid.uuid4().hex
-    body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "reply_to": bot.memory.reply_subject(),
-            **fields}
-    raw = await bot.memory.send_raw(kind, fields["workspace_id"], json.dumps(body).encode(), command_id=cid,
-                                    reply_to=body["reply_to"], timeout=15)
-    assert raw is not None
-    return json.loads(raw)
 
 
 async def server_memories(db, ws: str) -> list[tuple[int, str]]:
@@ -353,17 +342,18 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
     # dead-lettered in Kaede's account, answered with the reason.
     tomori_memory = await db.fetchval("SELECT server_memory_id FROM server_memories WHERE server_id = $1"
                                       " AND persona_lineage_id = 7", server_id)
-    answers = [
-        msgspec.to_builtins(await kaede.memory.create(create_fields(ws, "overwrite tomori", lineage_id=TOMORI.lineage))),
-        await send_raw(kaede, "manual", {"workspace_id": ws, "actor": {"id": MANAGER, "is_manager": True},
+    created = await kaede.memory.create(create_fields(ws, "overwrite tomori", lineage_id=TOMORI.lineage))
+    # The panel's and the reinforcement's answers, through MemoryClient as a bot reads them:
+    # the contract's InvalidCommandResult.
+    removal = await kaede.memory.manual({"workspace_id": ws, "actor": {"id": MANAGER, "is_manager": True},
                                          "scope": "server", "action": "remove", "lineage_id": TOMORI.lineage,
-                                         "memory_id": tomori_memory}),
-        await send_raw(kaede, "reinforce", {"workspace_id": ws, "lineage_id": TOMORI.lineage,
-                                            "memories": [{"scope": "server", "memory_id": tomori_memory}]}),
-    ]
-    for answer in answers:
-        assert answer["data"]["status"] == codes.COMMAND_INVALID, answer
-        assert "lineage 7 is not one of this bot's lineages (8)" in answer["data"]["reason"]
+                                         "memory_id": tomori_memory})
+    reinforcement = await kaede.memory.reinforce({"workspace_id": ws, "lineage_id": TOMORI.lineage,
+                                                  "memories": [{"scope": "server", "memory_id": tomori_memory}]})
+    assert isinstance(removal, InvalidCommandResult) and isinstance(reinforcement, InvalidCommandResult)
+    for answer in (created, removal, reinforcement):
+        assert (answer.success, answer.data.status) == (False, codes.COMMAND_INVALID), answer
+        assert answer.data.reason is not None and "lineage 7 is not one of this bot's lineages (8)" in answer.data.reason
     nc = await as_worker(apart, KAEDE)
     try:
         letter = await nc.jetstream().get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.reinforce.{ws}")
