@@ -307,7 +307,8 @@ async def test_a_bot_cannot_have_events_pushed_anywhere(apart, bots, tenant, oth
             await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
                 filter_subject=subject, deliver_subject=f"{other.inbox}.push"), timeout=1)
         await bot.denied(f'publish to "$js.api.consumer.delete.{subjects.EVENTS_STREAM}.{name}"',
-                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}-push.{subject}"')
+                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}-push.{subject}"',
+                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}"')  # the ephemeral one
         # The control: creating it as the pull consumer it is works (an update), and it stays pull.
         await bot.js.add_consumer(subjects.EVENTS_STREAM, pull)
         info = await bot.js.consumer_info(subjects.EVENTS_STREAM, name)
