@@ -23,7 +23,7 @@ import nats
 import nats.errors
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import APIError, NotFoundError
+from nats.js.errors import NotFoundError
 
 from contracts import results as codes
 from contracts import subjects
@@ -281,38 +281,45 @@ async def test_a_bot_reaches_nothing_of_the_other_bot(apart, bots, tenant, other
 # The push-consumer trick
 
 
+def create_subject(config: ConsumerConfig) -> str:
+    """The consumer-create subject nats-py's add_consumer uses for `config`."""
+    if config.name is None:
+        return f"$JS.API.CONSUMER.CREATE.{subjects.EVENTS_STREAM}"
+    return f"$JS.API.CONSUMER.CREATE.{subjects.EVENTS_STREAM}.{config.name}.{config.filter_subject}"
+
+
 @pytest.mark.parametrize(("tenant", "other"), PAIRS, ids=["tomori", "kaede"])
 async def test_a_bot_cannot_have_events_pushed_anywhere(apart, bots, tenant, other):
+    """A bot may create, change or delete no consumer at all, its own included: any create
+    right would do. Its own consumer made push (into the other bot's inbox, a cache node's,
+    its own); made again after a delete; set to expire (inactive_threshold: the server then
+    deletes it, and a create right would make it again as push); another consumer, named or
+    ephemeral. Each a permissions violation; the consumer stays the worker's pull consumer."""
     bot = bots[tenant.name]
     for kind, subject in (("saved", "memory.saved.>"), ("evicted", "memory.evicted.>")):
         name = f"{tenant.bot}-{kind}"
         pull = ConsumerConfig(name=name, durable_name=name, filter_subject=subject, deliver_policy=DeliverPolicy.NEW,
                               ack_policy=AckPolicy.EXPLICIT)
-        # Its permitted consumer, with a delivery subject: the other bot's inbox, a cache
-        # node's, even its own. The worker made it a pull consumer first, and nats-server does
-        # not turn a pull consumer into a push one.
-        for target in (f"{other.inbox}.push", "_INBOX.cache.a.push", f"{tenant.inbox}.push"):
-            push = ConsumerConfig(**{**pull.as_dict(), "deliver_subject": target})
-            with pytest.raises(APIError) as refused:
-                await bot.js.add_consumer(subjects.EVENTS_STREAM, push)
-            assert refused.value.err_code == 10012 and "pull consumer to push" in refused.value.description
-        # Nor delete it to make it again as push, nor make another one, named or not.
-        with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
-            await bot.nc.request(f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.{name}", b"", timeout=1)
-        with pytest.raises(nats.errors.TimeoutError):
-            await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
-                name=f"{name}-push", durable_name=f"{name}-push", filter_subject=subject,
-                deliver_subject=f"{other.inbox}.push"), timeout=1)
-        with pytest.raises(nats.errors.TimeoutError):
-            await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
-                filter_subject=subject, deliver_subject=f"{other.inbox}.push"), timeout=1)
-        await bot.denied(f'publish to "$js.api.consumer.delete.{subjects.EVENTS_STREAM}.{name}"',
+        tries = [ConsumerConfig(**{**pull.as_dict(), "deliver_subject": target})
+                 for target in (f"{other.inbox}.push", "_INBOX.cache.a.push", f"{tenant.inbox}.push")]
+        tries += [ConsumerConfig(**{**pull.as_dict(), "inactive_threshold": 0.5}), pull,
+                  ConsumerConfig(name=f"{name}-push", durable_name=f"{name}-push", filter_subject=subject,
+                                 deliver_subject=f"{other.inbox}.push"),
+                  ConsumerConfig(filter_subject=subject, deliver_subject=f"{other.inbox}.push")]
+        for config in tries:  # as nats-py's add_consumer sends them, without waiting for no answer
+            await bot.nc.publish(create_subject(config), json.dumps(
+                {"stream_name": subjects.EVENTS_STREAM, "config": config.as_dict()}).encode())
+        await bot.nc.publish(f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.{name}", b"")
+        await bot.denied(f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}.{subject}"',
+                         f'publish to "$js.api.consumer.delete.{subjects.EVENTS_STREAM}.{name}"',
                          f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}-push.{subject}"',
                          f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}"')  # the ephemeral one
-        # The control: creating it as the pull consumer it is works (an update), and it stays pull.
-        await bot.js.add_consumer(subjects.EVENTS_STREAM, pull)
+        # The control: it reads through the consumer as its worker made it, which is unchanged.
         info = await bot.js.consumer_info(subjects.EVENTS_STREAM, name)
-        assert info.config.deliver_subject is None and info.config.filter_subject == subject
+        assert (info.config.deliver_subject, info.config.inactive_threshold, info.config.filter_subject) == (
+            None, None, subject)
+    result = await bot.memory.create(create_fields(unique(), "still read", lineage_id=tenant.lineage))
+    assert result.command_id in {e["command_id"] for e in await saved_events(bot, result.command_id)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -598,8 +605,8 @@ async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db)
             assert [e["content"] for e in events] == ["hina's first"]
         finally:
             await nc.close()
-        # Had the bot been quicker than its worker's first start and made its consumer a push
-        # one, the worker's next start makes it a pull consumer again.
+        # Had a user with consumer rights (the worker's, the operator's: never a bot) made the
+        # bot's consumer a push one, the worker's next start makes it a pull consumer again.
         await asyncio.to_thread(worker.stop)
         admin = await nats.connect(node.url, user=hina.worker_user,
                                    password=hina_passwords["NATS_WORKER_HINA_PASSWORD"], connect_timeout=2)
