@@ -116,6 +116,7 @@ _CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
 _SAVES = msgspec.json.Decoder(list[SaveRow])
 _OUTBOX = msgspec.json.Decoder(list[OutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
+_SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
 
 class _CommandId(msgspec.Struct):
@@ -136,7 +137,6 @@ class _BatchOps(msgspec.Struct):
 _COMMAND_ID = msgspec.json.Decoder(_CommandId)
 _COMMAND_IDS = msgspec.json.Decoder(list[_CommandId])
 _BATCH_OPS = msgspec.json.Decoder(_BatchOps)
-_SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
 
 async def _json_as_text(conn: asyncpg.Connection) -> None:
