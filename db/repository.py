@@ -5,16 +5,16 @@ transaction that reads, decides and writes under the lock)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import asyncpg
 import msgspec
 
 from db import directory
 from db.connection import SERVER_SETTINGS
-from worker.domain import tenancy
 
 
 class OutboxRow(msgspec.Struct, frozen=True):
@@ -95,6 +95,9 @@ class CreateContextRow(msgspec.Struct, frozen=True):
     pending: list[OutboxRow]
     workspace: WorkspaceRow | None
     users: list[UserRow]
+    # The tenant the stored result was stored for: not in the function's answer, read by the
+    # repository when there is a stored result (MemoryRepository._with_stored_tenants).
+    stored_tenant: str | None = None
 
 
 class SaveRow(msgspec.Struct, frozen=True):
@@ -105,6 +108,7 @@ class SaveRow(msgspec.Struct, frozen=True):
     result: msgspec.Raw
     outbox: list[OutboxRow]
     stored_workspace: str | None = None
+    stored_tenant: str | None = None  # as CreateContextRow.stored_tenant, for a duplicate
 
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
@@ -113,6 +117,26 @@ _SAVES = msgspec.json.Decoder(list[SaveRow])
 _OUTBOX = msgspec.json.Decoder(list[OutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
+
+
+class _CommandId(msgspec.Struct):
+    command_id: str
+
+
+class _BatchOp(msgspec.Struct):
+    command_id: str | None = None  # a refusal's record
+    plan: _CommandId | None = None  # a save
+
+
+class _BatchOps(msgspec.Struct):
+    ops: list[_BatchOp]
+
+
+# The command ids of a request the repository was given encoded, read back only when a stored
+# result must be matched with its tenant (a repeat: rare).
+_COMMAND_ID = msgspec.json.Decoder(_CommandId)
+_COMMAND_IDS = msgspec.json.Decoder(list[_CommandId])
+_BATCH_OPS = msgspec.json.Decoder(_BatchOps)
 
 
 async def _json_as_text(conn: asyncpg.Connection) -> None:
@@ -131,8 +155,8 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 
 
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, tenant: str = "") -> asyncpg.Pool:
-    """`tenant`: the bot this worker serves; every inbox row it stores says so
-    (db/migrations/003_tenants.sql). Give MemoryRepository the same."""
+    """`tenant`: the bot this worker serves; every inbox and outbox row its connections store
+    says so (db/migrations/004_tenants.sql). Give MemoryRepository the same."""
     tenant_setting = {TENANT_SETTING: tenant} if tenant else {}
     return await asyncpg.create_pool(
         dsn, min_size=min_size, max_size=max_size, init=_json_as_text, reset=_keep_session,
@@ -143,7 +167,7 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, tenant
     )
 
 
-# The session setting the inbox trigger reads (db/migrations/003_tenants.sql).
+# The session setting the inbox's and outbox's tenant columns default to (db/migrations/004_tenants.sql).
 TENANT_SETTING = "memory_worker.tenant"
 
 
@@ -155,8 +179,13 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Stored:
+    """A command's stored result, the workspace and tenant it was stored for (tenant None:
+    the row was gone when its tenant was read, so nobody may take it for their own), and the
+    events a crash left unpublished."""
+
     result: bytes
     workspace_id: str | None
+    tenant: str | None
     pending: list[OutboxRow]
 
 
@@ -165,17 +194,16 @@ class Tx:
 
     def __init__(self, conn: asyncpg.Connection, tenant: str = "") -> None:
         self.conn = conn
-        self.tenant = tenant
+        self.tenant = tenant  # the repository's: what seen_before() compares a stored row's with
 
     async def stored(self, command_id: str) -> Stored | None:
         """A repeat's stored result and the events a crash left unpublished, or None."""
         row = await self.conn.fetchrow(
-            "SELECT result, workspace_id, memory_pending_outbox($1) AS pending"
+            "SELECT result, workspace_id, tenant, memory_pending_outbox($1) AS pending"
             " FROM processed_commands WHERE command_id = $1", command_id)
         if row is None:
             return None
-        return Stored(row["result"].encode(), tenancy.own_workspace(self.tenant, row["workspace_id"]),
-                      _OUTBOX.decode(row["pending"]))
+        return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], _OUTBOX.decode(row["pending"]))
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes) -> bytes:
@@ -271,6 +299,13 @@ def _save_row(row: asyncpg.Record) -> SaveRow:
                    row["stored_workspace"])
 
 
+_Reported = TypeVar("_Reported", CreateContextRow, SaveRow)
+
+
+def _reports_stored(row: CreateContextRow | SaveRow) -> bool:
+    return row.duplicate if isinstance(row, SaveRow) else bytes(row.stored) != b"null"
+
+
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
 
 
@@ -295,53 +330,77 @@ class MemoryRepository:
         raw = await self._pool.fetchval(
             "SELECT memory_create_context($1, $2, $3, $4)", command_id, workspace_id, list(ids), lineage_id
         )
-        return _CONTEXT.decode(raw)
+        return (await self._with_stored_tenants([_CONTEXT.decode(raw)], lambda: [command_id]))[0]
 
-    def stored_of(self, row: CreateContextRow) -> Stored | None:
+    @staticmethod
+    def stored_of(row: CreateContextRow) -> Stored | None:
         """The context's report of a command seen before (its stored result), or None."""
         stored = bytes(row.stored)
-        return None if stored == b"null" else Stored(stored, tenancy.own_workspace(self.tenant, row.stored_workspace),
-                                                     row.pending)
+        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.stored_tenant, row.pending)
 
-    def stored_by_save(self, row: SaveRow) -> Stored:
+    @staticmethod
+    def stored_by_save(row: SaveRow) -> Stored:
         """What a write found stored before it (row.duplicate)."""
-        return Stored(bytes(row.result), tenancy.own_workspace(self.tenant, row.stored_workspace), row.outbox)
+        return Stored(bytes(row.result), row.stored_workspace, row.stored_tenant, row.outbox)
 
     async def create_save(self, plan_json: bytes) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
         the eviction notice is completed inside it)."""
         row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
-        return _save_row(row)
+        return (await self._with_stored_tenants([_save_row(row)], lambda: [_COMMAND_ID.decode(plan_json).command_id]))[0]
 
     async def create_contexts(self, requests_json: bytes) -> list[CreateContextRow]:
         """memory_create_context() of several commands (a JSON array of {command_id,
         workspace_id, ids, lineage_id}) in one round trip, in order."""
         raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", requests_json.decode())
-        return _CONTEXTS.decode(raw)
+        return await self._with_stored_tenants(_CONTEXTS.decode(raw),
+                                               lambda: [r.command_id for r in _COMMAND_IDS.decode(requests_json)])
 
     async def create_batch(self, batch_json: bytes) -> list[SaveRow]:
         """memory_create_batch(): the saves and refusals of several commands, one transaction."""
-        return _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
+        rows = _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
+        return await self._with_stored_tenants(rows, lambda: [
+            op.plan.command_id if op.plan is not None else op.command_id or ""
+            for op in _BATCH_OPS.decode(batch_json).ops])
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes) -> SaveRow:
         """memory_record_result(): store a refusal, or report what a concurrent delivery stored."""
         row = await self._pool.fetchrow(
             "SELECT * FROM memory_record_result($1, $2, $3, $4::jsonb)", command_id, kind, workspace_id,
             result_json.decode())
-        return _save_row(row)
+        return (await self._with_stored_tenants([_save_row(row)], lambda: [command_id]))[0]
+
+    async def _with_stored_tenants(self, rows: list[_Reported], command_ids: Callable[[], list[str]]) -> list[_Reported]:
+        """The rows, each that reports a stored result given the tenant it was stored for.
+
+        The create's functions (001, 002) report a stored row's workspace but not its tenant;
+        rather than redefine them, the tenant is read here, one statement and only when a row
+        reports a stored result (a repeat, or an id clash): the path of a new command is
+        untouched. An inbox row's tenant never changes; a row pruned meanwhile reads as None,
+        which no worker takes for its own. `command_ids`: the rows' command ids, in order.
+        """
+        if not any(_reports_stored(row) for row in rows):
+            return rows
+        ids = command_ids()
+        found = await self._pool.fetch(
+            "SELECT command_id, tenant FROM processed_commands WHERE command_id = ANY($1::text[])",
+            [cid for cid, row in zip(ids, rows, strict=True) if _reports_stored(row)])
+        tenants = {r["command_id"]: r["tenant"] for r in found}
+        return [msgspec.structs.replace(row, stored_tenant=tenants.get(cid)) if _reports_stored(row) else row
+                for cid, row in zip(ids, rows, strict=True)]
 
     async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
-        """The stored result of a command of this workspace (never another workspace's)."""
+        """The stored result of a command of this workspace and tenant (never another's)."""
         raw = await self._pool.fetchval(
-            "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
-            command_id, tenancy.qualified_workspace(self.tenant, workspace_id))
+            "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
+            command_id, workspace_id, self.tenant)
         return raw.encode() if raw is not None else None
 
     async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
         """The command kind and stored result of a processed command of this workspace."""
         row = await self._pool.fetchrow(
-            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
-            command_id, tenancy.qualified_workspace(self.tenant, workspace_id))
+            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
+            command_id, workspace_id, self.tenant)
         return (row["kind"], row["result"].encode()) if row is not None else None
 
     async def outbox_backlog(self) -> tuple[int, float]:
