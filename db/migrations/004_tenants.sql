@@ -1,3 +1,4 @@
+-- Summary: inbox and outbox rows carry the tenant (the worker's TENANT) of the worker that wrote them.
 -- Bots apart (issue 29): several workers, one per bot (its tenant, the worker's TENANT
 -- setting), share one database. The inbox (processed_commands) and the outbox hold every
 -- bot's rows, so each row says whose it is in a plain `tenant` column ('' for a worker
