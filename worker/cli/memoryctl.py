@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -86,7 +87,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 
 def _run(settings: Settings) -> int:
-    from worker.consuming.app import NatsConnectionClosed, serve
+    from worker.consuming.app import NatsConnectionClosed, SyncStandbyRequired, serve
     from worker.consuming.streams import ConsumerProvisionError, StreamProvisionError
 
     try:
@@ -105,7 +106,7 @@ def _run(settings: Settings) -> int:
     except NatsConnectionClosed as exc:
         log.error("worker_exiting", reason=str(exc), exit_code=3)
         return 3
-    except (NotAdopted, StreamProvisionError, ConsumerProvisionError) as exc:
+    except (NotAdopted, StreamProvisionError, ConsumerProvisionError, SyncStandbyRequired) as exc:
         print(f"memoryctl run: refusing to start: {exc}", file=sys.stderr)
         return 2
 
@@ -124,17 +125,39 @@ def _demo(settings: Settings) -> int:
     return 0
 
 
+# After a second SIGINT or SIGTERM, how long the cancelled shutdown may still take before the
+# process exits regardless.
+FORCED_EXIT_S = 10.0
+FORCED_EXIT_CODE = 130
+
+
 def _until_signalled(run) -> int:
-    """Run `run(stop)` until SIGINT or SIGTERM."""
+    """Run `run(stop)` until SIGINT or SIGTERM. The first signal asks for a clean stop; a
+    second one cancels whatever the stop still waits for, and the process exits at most
+    FORCED_EXIT_S later in any case (a supervisor's repeated signal always works)."""
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def signalled() -> None:
+            if not stop.is_set():
+                stop.set()
+                return
+            log.warning("stop_forced", note=f"second signal: cancelling the shutdown, exiting within {FORCED_EXIT_S:.0f}s")
+            loop.call_later(FORCED_EXIT_S, os._exit, FORCED_EXIT_CODE)
+            if task is not None:
+                task.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, signalled)
         await run(stop)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except asyncio.CancelledError:
+        return FORCED_EXIT_CODE
     return 0
 
 

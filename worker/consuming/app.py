@@ -12,6 +12,8 @@ from nats.errors import ConnectionClosedError
 
 from contracts import subjects
 from contracts.lookup import wants_outcome
+from db import replication
+from db.connection import Timeouts
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker.consuming import metrics, streams
@@ -42,12 +44,20 @@ PING_INTERVAL_S = 3
 MAX_OUTSTANDING_PINGS = 2
 # How long a worker whose connection closed lets the commands it is running finish.
 CLOSED_STOP_S = 3.0
+# How long the pool's connections get to close politely at the end; a database that is away
+# answers nothing, and the connections are then dropped.
+POOL_CLOSE_S = 5.0
 
 
 class NatsConnectionClosed(RuntimeError):
     """The NATS client closed its connection for good (the server closed it after a protocol
     error, or refused the credentials again): reconnecting cannot bring it back, so the worker
     stops and exits non-zero, and its supervisor starts it with a new connection."""
+
+
+class SyncStandbyRequired(RuntimeError):
+    """REQUIRE_SYNC_STANDBY=true, and the database's commits do not wait for a synchronous
+    standby in sync: the worker refuses to start (exit code 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,16 +118,67 @@ async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
         await asyncio.sleep(PRUNE_INTERVAL_S)
 
 
+def timeouts_from(settings: Settings) -> Timeouts:
+    return Timeouts(connect_s=float(settings.db_connect_timeout_seconds),
+                    command_s=float(settings.db_command_timeout_seconds))
+
+
+def _show_replication(state: replication.Replication) -> None:
+    metrics.DATABASE_SYNC_STANDBYS.set(-1 if state.sync_standbys is None else state.sync_standbys)
+    protected = state.protected
+    metrics.DATABASE_COMMITS_PROTECTED.set(-1 if protected is None else int(protected))
+
+
+async def check_replication(pool, settings: Settings) -> replication.Replication:
+    """State, in the log and on /metrics, whether a commit survives losing the database;
+    refuse to start without a synchronous standby when the deployment requires one."""
+    state = await replication.read(pool)
+    _show_replication(state)
+    fields = dict(protected=state.protected, synchronous_commit=state.synchronous_commit,
+                  synchronous_standby_names=state.standby_names, standbys=state.standbys,
+                  sync_standbys=state.sync_standbys, note=state.describe())
+    if settings.require_sync_standby and not state.protected:
+        raise SyncStandbyRequired(f"REQUIRE_SYNC_STANDBY is set and {state.describe()}")
+    (log.info if state.protected else log.warning)("database_replication", **fields)
+    return state
+
+
+async def _watch_replication(pool, last: replication.Replication) -> None:
+    """After a failover the database behind the same address may have no synchronous standby."""
+    while True:
+        await asyncio.sleep(replication.REFRESH_S)
+        try:
+            state = await replication.read(pool)
+        except Exception as exc:  # the database away: its commands say so already
+            log.debug("replication_check_failed", error=repr(exc))
+            continue
+        _show_replication(state)
+        if state.protected != last.protected:
+            (log.info if state.protected else log.warning)(
+                "database_replication_changed", protected=state.protected, sync_standbys=state.sync_standbys,
+                note=state.describe())
+        last = state
+
+
+async def _close_pool(pool) -> None:
+    try:
+        await asyncio.wait_for(pool.close(), POOL_CLOSE_S)
+    except (TimeoutError, asyncio.TimeoutError):  # close() terminates the connections left when cut short
+        log.warning("database_pool_close_timed_out", note="connections dropped: the database did not answer")
+
+
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied, database_mode = await prepare_dsn(endpoints.database_url)
+    timeouts = timeouts_from(settings)
+    applied, database_mode = await prepare_dsn(endpoints.database_url, timeouts)
     if applied:
         log.info("migrations_applied", names=applied)
     log.info("database_mode", mode=database_mode)
     closed = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
-        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size)
-        stack.push_async_callback(pool.close)
+        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size, timeouts=timeouts)
+        stack.push_async_callback(_close_pool, pool)
+        replication_state = await check_replication(pool, settings)
         repo = MemoryRepository(pool)
         # nats-py directly, one connection and one credentials path (NatsAuth.connect_options)
         # for every process: FastStream's subscribers cannot express the pinned priority groups
@@ -157,7 +218,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                  asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune"),
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
                                                     reply_prefixes=settings.reply_subject_prefixes),
-                                     name="command-retention")]
+                                     name="command-retention"),
+                 asyncio.create_task(_watch_replication(pool, replication_state), name="replication-watch")]
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
