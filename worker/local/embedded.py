@@ -280,7 +280,9 @@ class PostgresServer(_Process):
     def _set_application_name(self) -> None:
         auto = self.pgdata / "postgresql.auto.conf"
         lines = [line for line in auto.read_text().splitlines() if not line.startswith("primary_conninfo")]
-        conninfo = next(line for line in auto.read_text().splitlines() if line.startswith("primary_conninfo"))
+        # The last one is the one in force: pg_rewind copies the source's file (a promoted
+        # standby's keeps its old primary_conninfo) and -R appends the new one after it.
+        conninfo = [line for line in auto.read_text().splitlines() if line.startswith("primary_conninfo")][-1]
         # primary_conninfo = '... '  -> the same with application_name added before the closing quote
         conninfo = conninfo.rstrip().rstrip("'") + f" application_name={self.application_name}'"
         auto.write_text("\n".join([*lines, conninfo]) + "\n")
