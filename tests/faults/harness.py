@@ -34,6 +34,7 @@ from db.migrate import migrate_dsn
 from tests.cluster.nats_deploy import DEPLOY_NATS, PASSWORDS, NatsNode, password_env, wait_for_meta_leader
 from tests.conftest import WorkerProcess, worker_env
 from tests.faults.netns import SUBNET, Network, ip
+from worker.local import replication as pg_replication
 from worker.local.embedded import PostgresServer
 
 NODES = ("nats-a", "nats-b", "nats-c")
@@ -151,7 +152,7 @@ class FaultCluster:
 
     def _start_standby(self) -> None:
         standby = self._database_server(STANDBY)
-        self.net.run_on(STANDBY, standby.base_backup_from, self.net.address["pg"], PG_PORT)
+        self.net.run_on(STANDBY, pg_replication.base_backup, standby, self.net.address["pg"], PG_PORT)
         self.net.run_on(STANDBY, standby.start)
         self.wait_streaming("pg", STANDBY)
         if self.replication == "sync":
@@ -171,7 +172,7 @@ class FaultCluster:
 
     def wait_streaming(self, primary: str, standby: str, *, state: str | None = None) -> None:
         """Until `standby` streams from `primary` (and, given, is in that sync_state)."""
-        name = self.pgs[standby].application_name
+        name = pg_replication.application_name(self.pgs[standby])
         deadline = time.monotonic() + REPLICATION_TIMEOUT_S
         while time.monotonic() < deadline:
             try:
@@ -187,7 +188,8 @@ class FaultCluster:
     def require_sync(self, primary: str, standby: str) -> None:
         """Commits on `primary` wait for `standby`: set only now it is connected (before, every
         commit, CREATE DATABASE included, would wait for it)."""
-        self._on_primary(primary, f"ALTER SYSTEM SET synchronous_standby_names = '{self.pgs[standby].application_name}'")
+        name = pg_replication.application_name(self.pgs[standby])
+        self._on_primary(primary, f"ALTER SYSTEM SET synchronous_standby_names = '{name}'")
         self._on_primary(primary, "SELECT pg_reload_conf()")
         self.wait_streaming(primary, standby, state="sync")
 
@@ -204,7 +206,7 @@ class FaultCluster:
         self.primary = to
 
     def promote(self, host: str) -> None:
-        self.net.run_on(host, self.pgs[host].promote)
+        self.net.run_on(host, pg_replication.promote, self.pgs[host])
 
     def rejoin_as_standby(self, old: str) -> str:
         """The former primary, stopped, rewound to the new primary's timeline and started as
@@ -212,7 +214,7 @@ class FaultCluster:
         server = self.pgs[old]
         if server.running:
             server.stop()
-        out = self.net.run_on(old, server.rewind_from, self.net.address[self.primary], PG_PORT)
+        out = self.net.run_on(old, pg_replication.rewind, server, self.net.address[self.primary], PG_PORT)
         self.net.run_on(old, server.start)
         self.wait_streaming(self.primary, old)
         if self.replication == "sync":

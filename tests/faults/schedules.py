@@ -28,6 +28,15 @@ class Run:
     hold_s: float
     injected: list[str] = field(default_factory=list)
     healed_at: float | None = None
+    # The bot's probe for service (Bot.probe): a schedule that goes on after its heal (a
+    # failover rejoining the old primary) probes right at the heal, and the runner uses that.
+    probe: Callable[[float], Awaitable[float | None]] | None = None
+    served_at: float | None = None
+    probed: bool = False
+
+    async def probe_now(self, timeout_s: float = 120.0) -> None:
+        if self.probe is not None:
+            self.served_at, self.probed = await self.probe(timeout_s), True
 
     def note(self, text: str) -> None:
         self.injected.append(text)
@@ -251,6 +260,7 @@ async def _promote_and_move(run: Run, new: str) -> None:
     await asyncio.to_thread(run.cluster.promote, new)
     run.cluster.move_service_address(new)
     run.healed()
+    await run.probe_now()
 
 
 async def _rejoin(run: Run, old: str) -> None:

@@ -18,7 +18,9 @@ from db import replication
 from db.connection import Timeouts, connect
 from db.repository import WORKER_TIMEOUTS, connection, create_pool, leaves_connection_usable
 from tests.conftest import ROOT, unique
-from worker.consuming.app import SyncStandbyRequired, check_replication, timeouts_from
+from worker.consuming.app import timeouts_from
+from worker.consuming.replication_check import SyncStandbyRequired, check_replication
+from worker.local import replication as pg_replication
 from worker.local.embedded import LOOPBACK, PostgresServer
 from worker.shared.settings import Settings
 
@@ -113,7 +115,7 @@ def primary_and_standby(tmp_root):
     primary = PostgresServer(root / "primary", durable=False, settings={"synchronous_commit": "on"}).start()
     standby = PostgresServer(root / "standby-a", durable=False, settings={"synchronous_commit": "on"})
     try:
-        standby.base_backup_from(LOOPBACK, primary.port).start()
+        pg_replication.base_backup(standby, LOOPBACK, primary.port).start()
         yield primary, standby
     finally:
         standby.stop()
@@ -132,11 +134,11 @@ async def test_a_connected_synchronous_standby_is_reported_and_satisfies_the_req
     conn = await asyncpg.connect(primary.dsn())
     try:
         await _until(conn, "SELECT count(*) FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'",
-                     standby.application_name)
+                     pg_replication.application_name(standby))
         streaming = await replication.read(conn)
         assert (streaming.standbys, streaming.protected) == (1, False)  # asynchronous until named
         # Named only once it is connected: before that a commit (CREATE DATABASE too) waits.
-        await conn.execute(f"ALTER SYSTEM SET synchronous_standby_names = '{standby.application_name}'")
+        await conn.execute(f"ALTER SYSTEM SET synchronous_standby_names = '{pg_replication.application_name(standby)}'")
         await conn.execute("SELECT pg_reload_conf()")
         await _until(conn, "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
         state = await check_replication(conn, Settings(require_sync_standby=True))

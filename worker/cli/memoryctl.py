@@ -87,7 +87,8 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
 
 
 def _run(settings: Settings) -> int:
-    from worker.consuming.app import NatsConnectionClosed, SyncStandbyRequired, serve
+    from worker.consuming.app import NatsConnectionClosed, serve
+    from worker.consuming.replication_check import SyncStandbyRequired
     from worker.consuming.streams import ConsumerProvisionError, StreamProvisionError
 
     try:

@@ -12,7 +12,6 @@ from nats.errors import ConnectionClosedError
 
 from contracts import subjects
 from contracts.lookup import wants_outcome
-from db import replication
 from db.connection import Timeouts
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
@@ -21,6 +20,7 @@ from worker.consuming.handlers import CommandHandler
 from worker.consuming.lookup import CommandOutcomes, lookup_key
 from worker.consuming.outbox import OutboxPublisher
 from worker.consuming.partitions import PartitionConsumers
+from worker.consuming.replication_check import check_replication, watch_replication
 from worker.consuming.retention import retain_forever as retention_loop
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService
@@ -53,11 +53,6 @@ class NatsConnectionClosed(RuntimeError):
     """The NATS client closed its connection for good (the server closed it after a protocol
     error, or refused the credentials again): reconnecting cannot bring it back, so the worker
     stops and exits non-zero, and its supervisor starts it with a new connection."""
-
-
-class SyncStandbyRequired(RuntimeError):
-    """REQUIRE_SYNC_STANDBY=true, and the database's commits do not wait for a synchronous
-    standby in sync: the worker refuses to start (exit code 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,43 +118,6 @@ def timeouts_from(settings: Settings) -> Timeouts:
                     command_s=float(settings.db_command_timeout_seconds))
 
 
-def _show_replication(state: replication.Replication) -> None:
-    metrics.DATABASE_SYNC_STANDBYS.set(-1 if state.sync_standbys is None else state.sync_standbys)
-    protected = state.protected
-    metrics.DATABASE_COMMITS_PROTECTED.set(-1 if protected is None else int(protected))
-
-
-async def check_replication(pool, settings: Settings) -> replication.Replication:
-    """State, in the log and on /metrics, whether a commit survives losing the database;
-    refuse to start without a synchronous standby when the deployment requires one."""
-    state = await replication.read(pool)
-    _show_replication(state)
-    fields = dict(protected=state.protected, synchronous_commit=state.synchronous_commit,
-                  synchronous_standby_names=state.standby_names, standbys=state.standbys,
-                  sync_standbys=state.sync_standbys, note=state.describe())
-    if settings.require_sync_standby and not state.protected:
-        raise SyncStandbyRequired(f"REQUIRE_SYNC_STANDBY is set and {state.describe()}")
-    (log.info if state.protected else log.warning)("database_replication", **fields)
-    return state
-
-
-async def _watch_replication(pool, last: replication.Replication) -> None:
-    """After a failover the database behind the same address may have no synchronous standby."""
-    while True:
-        await asyncio.sleep(replication.REFRESH_S)
-        try:
-            state = await replication.read(pool)
-        except Exception as exc:  # the database away: its commands say so already
-            log.debug("replication_check_failed", error=repr(exc))
-            continue
-        _show_replication(state)
-        if state.protected != last.protected:
-            (log.info if state.protected else log.warning)(
-                "database_replication_changed", protected=state.protected, sync_standbys=state.sync_standbys,
-                note=state.describe())
-        last = state
-
-
 async def _close_pool(pool) -> None:
     try:
         await asyncio.wait_for(pool.close(), POOL_CLOSE_S)
@@ -219,7 +177,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
                                                     reply_prefixes=settings.reply_subject_prefixes),
                                      name="command-retention"),
-                 asyncio.create_task(_watch_replication(pool, replication_state), name="replication-watch")]
+                 asyncio.create_task(watch_replication(pool, replication_state), name="replication-watch")]
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",

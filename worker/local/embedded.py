@@ -183,6 +183,24 @@ class PostgresServer(_Process):
         for path in (self.data_dir, *self.data_dir.rglob("*")):
             os.chown(path, pw.pw_uid, pw.pw_gid)
 
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "data"
+
+    def prepare_data_dir(self) -> None:
+        """The data directory, owned by the user the server runs as (before a base backup)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if os.name == "posix" and os.geteuid() == 0:
+            self._prepare_root()
+
+    def tool(self, name: str, *args: str, timeout: float = 120) -> str:
+        """One of the wheel's PostgreSQL programs, as the user the server runs as."""
+        done = subprocess.run([str(self.bin_dir / name), *args], capture_output=True, text=True, timeout=timeout,
+                              **self._run_as())
+        if done.returncode != 0:
+            raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+        return done.stdout + done.stderr
+
     def _run_as(self) -> dict:
         return {"user": self._system_user} if self._system_user else {}
 
@@ -251,55 +269,3 @@ class PostgresServer(_Process):
     def stop(self) -> None:
         # SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, then exit.
         self.terminate(signal.SIGINT, 30)
-
-    # -- replication (the fault harness's failovers; tests/integration/test_replication_check.py)
-
-    @property
-    def pgdata(self) -> Path:
-        return self.data_dir / "data"
-
-    def _tool(self, name: str, *args: str, timeout: float = 120) -> str:
-        done = subprocess.run([str(self.bin_dir / name), *args], capture_output=True, text=True, timeout=timeout,
-                              **self._run_as())
-        if done.returncode != 0:
-            raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
-        return done.stdout + done.stderr
-
-    def base_backup_from(self, host: str, port: int, *, user: str = "postgres") -> PostgresServer:
-        """Make this (not yet started) server a streaming standby of host:port: a base backup
-        with the WAL streamed alongside, and standby.signal and primary_conninfo written (-R).
-        Its application_name is the data directory's name, for synchronous_standby_names."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        if os.name == "posix" and os.geteuid() == 0:
-            self._prepare_root()
-        self._tool("pg_basebackup", "-h", host, "-p", str(port), "-U", user, "-D", str(self.pgdata),
-                   "-X", "stream", "-R", "--checkpoint=fast", "--no-sync")
-        self._set_application_name()
-        return self
-
-    def _set_application_name(self) -> None:
-        auto = self.pgdata / "postgresql.auto.conf"
-        lines = [line for line in auto.read_text().splitlines() if not line.startswith("primary_conninfo")]
-        # The last one is the one in force: pg_rewind copies the source's file (a promoted
-        # standby's keeps its old primary_conninfo) and -R appends the new one after it.
-        conninfo = [line for line in auto.read_text().splitlines() if line.startswith("primary_conninfo")][-1]
-        # primary_conninfo = '... '  -> the same with application_name added before the closing quote
-        conninfo = conninfo.rstrip().rstrip("'") + f" application_name={self.application_name}'"
-        auto.write_text("\n".join([*lines, conninfo]) + "\n")
-
-    @property
-    def application_name(self) -> str:
-        return self.data_dir.name.replace("-", "_")
-
-    def promote(self) -> None:
-        """End recovery: this standby becomes a primary (`pg_ctl promote`, waits until it is)."""
-        self._tool("pg_ctl", "promote", "-D", str(self.pgdata), "-w", "-t", "60")
-
-    def rewind_from(self, host: str, port: int, *, user: str = "postgres") -> str:
-        """After a failover, make this stopped former primary a standby of the new one:
-        pg_rewind takes back what it wrote that the new primary never had (after a crash it
-        runs recovery first), then -R writes standby.signal and primary_conninfo."""
-        out = self._tool("pg_rewind", "-D", str(self.pgdata), "-R", "--no-sync",
-                         f"--source-server=host={host} port={port} user={user} dbname=postgres", timeout=300)
-        self._set_application_name()
-        return out
