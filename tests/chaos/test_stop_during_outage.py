@@ -6,6 +6,9 @@ Two ways a database is away: stopped (connections are refused at once, as a dead
 on a live machine) and frozen (SIGSTOP: connections open but nothing answers, as a machine
 that vanished). Commands are in the worker's hands, retrying, when the signal comes; they
 go back to JetStream, and once the database is back a new worker applies every one.
+
+A third run gives the frozen database's statements a minute (DB_COMMAND_TIMEOUT_SECONDS=60),
+so the first SIGTERM's stop waits on them; a second SIGTERM must end the process anyway.
 """
 
 from __future__ import annotations
@@ -46,11 +49,13 @@ def _children_of(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("outage", ["stopped", "frozen"])
+@pytest.mark.parametrize("outage", ["stopped", "frozen", "frozen-second-signal"])
 async def test_sigterm_during_database_outage_exits_within_bound(chaos_servers, chaos_workers, outage):
-    scenario = Scenario.build(120, 25, tag=f"s{outage[0]}")
+    scenario = Scenario.build(120, 25, tag=f"s{outage[0]}{len(outage)}")
     await scenario.prepare(chaos_servers.database_url)
-    settings = dict(ACK_WAIT_SECONDS=str(ACK_WAIT), DB_CONNECT_TIMEOUT_SECONDS="2", DB_COMMAND_TIMEOUT_SECONDS="3")
+    twice = outage == "frozen-second-signal"
+    settings = dict(ACK_WAIT_SECONDS=str(ACK_WAIT), DB_CONNECT_TIMEOUT_SECONDS="2",
+                    DB_COMMAND_TIMEOUT_SECONDS="60" if twice else "3")
     worker = chaos_servers.worker(f"worker-stop-{outage}", **settings)
     chaos_workers.append(worker)
     await asyncio.to_thread(worker.start)
@@ -77,12 +82,22 @@ async def test_sigterm_during_database_outage_exits_within_bound(chaos_servers, 
             await asyncio.sleep(0.1)
         signalled = time.monotonic()
         worker.proc.send_signal(signal.SIGTERM)
+        if twice:  # once the stop is under way, and waiting on the statements in the database
+            deadline = time.monotonic() + 30
+            while "worker_stopping" not in worker.log_text():
+                assert time.monotonic() < deadline, "no worker_stopping after SIGTERM"
+                await asyncio.sleep(0.05)
+            assert worker.proc.poll() is None, "the stop did not wait on the frozen database"
+            worker.proc.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(worker.proc.wait, STOP_BOUND_S + 30)
         took = time.monotonic() - signalled
         print(f"\nSTOP during {outage} database: exit code {code} after {took:.1f}s")
         assert took < STOP_BOUND_S, f"the worker took {took:.1f}s to stop:\n{worker.log_text()[-3000:]}"
-        assert code == 0, worker.log_text()[-3000:]
-        assert "worker_stopped" in worker.log_text()
+        if twice:
+            assert code == 130 and "stop_forced" in worker.log_text(), worker.log_text()[-3000:]
+        else:
+            assert code == 0, worker.log_text()[-3000:]
+            assert "worker_stopped" in worker.log_text()
 
         # The database back: a new worker applies every command, those it gave back included.
         for pid in frozen:
