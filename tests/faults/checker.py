@@ -246,7 +246,7 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
     v.found("answered differently", differ)
 
     memory_by_id = {m["id"]: m for m in memories}
-    reused = []
+    reused: set[tuple[str, int]] = set()  # (command, id) once, however often it was answered
     for s in history:
         for _, data in s.replies:
             try:
@@ -256,8 +256,8 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
             told = answer.get("data") if isinstance(answer, dict) else None
             if isinstance(told, dict) and told.get("status") in SAVED and told.get("memory_id") in memory_by_id:
                 if memory_by_id[told["memory_id"]]["content"] != s.content:
-                    reused.append((s.command_id, told["memory_id"]))
-    v.found("ids given to other memories", reused)
+                    reused.add((s.command_id, told["memory_id"]))
+    v.found("ids given to other memories", sorted(reused))
 
     # The cap, and per-workspace order (publish order is index order within a workspace).
     v.found("above cap", [(r["workspace"], r["n"]) for r in per_owner])
