@@ -55,7 +55,8 @@ test-e2e: $(STAMP) $(NODE_STAMP)
 test-cluster: $(STAMP)
 	CLUSTER_COMMANDS=3000 $(PY) -m pytest -q -s -p no:cacheprovider tests/cluster
 
-## Every fault schedule (partitions, pauses, kill -9 in a partition, full disk, truncated files) in
+## Every fault schedule (partitions, pauses, kill -9 in a partition, full disk, truncated files,
+## PostgreSQL failovers and their asynchronous negative control) in
 ## network namespaces, each fault held 20 s; verdicts appended to tests/faults/results/latest.jsonl.
 test-faults: $(STAMP)
 	rm -f tests/faults/results/latest.jsonl

@@ -55,6 +55,6 @@ def test_fault_schedule_keeps_every_guarantee(fault_cluster, schedule):
         return
     assert verdict.problems == [], "\n".join(verdict.problems)
     assert verdict.acked > 0 and verdict.saved > 0 and verdict.refused > 0, verdict.line()
-    if schedule in SHORT:  # the checker itself: known breaks are found, and nothing else
+    if schedule == SHORT[0]:  # the checker itself: known breaks are found, and nothing else
         broken = fault_cluster.net.run_on("bot", asyncio.run, sabotage_and_check(fault_cluster, bot, schedule))
         assert {k: v for k, v in broken.counts.items() if v} == BREAKS, broken.problems
