@@ -6,7 +6,7 @@ transaction that reads, decides and writes under the lock)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,7 +172,10 @@ async def connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
             yield conn
         except BaseException as exc:
             if not leaves_connection_usable(exc):
-                conn.terminate()
+                # A connection the server closed is back in the pool's hands already (asyncpg
+                # detaches it on close): nothing left to drop, and the first error stands.
+                with suppress(asyncpg.InterfaceError):
+                    conn.terminate()
             raise
 
 

@@ -153,3 +153,15 @@ async def test_a_connected_synchronous_standby_is_reported_and_satisfies_the_req
         assert (await replication.read(standby_conn)).in_recovery
     finally:
         await standby_conn.close()
+
+
+async def test_a_connection_the_server_closed_mid_call_reports_the_server_error(database_url):
+    pool = await create_pool(database_url, min_size=1, max_size=1)
+    try:
+        with pytest.raises((asyncpg.AdminShutdownError, asyncpg.ConnectionDoesNotExistError, ConnectionError)):
+            async with connection(pool) as conn:
+                await conn.fetchval("SELECT pg_terminate_backend(pg_backend_pid())")
+        async with connection(pool) as conn:  # and the pool hands out a working one after it
+            assert await asyncio.wait_for(conn.fetchval("SELECT 1"), BOUND_S) == 1
+    finally:
+        await pool.close()
