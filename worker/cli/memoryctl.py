@@ -132,6 +132,19 @@ FORCED_EXIT_S = 10.0
 FORCED_EXIT_CODE = 130
 
 
+def _awaiting() -> list[str]:
+    """Where each task is suspended (task name, then its innermost frame): what a stop that
+    did not finish was still waiting for."""
+    found = []
+    for task in asyncio.all_tasks():
+        stack = task.get_stack()
+        if stack:
+            frame = stack[-1]
+            found.append(f"{task.get_name()}: {frame.f_code.co_filename.rsplit('/', 2)[-1]}:{frame.f_lineno}"
+                         f" {frame.f_code.co_name}")
+    return sorted(found)
+
+
 def _until_signalled(run) -> int:
     """Run `run(stop)` until SIGINT or SIGTERM. The first signal asks for a clean stop; a
     second one cancels whatever the stop still waits for, and the process exits at most
@@ -146,7 +159,8 @@ def _until_signalled(run) -> int:
             if not stop.is_set():
                 stop.set()
                 return
-            log.warning("stop_forced", note=f"second signal: cancelling the shutdown, exiting within {FORCED_EXIT_S:.0f}s")
+            log.warning("stop_forced", waiting_on=_awaiting(), note=f"second signal: cancelling the shutdown, "
+                        f"exiting within {FORCED_EXIT_S:.0f}s")
             loop.call_later(FORCED_EXIT_S, os._exit, FORCED_EXIT_CODE)
             if task is not None:
                 task.cancel()
