@@ -49,7 +49,7 @@ class Replication:
     @property
     def protected(self) -> bool | None:
         """A commit reported to the worker is on a standby too; None when it cannot be told."""
-        if not self.commits_wait:
+        if self.in_recovery or not self.commits_wait:  # a standby takes no commit at all
             return False
         if self.sync_standbys is None:
             return None
