@@ -165,3 +165,18 @@ async def test_a_connection_the_server_closed_mid_call_reports_the_server_error(
             assert await asyncio.wait_for(conn.fetchval("SELECT 1"), BOUND_S) == 1
     finally:
         await pool.close()
+
+
+async def test_pooled_connections_carry_keepalives_and_the_user_timeout_on_both_ends(database_url):
+    timeouts = Timeouts(connect_s=5, command_s=7)
+    pool = await create_pool(database_url, min_size=1, max_size=1, timeouts=timeouts)
+    try:
+        async with connection(pool) as conn:
+            sock = conn._con._transport.get_extra_info("socket")  # noqa: SLF001  the worker's end
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 7000
+            # The server's end, as the session reports it.
+            assert await conn.fetchval("SHOW tcp_user_timeout") == "7000"
+            assert await conn.fetchval("SHOW tcp_keepalives_idle") == "5"
+    finally:
+        await pool.close()
