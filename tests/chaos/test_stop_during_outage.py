@@ -16,6 +16,7 @@ so the first SIGTERM's stop waits on them; a second SIGTERM must end the process
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -36,6 +37,15 @@ STOP_BOUND_S = 20.0
 async def _in_hand(js, partitions: int) -> int:
     return sum([(await js.consumer_info(COMMANDS_STREAM, partition_consumer_name(p))).num_ack_pending
                 for p in range(partitions)])
+
+
+def _resume(pids: list[int]) -> None:
+    for pid in pids:
+        # A child that had exited (a zombie when frozen) is gone once the postmaster, resumed
+        # first, reaps it.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+    pids.clear()
 
 
 def _children_of(pid: int) -> list[int]:
@@ -107,9 +117,7 @@ async def test_sigterm_during_database_outage_exits_within_bound(chaos_servers, 
             assert "worker_stopped" in worker.log_text()
 
         # The database back: a new worker applies every command, those it gave back included.
-        for pid in frozen:
-            os.kill(pid, signal.SIGCONT)
-        frozen.clear()
+        _resume(frozen)
         if outage == "stopped":
             await asyncio.to_thread(chaos_servers.start_postgres)
         db = Db(chaos_servers.database_url)
@@ -121,7 +129,6 @@ async def test_sigterm_during_database_outage_exits_within_bound(chaos_servers, 
         # pull still open, until the next worker dead-lettered it as poison).
         assert await dead_letters(bot.nc) == 0
     finally:
-        for pid in frozen:
-            os.kill(pid, signal.SIGCONT)
+        _resume(frozen)
         await bot.close()
         await db.close()
