@@ -63,7 +63,8 @@ test-faults: $(STAMP)
 	FAULT_SCHEDULES=all FAULT_HOLD_S=20 FAULT_RESULTS=tests/faults/results/latest.jsonl \
 		$(PY) -m pytest -q -s -p no:cacheprovider tests/faults
 
-## The long chaos runs: 5,000 creates with worker kills, database and NATS outages.
+## The long chaos runs: 5,000 creates with worker kills, database and NATS outages, and SIGTERM
+## while the database is stopped or frozen (twice: the second signal forces the exit).
 test-chaos: $(STAMP)
 	CHAOS_COMMANDS=5000 CHAOS_KILLS=8 $(PY) -m pytest -q -s -p no:cacheprovider tests/chaos
 
