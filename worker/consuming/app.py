@@ -16,6 +16,7 @@ from db.connection import Timeouts
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker.consuming import metrics, streams
+from worker.consuming.background import cancel_requested
 from worker.consuming.handlers import CommandHandler
 from worker.consuming.lookup import CommandOutcomes, lookup_key
 from worker.consuming.outbox import OutboxPublisher
@@ -103,7 +104,7 @@ def _result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes):
 
 
 async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
-    while True:
+    while not cancel_requested():
         try:
             removed = await repo.prune(inbox_days, OUTBOX_RETENTION_DAYS)
             if removed:
