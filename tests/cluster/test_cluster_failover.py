@@ -42,7 +42,7 @@ from tests.integration.helpers import server_save
 from tests.support.env import env_int
 from tests.support.publishing import publish_until_stored
 from worker.client.memory_client import lookup_result
-from worker.consuming import streams
+from worker.consuming.administration import streams
 
 SAVED = "memory_saved_successfully"
 REPLIES = f"{INBOX_PREFIXES['bot-tomori']}.cluster"

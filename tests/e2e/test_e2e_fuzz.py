@@ -32,7 +32,7 @@ from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
 from worker.consuming import dead_letters
-from worker.consuming.handlers import CommandHandler, Invalid
+from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
 from worker.local.embedded import NatsServer
 

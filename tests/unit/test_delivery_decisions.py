@@ -1,11 +1,11 @@
-"""worker.consuming.delivery: every branch of what happens to a delivery, one row each."""
+"""worker.consuming.intake.delivery: every branch of what happens to a delivery, one row each."""
 
 from __future__ import annotations
 
 import pytest
 
 from worker.consuming import dead_letters
-from worker.consuming.delivery import (
+from worker.consuming.intake.delivery import (
     Ack,
     AnswerStored,
     DeadLetter,

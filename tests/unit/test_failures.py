@@ -5,8 +5,8 @@ import nats.errors
 import nats.js.errors
 import pytest
 
-from worker.consuming.failures import is_permanent, is_unavailable
-from worker.consuming.handlers import FailureLedger
+from worker.consuming.intake.failures import is_permanent, is_unavailable
+from worker.consuming.intake.handlers import FailureLedger
 
 
 @pytest.mark.parametrize("exc", [asyncpg.NumericValueOutOfRangeError("x"), asyncpg.CheckViolationError("x"),

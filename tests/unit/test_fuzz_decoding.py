@@ -28,7 +28,7 @@ from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
 from contracts.results import CREATE_STATUSES, CommandResult
 from worker.consuming import dead_letters
-from worker.consuming.handlers import CommandHandler, Invalid
+from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
 from worker.domain import messages
 from worker.domain.content import utf16_length

@@ -1,4 +1,4 @@
-"""worker.consuming.lanes without a server: each workspace's commands one at a time in
+"""worker.consuming.intake.lanes without a server: each workspace's commands one at a time in
 delivery order, a handed-back command blocking its lane until it comes back, let_go."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 from types import SimpleNamespace
 
 from tests.support.waiting import wait_until
-from worker.consuming.lanes import Lanes
+from worker.consuming.intake.lanes import Lanes
 
 
 def command(workspace: str, seq: int):

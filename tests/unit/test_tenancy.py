@@ -9,7 +9,7 @@ import pytest
 
 from contracts.commands import CreateMemory, ManualMemory, ReinforceMemories, SeedBio
 from tests.e2e.bus import create_fields
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.domain import tenancy
 from worker.shared.settings import Settings, SettingsError
 

@@ -21,7 +21,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker.consuming import retention, streams
+from worker.consuming.administration import retention, streams
 
 SHOW_BYTES = 4000
 

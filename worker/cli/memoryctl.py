@@ -23,8 +23,9 @@ from worker.shared.settings import Settings, SettingsError
 log = structlog.get_logger("memoryctl")
 
 def _run(settings: Settings) -> int:
-    from worker.consuming.app import NatsConnectionClosed, serve
-    from worker.consuming.streams import ConsumerProvisionError, StreamProvisionError
+    from worker.consuming.administration.streams import ConsumerProvisionError, StreamProvisionError
+    from worker.consuming.app import serve
+    from worker.consuming.connection import NatsConnectionClosed
 
     try:
         import uvloop
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "migrate":
         return _database_command(settings, adopt_cli.migrate_command)
     if args.command == "adopt":
-        from worker.consuming.app import limits_from
+        from worker.consuming.limits import limits_from
 
         return _database_command(settings, lambda url: adopt_cli.adopt_command(args, url, limits_from(settings)))
     if args.command in ("run", "demo"):

@@ -73,7 +73,7 @@ def fits_whole(payload: bytes, headers: dict[str, str], max_payload: int) -> boo
 
 def placeable(token: str) -> bool:
     """Whether the stream's partition mapping files a command with this workspace token: it
-    leaves a literal wildcard token where it was (worker/consuming/streams.py, the unplaced consumer)."""
+    leaves a literal wildcard token where it was (worker/consuming/administration/streams.py, the unplaced consumer)."""
     return bool(token) and token not in ("*", ">")
 
 
@@ -86,7 +86,7 @@ def letter_subject(original_subject: str) -> str:
         token = subjects.encode_token(token)
     elif not token or len(token) > MAX_DLQ_TOKEN:
         token = "sha256_" + hashlib.sha256(token.encode()).hexdigest()[:32]
-    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/consuming/stranded.py)
+    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/consuming/administration/stranded.py)
         token = "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in token)
     return dlq_subject(f"{prefix}.{token}" if prefix else token)
 

@@ -1,7 +1,7 @@
 """Every JetStream API call written by hand, in one place. nats-py 2.16 has no priority
 groups (no pinned consumers, no unpin) and its fetch waits to fill a batch, where the
 partitions and the cache node act on each delivery the moment it arrives; so the worker's
-partitions (worker/consuming/partition.py, streams.py) and the cache node
+partitions (worker/consuming/intake/partition.py, streams.py) and the cache node
 (worker/client/cache_consumer.py) send these requests themselves.
 
 The API prefix honours a JetStream domain the way nats-py's own calls do: `$JS.API`, or

@@ -33,7 +33,7 @@ class Settings:
     ack_wait_seconds: int = 60
     inbox_retention_days: int = 35
     # How long and how much of a backlog MEMORY_COMMANDS keeps while no worker consumes
-    # (worker/consuming/streams.py): longer and larger than any outage you plan for.
+    # (worker/consuming/administration/streams.py): longer and larger than any outage you plan for.
     command_max_age_hours: int = 168
     command_max_mib: int = 1024
     max_command_bytes: int = 65536

@@ -1,6 +1,6 @@
 """One lane per workspace: a partition's commands in hand, each workspace's run one at a time
 in delivery order, a command handed back for a later attempt blocking its lane until it comes
-back (worker/consuming/partition.py holds the partition, pins and catches up; this is only
+back (worker/consuming/intake/partition.py holds the partition, pins and catches up; this is only
 the order within the hand, and knows nothing of NATS but a message's stream sequence)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Asked in this order, so that a command moving on while we look is never reported as
 unknown: the inbox (processed), the command stream, the dead-letter stream, the inbox again.
 MEMORY_COMMANDS keeps a command after its acknowledgement until the next purge
-(worker/consuming/retention.py), so a command found there is queued only if it was neither
+(worker/consuming/administration/retention.py), so a command found there is queued only if it was neither
 processed nor dead-lettered since it was stored (a dead letter names the stream sequence it
 stands for; a replayed command is stored again, under a later one). The worker acknowledges
 only after the commit or the dead letter, and purges only what was acknowledged, so a command

@@ -4,7 +4,7 @@ nats-server stores a command whose subject holds the byte 0x7F (DEL; a bot's per
 `memory.create.*` admits it), but its subject tree, which every filtered consumer matches
 with, never matches such a subject: no partition consumer, and not `memory-worker-unplaced`,
 ever delivers it (found by issue 14's boundary fuzz, nats-server 2.15), and no filtered
-purge removes it. Everything consumed is purged (worker/consuming/retention.py, which calls
+purge removes it. Everything consumed is purged (worker/consuming/administration/retention.py, which calls
 the sweep after each purge), so such a command ends up at the head of the stream: the sweep
 looks there whenever the head has waited longer than any delivery takes, by sequence (a
 lookup by sequence does not go through the subject tree), and dead-letters what it finds

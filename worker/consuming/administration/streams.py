@@ -7,7 +7,7 @@ call.
 `MEMORY_COMMANDS` keeps commands by limits, not as a work queue: on a work-queue stream every
 acknowledgement deletes its message, a durable write per command with `sync_interval:
 always`. Here an acknowledgement only moves the consumer's floor, and the worker removes what
-every consumer has acknowledged in bulk (worker/consuming/retention.py). The age and size
+every consumer has acknowledged in bulk (worker/consuming/administration/retention.py). The age and size
 limits are the outage the stream rides out; past the size limit a publish is refused
 (discard new), never an unapplied command dropped.
 """
@@ -33,7 +33,7 @@ from nats.js.api import (
 from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
-from worker.consuming import stream_upgrade
+from worker.consuming.administration import stream_upgrade
 from worker.shared import jetstream
 
 log = structlog.get_logger("worker")
@@ -83,7 +83,7 @@ def events_stream(replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=7 * 24 * 3600.0,
         discard=DiscardPolicy.OLD,
-        # The events of creates saved together go out as one atomic batch (worker/consuming/outbox.py).
+        # The events of creates saved together go out as one atomic batch (worker/consuming/outbox/publisher.py).
         allow_atomic=True,
         num_replicas=replicas,
     )
@@ -104,7 +104,7 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-# The priority group every pull on a partition consumer names (worker/consuming/partition.py).
+# The priority group every pull on a partition consumer names (worker/consuming/intake/partition.py).
 PARTITION_GROUP = "memory"
 # A replica that has not pulled for this long loses its partition to another (pinned_client).
 # It pulls at least every partition.PULL_EXPIRES_S while alive.
@@ -134,7 +134,7 @@ def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: in
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
         # Up to this many commands of the partition in the hands of its one pinned replica,
-        # which runs each workspace's commands one at a time, in order (worker/consuming/partition.py).
+        # which runs each workspace's commands one at a time, in order (worker/consuming/intake/partition.py).
         max_ack_pending=in_flight,
         ack_wait=ack_wait_s,
         # Unlimited: the worker counts deliveries and dead-letters at MAX_DELIVER itself. A

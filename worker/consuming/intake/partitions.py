@@ -8,7 +8,7 @@ different workspaces of a partition run side by side (and share batches, worker/
 
 The order rules, and what keeps each:
 - One replica per partition: the consumer is a pinned_client priority group
-  (worker/consuming/streams.py); the server delivers only to the pinned replica and moves the pin
+  (worker/consuming/administration/streams.py); the server delivers only to the pinned replica and moves the pin
   only after it stopped pulling for PIN_TIMEOUT_S.
 - A workspace's commands run one at a time, in delivery order: one lane per workspace.
 - A command handed back for a later attempt (a nak with delay) blocks its lane. The
@@ -49,8 +49,8 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from contracts import subjects
-from worker.consuming import streams
-from worker.consuming.partition import Partition
+from worker.consuming.administration import streams
+from worker.consuming.intake.partition import Partition
 
 log = structlog.get_logger("worker")
 

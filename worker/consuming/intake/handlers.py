@@ -22,10 +22,11 @@ from contracts import subjects
 from contracts.codec import encode
 from contracts.commands import COMMAND_TYPES, decoder_for
 from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
-from worker.consuming import dead_letters, delivery, metrics
-from worker.consuming.delivery import retry_delay
-from worker.consuming.failures import is_permanent, is_unavailable
-from worker.consuming.outbox import OutboxPublisher
+from worker.consuming import dead_letters, metrics
+from worker.consuming.intake import delivery
+from worker.consuming.intake.delivery import retry_delay
+from worker.consuming.intake.failures import is_permanent, is_unavailable
+from worker.consuming.outbox.publisher import OutboxPublisher
 from worker.consuming.probe import answerable
 from worker.domain import messages, tenancy
 from worker.services.base import CommandService, Handled
@@ -127,7 +128,7 @@ class CommandHandler:
         if placed:
             kind, token = subjects.parse_partitioned(msg.subject)
             original = subjects.original_subject(kind, token)
-        else:  # stored as published: the partition mapping could not file it (worker/consuming/streams.py)
+        else:  # stored as published: the partition mapping could not file it (worker/consuming/administration/streams.py)
             original, kind, token = msg.subject, kind_of(msg.subject), ""
         bound = log.bind(kind=kind, subject=original, deliveries=deliveries, queued_ms=_queued_ms(msg))
 

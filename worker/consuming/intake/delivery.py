@@ -1,5 +1,5 @@
 """What happens to a delivery, decided without I/O: ack it, hand it back with a delay, dead
-letter it, or give up answering with the result already stored. worker/consuming/handlers.py
+letter it, or give up answering with the result already stored. worker/consuming/intake/handlers.py
 carries the decision out; tests/unit/test_delivery_decisions.py has a row for every branch."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 hand-written pull requests in the partition's priority group, the pin (taken, lost, given
 away to balance the replicas), the catch-up that restores stream order after a takeover, and
 the check for a blocked command gone from the stream. The order within the hand is
-worker/consuming/lanes.py; PartitionConsumers (worker/consuming/partitions.py) owns the
+worker/consuming/intake/lanes.py; PartitionConsumers (worker/consuming/intake/partitions.py) owns the
 partitions of a replica."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from nats.aio.msg import Msg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker.consuming import streams
-from worker.consuming.lanes import Lanes, _seq
+from worker.consuming.administration import streams
+from worker.consuming.intake.lanes import Lanes, _seq
 from worker.shared import jetstream
 
 log = structlog.get_logger("worker")
