@@ -72,3 +72,8 @@ def pull_status(msg: Msg) -> str | None:
 
 def pull_status_description(msg: Msg) -> str | None:
     return (msg.headers or {}).get("Description")
+
+
+def stream_seq(msg: Msg) -> int:
+    """A delivery's stream sequence: what identifies a command across its deliveries."""
+    return msg.metadata.sequence.stream

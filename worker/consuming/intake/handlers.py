@@ -1,16 +1,16 @@
-"""The command handler: decode, run the service, publish events, reply, acknowledge.
-
-Thin on purpose: rules live in worker/domain, persistence in the services and db/. This
-module owns the delivery decisions (ack, nack with delay, dead letter) and the one
-canonical log line per command.
-"""
+"""The command handler: decode, run the service, publish events, reply, acknowledge, and the
+one canonical log line per command. Thin on purpose: rules live in worker/domain, persistence
+in the services and db/, and what becomes of a delivery (ack, nak with a delay, dead letter,
+the stored answer) is decided in worker/consuming/intake/delivery.py; this module carries the
+decisions out, each failure path with the one `_Delivery` it settles."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
+from typing import Any
 
 import msgspec
 import structlog
@@ -20,16 +20,17 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import COMMAND_TYPES, decoder_for
+from contracts.commands import COMMAND_TYPES, Envelope, decoder_for
 from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
 from worker.consuming import dead_letters, metrics
 from worker.consuming.intake import delivery
-from worker.consuming.intake.delivery import retry_delay
-from worker.consuming.intake.failures import is_permanent, is_unavailable
+from worker.consuming.intake.delivery import retry_delay as retry_delay
+from worker.consuming.intake.failures import FailureLedger, is_permanent, is_unavailable
 from worker.consuming.outbox.publisher import OutboxPublisher
 from worker.consuming.probe import answerable
 from worker.domain import messages, tenancy
 from worker.services.base import CommandService, Handled
+from worker.shared.jetstream import stream_seq
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
 log = structlog.get_logger("worker")
@@ -57,38 +58,27 @@ class Invalid:
 
 
 @dataclass(slots=True)
-class _FailureRecord:
-    first_failed_at: datetime
-    waited_out: int = 0  # deliveries that failed only because a dependency was away
+class _Delivery:
+    """One delivery being settled: what its log lines, dead letter and hand-back need."""
+
+    msg: Msg
+    subject: subjects.StoredCommand
+    deliveries: int
+    seq: int
+    started: float
+    log: Any  # structlog's bound logger, bound with more as the command is read
+
+    @property
+    def kind(self) -> str:
+        return self.subject.kind
 
 
-class FailureLedger:
-    """Per failing message (by stream sequence): when it first failed, for
-    Dlq-First-Failed-At, and how many of its deliveries were spent waiting out an outage,
-    which do not count toward MAX_DELIVER. Bounded and in memory: after a worker restart the
-    first failure this process saw stands in, and earlier outages count (erring towards
-    dead-lettering a little early, never towards retrying forever)."""
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    """A decoded command and the service that runs it."""
 
-    def __init__(self, limit: int = 10_000) -> None:
-        self._records: dict[int, _FailureRecord] = {}
-        self._limit = limit
-
-    def note(self, seq: int, *, unavailable: bool) -> _FailureRecord:
-        record = self._records.get(seq)
-        if record is None:
-            if len(self._records) >= self._limit:
-                self._records.pop(next(iter(self._records)))
-            record = self._records[seq] = _FailureRecord(datetime.now(UTC))
-        if unavailable:
-            record.waited_out += 1
-        return record
-
-    def counted_deliveries(self, seq: int, deliveries: int) -> int:
-        record = self._records.get(seq)
-        return deliveries - record.waited_out if record else deliveries
-
-    def forget(self, seq: int) -> None:
-        self._records.pop(seq, None)
+    cmd: Envelope
+    service: CommandService
 
 
 class CommandHandler:
@@ -123,35 +113,23 @@ class CommandHandler:
         """Settle one delivery. True when it went back to the server for a later attempt (a
         nak): the partition then holds the workspace's later commands until it returns."""
         started = time.perf_counter()
-        deliveries = msg.metadata.num_delivered if msg.metadata else 1
-        placed = msg.subject.startswith(subjects.PARTITIONED_PREFIX + ".")
-        if placed:
-            kind, token = subjects.parse_partitioned(msg.subject)
-            original = subjects.original_subject(kind, token)
-        else:  # stored as published: the partition mapping could not file it (worker/consuming/administration/streams.py)
-            original, kind, token = msg.subject, kind_of(msg.subject), ""
-        bound = log.bind(kind=kind, subject=original, deliveries=deliveries, queued_ms=_queued_ms(msg))
-
-        if not placed:
-            decoded = Invalid(f"the subject {original!r} names no workspace the partitions can place "
-                              "(a literal wildcard token; ids in subjects are percent-encoded, docs/design.md, section 3.1)")
-        elif len(msg.data) > self._max_command_bytes:
-            decoded = Invalid(f"the command is {len(msg.data)} bytes, over the limit of {self._max_command_bytes}")
-        else:
-            decoded = self._decode(kind, token, msg.data, self._reply_prefixes, self._tenant_lineages)
+        subject = subjects.parse_stored(msg.subject)
+        deliveries = msg.metadata.num_delivered
+        d = _Delivery(msg, subject, deliveries, stream_seq(msg), started,
+                      log.bind(kind=subject.kind, subject=subject.original, deliveries=deliveries,
+                               queued_ms=_queued_ms(msg)))
+        decoded = self._admit(d)
         if isinstance(decoded, Invalid):
-            return await self._reject_invalid(msg, original, decoded, bound, started)
-        service = self._services[kind]  # _decode accepts only COMMAND_TYPES, each with a service
-
-        bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
+            return await self._reject_invalid(d, decoded)
+        command = _Decoded(decoded, self._services[subject.kind])  # _decode admits only COMMAND_TYPES
+        d.log = d.log.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
         poison = delivery.before_running(deliveries, self._max_deliver)
         if poison is not None:
-            return await self._give_up(msg, original, decoded, service, RuntimeError(
-                f"delivered {deliveries} times without completing (worker crash or hang?)"), deliveries,
-                poison, first_failed_at=None, bound=bound, started=started)
+            return await self._give_up(d, command, RuntimeError(
+                f"delivered {deliveries} times without completing (worker crash or hang?)"), poison, None)
         try:
             running = time.perf_counter()
-            handled: Handled = await service.run(decoded)
+            handled: Handled = await command.service.run(decoded)
             applied = time.perf_counter()
             await self._outbox.publish_coalesced(handled.events)
             published = time.perf_counter()
@@ -159,27 +137,36 @@ class CommandHandler:
                 await self._conn.publish(decoded.reply_to, handled.result)
             await msg.ack()
         except Exception as exc:
-            return await self._failed(msg, original, decoded, service, exc, deliveries, bound, started)
+            return await self._failed(d, command, exc)
         if deliveries > 1:
-            self._failures.forget(_seq(msg))
+            self._failures.forget(d.seq)
         data = _STATUS.decode(handled.result).data
-        metrics.observe(kind, data.status, time.perf_counter() - started, deliveries, handled.duplicate,
+        metrics.observe(subject.kind, data.status, time.perf_counter() - started, deliveries, handled.duplicate,
                         data.scope if data.status == SAVED_WITH_EVICTION else None)
         # Where the time went: the service (its database round trips and the planning between
         # them, with any wait for a batch shared with other commands), then storing the events
         # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.
-        bound.info("command", status=data.status, duplicate=handled.duplicate, events=len(handled.events),
+        d.log.info("command", status=data.status, duplicate=handled.duplicate, events=len(handled.events),
                    duration_ms=_ms(started), db_ms=_ms(running, applied), events_ms=_ms(applied, published))
         return False
 
+    def _admit(self, d: _Delivery) -> Envelope | Invalid:
+        if not d.subject.placed:  # stored as published: the partition mapping could not file it
+            return Invalid(f"the subject {d.subject.original!r} names no workspace the partitions can place "
+                           "(a literal wildcard token; ids in subjects are percent-encoded, docs/design.md, section 3.1)")
+        if len(d.msg.data) > self._max_command_bytes:
+            return Invalid(f"the command is {len(d.msg.data)} bytes, over the limit of {self._max_command_bytes}")
+        return self._decode(d.subject.kind, d.subject.workspace_token, d.msg.data, self._reply_prefixes,
+                            self._tenant_lineages)
+
     @staticmethod
     def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES,
-                tenant_lineages: frozenset[int] | None = None):
+                tenant_lineages: frozenset[int] | None = None) -> Envelope | Invalid:
         if kind not in COMMAND_TYPES:
             return Invalid(f"{subjects.COMMAND_PREFIX}{kind} is not handled by this worker version",
                            dead_letters.UNSUPPORTED_COMMAND)
         try:
-            cmd = decoder_for(kind).decode(data)
+            cmd: Envelope = decoder_for(kind).decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return Invalid(f"the command could not be decoded: {exc}")
         except RecursionError:
@@ -190,7 +177,7 @@ class CommandHandler:
             return Invalid(
                 f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
             )
-        if cmd.reply_to is not None and not cmd.reply_to.startswith(reply_prefixes):
+        if cmd.reply_to is not None and not subjects.may_answer(cmd.reply_to, reply_prefixes):
             # The worker publishes results only to reply inboxes, never into event or command subjects.
             return Invalid(f"reply_to must start with one of {', '.join(reply_prefixes)}, got {cmd.reply_to!r}")
         foreign = tenancy.foreign_lineage(cmd, tenant_lineages)
@@ -198,86 +185,76 @@ class CommandHandler:
             return Invalid(foreign)
         return cmd
 
-    async def _reject_invalid(self, msg: Msg, original: str, invalid: Invalid, bound, started: float) -> bool:
+    async def _hand_back(self, d: _Delivery, retry: delivery.Retry) -> bool:
+        """The nak of every failure path: a broker gone too is logged, not raised (ack_wait
+        redelivers the command then), so it never shows as a handler crash."""
+        try:
+            await d.msg.nak(delay=retry.delay)
+        except Exception as nak_exc:
+            d.log.warning("nak_failed", error=repr(nak_exc))
+        return True
+
+    async def _reject_invalid(self, d: _Delivery, invalid: Invalid) -> bool:
         """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
         reason = invalid.reason
-        command_id, reply_to = answerable(msg.data, self._reply_prefixes)
-        bound = bound.bind(command_id=command_id)
+        command_id, reply_to = answerable(d.msg.data, self._reply_prefixes)
+        d.log = d.log.bind(command_id=command_id)
         try:
             await dead_letters.dead_letter(
-                self._js, max_payload=self._conn.max_payload, original_subject=original, payload=msg.data,
-                reason=invalid.code, error=reason,
-                deliveries=msg.metadata.num_delivered if msg.metadata else 1, stream_seq=_seq(msg),
-            )
+                self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
+                payload=d.msg.data, reason=invalid.code, error=reason, deliveries=d.deliveries, stream_seq=d.seq)
             if reply_to:
                 await self._conn.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
-            await msg.ack()
+            await d.msg.ack()
         except Exception as exc:
-            bound.warning("command_invalid_not_recorded", error=repr(exc))
-            await msg.nak(delay=1.0)
-            return True
+            d.log.warning("command_invalid_not_recorded", error=repr(exc))
+            return await self._hand_back(d, delivery.after_invalid_not_recorded())
         metrics.DEAD_LETTERS.labels(invalid.code).inc()
-        metrics.COMMANDS.labels(kind_of(original), COMMAND_INVALID).inc()
-        bound.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(started))
+        metrics.COMMANDS.labels(d.kind, COMMAND_INVALID).inc()
+        d.log.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(d.started))
         return False
 
-    async def _failed(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
-                      deliveries: int, bound, started: float) -> bool:
-        seq = _seq(msg)
+    async def _failed(self, d: _Delivery, command: _Decoded, exc: Exception) -> bool:
         unavailable = is_unavailable(exc)
-        counted = self._failures.counted_deliveries(seq, deliveries)
-        first_failed_at = self._failures.note(seq, unavailable=unavailable).first_failed_at
+        counted = self._failures.counted_deliveries(d.seq, d.deliveries)
+        first_failed_at = self._failures.note(d.seq, unavailable=unavailable).first_failed_at
         decision = delivery.after_running(failed=True, permanent=is_permanent(exc), unavailable=unavailable,
-                                          deliveries=deliveries, counted=counted, max_deliver=self._max_deliver)
-        if isinstance(decision, delivery.Retry):
-            event = "waiting_for_dependency" if decision.waiting_for_dependency else "command_retry"
-            metrics.RETRIES.labels(kind_of(original)).inc()
-            bound.warning(event, error=repr(exc), retry_in_s=decision.delay, duration_ms=_ms(started))
-            try:
-                await msg.nak(delay=decision.delay)
-            except Exception as nak_exc:  # the broker is gone too: ack_wait redelivers it
-                bound.warning("nak_failed", error=repr(nak_exc))
-            return True
-        assert isinstance(decision, delivery.GiveUp)
-        return await self._give_up(msg, original, cmd, service, exc, deliveries, decision,
-                                   first_failed_at=first_failed_at, bound=bound, started=started)
+                                          deliveries=d.deliveries, counted=counted, max_deliver=self._max_deliver)
+        match decision:
+            case delivery.Retry():
+                event = "waiting_for_dependency" if decision.waiting_for_dependency else "command_retry"
+                metrics.RETRIES.labels(d.kind).inc()
+                d.log.warning(event, error=repr(exc), retry_in_s=decision.delay, duration_ms=_ms(d.started))
+                return await self._hand_back(d, decision)
+            case delivery.GiveUp():
+                return await self._give_up(d, command, exc, decision, first_failed_at)
+            case delivery.Ack():  # after_running(failed=True) never acks: a failure is never settled as done
+                raise RuntimeError("a failed delivery was decided done")
 
-    async def _give_up(self, msg: Msg, original: str, cmd, service: CommandService, exc: Exception,
-                       deliveries: int, give_up: delivery.GiveUp, *, first_failed_at: datetime | None, bound,
-                       started: float) -> bool:
-        seq = _seq(msg)
+    async def _give_up(self, d: _Delivery, command: _Decoded, exc: Exception, give_up: delivery.GiveUp,
+                       first_failed_at: datetime | None) -> bool:
+        cmd = command.cmd
         try:
             stored = await self._stored_result(cmd.command_id, cmd.workspace_id)
             outcome = delivery.give_up_with(give_up, stored=stored is not None)
             if isinstance(outcome, delivery.DeadLetter):
                 await dead_letters.dead_letter(
-                    self._js, max_payload=self._conn.max_payload, original_subject=original, payload=msg.data,
-                    reason=outcome.reason, error=repr(exc),
-                    deliveries=deliveries, first_failed_at=first_failed_at, stream_seq=seq,
-                )
+                    self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
+                    payload=d.msg.data, reason=outcome.reason, error=repr(exc), deliveries=d.deliveries,
+                    first_failed_at=first_failed_at, stream_seq=d.seq)
             if cmd.reply_to:
-                await self._conn.publish(cmd.reply_to, stored if stored is not None else service.failure_result(cmd))
-            await msg.ack()
-            self._failures.forget(seq)
+                await self._conn.publish(cmd.reply_to, stored if stored is not None else command.service.failure_result(cmd))
+            await d.msg.ack()
+            self._failures.forget(d.seq)
         except Exception as dlq_exc:
-            bound.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry_delay(deliveries))
-            await msg.nak(delay=retry_delay(deliveries))
-            return True
+            retry = delivery.after_give_up_failed(d.deliveries)
+            d.log.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry.delay)
+            return await self._hand_back(d, retry)
         status = "answered_from_inbox" if isinstance(outcome, delivery.AnswerStored) else "dead_lettered"
         if isinstance(outcome, delivery.DeadLetter):
             metrics.DEAD_LETTERS.labels(outcome.reason).inc()
-        bound.error("command", status=status, error=repr(exc), permanent=give_up.permanent,
-                    duration_ms=_ms(started))
+        d.log.error("command", status=status, error=repr(exc), permanent=give_up.permanent, duration_ms=_ms(d.started))
         return False
-
-
-def kind_of(original_subject: str) -> str:
-    parts = original_subject.split(".")
-    return parts[1] if len(parts) > 1 else "?"
-
-
-def _seq(msg: Msg) -> int:
-    return msg.metadata.sequence.stream if msg.metadata else 0
 
 
 def _queued_ms(msg: Msg) -> float | None:

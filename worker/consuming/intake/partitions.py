@@ -41,7 +41,8 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import structlog
 from nats.aio.client import Client as NatsClient
@@ -50,7 +51,7 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from worker.consuming.administration import streams
-from worker.consuming.intake.partition import Partition
+from worker.consuming.intake.partition import Partition, Pulling
 
 log = structlog.get_logger("worker")
 
@@ -84,11 +85,8 @@ class PartitionConsumers:
                  in_flight: int = streams.DEFAULT_IN_FLIGHT, ack_wait_s: float = 60.0,
                  crash_retry_delay: float = CRASH_RETRY_DELAY_S, balance_every_s: float = BALANCE_EVERY_S,
                  yield_s: float = YIELD_S, domain: str | None = None) -> None:
-        self.js = js
-        self.domain = domain  # the JetStream domain `js` was made for, if any
-        self.nc = nc  # the connection `js` was made from: the pulls and unpins are requests of their own
-        self.in_flight = in_flight
-        self.ack_wait_s = ack_wait_s
+        self._js = js
+        self._ack_wait_s = ack_wait_s
         self.stopping = False
         self._crash_retry_delay = crash_retry_delay
         self._balance_every_s = balance_every_s
@@ -96,10 +94,13 @@ class PartitionConsumers:
         self._replica_counts: deque[int] = deque(maxlen=3)
         self._handler = handler
         # The unplaced commands' consumer (None) is pulled like a partition: they are dead-lettered.
-        self._partitions = [Partition(self, p) for p in [*range(partitions), None]]
-        self._background: set[asyncio.Task] = set()
-        self._naks: set[asyncio.Task] = set()  # hand-backs, which stop() lets go out
-        self._stop_task: asyncio.Task | None = None
+        pulling = Pulling(nc=nc, js=js, domain=domain, in_flight=in_flight, ack_wait_s=ack_wait_s,
+                          handle=self.handle, hand_back=self.nak_soon, spawn=self.spawn,
+                          stopping=lambda: self.stopping)
+        self._partitions = [Partition(pulling, p) for p in [*range(partitions), None]]
+        self._background: set[asyncio.Task[None]] = set()
+        self._naks: set[asyncio.Task[None]] = set()  # hand-backs, which stop() lets go out
+        self._stop_task: asyncio.Task[None] | None = None
         self._tracer = _tracer()
 
     async def start(self) -> None:
@@ -108,7 +109,7 @@ class PartitionConsumers:
         self.spawn(self._keep_in_hand(), "partition-refresh")
         self.spawn(self._balance(), "partition-balance")
 
-    def spawn(self, coro, name: str) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(coro, name=name)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -156,7 +157,7 @@ class PartitionConsumers:
         """Commands in hand are refreshed well within ack_wait, so the server
         redelivers none of them (elsewhere, out of order) while this replica is alive."""
         while not self.stopping:
-            await asyncio.sleep(self.ack_wait_s / 3)
+            await asyncio.sleep(self._ack_wait_s / 3)
             for partition in self._partitions:
                 for msg in partition.in_hand():
                     await _quietly(msg.in_progress())
@@ -179,7 +180,7 @@ class PartitionConsumers:
             return
         waiting = []
         for partition in held:
-            info = await self.js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
+            info = await self._js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
             waiting.append((partition, info.num_waiting))
         # Every replica keeps a pull waiting on every partition it may take, this one included.
         # The count must hold for a few rounds (a pull between two requests is not counted; a
