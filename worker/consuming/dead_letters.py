@@ -81,7 +81,7 @@ def letter_subject(original_subject: str) -> str:
     """dlq.<original subject>, with a literal wildcard token and control bytes percent-encoded
     (a dead letter's subject is a plain subject, found by `dlq.>`) and an over-long token
     replaced by its digest."""
-    prefix, _, token = original_subject.rpartition(".")
+    prefix, token = subjects.split_workspace_token(original_subject)
     if token in ("*", ">"):
         token = subjects.encode_token(token)
     elif not token or len(token) > MAX_DLQ_TOKEN:

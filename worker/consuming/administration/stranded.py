@@ -40,10 +40,7 @@ def unreceivable(subject: str) -> bool:
 
 
 def original_of(stored_subject: str) -> str:
-    try:
-        return subjects.original_subject(*subjects.parse_partitioned(stored_subject))
-    except ValueError:
-        return stored_subject
+    return subjects.parse_stored(stored_subject).original
 
 
 async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...],

@@ -119,9 +119,9 @@ async def _restore(js: JetStreamContext, stream: str, max_payload: int) -> None:
         stored, old_seq = headers.pop(SUBJECT_HEADER), int(headers.pop(SEQ_HEADER))
         msg_id = headers.pop(BOT_MSG_ID_HEADER, None)
         headers.pop("Nats-Msg-Id", None)
-        try:
-            original = subjects.original_subject(*subjects.parse_partitioned(stored))
-        except ValueError:
+        parsed = subjects.parse_stored(stored)
+        original = parsed.original
+        if not parsed.placed:
             await dead_letters.dead_letter(
                 js, max_payload=max_payload, original_subject=stored, payload=raw.data or b"",
                 reason=dead_letters.INVALID_COMMAND, deliveries=0, stream_seq=old_seq,

@@ -55,7 +55,7 @@ class CommandOutcomes:
         if stored is not None and (letter is None or (letter.command_seq or 0) < stored[1]):
             return encode(msgspec.structs.replace(known, outcome="queued", kind=stored[0]))
         if letter is not None:
-            kind = letter.original_subject.split(".")[1]
+            kind = subjects.kind_of(letter.original_subject)
             return encode(msgspec.structs.replace(
                 known, outcome="dead_lettered", dead_letter=self._info(letter),
                 **({"kind": kind} if kind in subjects.COMMAND_KINDS else {})))
@@ -75,7 +75,7 @@ class CommandOutcomes:
             async for raw in _messages(self._js, subjects.COMMANDS_STREAM,
                                        subjects.partitioned_workspace_filter(token)):
                 if command_id_of(raw.data) == command_id and (latest is None or raw.seq > latest[1]):
-                    latest = (subjects.parse_partitioned(raw.subject)[0], raw.seq)
+                    latest = (subjects.parse_stored(raw.subject).kind, raw.seq)
         return latest
 
     async def _dead_letter(self, tokens: list[str], command_id: str) -> dead_letters.DeadLetter | None:
@@ -96,7 +96,7 @@ class CommandOutcomes:
         return DeadLetterInfo(
             reason=letter.reason, error=letter.error, deliveries=letter.deliveries,
             dead_lettered_at=letter.dead_lettered_at,
-            reply_to_allowed=reply_to is None or reply_to.startswith(self._reply_prefixes),
+            reply_to_allowed=reply_to is None or subjects.may_answer(reply_to, self._reply_prefixes),
             allowed_reply_prefixes=list(self._reply_prefixes))
 
 
