@@ -78,7 +78,8 @@ def staging(target: StreamConfig, first_seq: int) -> StreamConfig:
     """The new stream as it is created: the target's settings, its sequence continuing the old
     stream's, and only the staging subjects, mapped to the same partitions."""
     transform = target.subject_transform
-    assert transform is not None and transform.src is not None
+    if transform is None or transform.src is None:
+        raise ValueError("the command stream's target configuration has no partition transform")
     return dataclasses.replace(target, subjects=[STAGING_PREFIX + transform.src], first_seq=first_seq,
                                subject_transform=SubjectTransform(src=STAGING_PREFIX + transform.src,
                                                                   dest=transform.dest))

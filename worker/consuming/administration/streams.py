@@ -172,12 +172,6 @@ class ConsumerProvisionError(RuntimeError):
     """The server refused a consumer's settings; the message is the server's."""
 
 
-async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
-    # The server's consumer create is create-or-update for a durable name: drifted settings
-    # (max_ack_pending, max_deliver, ack_wait ...) are brought back to what the worker needs.
-    await js.add_consumer(stream, config)
-
-
 async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
                                     pin_timeout_s: float = PIN_TIMEOUT_S, domain: str | None = None) -> None:
     """Create or update a partition consumer as a pinned_client priority group (nats-server
@@ -215,17 +209,17 @@ def bot_consumers(tenant: str) -> list[ConsumerConfig]:
 
 async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
     for config in bot_consumers(tenant):
-        assert config.name is not None
+        name = config.name or ""  # bot_consumers names each
         try:
-            info = await js.consumer_info(subjects.EVENTS_STREAM, config.name)
+            info = await js.consumer_info(subjects.EVENTS_STREAM, name)
         except NotFoundError:
             await js.add_consumer(subjects.EVENTS_STREAM, config)
             continue
         if info.config.deliver_subject:
             # Made push by someone quicker than this worker's first start (between the stream's
             # creation and this call): it must never push anywhere, so it starts over as pull.
-            log.warning("bot_consumer_was_push", consumer=config.name, deliver_subject=info.config.deliver_subject)
-            await js.delete_consumer(subjects.EVENTS_STREAM, config.name)
+            log.warning("bot_consumer_was_push", consumer=name, deliver_subject=info.config.deliver_subject)
+            await js.delete_consumer(subjects.EVENTS_STREAM, name)
             await js.add_consumer(subjects.EVENTS_STREAM, config)
         # Otherwise the bot has used it since: its position and settings are the bot's.
 
