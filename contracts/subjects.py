@@ -62,7 +62,8 @@ def _is_hex(s: str) -> bool:
 COMMAND_PREFIX = "memory."
 
 
-def command_subject(kind: CommandKind, workspace_id: str) -> str:
+def command_subject(kind: CommandKind | str, workspace_id: str) -> str:
+    """Any kind, known to this contract or not: a worker refuses the ones it does not handle."""
     return f"{COMMAND_PREFIX}{kind}.{encode_token(workspace_id)}"
 
 

@@ -18,10 +18,12 @@ from datetime import UTC, datetime
 import msgspec
 import nats
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.consuming.administration import retention, streams
+from worker.shared.jetstream import stored_seq
 
 SHOW_BYTES = 4000
 
@@ -88,14 +90,14 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
         except NotFoundError:
             waiting = in_hand = redelivered = "-"
         out(f"{consumer:<24} {waiting:>8} {in_hand:>8} {redelivered:>11}")
-        found = []
+        found: list[RawStreamMsg] = []
         while len(found) < limit:
             try:
                 raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=filter_subject, next=True)
             except NotFoundError:
                 break
             found.append(raw)
-            seq = raw.seq + 1
+            seq = stored_seq(raw) + 1
         if found:
             listed.append((consumer, found))
     for consumer, found in listed:
@@ -145,7 +147,7 @@ async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out) -> in
     for raw in found:
         out(f"{verb} {_describe(raw, now).strip()}")
         if not dry_run:
-            await js.delete_msg(subjects.COMMANDS_STREAM, raw.seq)
+            await js.delete_msg(subjects.COMMANDS_STREAM, stored_seq(raw))
     out(f"dry run: {len(found)} command(s) would be dropped" if dry_run else
         f"dropped {len(found)} command(s): never applied, never answered (their lookups say unknown)")
     return 0

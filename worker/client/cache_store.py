@@ -95,9 +95,13 @@ class CacheStore:
         if flight is None:
             flight = _Flight(stale=not self._live())
             self._flights[k] = flight
-            flight.task = asyncio.ensure_future(self._load(k, flight, loader))
-            flight.task.add_done_callback(_consume_exception)
-        # Shielded: a caller giving up does not cancel the load the others wait for.
+            task = asyncio.ensure_future(self._load(k, flight, loader))
+            flight.task = task
+            task.add_done_callback(_consume_exception)
+            # Shielded: a caller giving up does not cancel the load the others wait for.
+            return await asyncio.shield(task)
+        if flight.task is None:  # set with the flight, before any caller can find it
+            raise RuntimeError("a cache flight without its load")
         return await asyncio.shield(flight.task)
 
     async def _load(self, k: Key, flight: _Flight, loader: Callable[[], Awaitable[T]]) -> T:

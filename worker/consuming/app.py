@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import cast
 
 import structlog
 from nats.aio.client import Client as NatsClient
@@ -50,12 +51,21 @@ class Endpoints:
 def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, CommandService]:
     limits = limits_from(settings)
     return {
-        "create": BatchedCreateService(CreateMemoryService(repo, limits), repo, max_batch=settings.create_batch_max,
-                                       runners=settings.create_batch_runners, observe=metrics.CREATE_BATCH.observe),
-        "manual": ManualMemoryService(repo, limits),
-        "reinforce": ReinforceService(repo),
-        "seed_bio": SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars),
+        "create": _serving(BatchedCreateService(CreateMemoryService(repo, limits), repo,
+                                                max_batch=settings.create_batch_max,
+                                                runners=settings.create_batch_runners,
+                                                observe=metrics.CREATE_BATCH.observe)),
+        "manual": _serving(ManualMemoryService(repo, limits)),
+        "reinforce": _serving(ReinforceService(repo)),
+        "seed_bio": _serving(SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars)),
     }
+
+
+def _serving(service: object) -> CommandService:
+    """Each service takes its own kind of command, the one its key decodes to (the handler
+    decodes with decoder_for(kind) and runs services[kind]): the Protocol names the common
+    base, so the pairing is this table's to keep, not the type checker's."""
+    return cast(CommandService, service)
 
 
 def build_handler(nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher, repo: MemoryRepository,

@@ -18,6 +18,7 @@ from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
 from contracts.subjects import COMMANDS_STREAM, DLQ_STREAM, dlq_subject
+from worker.shared.jetstream import stored_seq, stored_subject
 
 INVALID_COMMAND = "invalid_command"
 UNSUPPORTED_COMMAND = "unsupported_command"
@@ -165,7 +166,8 @@ def _from_raw(raw) -> DeadLetter:
     except ValueError:
         deliveries = 0
     return DeadLetter(
-        seq=raw.seq, original_subject=headers.get("Dlq-Original-Subject", raw.subject.removeprefix(subjects.DLQ_PREFIX)),
+        seq=stored_seq(raw),
+        original_subject=headers.get("Dlq-Original-Subject", stored_subject(raw).removeprefix(subjects.DLQ_PREFIX)),
         reason=headers.get("Dlq-Reason", "?"), error=headers.get("Dlq-Error", ""), deliveries=deliveries,
         first_failed_at=first_at, dead_lettered_at=raw.time, headers=headers, payload=raw.data or b"",
     )
@@ -181,7 +183,7 @@ async def entries(js: JetStreamContext, reason: str | None = None,
             raw = await js.get_msg(DLQ_STREAM, seq, subject=subject, next=True)
         except NotFoundError:
             return
-        seq = raw.seq + 1
+        seq = stored_seq(raw) + 1
         letter = _from_raw(raw)
         if reason is None or letter.reason == reason:
             yield letter

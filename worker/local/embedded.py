@@ -244,7 +244,7 @@ class PostgresServer(_Process):
             )
             if ready.returncode == 0:
                 return
-            if self.proc.poll() is not None:
+            if self.proc is None or self.proc.poll() is not None:
                 break
             time.sleep(0.1)
         raise EmbeddedServerError(f"postgres not ready; log:\n{_tail(log)}")

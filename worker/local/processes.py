@@ -92,13 +92,13 @@ class ChildProcess:
 
     def kill(self) -> None:
         """SIGKILL, as a crash would."""
-        if self.running:
+        if self.proc is not None and self.running:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
 
     def terminate(self, sig: int, timeout: float) -> None:
         """Signal, wait up to `timeout`, then SIGKILL."""
-        if not self.running:
+        if self.proc is None or not self.running:
             return
         self.proc.send_signal(sig)
         try:

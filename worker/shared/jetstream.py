@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from nats.aio.msg import Msg
+from nats.js.api import RawStreamMsg
 
 API_PREFIX = "$JS.API"
 
@@ -77,3 +78,25 @@ def pull_status_description(msg: Msg) -> str | None:
 def stream_seq(msg: Msg) -> int:
     """A delivery's stream sequence: what identifies a command across its deliveries."""
     return msg.metadata.sequence.stream
+
+
+def stored_seq(raw: RawStreamMsg) -> int:
+    """The sequence of a message read from a stream (nats-py types it optional; the server
+    always sends it with a stored message)."""
+    if raw.seq is None:
+        raise ValueError("the server sent a stored message without its sequence")
+    return raw.seq
+
+
+def stored_subject(raw: RawStreamMsg) -> str:
+    if raw.subject is None:
+        raise ValueError("the server sent a stored message without its subject")
+    return raw.subject
+
+
+def config_name(name: str | None, what: str) -> str:
+    """The name of a stream or consumer configuration this worker built (nats-py types every
+    field optional; one without a name is a bug here, not a server's answer)."""
+    if not name:
+        raise ValueError(f"a {what} configuration without a name")
+    return name

@@ -34,6 +34,7 @@ from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 from faststream.nats.prometheus import NatsPrometheusMiddleware
 from faststream.specification import AsyncAPI
+from nats.js import api as nats_api
 from prometheus_client import CollectorRegistry
 from pydantic import WithJsonSchema
 
@@ -154,7 +155,7 @@ def subscribe(broker: NatsBroker, sink: _Sink, *, inbox_prefix: bytes | None = N
 
     broker.subscriber(METRICS_FILTER, stream=stream, durable=sink.durable, config=sink.consumer_config(),
                       pull_sub=PullSub(batch_size=sink.batch, timeout=sink.fetch_timeout, batch=True),
-                      ack_policy=AckPolicy.MANUAL, **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
+                      ack_policy=AckPolicy.MANUAL, inbox_prefix=inbox_prefix or nats_api.INBOX_PREFIX,
                       title=f"{sink.durable}:{sink.kind}",
                       description=f"The {sink.kind} metrics sink's durable consumer {sink.durable}.")(handle)
 

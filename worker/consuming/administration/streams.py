@@ -147,7 +147,7 @@ def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: in
 
 async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     try:
-        await js.stream_info(config.name)
+        await js.stream_info(jetstream.config_name(config.name, "stream"))
     except NotFoundError:
         await js.add_stream(config)
         return
@@ -180,7 +180,8 @@ async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
     fields, so this is the JetStream API request itself."""
     request = jetstream.priority_consumer_request(subjects.COMMANDS_STREAM, config.as_dict(), group=PARTITION_GROUP,
                                                   timeout_s=pin_timeout_s)
-    reply = await nc.request(partition_api("CONSUMER.CREATE", config.durable_name, domain=domain), request, timeout=10)
+    durable = jetstream.config_name(config.durable_name, "consumer")
+    reply = await nc.request(partition_api("CONSUMER.CREATE", durable, domain=domain), request, timeout=10)
     answer = json.loads(reply.data)
     if "error" in answer:
         raise ConsumerProvisionError(f"consumer {config.durable_name}: {answer['error'].get('description')}")
@@ -209,7 +210,7 @@ def bot_consumers(tenant: str) -> list[ConsumerConfig]:
 
 async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
     for config in bot_consumers(tenant):
-        name = config.name or ""  # bot_consumers names each
+        name = jetstream.config_name(config.name, "consumer")
         try:
             info = await js.consumer_info(subjects.EVENTS_STREAM, name)
         except NotFoundError:

@@ -57,6 +57,7 @@ log = structlog.get_logger("worker")
 
 CRASH_RETRY_DELAY_S = 5.0
 BALANCE_EVERY_S = 5.0
+BALANCE_ROUNDS = 3  # rounds the replica count must hold before a partition is given away
 # A partition given away is not pulled for this long, so a waiting replica takes it; after it,
 # this replica waits for it again (standing by, should its new holder stop).
 YIELD_S = 30.0
@@ -91,7 +92,7 @@ class PartitionConsumers:
         self._crash_retry_delay = crash_retry_delay
         self._balance_every_s = balance_every_s
         self._yield_s = yield_s
-        self._replica_counts: deque[int] = deque(maxlen=3)
+        self._replica_counts: deque[int] = deque(maxlen=BALANCE_ROUNDS)
         self._handler = handler
         # The unplaced commands' consumer (None) is pulled like a partition: they are dead-lettered.
         pulling = Pulling(nc=nc, js=js, domain=domain, in_flight=in_flight, ack_wait_s=ack_wait_s,
@@ -181,13 +182,13 @@ class PartitionConsumers:
         waiting = []
         for partition in held:
             info = await self._js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
-            waiting.append((partition, info.num_waiting))
+            waiting.append((partition, info.num_waiting or 0))
         # Every replica keeps a pull waiting on every partition it may take, this one included.
         # The count must hold for a few rounds (a pull between two requests is not counted; a
         # stray puller must not make replicas give partitions away for ever); and one partition
         # moves per round, as each move costs its commands a hand-back and a catch-up.
         self._replica_counts.append(max(n for _, n in waiting))
-        if len(self._replica_counts) < self._replica_counts.maxlen:
+        if len(self._replica_counts) < BALANCE_ROUNDS:
             return
         replicas = min(self._replica_counts)
         share = math.ceil(len(partitions) / max(replicas, 1))

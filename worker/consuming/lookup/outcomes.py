@@ -12,16 +12,19 @@ gone from the stream is in the inbox or the dead-letter stream by the time it is
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.lookup import CommandOutcome, DeadLetterInfo
+from contracts.lookup import CommandOutcome, DeadLetterInfo, DeadLetterReason
 from db.repository import MemoryRepository
 from worker.consuming import dead_letters
 from worker.consuming.probe import command_id_of, reply_to_of
+from worker.shared.jetstream import stored_seq, stored_subject
 
 # A workspace's queue or dead letters are read one message per round trip; past this many
 # the scan stops (answering from what it saw). Far above any one workspace's backlog.
@@ -74,8 +77,9 @@ class CommandOutcomes:
         for token in tokens:
             async for raw in _messages(self._js, subjects.COMMANDS_STREAM,
                                        subjects.partitioned_workspace_filter(token)):
-                if command_id_of(raw.data) == command_id and (latest is None or raw.seq > latest[1]):
-                    latest = (subjects.parse_stored(raw.subject).kind, raw.seq)
+                seq = stored_seq(raw)
+                if command_id_of(raw.data) == command_id and (latest is None or seq > latest[1]):
+                    latest = (subjects.parse_stored(stored_subject(raw)).kind, seq)
         return latest
 
     async def _dead_letter(self, tokens: list[str], command_id: str) -> dead_letters.DeadLetter | None:
@@ -94,7 +98,7 @@ class CommandOutcomes:
     def _info(self, letter: dead_letters.DeadLetter) -> DeadLetterInfo:
         reply_to = reply_to_of(letter.payload)
         return DeadLetterInfo(
-            reason=letter.reason, error=letter.error, deliveries=letter.deliveries,
+            reason=cast(DeadLetterReason, letter.reason), error=letter.error, deliveries=letter.deliveries,
             dead_lettered_at=letter.dead_lettered_at,
             reply_to_allowed=reply_to is None or subjects.may_answer(reply_to, self._reply_prefixes),
             allowed_reply_prefixes=list(self._reply_prefixes))
@@ -107,7 +111,7 @@ async def _messages(js: JetStreamContext, stream: str, subject: str):
             raw = await js.get_msg(stream, seq, subject=subject, next=True)
         except NotFoundError:
             return
-        seq = raw.seq + 1
+        seq = stored_seq(raw) + 1
         yield raw
 
 
