@@ -8,7 +8,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 Key = tuple[str, str]
@@ -49,7 +49,7 @@ class _Flight:
     __slots__ = ("task", "stale")
 
     def __init__(self, stale: bool) -> None:
-        self.task: asyncio.Future | None = None
+        self.task: asyncio.Future[Any] | None = None
         self.stale = stale
 
 
@@ -85,7 +85,7 @@ class CacheStore:
                 if entry.expires_at > self._clock():
                     self._entries.move_to_end(k)
                     self.stats.hits += 1
-                    return entry.value
+                    return cast(T, entry.value)
                 del self._entries[k]
                 self.stats.expirations += 1
         self.stats.misses += 1
@@ -149,7 +149,7 @@ class CacheStore:
         return dropped
 
 
-def _consume_exception(task: asyncio.Future) -> None:
+def _consume_exception(task: asyncio.Future[Any]) -> None:
     # Every waiter may have given up; the load's failure is still theirs, not the loop's.
     if not task.cancelled():
         task.exception()

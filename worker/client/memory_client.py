@@ -23,6 +23,8 @@ from contracts.results import CommandResult, OpResult
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
 
+_Result = TypeVar("_Result", CommandResult, OpResult)
+
 # Commands published at the same moment go to JetStream as one atomic batch: one disk flush
 # for all of them instead of one each (the command stream's flush is what a publish waits
 # for). Too few for a batch (worker/shared/atomic.py) go one by one, as do all of a refused batch.
@@ -188,7 +190,8 @@ class MemoryClient:
         except TimeoutError:
             raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
 
-    async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
+    async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder[_Result],
+                    timeout: float | None) -> _Result:
         if command.reply_to is None or not command.reply_to.startswith(self._inbox_prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())
         raw = await self.send_raw(kind, command.workspace_id, encode(command),

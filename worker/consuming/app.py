@@ -164,7 +164,7 @@ async def _close_server(server: asyncio.Server) -> None:
     await server.wait_closed()
 
 
-async def _cancel(tasks: list[asyncio.Task]) -> None:
+async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)

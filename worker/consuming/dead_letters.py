@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import msgspec
 from nats.errors import MaxPayloadError
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
@@ -154,7 +155,7 @@ class DeadLetter:
         return value if isinstance(value, str) and value else None
 
 
-def _from_raw(raw) -> DeadLetter:
+def _from_raw(raw: RawStreamMsg) -> DeadLetter:
     headers = dict(raw.headers or {})
     first = headers.get("Dlq-First-Failed-At")
     try:

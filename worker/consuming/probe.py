@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.commands import PROBE_DECODER
+from contracts.commands import PROBE_DECODER, ReplyProbe
 from contracts.subjects import may_answer
 
 
-def probe(data: bytes | None):
+def probe(data: bytes | None) -> ReplyProbe | None:
     """The command's readable top-level fields, or None when it is not a JSON object."""
     try:
         return PROBE_DECODER.decode(data or b"")

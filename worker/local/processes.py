@@ -14,12 +14,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(sig: int):
+def die_with_parent(sig: int) -> Callable[[], None] | None:
     """A preexec_fn: the kernel sends `sig` to the child when the thread that forked it dies.
 
     Linux clears this on a change of user id, so it must run after Popen's setuid (it does:
@@ -80,7 +81,7 @@ def stop_pid(pid: int, sig: int, name: str, timeout: float) -> bool:
 class ChildProcess:
     """A child process we started, acted on by its PID only (`self.proc`)."""
 
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
 
     @property
     def pid(self) -> int | None:

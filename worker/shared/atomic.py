@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 import structlog
@@ -38,7 +39,7 @@ class BatchAck(msgspec.Struct):
     stream: str = ""
     seq: int = 0  # the stream sequence of the batch's last message
     count: int = 0
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
 _BATCH_ACK = msgspec.json.Decoder(BatchAck)

@@ -39,7 +39,7 @@ class Coalescer(Generic[T, R]):
         self._runners = runners
         self._observe = observe
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
-        self._running: set[asyncio.Task] = set()
+        self._running: set[asyncio.Task[None]] = set()
         self._live = 0  # runners started and not yet past their last look at _waiting
 
     async def __call__(self, item: T) -> R:

@@ -22,7 +22,8 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -161,11 +162,11 @@ def subscribe(broker: NatsBroker, sink: _Sink, *, inbox_prefix: bytes | None = N
 
 
 def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], registry: CollectorRegistry,
-              stop: asyncio.Event | None, made: list[FastStream]):
+              stop: asyncio.Event | None, made: list[FastStream]) -> Callable[[], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         stopping = asyncio.Event()
-        background: list[asyncio.Task] = []
+        background: list[asyncio.Task[None]] = []
 
         def stop_now() -> None:
             stopping.set()  # ends the waits for NATS, the stream and the database, too

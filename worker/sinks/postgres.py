@@ -105,7 +105,7 @@ class PostgresSink(_Sink):
                                                timeout=self.db_timeout)
             total += deleted
             if deleted < self.prune_batch:
-                return total
+                return int(total)
 
     async def prune_forever(self, stop: asyncio.Event) -> None:
         """Prune now and every prune_interval until `stop`."""

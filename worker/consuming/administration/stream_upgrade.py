@@ -23,7 +23,7 @@ import dataclasses
 
 import structlog
 from nats.js import JetStreamContext
-from nats.js.api import RetentionPolicy, StorageType, StreamConfig, SubjectTransform
+from nats.js.api import RetentionPolicy, StorageType, StreamConfig, StreamInfo, SubjectTransform
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
@@ -45,7 +45,7 @@ BOT_MSG_ID_HEADER = "Memory-Upgrade-Msg-Id"  # the bot's Nats-Msg-Id, if it set 
 NEXT_SEQ_KEY = "memory_commands_next_seq"
 
 
-async def _info(js: JetStreamContext, name: str):
+async def _info(js: JetStreamContext, name: str) -> StreamInfo | None:
     try:
         return await js.stream_info(name)
     except NotFoundError:
@@ -88,7 +88,7 @@ def staging(target: StreamConfig, first_seq: int) -> StreamConfig:
                                                                   dest=transform.dest))
 
 
-async def _back_up(js: JetStreamContext, target: StreamConfig, old) -> None:
+async def _back_up(js: JetStreamContext, target: StreamConfig, old: StreamInfo) -> None:
     name = jetstream.config_name(target.name, "stream")
     state = old.state
     await js.add_stream(StreamConfig(

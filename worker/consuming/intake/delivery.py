@@ -18,7 +18,7 @@ INVALID_NOT_RECORDED_DELAY_S = 1.0
 
 def retry_delay(deliveries: int) -> float:
     """Seconds before the next attempt: 0.5, 1, 2, 4 ... capped at 30."""
-    return min(0.5 * 2 ** max(deliveries - 1, 0), 30.0)
+    return min(0.5 * 2.0 ** max(deliveries - 1, 0), 30.0)
 
 
 @dataclass(frozen=True, slots=True)

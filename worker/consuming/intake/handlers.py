@@ -22,6 +22,7 @@ from contracts import subjects
 from contracts.codec import encode
 from contracts.commands import COMMAND_TYPES, Envelope, decoder_for
 from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
+from contracts.subjects import DEFAULT_REPLY_PREFIXES
 from worker.consuming import dead_letters, metrics
 from worker.consuming.intake import delivery
 from worker.consuming.intake.delivery import retry_delay as retry_delay
@@ -31,7 +32,6 @@ from worker.consuming.probe import answerable
 from worker.domain import messages, tenancy
 from worker.services.base import CommandService, Handled
 from worker.shared.jetstream import stream_seq
-from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
 log = structlog.get_logger("worker")
 

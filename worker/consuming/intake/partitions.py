@@ -66,7 +66,7 @@ YIELD_S = 30.0
 Handler = Callable[[Msg], Awaitable[bool | None]]
 
 
-def _tracer():
+def _tracer() -> Any:
     """Spans for every consumed command when the `otel` extra is installed (the process's
     tracer provider decides where they go)."""
     try:

@@ -12,10 +12,12 @@ gone from the stream is in the inbox or the dead-letter stream by the time it is
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import cast
 
 import msgspec
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
@@ -104,7 +106,7 @@ class CommandOutcomes:
             allowed_reply_prefixes=list(self._reply_prefixes))
 
 
-async def _messages(js: JetStreamContext, stream: str, subject: str):
+async def _messages(js: JetStreamContext, stream: str, subject: str) -> AsyncIterator[RawStreamMsg]:
     seq = 1
     for _ in range(SCAN_LIMIT):
         try:
