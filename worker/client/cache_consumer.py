@@ -140,17 +140,8 @@ class InvalidationConsumer:
         deadline = 0.0
         while not self._stopping:
             try:
-                if not self.nc.is_connected:
-                    if self._live or len(self._cache):
-                        self._go_offline("nats_disconnected_detected")
-                    await asyncio.sleep(0.1)
+                if not await self._connected():
                     continue
-                reconnects = self.nc.stats.get("reconnects", 0)
-                if reconnects != self._reconnects_seen:
-                    # A reconnect nobody told us about (callbacks not wired).
-                    self._reconnects_seen = reconnects
-                    self._go_offline("nats_reconnected_detected")
-                    self._resync = True
                 if self._resync or self._sub is None:
                     self._resync = False
                     await self._sync(first=False)
@@ -168,16 +159,8 @@ class InvalidationConsumer:
                         await self._check_consumer()
                     continue
                 status = pull_status(msg)
-                if status == jetstream.HEARTBEAT:  # idle heartbeat
-                    continue
-                if status:
-                    # 408 expired, 404 nothing, 409 consumer deleted / limits: the request is over.
-                    self._outstanding = 0
-                    if status == "409" and "deleted" in (msg.headers or {}).get("Description", "").lower():
-                        self._go_offline("consumer_deleted")
-                        self._resync = True
-                    elif status == jetstream.REQUEST_TIMEOUT:
-                        await self._check_consumer()
+                if status:  # about the request (heartbeat, expired ...), not a delivery
+                    await self._on_status(status, msg)
                     continue
                 self._outstanding -= 1
                 await self._apply(msg)
@@ -192,6 +175,32 @@ class InvalidationConsumer:
                 self._resync = True
                 self._log.warning("cache_node_consumer_error", error=repr(exc), attempt=failures)
                 await asyncio.sleep(min(0.2 * failures, 5.0))
+
+    async def _connected(self) -> bool:
+        """Whether to pull now: connected, and any reconnect nobody told the node about noticed."""
+        if not self.nc.is_connected:
+            if self._live or len(self._cache):
+                self._go_offline("nats_disconnected_detected")
+            await asyncio.sleep(0.1)
+            return False
+        reconnects = self.nc.stats.get("reconnects", 0)
+        if reconnects != self._reconnects_seen:
+            # A reconnect nobody told us about (callbacks not wired).
+            self._reconnects_seen = reconnects
+            self._go_offline("nats_reconnected_detected")
+            self._resync = True
+        return True
+
+    async def _on_status(self, status: str, msg: Msg) -> None:
+        if status == jetstream.HEARTBEAT:  # idle heartbeat
+            return
+        # 408 expired, 404 nothing, 409 consumer deleted / limits: the request is over.
+        self._outstanding = 0
+        if status == "409" and "deleted" in (msg.headers or {}).get("Description", "").lower():
+            self._go_offline("consumer_deleted")
+            self._resync = True
+        elif status == jetstream.REQUEST_TIMEOUT:
+            await self._check_consumer()
 
     async def _check_consumer(self) -> None:
         """While idle: the consumer must still exist (deleted, or expired on the server)."""
