@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -48,7 +49,7 @@ def _run(settings: Settings) -> int:
         return 2
 
 
-def _database_command(settings: Settings, command) -> int:
+def _database_command(settings: Settings, command: Callable[[str], int]) -> int:
     """Run `command(database_url)` on DATABASE_URL, else on the database of a running `make run`,
     else on the embedded PostgreSQL of the data directory, started for the command."""
     if settings.database_url:
@@ -85,7 +86,7 @@ def _hung_up(stop: asyncio.Event) -> None:
     stop.set()
 
 
-def _until_signalled(run) -> int:
+def _until_signalled(run: Callable[[asyncio.Event], Awaitable[object]]) -> int:
     """Run `run(stop)` until SIGINT, SIGTERM or SIGHUP."""
 
     async def main() -> None:
@@ -100,7 +101,7 @@ def _until_signalled(run) -> int:
     return 0
 
 
-def _sinks(settings: Settings, args) -> int:
+def _sinks(settings: Settings, args: argparse.Namespace) -> int:
     from worker.sinks.process import run_sinks
 
     endpoints = endpoints_for_clients(settings, need_database=not args.no_postgres)
@@ -116,7 +117,7 @@ def _sinks(settings: Settings, args) -> int:
                                                    metrics_port=args.metrics_port))
 
 
-def _cache_node(settings: Settings, args) -> int:
+def _cache_node(settings: Settings, args: argparse.Namespace) -> int:
     from worker.client.cache_node import run_cache_node
 
     endpoints = endpoints_for_clients(settings, need_database=False)
