@@ -54,7 +54,7 @@ class Pulling:
 
 class Partition:
     def __init__(self, pulling: Pulling, partition: int | None) -> None:
-        self._with = pulling
+        self._pulling = pulling
         self._partition: int | str = "unplaced" if partition is None else partition
         self._durable = streams.UNPLACED_CONSUMER if partition is None else streams.partition_consumer_name(partition)
         self._next_subject = streams.partition_api("CONSUMER.MSG.NEXT", self._durable, domain=pulling.domain)
@@ -89,15 +89,15 @@ class Partition:
         return time.monotonic() < self._yield_until
 
     async def start(self) -> None:
-        self._sub = await self._with.nc.subscribe(self._inbox, cb=self._on_msg)
+        self._sub = await self._pulling.nc.subscribe(self._inbox, cb=self._on_msg)
         self.pull_task = asyncio.create_task(self._pull_loop(), name=f"partition-{self._partition}")
 
     # -- pulling --------------------------------------------------------------------------
 
     async def _pull_loop(self) -> None:
-        nc = self._with.nc
-        batch = self._with.in_flight
-        while not self._with.stopping():
+        nc = self._pulling.nc
+        batch = self._pulling.in_flight
+        while not self._pulling.stopping():
             if self._yielding():
                 await asyncio.sleep(min(self._yield_until - time.monotonic(), PULL_EXPIRES_S))
                 continue
@@ -110,7 +110,7 @@ class Partition:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._pull_ended.wait(), PULL_STALLED_S)
             except Exception as exc:  # reconnecting: commands wait in JetStream meanwhile
-                if self._with.stopping():
+                if self._pulling.stopping():
                     return
                 log.warning("pull_failed", partition=self._partition, error=repr(exc))
                 self._pause = 1.0
@@ -126,7 +126,7 @@ class Partition:
         self._remaining -= 1
         if self._remaining <= 0:
             self._pull_ended.set()
-        if self._with.stopping() or self._yielding():
+        if self._pulling.stopping() or self._yielding():
             self._give_back(msg)  # delivered on a pull still open when this replica let go
             return
         pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
@@ -170,18 +170,18 @@ class Partition:
 
     def _start_catch_up(self) -> None:
         self._held = []
-        self._with.spawn(self._catch_up(self._tenure), f"partition-{self._partition}-catch-up")
+        self._pulling.spawn(self._catch_up(self._tenure), f"partition-{self._partition}-catch-up")
 
     async def _catch_up(self, tenure: int) -> None:
         """Run nothing until every command of the partition pending at the server is in this
         replica's hands; then all of them in stream order."""
         waited = False
-        while not self._with.stopping() and tenure == self._tenure:
+        while not self._pulling.stopping() and tenure == self._tenure:
             # What this replica holds is counted before asking; anything that left its hands
             # meanwhile makes the answer unusable (the server may have counted it, or not).
             holding, let_go = len(self._mine), self._let_go
             try:
-                info = await self._with.js.consumer_info(subjects.COMMANDS_STREAM, self._durable)
+                info = await self._pulling.js.consumer_info(subjects.COMMANDS_STREAM, self._durable)
                 if tenure == self._tenure and info.num_ack_pending <= holding and let_go == self._let_go:
                     break
             except Exception as exc:
@@ -191,7 +191,7 @@ class Partition:
                          note="commands of this partition are pending elsewhere; waiting for them")
                 waited = True
             await asyncio.sleep(CATCH_UP_POLL_S)
-        if self._with.stopping() or tenure != self._tenure:
+        if self._pulling.stopping() or tenure != self._tenure:
             return  # stop() or _lose() hand the held commands back
         held, self._held = self._held or [], None
         for msg in sorted(held, key=stream_seq):
@@ -204,7 +204,7 @@ class Partition:
         the server's pin cleared, and what is in hand handed back as on any loss."""
         self._yield_until = time.monotonic() + seconds
         try:
-            await self._with.nc.request(streams.partition_api("CONSUMER.UNPIN", self._durable, domain=self._with.domain),
+            await self._pulling.nc.request(streams.partition_api("CONSUMER.UNPIN", self._durable, domain=self._pulling.domain),
                                         jetstream.unpin_request(streams.PARTITION_GROUP), timeout=5)
         except Exception as exc:  # it moves anyway once this replica has not pulled for the pin timeout
             log.warning("unpin_failed", partition=self._partition, error=repr(exc))
@@ -231,7 +231,7 @@ class Partition:
 
     def _give_back(self, msg: Msg) -> None:
         self._forget(stream_seq(msg))
-        self._with.hand_back(msg)
+        self._pulling.hand_back(msg)
 
     def _forget(self, seq: int) -> None:
         if seq in self._mine:
@@ -248,7 +248,7 @@ class Partition:
         now = time.monotonic()
         for key, seq in self._lanes.blocked_due_for_check(now):
             try:
-                await self._with.js.get_msg(subjects.COMMANDS_STREAM, seq)
+                await self._pulling.js.get_msg(subjects.COMMANDS_STREAM, seq)
             except NotFoundError:
                 if self._lanes.unblock(key, seq):
                     log.warning("blocked_command_vanished", partition=self._partition, stream_seq=seq,
@@ -257,7 +257,7 @@ class Partition:
             except Exception as exc:  # NATS away: ask again later
                 log.warning("blocked_command_check_failed", partition=self._partition, error=repr(exc))
             else:
-                self._lanes.check_again(key, seq, now + self._with.ack_wait_s)
+                self._lanes.check_again(key, seq, now + self._pulling.ack_wait_s)
 
     # -- stopping -------------------------------------------------------------------------
 
