@@ -21,6 +21,7 @@ from worker.consuming import connection, metrics
 from worker.consuming.administration import streams
 from worker.consuming.administration.retention import retain_forever as retention_loop
 from worker.consuming.connection import NatsConnectionClosed
+from worker.consuming.database import close_pool, timeouts_from
 from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
@@ -28,6 +29,7 @@ from worker.consuming.lookup.answer import result_lookup
 from worker.consuming.lookup.outcomes import CommandOutcomes
 from worker.consuming.outbox.prune import prune_forever
 from worker.consuming.outbox.publisher import OutboxPublisher
+from worker.consuming.replication_check import check_replication, watch_replication
 from worker.services.base import CommandService
 from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
@@ -77,14 +79,17 @@ def build_handler(nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
 
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied, database_mode = await prepare_dsn(endpoints.database_url)
+    timeouts = timeouts_from(settings)
+    applied, database_mode = await prepare_dsn(endpoints.database_url, timeouts)
     if applied:
         log.info("migrations_applied", names=applied)
     log.info("database_mode", mode=database_mode)
     closed = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
-        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size, tenant=settings.tenant)
-        stack.push_async_callback(pool.close)
+        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size, timeouts=timeouts,
+                                 tenant=settings.tenant)
+        stack.push_async_callback(close_pool, pool)
+        replication_state = await check_replication(pool, settings)
         repo = MemoryRepository(pool, settings.tenant)
         nc = await connection.connect(endpoints.nats_url, settings, stop=stop, closed=closed)
         stack.push_async_callback(connection.drain, nc)
@@ -100,7 +105,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                  asyncio.create_task(prune_forever(repo, settings.inbox_retention_days), name="prune"),
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
                                                     reply_prefixes=settings.reply_subject_prefixes),
-                                     name="command-retention")]
+                                     name="command-retention"),
+                 asyncio.create_task(watch_replication(pool, replication_state), name="replication-watch")]
         stack.push_async_callback(_cancel, tasks)
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
                                      cb=result_lookup(repo, CommandOutcomes(repo, js, settings.reply_subject_prefixes)))

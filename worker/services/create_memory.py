@@ -117,7 +117,7 @@ class CreateMemoryService:
         self._limits = limits
 
     def step(self, cmd: CreateMemory, row: CreateContextRow) -> CreateStep:
-        answer = seen_before(cmd, self._repo.stored_of(row))
+        answer = seen_before(cmd, self._repo.stored_of(row), self._repo.tenant)
         if answer is not None:
             return CreateStep(answer=answer)
         ctx = context_from_row(row)
@@ -130,7 +130,7 @@ class CreateMemoryService:
     def handled(self, cmd: CreateMemory, row: SaveRow) -> Handled:
         """What a write returned: the command's own result, or the answer to a repeat it found."""
         if row.duplicate:
-            answer = seen_before(cmd, self._repo.stored_by_save(row))
+            answer = seen_before(cmd, self._repo.stored_by_save(row), self._repo.tenant)
             assert answer is not None  # a stored result was found
             return answer
         return Handled(bytes(row.result), row.outbox, duplicate=False)

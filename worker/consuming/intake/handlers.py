@@ -123,7 +123,8 @@ class CommandHandler:
             return await self._reject_invalid(d, decoded)
         command = _Decoded(decoded, self._services[subject.kind])  # _decode admits only COMMAND_TYPES
         d.log = d.log.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
-        poison = delivery.before_running(deliveries, self._max_deliver)
+        # Deliveries this process spent waiting out an outage are not the command's doing.
+        poison = delivery.before_running(self._failures.counted_deliveries(d.seq, deliveries), self._max_deliver)
         if poison is not None:
             return await self._give_up(d, command, RuntimeError(
                 f"delivered {deliveries} times without completing (worker crash or hang?)"), poison, None)
