@@ -49,7 +49,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-## mypy over the contract and the pure domain (pyproject.toml [tool.mypy]).
+## mypy over worker/, db/ and contracts/ (pyproject.toml [tool.mypy]; strict for the worker process, CLI, bot library, shared pieces, sinks and embedded servers).
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 

@@ -18,7 +18,7 @@ from .commands import DEFAULT_REPLY_PREFIXES, REPLY_SUBJECT_RULE
 
 PATH = Path(__file__).parent / "asyncapi.json"
 VERSION = "0.2.0"
-# Also in worker/consuming/streams.py; a test keeps them equal.
+# Also in worker/consuming/administration/streams.py; a test keeps them equal.
 DUPLICATE_WINDOW_S = 600
 
 TOKEN_RULE = (

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct
+
+# The reply rule lives with the subject grammar; named here too, as the contract's own.
+from contracts.subjects import DEFAULT_REPLY_PREFIXES as DEFAULT_REPLY_PREFIXES
+from contracts.subjects import REPLY_SUBJECT_MAX, REPLY_SUBJECT_PATTERN
+from contracts.subjects import is_reply_subject as is_reply_subject
 
 # PostgreSQL text and jsonb cannot hold NUL: a string with one is refused at decoding, with
 # the field's path, instead of failing the database on every retry.
@@ -15,30 +19,20 @@ _NO_NUL = r"^[^\x00]*$"
 CommandId = Annotated[str, Meta(min_length=1, max_length=128, pattern=_NO_NUL)]
 DiscordId = Annotated[str, Meta(min_length=1, max_length=64, pattern=_NO_NUL)]
 ShortText = Annotated[str, Meta(max_length=512, pattern=_NO_NUL)]
-# A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
-_REPLY_SUBJECT = r"^[^\s*>.]+(\.[^\s*>.]+)*$"
-# Where the worker may publish results: the operator's REPLY_SUBJECT_PREFIXES, by default
-# reply inboxes only (never event or command subjects).
-DEFAULT_REPLY_PREFIXES = ("_INBOX.",)
 REPLY_SUBJECT_RULE = (
     "reply_to must start with one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`; a bot under "
     "per-role permissions has its own prefix, which the operator adds). The worker publishes nowhere else: "
     "a command whose reply_to is not allowed is not applied, gets no reply, and is dead-lettered with reason "
     "invalid_command; the result lookup then answers outcome dead_lettered with reply_to_allowed false.")
 ReplySubject = Annotated[str, Meta(
-    max_length=256, pattern=_REPLY_SUBJECT,
+    max_length=REPLY_SUBJECT_MAX, pattern=REPLY_SUBJECT_PATTERN,
     description="A NATS subject (no wildcards) the worker publishes the result to. " + REPLY_SUBJECT_RULE)]
 IssuedAt = Annotated[datetime, Meta(extra_json_schema={"format": "date-time"})]
-_REPLY_SUBJECT_RE = re.compile(_REPLY_SUBJECT)
 # Ids of the bot's database: PostgreSQL integer columns.
 Int32 = Annotated[int, Meta(ge=0, le=2**31 - 1)]
 # Persona lineages: TomoriBot's lineage columns are bigint (widened from int32, additively).
 LineageId = Annotated[int, Meta(ge=0, le=2**63 - 1)]
 MemoryId = Annotated[int, Meta(ge=1, le=2**63 - 1)]
-
-
-def is_reply_subject(value: str) -> bool:
-    return len(value) <= 256 and _REPLY_SUBJECT_RE.match(value) is not None
 
 
 class Envelope(Struct, kw_only=True, frozen=True):

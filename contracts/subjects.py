@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 CommandKind = Literal["create", "manual", "reinforce", "seed_bio"]
@@ -61,7 +62,8 @@ def _is_hex(s: str) -> bool:
 COMMAND_PREFIX = "memory."
 
 
-def command_subject(kind: CommandKind, workspace_id: str) -> str:
+def command_subject(kind: CommandKind | str, workspace_id: str) -> str:
+    """Any kind, known to this contract or not: a worker refuses the ones it does not handle."""
     return f"{COMMAND_PREFIX}{kind}.{encode_token(workspace_id)}"
 
 
@@ -77,9 +79,10 @@ def result_subject(workspace_id: str, command_id: str) -> str:
     re-sender gets its result here instead of from a second delivery. Scoped by workspace:
     a result is only ever answered to its own workspace's subject.
     """
-    return f"memory.result.{encode_token(workspace_id)}.{encode_token(command_id)}"
+    return f"{RESULT_LOOKUP_PREFIX}{encode_token(workspace_id)}.{encode_token(command_id)}"
 
 
+RESULT_LOOKUP_PREFIX = "memory.result."
 RESULT_LOOKUP_SUBJECTS = "memory.result.*.*"
 
 
@@ -153,3 +156,66 @@ def parse_partitioned(subject: str) -> tuple[str, str]:
 
 def original_subject(kind: str, workspace_token: str) -> str:
     return command_filter(kind, workspace_token)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCommand:
+    """What the subject of a message in MEMORY_COMMANDS says about its command."""
+
+    original: str  # the subject as the bot published it
+    kind: str  # "?" when the subject names none
+    workspace_token: str  # "" when the partition mapping could not place it
+    placed: bool  # filed under a partition (else stored as published: a literal wildcard token)
+
+    @property
+    def lane_key(self) -> str:
+        """What a partition orders by: its commands of one workspace run one at a time."""
+        return self.workspace_token if self.placed else self.original.rpartition(".")[2]
+
+
+def parse_stored(subject: str) -> StoredCommand:
+    """A stored command's subject: cmd.<partition>.<kind>.<workspace token> when placed, else
+    the original memory.<kind>.<...> the partition mapping left as it was."""
+    parts = subject.split(".")
+    if len(parts) == 4 and parts[0] == PARTITIONED_PREFIX:
+        return StoredCommand(original_subject(parts[2], parts[3]), parts[2], parts[3], placed=True)
+    return StoredCommand(subject, kind_of(subject), "", placed=False)
+
+
+def kind_of(original: str) -> str:
+    """The command kind an original subject (memory.<kind>.<workspace token>) names, or "?"."""
+    parts = original.split(".")
+    return parts[1] if len(parts) > 1 else "?"
+
+
+def split_workspace_token(original: str) -> tuple[str, str]:
+    """(everything before the workspace token, the token) of an original command subject."""
+    prefix, _, token = original.rpartition(".")
+    return prefix, token
+
+
+def parse_result_lookup(subject: str) -> tuple[str, str]:
+    """(workspace token, command token) of a lookup on memory.result.<workspace>.<command>."""
+    parts = subject.split(".", 3)
+    if len(parts) != 4 or f"{parts[0]}.{parts[1]}." != RESULT_LOOKUP_PREFIX:
+        raise ValueError(f"not a result lookup subject: {subject!r}")
+    return parts[2], parts[3]
+
+
+# Where the worker may publish results: the operator's REPLY_SUBJECT_PREFIXES, by default
+# reply inboxes only (never event or command subjects).
+DEFAULT_REPLY_PREFIXES = ("_INBOX.",)
+# A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
+REPLY_SUBJECT_PATTERN = r"^[^\s*>.]+(\.[^\s*>.]+)*$"
+REPLY_SUBJECT_MAX = 256
+_REPLY_SUBJECT_RE = re.compile(REPLY_SUBJECT_PATTERN)
+
+
+def is_reply_subject(value: str) -> bool:
+    return len(value) <= REPLY_SUBJECT_MAX and _REPLY_SUBJECT_RE.match(value) is not None
+
+
+def may_answer(reply_to: str, reply_prefixes: tuple[str, ...]) -> bool:
+    """Whether the worker publishes a result to `reply_to`: a plain subject under one of the
+    allowed prefixes. The handler, the poison path and the result lookup all ask this."""
+    return is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)

@@ -11,27 +11,20 @@ result's way back.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from tests.bench.report import percentile
+from tests.support.logs import log_events
 
 PARTS = ("publish_and_reply", "queued", "db", "events", "handler")
 
 
 def _canonical_lines(log_path: Path, ids: set[str]) -> dict[str, dict]:
     found: dict[str, dict] = {}
-    with open(log_path, errors="replace") as f:
-        for line in f:
-            if not line.startswith("{"):
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if entry.get("event") == "command" and entry.get("command_id") in ids and "db_ms" in entry:
-                found[entry["command_id"]] = entry
+    for entry in log_events(log_path.read_text(errors="replace"), "command"):
+        if entry.get("command_id") in ids and "db_ms" in entry:
+            found[entry["command_id"]] = entry
     return found
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import nats
 
 from tests.conftest import ROOT, WorkerProcess, worker_env
+from tests.support.commands import create_fields
 from worker.client.memory_client import MemoryClient, new_create
 from worker.local.embedded import NatsServer, PostgresServer
 
@@ -38,10 +39,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def _command(i: int, workspaces: int, first_workspace: int):
-    return new_create(
-        workspace_id=str(first_workspace + i % workspaces), persona={"id": 1, "lineage_id": 1 + i % 3, "name": "Tomori"},
-        bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
-        tool_args={"memory_content": f"fact number {i} about the server", "memory_scope": "server_wide"})
+    return new_create(**create_fields(str(first_workspace + i % workspaces), f"fact number {i} about the server",
+                                      lineage_id=1 + i % 3, bot_user_id="100000000000000001",
+                                      channel={"id": "200000000000000001"}))
 
 
 async def python_round(nats_url: str, commands: int, in_flight: int, workspaces: int, first: int) -> dict:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from contracts.commands import CreateMemory
+from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
 
 WS_BASE = 400_000_000_000_000_000  # workspace (guild) snowflakes
@@ -132,28 +133,22 @@ def fields(world: World, spec: Spec) -> dict:
          "primary_label": world.display_name(ws, k), "aliases": [world.username(ws, k)]}
         for k in range(world.users_per_workspace)
     ]
-    tool_args: dict = {"memory_content": spec.content, "memory_scope": "server_wide"}
+    target: str | None = None
     member_matches: list[dict] = []
     if spec.personal:
-        tool_args = {"memory_content": spec.content, "memory_scope": "target_user",
-                     "target_user": world.display_name(ws, spec.user)}
+        target = world.display_name(ws, spec.user)
         member_matches = [{"id": world.user_id(ws, spec.user), "display_name": world.display_name(ws, spec.user),
                            "nickname": None, "global_name": world.display_name(ws, spec.user),
                            "username": world.username(ws, spec.user), "is_bot": False}]
     channel = str(CHANNEL_BASE + ws)
-    return {
-        "command_id": spec.command_id,
-        "workspace_id": workspace_id,
-        "tool_args": tool_args,
-        "persona": {"id": world.persona_id(ws), "lineage_id": world.lineage(ws), "name": PERSONA_NAME},
-        "bot_user_id": BOT_ID,
-        "triggerer": {"id": world.user_id(ws, teacher), "name": world.display_name(ws, teacher)},
-        "channel": {"id": channel, "is_dm": False, "is_private": False, "everyone_can_view": True,
-                    "url": f"https://discord.com/channels/{workspace_id}/{channel}/{spec.command_id}"},
-        "participants": participants,
-        "member_matches": member_matches,
-        "retrieval": RETRIEVAL,
-    }
+    return create_fields(
+        workspace_id, spec.content, scope="target_user" if spec.personal else "server_wide", target=target,
+        participants=participants, member_matches=member_matches, retrieval=RETRIEVAL,
+        command_id=spec.command_id, bot_user_id=BOT_ID,
+        persona={"id": world.persona_id(ws), "lineage_id": world.lineage(ws), "name": PERSONA_NAME},
+        triggerer={"id": world.user_id(ws, teacher), "name": world.display_name(ws, teacher)},
+        channel={"id": channel, "is_dm": False, "is_private": False, "everyone_can_view": True,
+                 "url": f"https://discord.com/channels/{workspace_id}/{channel}/{spec.command_id}"})
 
 
 def command(world: World, spec: Spec) -> CreateMemory:

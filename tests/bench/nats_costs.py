@@ -1,7 +1,7 @@
 """`make bench-nats`: what each of a create's NATS operations costs the server, one at a time.
 
 A fresh nats-server (`sync_interval: always`, as `make run`) with the worker's streams and
-consumers (worker/consuming/streams.py); each operation runs alone over N messages of the size
+consumers (worker/consuming/administration/streams.py); each operation runs alone over N messages of the size
 of a create (700 bytes) while nats-server's CPU is read from /proc, so the figures add up to
 what `make bench` reports as NATS CPU per create. Operations in the order a create meets them:
 the bot's publish (one by one, or in an atomic batch as MemoryClient sends commands that go out
@@ -32,8 +32,8 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from tests.bench.cpu import process_seconds
-from worker.consuming import streams
-from worker.consuming.retention import CommandRetainer
+from worker.consuming.administration import streams
+from worker.consuming.administration.retention import CommandRetainer
 from worker.local.embedded import NatsServer
 from worker.shared import atomic, jetstream
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import nats
 
 from tests.conftest import WorkerProcess, worker_env
+from tests.support.commands import create_fields
 from worker.client.memory_client import MemoryClient, new_create
 from worker.local.embedded import NatsServer, PostgresServer
 
@@ -35,11 +36,8 @@ async def _drive(nats_url: str, commands: int, workspaces: int, in_flight: int) 
     async with MemoryClient(nc, timeout=60) as client:
         async def one(i: int) -> None:
             ws = f"{10**17 + i % workspaces}"
-            cmd = new_create(
-                workspace_id=ws, persona={"id": 1, "lineage_id": 1 + i % 3, "name": "Tomori"},
-                bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
-                tool_args={"memory_content": f"fact number {i} about the server", "memory_scope": "server_wide"},
-            )
+            cmd = new_create(**create_fields(ws, f"fact number {i} about the server", lineage_id=1 + i % 3,
+                                             bot_user_id="100000000000000001", channel={"id": "200000000000000001"}))
             async with sem:
                 start = time.perf_counter()
                 result = await client.create(cmd)

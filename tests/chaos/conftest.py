@@ -35,15 +35,6 @@ from worker.local.embedded import LOOPBACK, NatsServer, PostgresServer, free_por
 CHAOS_DB = "chaos"
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "chaos: kills and restarts of the worker and its dependencies (tests/chaos)")
-
-
-def pytest_collection_modifyitems(config, items):
-    here = Path(__file__).parent
-    for item in items:
-        if Path(item.path).is_relative_to(here):
-            item.add_marker(pytest.mark.chaos)
 
 
 class ChaosWorker(WorkerProcess):

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
-import msgspec
 import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -34,6 +33,8 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import results as codes
 from contracts import subjects
 from db.migrate import migrate_dsn
+from tests.support.commands import create_bytes, create_fields
+from tests.support.logs import log_events
 from tests.support.partitions import partition_of
 from tests.support.publishing import publish_until_stored
 from worker.client.memory_client import lookup_result
@@ -76,27 +77,12 @@ class Command:
 
     def payload(self, reply_to: str | None) -> bytes:
         if self.owner.scope == "server":
-            tool_args = {"memory_content": self.content, "memory_scope": "server_wide"}
-            matches = []
+            fields = create_fields(self.workspace_id, self.content, lineage_id=LINEAGE, retrieval=GOOD_RETRIEVAL)
         else:
-            tool_args = {"memory_content": self.content, "memory_scope": "target_user",
-                         "target_user": self.owner.name}
-            matches = [{"id": self.owner.owner_id, "display_name": self.owner.name}]
-        return msgspec.json.encode({
-            "command_id": self.command_id,
-            "issued_at": datetime.now(UTC).isoformat(),
-            "reply_to": reply_to,
-            "workspace_id": self.workspace_id,
-            "tool_args": tool_args,
-            "persona": {"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
-            "bot_user_id": BOT_ID,
-            "triggerer": {"id": "110000000000000001", "name": "someone"},
-            "channel": {"id": "120000000000000001", "is_dm": False, "is_private": False,
-                        "everyone_can_view": True, "url": None},
-            "participants": [],
-            "member_matches": matches,
-            "retrieval": GOOD_RETRIEVAL,
-        })
+            fields = create_fields(self.workspace_id, self.content, scope="target_user", target=self.owner.name,
+                                   lineage_id=LINEAGE, retrieval=GOOD_RETRIEVAL,
+                                   member_matches=[{"id": self.owner.owner_id, "display_name": self.owner.name}])
+        return create_bytes(fields, command_id=self.command_id, reply_to=reply_to)
 
 
 @dataclass
@@ -364,17 +350,6 @@ async def dead_letters(nc) -> int:
 
 
 # --------------------------------------------------------------------------- worker log
-
-def log_events(text: str) -> list[dict]:
-    out = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
-
 
 def log_counts(text: str) -> dict[str, int]:
     """What the worker's own log says the chaos did to it."""

@@ -18,7 +18,8 @@ import time
 import asyncpg
 
 from contracts import results as codes
-from tests.chaos.scenario import Bot, Command, Owner, Scenario, dead_letters, log_events
+from tests.chaos.scenario import Bot, Command, Owner, Scenario, dead_letters
+from tests.support.logs import log_events
 
 FLAKY_ONCE = """
 CREATE SEQUENCE chaos_flaky_attempts;

@@ -25,7 +25,7 @@ import pytest
 
 from contracts.subjects import COMMANDS_STREAM
 from tests.chaos.scenario import Bot, Db, Scenario, dead_letters
-from worker.consuming.streams import partition_consumer_name
+from worker.consuming.administration.streams import partition_consumer_name
 
 ACK_WAIT = 20
 # What the worker may take to stop with the database away: the commands in hand are given

@@ -32,15 +32,6 @@ from worker.local.embedded import PostgresServer  # noqa: E402
 CLUSTER_DB = "cluster"
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "cluster: a three-node NATS cluster with node and worker kills (tests/cluster)")
-
-
-def pytest_collection_modifyitems(config, items):
-    here = Path(__file__).parent
-    for item in items:
-        if Path(str(item.fspath)).is_relative_to(here):
-            item.add_marker(pytest.mark.cluster)
 
 
 @dataclass

@@ -40,9 +40,10 @@ from contracts.codec import encode
 from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, eventually
 from tests.integration.helpers import server_save
 from tests.support.env import env_int
+from tests.support.logs import log_events
 from tests.support.publishing import publish_until_stored
 from worker.client.memory_client import lookup_result
-from worker.consuming import streams
+from worker.consuming.administration import streams
 
 SAVED = "memory_saved_successfully"
 REPLIES = f"{INBOX_PREFIXES['bot-tomori']}.cluster"
@@ -222,14 +223,7 @@ async def test_killing_the_stream_leader_and_a_worker_loses_nothing(cluster_setu
 
 
 def _log_entries(text: str) -> list[dict]:
-    entries = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            try:
-                entries.append(json.loads(line))
-            except ValueError:
-                pass
-    return entries
+    return log_events(text)
 
 
 async def _at_least(db: asyncpg.Connection, count: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -15,42 +15,9 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from tests.conftest import unique  # noqa: F401  (re-exported for the tests)
+from tests.support.commands import BOT_ID, command_payload, create_fields  # noqa: F401  (re-exported)
 
-BOT_ID = "990000000000000001"
 RAG = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
-
-
-def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any = "server_wide",
-                  target: str | None = None, lineage_id: int = 7, persona_id: int = 1,
-                  member_matches: list[dict] | None = None, participants: list[dict] | None = None,
-                  retrieval: dict | None = None, tool_args: Any = None, is_dm: bool = False,
-                  **extra: Any) -> dict[str, Any]:
-    """The fields of a memory.create, for MemoryClient.create / new_create."""
-    if tool_args is None:
-        tool_args = {"memory_content": content, "memory_scope": scope}
-        if target is not None:
-            tool_args["target_user"] = target
-    fields = {
-        "workspace_id": workspace_id,
-        "tool_args": tool_args,
-        "persona": {"id": persona_id, "lineage_id": lineage_id, "name": "Tomori"},
-        "bot_user_id": BOT_ID,
-        "triggerer": {"id": "110000000000000001", "name": "someone"},
-        "channel": {"id": "120000000000000001", "is_dm": is_dm, "is_private": False,
-                    "everyone_can_view": True, "url": None},
-        "participants": participants or [],
-        "member_matches": member_matches or [],
-        "retrieval": retrieval or {"rag_available": False, "embedding_model": None,
-                                   "embedding_credentials": False},
-    }
-    fields.update(extra)
-    return fields
-
-
-def command_payload(fields: dict[str, Any], *, command_id: str, reply_to: str | None) -> dict[str, Any]:
-    """A full command as a JSON-ready dict."""
-    return {"command_id": command_id, "issued_at": datetime.now(UTC).isoformat(), "reply_to": reply_to,
-            **fields}
 
 
 def encode(obj: Any) -> bytes:

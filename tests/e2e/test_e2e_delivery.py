@@ -17,7 +17,7 @@ from tests.support.directory import add_server
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
 from worker.client.memory_client import new_create
-from worker.consuming import streams
+from worker.consuming.administration import streams
 
 E2E_PARTITIONS = 4
 

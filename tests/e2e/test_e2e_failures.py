@@ -11,7 +11,6 @@ A model's odd content is not such a failure: it is an ordinary refusal, answered
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -31,6 +30,7 @@ from tests.e2e.bus import (
 )
 from tests.e2e.directory import personal_memories, server_memories
 from tests.support.directory import add_server, add_user
+from tests.support.logs import log_events
 
 FAILING_INSERTS = """
 CREATE OR REPLACE FUNCTION e2e_failing_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -120,8 +120,7 @@ async def test_dlq_first_failed_at_is_the_first_failure(e2e_worker, exhausted):
     # Ordered against the worker's own log, not timed: the header holds the first failure,
     # which came before the second attempt failed (the last failure came after it).
     retries = {line["deliveries"]: datetime.fromisoformat(line["timestamp"])
-               for line in map(json.loads, filter(None, e2e_worker.log_text().splitlines()))
-               if line.get("command_id") == exhausted["command_id"] and line.get("event") == "command_retry"}
+               for line in log_events(e2e_worker.log_text(), "command_retry", command_id=exhausted["command_id"])}
     assert first_failed <= retries[1] < retries[2], (first_failed, retries)
 
 

@@ -31,8 +31,9 @@ from tests.conftest import WorkerProcess, clone_database, worker_env
 from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command, read_stream, unique
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
+from tests.support.fuzz import inner_paths, replace_at
 from worker.consuming import dead_letters
-from worker.consuming.handlers import CommandHandler, Invalid
+from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
 from worker.local.embedded import NatsServer
 
@@ -194,7 +195,7 @@ class Catalogue:
         kind = self.rng.choice(["create", "manual"])
         cid, payload = (self.create if kind == "create" else self.manual)(f"mutated {i}")
         for _ in range(self.rng.randint(1, 2)):
-            path = self.rng.choice(json_paths(payload))
+            path = self.rng.choice(inner_paths(payload))
             payload = replace_at(payload, path, self.rng.choice(self.WEIRD))
         data = splice(payload)
         decoded = CommandHandler._decode(kind, self.token, data, PREFIXES)
@@ -217,25 +218,6 @@ def nested(depth: int) -> Any:
     for _ in range(depth):
         value = [value]
     return value
-
-
-def json_paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += json_paths(v, prefix + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += json_paths(v, prefix + (i,))
-    return out
-
-
-def replace_at(value: Any, path: tuple, new: Any) -> Any:
-    if not path:
-        return new
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = replace_at(copy[path[0]], path[1:], new)
-    return copy
 
 
 def _probe_reply(data: bytes) -> tuple[str | None, str | None]:

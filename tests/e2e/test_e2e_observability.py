@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 from contracts import results as codes
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories
 from tests.support.directory import add_server
+from tests.support.logs import log_events
 from tests.support.scrape import get, samples, value
 from tests.support.waiting import wait_until
 
@@ -50,15 +50,7 @@ async def test_each_command_gets_one_canonical_log_line_saying_where_its_time_we
     assert (await memory.create(create_fields(ws, "likes green tea"))).data.status == codes.SAVED
 
     def lines() -> list[dict]:
-        found = []
-        for line in e2e_worker.log_text().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:  # not JSON, or a line still being written
-                continue
-            if isinstance(entry, dict) and entry.get("event") == "command" and entry.get("workspace") == ws:
-                found.append(entry)
-        return found
+        return log_events(e2e_worker.log_text(), "command", workspace=ws)
 
     await wait_until(lines, timeout=5)  # logged after the reply, once acknowledged
     [line] = lines()

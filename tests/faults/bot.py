@@ -2,8 +2,8 @@
 whether and when JetStream acknowledged it, and every answer that came back.
 
 It imports nothing from the worker or the contracts package: the commands are written
-from the wire contract (docs/design.md, section 3) by hand, so that a bug shared by the worker's
-encoders and this bot cannot hide itself.
+from the wire contract (docs/design.md, section 3) by hand, in tests/support/commands.py (which
+imports neither), so that a bug shared by the worker's encoders and this bot cannot hide itself.
 
 It holds one connection to each NATS node: a publish that fails on one (a node cut off,
 paused, killed, or with a full disk) is tried again on the next, under the same
@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
 
 import nats
 import nats.errors
+
+from tests.support.commands import create_bytes, create_fields
 
 STREAM = "MEMORY_COMMANDS"
 REPLY_PREFIX = "_INBOX.bot.tomori.faults"
@@ -51,21 +52,9 @@ class Sent:
         return f"memory.create.{self.workspace_id}"
 
     def payload(self) -> bytes:
-        return json.dumps({
-            "command_id": self.command_id,
-            "issued_at": "2026-01-01T00:00:00+00:00",
-            "reply_to": f"{REPLY_PREFIX}.{self.command_id}",
-            "workspace_id": self.workspace_id,
-            "tool_args": {"memory_content": self.content, "memory_scope": "server_wide"},
-            "persona": {"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
-            "bot_user_id": BOT_USER_ID,
-            "triggerer": {"id": "110000000000000001", "name": "someone"},
-            "channel": {"id": "120000000000000001", "is_dm": False, "is_private": False,
-                        "everyone_can_view": True, "url": None},
-            "participants": [],
-            "member_matches": [],
-            "retrieval": {"rag_available": False, "embedding_model": None, "embedding_credentials": False},
-        }).encode()
+        return create_bytes(create_fields(self.workspace_id, self.content, lineage_id=LINEAGE, bot_user_id=BOT_USER_ID),
+                            command_id=self.command_id, reply_to=f"{REPLY_PREFIX}.{self.command_id}",
+                            issued_at="2026-01-01T00:00:00+00:00")
 
 
 class Bot:

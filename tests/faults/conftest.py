@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -22,17 +21,6 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 from tests.faults.harness import FaultCluster  # noqa: E402
 from tests.faults.netns import available  # noqa: E402
 from tests.faults.schedules import REPLICATION, WORKER_SETTINGS  # noqa: E402
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "faults: partitions, pauses, full disks in network namespaces (tests/faults)")
-
-
-def pytest_collection_modifyitems(config, items):
-    here = Path(__file__).parent
-    for item in items:
-        if Path(str(item.fspath)).is_relative_to(here):
-            item.add_marker(pytest.mark.faults)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import nats
 
 from tests.faults.harness import ACK_WAIT_S, NODES, WORKERS, FaultCluster
 
-PIN_TIMEOUT_S = 10  # worker/consuming/streams.py PIN_TIMEOUT_S: the pin moves after this long without pulls
+PIN_TIMEOUT_S = 10  # worker/consuming/administration/streams.py PIN_TIMEOUT_S: the pin moves after this long without pulls
 
 
 @dataclass

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from contracts.commands import CreateMemory
+from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
 
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
@@ -50,27 +51,23 @@ def envelope(workspace: str) -> dict:
     return {"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": workspace}
 
 
+# The integration tests' creates carry only what the contract requires beside the content.
+_MINIMAL: dict = {"bot_user_id": "100000000000000001", "channel": {"id": "200000000000000001"},
+                  "triggerer": None}
+
+
 def server_save(workspace: str, content: str, *, lineage: int = 7, retrieval: dict | None = None,
                 **over) -> CreateMemory:
-    fields = dict(
-        workspace_id=workspace, persona={"id": 1, "lineage_id": lineage, "name": "Tomori"},
-        bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
-        tool_args={"memory_content": content, "memory_scope": "server_wide"},
-        retrieval=retrieval or {},
-    )
-    fields.update(over)
+    fields = create_fields(workspace, content, lineage_id=lineage, **{**_MINIMAL, **over})
+    fields["retrieval"] = over.get("retrieval", retrieval or {})
     return new_create(**fields)
 
 
 def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *, lineage: int = 7,
                   retrieval: dict | None = None) -> CreateMemory:
-    return new_create(
-        workspace_id=workspace, persona={"id": 1, "lineage_id": lineage, "name": "Tomori"},
-        bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
-        member_matches=[{"id": user_disc_id, "display_name": name}],
-        tool_args={"memory_content": content, "memory_scope": "target_user", "target_user": name},
-        retrieval=retrieval or {},
-    )
+    fields = create_fields(workspace, content, scope="target_user", target=name, lineage_id=lineage,
+                           member_matches=[{"id": user_disc_id, "display_name": name}], **_MINIMAL)
+    return new_create(**{**fields, "retrieval": retrieval or {}})
 
 
 async def outbox_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:

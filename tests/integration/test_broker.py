@@ -13,9 +13,9 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import subjects
 from db.repository import MemoryRepository
 from tests.support.partitions import partition_of
-from worker.consuming import streams
-from worker.consuming.outbox import OutboxPublisher
-from worker.consuming.partitions import PartitionConsumers
+from worker.consuming.administration import streams
+from worker.consuming.intake.partitions import PartitionConsumers
+from worker.consuming.outbox.publisher import OutboxPublisher
 
 from ..conftest import unique
 from .helpers import raw_consumer_info

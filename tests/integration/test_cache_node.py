@@ -17,7 +17,7 @@ from contracts import subjects
 from contracts.events import CacheInvalidate
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode, consumer_name
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.local.embedded import NatsServer
 
 from ..conftest import unique

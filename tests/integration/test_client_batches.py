@@ -11,7 +11,7 @@ import pytest
 
 from contracts import subjects
 from worker.client.memory_client import MemoryClient, ResultTimeout
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.local.embedded import NatsServer
 
 from ..conftest import unique

@@ -18,7 +18,8 @@ from contracts import subjects
 from tests.support import fresh_nats
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
-from worker.consuming import dead_letters, retention, stranded, stream_upgrade, streams
+from worker.consuming import dead_letters
+from worker.consuming.administration import retention, stranded, stream_upgrade, streams
 from worker.local.embedded import NatsServer
 from worker.shared import jetstream
 

@@ -18,7 +18,7 @@ from db import replication
 from db.connection import Timeouts, connect
 from db.repository import WORKER_TIMEOUTS, connection, create_pool, leaves_connection_usable
 from tests.conftest import ROOT, unique
-from worker.consuming.app import timeouts_from
+from worker.consuming.database import timeouts_from
 from worker.consuming.replication_check import SyncStandbyRequired, check_replication
 from worker.local import replication as pg_replication
 from worker.local.embedded import LOOPBACK, PostgresServer

@@ -32,7 +32,7 @@ from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
 from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
-from worker.consuming import streams
+from worker.consuming.administration import streams
 
 # The recommended setting (deploy/README.md, "Bots apart"): the account's own bot's prefix.
 REPLY_PREFIXES = "_INBOX.bot.tomori."

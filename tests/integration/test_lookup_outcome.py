@@ -1,4 +1,4 @@
-"""What the result lookup says about a command (worker/consuming/lookup.py), on a real nats-server with
+"""What the result lookup says about a command (worker/consuming/lookup/outcomes.py), on a real nats-server with
 the worker's streams and no worker consuming them (so a command stays queued), and a real
 PostgreSQL inbox."""
 
@@ -24,9 +24,10 @@ from tests.conftest import unique
 from tests.integration.helpers import server_save
 from tests.support.waiting import wait_until
 from worker.client.memory_client import CommandDeadLettered, MemoryClient, ResultTimeout
-from worker.consuming import dead_letters, streams
-from worker.consuming.app import _result_lookup
-from worker.consuming.lookup import CommandOutcomes
+from worker.consuming import dead_letters
+from worker.consuming.administration import streams
+from worker.consuming.lookup.answer import result_lookup
+from worker.consuming.lookup.outcomes import CommandOutcomes
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
 
@@ -150,7 +151,7 @@ async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_
     repo = MemoryRepository(pool)
     recording = Recording(repo, js, ("_INBOX.",))
     recording.answers = []
-    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=_result_lookup(repo, recording))
+    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=result_lookup(repo, recording))
     ws = unique()
     try:
         async with MemoryClient(nc, timeout=0.3) as client:

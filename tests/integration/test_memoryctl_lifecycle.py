@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.support.logs import log_events
 from worker.local.embedded import NatsServer, PostgresServer
 from worker.local.processes import process_alive
 
@@ -65,11 +66,7 @@ class MakeRun:
         return "".join(self.lines)
 
     def events(self, name: str) -> list[dict]:
-        found = []
-        for line in list(self.lines):
-            if f'"event":"{name}"' in line.replace(" ", ""):
-                found.append(json.loads(line))
-        return found
+        return log_events("".join(self.lines), name)
 
     def wait_ready(self) -> dict[str, int]:
         """The pids of memoryctl, its nats-server and its postmaster, once the worker serves."""

@@ -1,4 +1,4 @@
-"""worker.consuming.partitions on a real nats-server: several commands of a partition in hand, each
+"""worker.consuming.intake.partitions on a real nats-server: several commands of a partition in hand, each
 workspace's one at a time and in order; a command handed back holds its workspace's later
 ones until it returns; one replica per partition, and a replica taking a partition over runs
 the previous holder's commands first; a delivery lost on the way (in a cluster: with the NATS
@@ -18,8 +18,8 @@ from contracts import subjects
 from tests.support import fresh_nats
 from tests.support.partitions import partition_of
 from tests.support.waiting import wait_until
-from worker.consuming import streams
-from worker.consuming.partitions import PartitionConsumers
+from worker.consuming.administration import streams
+from worker.consuming.intake.partitions import PartitionConsumers
 from worker.shared import jetstream
 
 from ..conftest import unique
@@ -28,7 +28,7 @@ from ..conftest import unique
 server, nc = fresh_nats.server, fresh_nats.nc
 
 PARTITIONS = 2
-# Longer than a pull's expiry (worker.consuming.partition.PULL_EXPIRES_S): the open pull has ended.
+# Longer than a pull's expiry (worker.consuming.intake.partition.PULL_EXPIRES_S): the open pull has ended.
 PULL_SETTLE_S = 1.5
 
 

@@ -27,7 +27,7 @@ from structlog.testing import capture_logs
 from contracts import subjects
 from db.repository import create_pool
 from tests.support.waiting import wait_until
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.sinks.app import SinksConfig, build
 from worker.sinks.jsonl import JsonLinesSink
 from worker.sinks.metrics import InvalidMetric, parse_metric

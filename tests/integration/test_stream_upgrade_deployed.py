@@ -18,7 +18,7 @@ from tests.cluster.nats_deploy import PASSWORDS, connect_as, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields
 from tests.support.waiting import wait_until
-from worker.consuming import streams
+from worker.consuming.administration import streams
 
 INBOX = "_INBOX.bot.tomori"
 PARTITIONS = 2

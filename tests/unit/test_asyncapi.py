@@ -11,7 +11,7 @@ import pytest
 from contracts import asyncapi, results, schema, subjects
 from contracts.codec import encode
 from contracts.events import MemoryEvictionMetric
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
 DOC = asyncapi.document()

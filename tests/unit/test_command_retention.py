@@ -1,4 +1,4 @@
-"""The pure parts of MEMORY_COMMANDS's retention (worker/consuming/retention.py): where a
+"""The pure parts of MEMORY_COMMANDS's retention (worker/consuming/administration/retention.py): where a
 consumer's acknowledged commands end, and when the backlog nears the stream's limits."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from nats.js.api import ConsumerConfig, ConsumerInfo, SequenceInfo, StreamState
 
-from worker.consuming.retention import AT_RISK_SHARE, Backlog, at_risk, consumed_below
-from worker.consuming.streams import CommandRetention
+from worker.consuming.administration.retention import AT_RISK_SHARE, Backlog, at_risk, consumed_below
+from worker.consuming.administration.streams import CommandRetention
 
 
 def _info(delivered: int, floor: int, ack_pending: int, pending: int = 0) -> ConsumerInfo:

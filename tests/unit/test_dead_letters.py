@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from worker.consuming import dead_letters
-from worker.consuming.dead_letters import DeadLetter, by_reference, fits_whole, headers_size, letter_subject, replay_refusal
+from worker.consuming.dead_letters import (
+    DeadLetter,
+    by_reference,
+    fits_whole,
+    headers_size,
+    letter_subject,
+    replay_refusal,
+)
 
 
 def letter(subject: str, headers: dict[str, str] | None = None, reason: str = "max_deliver_exhausted") -> DeadLetter:

@@ -1,16 +1,18 @@
-"""worker.consuming.delivery: every branch of what happens to a delivery, one row each."""
+"""worker.consuming.intake.delivery: every branch of what happens to a delivery, one row each."""
 
 from __future__ import annotations
 
 import pytest
 
 from worker.consuming import dead_letters
-from worker.consuming.delivery import (
+from worker.consuming.intake.delivery import (
     Ack,
     AnswerStored,
     DeadLetter,
     GiveUp,
     Retry,
+    after_give_up_failed,
+    after_invalid_not_recorded,
     after_running,
     before_running,
     give_up_with,
@@ -59,3 +61,16 @@ def test_after_running(row, expected):
 ])
 def test_give_up_with(give_up, stored, expected):
     assert give_up_with(give_up, stored=stored) == expected
+
+
+def test_an_invalid_command_whose_dead_letter_failed_comes_back_shortly():
+    assert after_invalid_not_recorded() == Retry(1.0, waiting_for_dependency=True)
+
+
+@pytest.mark.parametrize("deliveries, expected", [
+    (1, Retry(0.5, waiting_for_dependency=True)),
+    (4, Retry(4.0, waiting_for_dependency=True)),
+    (40, Retry(30.0, waiting_for_dependency=True)),  # never dropped: again every 30 s
+])
+def test_a_give_up_that_failed_is_tried_again(deliveries, expected):
+    assert after_give_up_failed(deliveries) == expected

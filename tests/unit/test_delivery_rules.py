@@ -2,7 +2,7 @@ import msgspec
 import pytest
 
 from contracts.commands import COMMAND_TYPES
-from worker.consuming.handlers import CommandHandler, Invalid, retry_delay
+from worker.consuming.intake.handlers import CommandHandler, Invalid, retry_delay
 from worker.consuming.probe import answerable
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
@@ -54,7 +54,7 @@ def test_the_log_line_says_how_long_a_command_waited_in_the_stream():
 
     from nats.aio.msg import Msg
 
-    from worker.consuming.handlers import _queued_ms
+    from worker.consuming.intake.handlers import _queued_ms
 
     stored_ns = time.time_ns() - 250_000_000  # stored a quarter of a second ago
     msg = Msg(_client=None, subject="cmd.0.create.a", reply=f"$JS.ACK.MEMORY_COMMANDS.p0.1.9.9.{stored_ns}.0")

@@ -5,8 +5,7 @@ import nats.errors
 import nats.js.errors
 import pytest
 
-from worker.consuming.failures import is_permanent, is_unavailable
-from worker.consuming.handlers import FailureLedger
+from worker.consuming.intake.failures import FailureLedger, is_permanent, is_unavailable
 
 
 @pytest.mark.parametrize("exc", [asyncpg.NumericValueOutOfRangeError("x"), asyncpg.CheckViolationError("x"),

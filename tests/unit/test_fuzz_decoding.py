@@ -27,8 +27,9 @@ from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
 from contracts.results import CREATE_STATUSES, CommandResult
+from tests.support.fuzz import delete_at, paths, replace_at
 from worker.consuming import dead_letters
-from worker.consuming.handlers import CommandHandler, Invalid
+from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
 from worker.domain import messages
 from worker.domain.content import utf16_length
@@ -164,39 +165,6 @@ json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=
                            | st.dictionaries(any_text, inner, max_size=4), max_leaves=12)
 weird_values = st.one_of(json_values, huge_text, nul_text, big_numbers,
                          st.sampled_from(["", " ", "\ud800", "a\udfffb", "\ufeff", "\u2028"]))
-
-
-def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every path into a JSON value (dict keys and list indices), the root included."""
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += paths(v, prefix + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += paths(v, prefix + (i,))
-    return out
-
-
-def replace_at(value: Any, path: tuple, new: Any) -> Any:
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[head] = replace_at(copy[head], rest, new)
-    return copy
-
-
-def delete_at(value: Any, path: tuple) -> Any:
-    if not path:
-        return value
-    if len(path) == 1:
-        copy = dict(value) if isinstance(value, dict) else list(value)
-        del copy[path[0]]
-        return copy
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = delete_at(copy[path[0]], path[1:])
-    return copy
 
 
 @st.composite

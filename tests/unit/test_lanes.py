@@ -1,4 +1,4 @@
-"""worker.consuming.lanes without a server: each workspace's commands one at a time in
+"""worker.consuming.intake.lanes without a server: each workspace's commands one at a time in
 delivery order, a handed-back command blocking its lane until it comes back, let_go."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import asyncio
 from types import SimpleNamespace
 
 from tests.support.waiting import wait_until
-from worker.consuming.lanes import Lanes
+from worker.consuming.intake.lanes import Lanes
 
 
 def command(workspace: str, seq: int):
-    """What the lanes read of a delivery: its subject's last token and its stream sequence."""
-    return SimpleNamespace(subject=f"memory.p.0.create.{workspace}", data=str(seq).encode(),
+    """What the lanes read of a delivery: its subject (the workspace token) and its stream sequence."""
+    return SimpleNamespace(subject=f"cmd.0.create.{workspace}", data=str(seq).encode(),
                            metadata=SimpleNamespace(sequence=SimpleNamespace(stream=seq)))
 
 
@@ -41,7 +41,7 @@ class Hand:
         return False
 
     async def idle(self) -> None:
-        await wait_until(lambda: not self.lanes.tasks, timeout=5, what="lanes idle")
+        await wait_until(lambda: not self.lanes.busy, timeout=5, what="lanes idle")
 
 
 async def test_each_workspace_runs_one_at_a_time_in_delivery_order_and_workspaces_side_by_side():
@@ -53,7 +53,7 @@ async def test_each_workspace_runs_one_at_a_time_in_delivery_order_and_workspace
     assert [s for w, s in hand.ran if w == "a"] == [1, 3, 6]
     assert [s for w, s in hand.ran if w == "b"] == [2, 5]
     assert sorted(hand.forgotten) == [1, 2, 3, 4, 5, 6]  # each left the hand once settled
-    assert hand.lanes.by_key == {}  # idle lanes are dropped
+    assert hand.lanes.empty  # idle lanes are dropped
 
 
 async def test_a_handed_back_command_blocks_its_lane_until_it_comes_back():
@@ -88,7 +88,7 @@ async def test_let_go_hands_back_what_waits_and_unblocks_the_lane():
     hand.lanes.let_go(lambda msg: given_back.append(msg.metadata.sequence.stream))
     assert given_back == [2]
     assert 1 in hand.forgotten  # the blocked one comes back to whoever holds the partition
-    assert hand.lanes.in_hand() == [] and hand.lanes.by_key == {}
+    assert hand.lanes.in_hand() == [] and hand.lanes.empty
 
 
 async def test_work_of_an_older_tenure_blocks_nothing():

@@ -1,6 +1,6 @@
 import pytest
 
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.shared.settings import Settings, SettingsError
 
 

@@ -10,7 +10,7 @@ import pytest
 from contracts.commands import CreateMemory, ManualMemory, ReinforceMemories, SeedBio
 from db.repository import Stored
 from tests.e2e.bus import create_fields
-from worker.consuming import streams
+from worker.consuming.administration import streams
 from worker.domain import tenancy
 from worker.services.base import seen_before
 from worker.shared.settings import Settings, SettingsError

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
+
+import asyncpg
 
 from db import directory
 from db.connection import connect
 from worker.domain.proxy import is_synthetic_id
+
+Out = Callable[[str], None]
 
 ON_OFF = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
 
@@ -41,7 +46,7 @@ def _list(value: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     user = sub.add_parser("user", help="users: privacy level, saved nickname").add_subparsers(dest="action",
                                                                                           required=True)
     user.add_parser("show", help="a user's privacy level, saved nickname and blacklists, as the worker reads them"
@@ -113,7 +118,7 @@ def _registered(new: bool) -> str:
     return " (registered now: no users row had this id)" if new else ""
 
 
-async def _user_show(conn, args, out) -> int:
+async def _user_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.user(conn, args.user_id)
     if row is None:
         out(f"user {args.user_id} is not registered (personal saves for them are refused as user not found)")
@@ -125,20 +130,20 @@ async def _user_show(conn, args, out) -> int:
     return 0
 
 
-async def _user_privacy(conn, args, out) -> int:
+async def _user_privacy(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     new = await directory.set_privacy(conn, args.user_id, args.level)
     out(f"user {args.user_id}: privacy {args.level} ({_level_name(args.level)}){_registered(new)}")
     return 0
 
 
-async def _user_nickname(conn, args, out) -> int:
+async def _user_nickname(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     nickname = None if args.nickname.lower() == "none" else args.nickname
     new = await directory.set_nickname(conn, args.user_id, nickname)
     out(f"user {args.user_id}: nickname {nickname!r}{_registered(new)}")
     return 0
 
 
-async def _workspace_show(conn, args, out) -> int:
+async def _workspace_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.workspace(conn, args.workspace_id)
     if row is None:
         out(f"workspace {args.workspace_id} is not registered (defaults apply)")
@@ -147,7 +152,7 @@ async def _workspace_show(conn, args, out) -> int:
     return 0
 
 
-async def _workspace_set(conn, args, out) -> int:
+async def _workspace_set(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     changes = {key: getattr(args, key) for key in directory.WORKSPACE_SETTINGS if getattr(args, key) is not None}
     if str(changes.get("thought_log", "")).lower() in ("none", "off"):
         changes["thought_log"] = None
@@ -161,7 +166,7 @@ async def _workspace_set(conn, args, out) -> int:
     return 0
 
 
-async def _blacklist_add(conn, args, out) -> int:
+async def _blacklist_add(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     new = await directory.workspace(conn, args.workspace_id) is None
     changed = await directory.blacklist(conn, args.workspace_id, args.user_id, add=True)
     out(f"{args.user_id} {'added to' if changed else 'was already on'} the blacklist of {args.workspace_id}"
@@ -169,19 +174,19 @@ async def _blacklist_add(conn, args, out) -> int:
     return 0
 
 
-async def _blacklist_remove(conn, args, out) -> int:
+async def _blacklist_remove(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     changed = await directory.blacklist(conn, args.workspace_id, args.user_id, add=False)
     out(f"{args.user_id} {'removed from' if changed else 'was not on'} the blacklist of {args.workspace_id}")
     return 0 if changed else 1
 
 
-async def _blacklist_list(conn, args, out) -> int:
+async def _blacklist_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     users = await directory.blacklisted(conn, args.workspace_id)
     out("\n".join(users) if users else f"no blacklist entries in {args.workspace_id}")
     return 0
 
 
-async def _proxy_link(conn, args, out) -> int:
+async def _proxy_link(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     if not is_synthetic_id(args.identity_id):
         out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid> or pb:<digits>")
         return 2
@@ -191,13 +196,13 @@ async def _proxy_link(conn, args, out) -> int:
     return 0
 
 
-async def _proxy_unlink(conn, args, out) -> int:
+async def _proxy_unlink(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     changed = await directory.unlink_host(conn, args.namespace, args.host)
     out(f"host {args.host} {'removed from' if changed else 'was not in'} namespace {args.namespace}")
     return 0 if changed else 1
 
 
-async def _proxy_show(conn, args, out) -> int:
+async def _proxy_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.proxy(conn, args.identity_id)
     if row is None:
         out(f"{args.identity_id} is not a registered proxy identity")
@@ -208,7 +213,7 @@ async def _proxy_show(conn, args, out) -> int:
     return 0
 
 
-async def _memories_list(conn, args, out) -> int:
+async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     rows = await directory.list_memories(conn, workspace_id=args.workspace, user_id=args.user,
                                          lineage_id=args.lineage)
     if not rows:
@@ -252,7 +257,7 @@ def _level_name(level: int) -> str:
     return {v: k for k, v in directory.PRIVACY_LEVELS.items()}[level]
 
 
-def _print_settings(row: dict, out) -> None:
+def _print_settings(row: dict[str, Any], out: Out) -> None:
     out(f"workspace {row['server_disc_id']}")
     for key, column in directory.WORKSPACE_SETTINGS.items():
         out(f"  {key:<18} {row[column]}")

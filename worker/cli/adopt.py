@@ -6,13 +6,15 @@ import argparse
 import asyncio
 from collections.abc import Callable
 
+import asyncpg
+
 from db import adopt
 from db.connection import connect
 from db.migrate import NotAdopted, available, migrate, mode
 from worker.domain.model import Limits
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)",
                    description="Set up an empty database (the standalone layout) or bring the worker's schema up to"
                                " date, and make the directory functions again when the bot's tables changed. The"
@@ -46,10 +48,11 @@ async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> 
     return 0
 
 
-async def _fingerprint(conn) -> str | None:
+async def _fingerprint(conn: asyncpg.Connection) -> str | None:
     if await mode(conn) is None:
         return None
-    return await conn.fetchval("SELECT directory_fingerprint FROM memory_worker.database_mode")
+    fingerprint: str | None = await conn.fetchval("SELECT directory_fingerprint FROM memory_worker.database_mode")
+    return fingerprint
 
 
 async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,

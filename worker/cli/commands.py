@@ -14,19 +14,22 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 import nats
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker.consuming import retention, streams
+from worker.consuming.administration import retention, streams
+from worker.shared.jetstream import stored_seq
 
 SHOW_BYTES = 4000
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands = sub.add_parser("commands", help="commands waiting in MEMORY_COMMANDS").add_subparsers(
         dest="action", required=True)
     p = commands.add_parser("list", help="pending commands by partition consumer")
@@ -38,7 +41,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
-              connect_options: dict | None = None) -> int:
+              connect_options: dict[str, Any] | None = None) -> int:
     nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
                             **(connect_options or {}))
     try:
@@ -60,23 +63,23 @@ def _partition_count(transform_dest: str | None) -> int:
         return 0
 
 
-def _describe(raw, now: datetime) -> str:
+def _describe(raw: RawStreamMsg, now: datetime) -> str:
     age = f"{int((now - raw.time).total_seconds())}s" if raw.time else "?"
     try:
         command_id = msgspec.json.decode(raw.data or b"{}").get("command_id")
     except (msgspec.DecodeError, AttributeError):
         command_id = None
-    return (f"{raw.seq:>8}  {raw.subject[:60]:<60} {len(raw.data or b''):>8}  {age:>7}  "
+    return (f"{raw.seq:>8}  {(raw.subject or '')[:60]:<60} {len(raw.data or b''):>8}  {age:>7}  "
             f"{command_id if isinstance(command_id, str) else '(unreadable)'}")
 
 
-async def _list(js: JetStreamContext, limit: int, out) -> int:
+async def _list(js: JetStreamContext, limit: int, out: Callable[[str], None]) -> int:
     info = await js.stream_info(subjects.COMMANDS_STREAM)
     transform = info.config.subject_transform
     partitions = _partition_count(transform.dest if transform else None)
     now = datetime.now(UTC)
     out(f"{'consumer':<24} {'waiting':>8} {'in hand':>8} {'redelivered':>11}")
-    listed: list[tuple[str, list]] = []
+    listed: list[tuple[str, list[RawStreamMsg]]] = []
     for consumer, filter_subject in streams.command_consumers(partitions):
         # Acknowledged commands stay in the stream until the worker's next purge: list from
         # the first one the consumer has not acknowledged.
@@ -88,14 +91,14 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
         except NotFoundError:
             waiting = in_hand = redelivered = "-"
         out(f"{consumer:<24} {waiting:>8} {in_hand:>8} {redelivered:>11}")
-        found = []
+        found: list[RawStreamMsg] = []
         while len(found) < limit:
             try:
                 raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=filter_subject, next=True)
             except NotFoundError:
                 break
             found.append(raw)
-            seq = raw.seq + 1
+            seq = stored_seq(raw) + 1
         if found:
             listed.append((consumer, found))
     for consumer, found in listed:
@@ -111,7 +114,7 @@ async def _list(js: JetStreamContext, limit: int, out) -> int:
     return 0
 
 
-async def _show(js: JetStreamContext, seq: int, out) -> int:
+async def _show(js: JetStreamContext, seq: int, out: Callable[[str], None]) -> int:
     try:
         raw = await js.get_msg(subjects.COMMANDS_STREAM, seq)
     except NotFoundError:
@@ -130,7 +133,7 @@ async def _show(js: JetStreamContext, seq: int, out) -> int:
     return 0
 
 
-async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out) -> int:
+async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out: Callable[[str], None]) -> int:
     now = datetime.now(UTC)
     found, missing = [], []
     for seq in seqs:
@@ -145,7 +148,7 @@ async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out) -> in
     for raw in found:
         out(f"{verb} {_describe(raw, now).strip()}")
         if not dry_run:
-            await js.delete_msg(subjects.COMMANDS_STREAM, raw.seq)
+            await js.delete_msg(subjects.COMMANDS_STREAM, stored_seq(raw))
     out(f"dry run: {len(found)} command(s) would be dropped" if dry_run else
         f"dropped {len(found)} command(s): never applied, never answered (their lookups say unknown)")
     return 0

@@ -12,6 +12,7 @@ import uuid
 
 import nats
 
+from contracts.results import CommandResult
 from db.connection import connect
 from db.migrate import mode
 from worker.client.memory_client import MemoryClient, new_create
@@ -47,7 +48,7 @@ async def _prepare_directory(database_url: str, workspace: str, user: str, cap: 
         await conn.close()
 
 
-def _show(title: str, lineage: int, result) -> None:
+def _show(title: str, lineage: int, result: CommandResult) -> None:
     data = result.data
     print(f"\n== {title} (persona lineage {lineage})")
     print(f"   status:  {data.status}")

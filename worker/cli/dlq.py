@@ -7,9 +7,11 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 import nats
+from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from worker.consuming import dead_letters
@@ -17,7 +19,7 @@ from worker.consuming import dead_letters
 ERROR_WIDTH = 80  # `dlq show SEQ` has the whole error
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dlq = sub.add_parser("dlq", help="dead-lettered commands").add_subparsers(dest="action", required=True)
     p = dlq.add_parser("list", help="a table of dead letters")
     p.add_argument("--reason", help="only this Dlq-Reason (e.g. invalid_command, max_deliver_exhausted)")
@@ -39,7 +41,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
-              progress: Callable[[int, int], None] | None = None, connect_options: dict | None = None) -> int:
+              progress: Callable[[int, int], None] | None = None, connect_options: dict[str, Any] | None = None) -> int:
     nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
                             **(connect_options or {}))
     try:
@@ -67,7 +69,7 @@ def _time(at: datetime | None) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if at else "?"
 
 
-async def _list(js, args, out) -> int:
+async def _list(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None]) -> int:
     now = datetime.now(UTC)
     rows = [letter async for letter in dead_letters.entries(js, args.reason)]
     if not rows:
@@ -85,7 +87,7 @@ async def _list(js, args, out) -> int:
     return 0
 
 
-async def _show(js, args, out) -> int:
+async def _show(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None]) -> int:
     try:
         letter = await dead_letters.get(js, args.seq)
     except NotFoundError:
@@ -107,7 +109,8 @@ async def _show(js, args, out) -> int:
     return 0
 
 
-async def _replay_or_drop(js, args, out, progress) -> int:
+async def _replay_or_drop(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None],
+                          progress: Callable[[int, int], None]) -> int:
     if args.reason and not args.all:
         out("--reason selects among --all; with sequence numbers, name exactly the letters to act on")
         return 2

@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -23,9 +24,10 @@ from worker.shared.settings import Settings, SettingsError
 log = structlog.get_logger("memoryctl")
 
 def _run(settings: Settings) -> int:
-    from worker.consuming.app import NatsConnectionClosed, serve
+    from worker.consuming.administration.streams import ConsumerProvisionError, StreamProvisionError
+    from worker.consuming.app import serve
+    from worker.consuming.connection import NatsConnectionClosed
     from worker.consuming.replication_check import SyncStandbyRequired
-    from worker.consuming.streams import ConsumerProvisionError, StreamProvisionError
 
     try:
         import uvloop
@@ -49,7 +51,7 @@ def _run(settings: Settings) -> int:
         return 2
 
 
-def _database_command(settings: Settings, command) -> int:
+def _database_command(settings: Settings, command: Callable[[str], int]) -> int:
     """Run `command(database_url)` on DATABASE_URL, else on the database of a running `make run`,
     else on the embedded PostgreSQL of the data directory, started for the command."""
     if settings.database_url:
@@ -75,7 +77,7 @@ def _demo(settings: Settings) -> int:
     return 0
 
 
-def _hung_up(then) -> None:
+def _hung_up(then: Callable[[], None]) -> None:
     """SIGHUP (a closed terminal, a dropped SSH session): stop in order, as on SIGTERM. Writes to a
     terminal that is gone fail, so the shutdown's output goes nowhere instead of raising."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -105,7 +107,7 @@ def _awaiting() -> list[str]:
     return sorted(found)
 
 
-def _until_signalled(run) -> int:
+def _until_signalled(run: Callable[[asyncio.Event], Awaitable[object]]) -> int:
     """Run `run(stop)` until SIGINT, SIGTERM or SIGHUP. The first signal asks for a clean stop; a
     second one cancels whatever the stop still waits for, and the process exits at most
     FORCED_EXIT_S later in any case (a supervisor's repeated signal always works)."""
@@ -137,7 +139,7 @@ def _until_signalled(run) -> int:
     return 0
 
 
-def _sinks(settings: Settings, args) -> int:
+def _sinks(settings: Settings, args: argparse.Namespace) -> int:
     from worker.sinks.process import run_sinks
 
     endpoints = endpoints_for_clients(settings, need_database=not args.no_postgres)
@@ -153,7 +155,7 @@ def _sinks(settings: Settings, args) -> int:
                                                    metrics_port=args.metrics_port))
 
 
-def _cache_node(settings: Settings, args) -> int:
+def _cache_node(settings: Settings, args: argparse.Namespace) -> int:
     from worker.client.cache_node import run_cache_node
 
     endpoints = endpoints_for_clients(settings, need_database=False)
@@ -202,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "migrate":
         return _database_command(settings, adopt_cli.migrate_command)
     if args.command == "adopt":
-        from worker.consuming.app import limits_from
+        from worker.consuming.limits import limits_from
 
         return _database_command(settings, lambda url: adopt_cli.adopt_command(args, url, limits_from(settings)))
     if args.command in ("run", "demo"):

@@ -13,10 +13,18 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import structlog
 
 from worker.shared.settings import Settings
+
+if TYPE_CHECKING:  # imported where used: the `local` extra and the worker load only when needed
+    from worker.consuming.app import Endpoints
+    from worker.local.embedded import NatsServer, PostgresServer
+
+_Server = TypeVar("_Server", "NatsServer", "PostgresServer")
 
 log = structlog.get_logger("memoryctl")
 
@@ -45,7 +53,7 @@ class EmbeddedUnavailable(RuntimeError):
     """An embedded server could not be started (or a leftover one stopped): said, not a traceback."""
 
 
-def recorded(settings: Settings) -> dict | None:
+def recorded(settings: Settings) -> dict[str, Any] | None:
     """What a live `memoryctl run` (or migrate, adopt) recorded of the servers it started here."""
     from worker.local.processes import process_alive
 
@@ -57,10 +65,10 @@ def recorded(settings: Settings) -> dict | None:
     pid = found.get("pid") if isinstance(found, dict) else None
     if not isinstance(pid, int) or pid == os.getpid() or not process_alive(pid, "memoryctl"):
         return None  # left by a process that is gone: its servers went with it (or are leftovers)
-    return found
+    return cast(dict[str, Any], found)
 
 
-def _stop_leftover(server, what: str, sig: int) -> None:
+def _stop_leftover(server: NatsServer | PostgresServer, what: str, sig: int) -> None:
     """A server an earlier run left running on this data directory: stop it, and say so."""
     from worker.local.processes import stop_pid
 
@@ -76,7 +84,7 @@ def _stop_leftover(server, what: str, sig: int) -> None:
     log.warning("embedded_leftover_stopped", server=what, pid=pid, data=str(server.data_dir))
 
 
-def _start(server):
+def _start(server: _Server) -> _Server:
     from worker.local.embedded import EmbeddedServerError
 
     try:
@@ -88,7 +96,7 @@ def _start(server):
 
 
 @contextlib.contextmanager
-def local_servers(settings: Settings, *, need_nats: bool = True):
+def local_servers(settings: Settings, *, need_nats: bool = True) -> Iterator[Endpoints]:
     """Embedded NATS and PostgreSQL under the data dir for whatever URL is not configured.
 
     They die with this process whatever ends it (the kernel signals them when it dies, even by
@@ -98,7 +106,7 @@ def local_servers(settings: Settings, *, need_nats: bool = True):
     from worker.consuming.app import Endpoints
     from worker.local.embedded import NatsServer, PostgresServer
 
-    started = []
+    started: list[NatsServer | PostgresServer] = []
     data = settings.data_dir.resolve()
     if (not settings.nats_url and need_nats or not settings.database_url) and (other := recorded(settings)):
         raise DataDirInUse(f"memoryctl (pid {other['pid']}) is already running the servers of {data}: stop it"
@@ -133,7 +141,7 @@ def local_servers(settings: Settings, *, need_nats: bool = True):
                 log.info("embedded_server_stopped", server=type(server).__name__, pid=server.pid)
 
 
-def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_database: bool = True):
+def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_database: bool = True) -> Endpoints:
     """Where a running worker's servers are: the environment, else what `make run` recorded."""
     from worker.consuming.app import Endpoints
 

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING, Any
 
 import structlog
+from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js import JetStreamContext
+from nats.js.api import ConsumerConfig
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
@@ -17,13 +22,41 @@ from worker.client.invalidations import parse_invalidation
 from worker.shared import jetstream
 from worker.shared.jetstream import pull_status
 
+if TYPE_CHECKING:
+    from worker.client.cache_store import CacheStats, CacheStore
+
 log = structlog.get_logger("cache_node")
 
 _BATCH = 256  # deliveries per pull request
 
 
 class InvalidationConsumer:
-    """What CacheNode does with its consumer; the attributes are CacheNode's."""
+    """What CacheNode does with its consumer; the attributes are CacheNode's, declared here
+    so the type checker holds the two to the same names and types."""
+
+    nc: NatsClient
+    consumer: str
+    stats: CacheStats
+    _js: JetStreamContext
+    _config: ConsumerConfig
+    _cache: CacheStore
+    _log: Any  # structlog's bound logger
+    _poll: float
+    _catch_up_limit: int
+    _next_subject: str
+    _live: bool
+    _ever_started: bool
+    _stopping: bool
+    _sub: Subscription | None
+    _outstanding: int
+    _last_cseq: int | None
+    _reconnects_seen: int
+
+    if TYPE_CHECKING:
+        def flush(self, reason: str = "manual", **fields: Any) -> int: ...
+        def invalidate(self, cache: str, key: str, *, reason: str = "manual", **fields: Any) -> bool: ...
+        def _go_offline(self, reason: str) -> None: ...
+        async def _unsubscribe(self) -> None: ...
 
     async def _sync(self, *, first: bool) -> None:
         """(Re)create the consumer, flush if anything may have been missed, catch up, go live."""
@@ -65,7 +98,7 @@ class InvalidationConsumer:
             await self._request(pending, no_wait=True)
             while applied < pending and not self._stopping:
                 try:
-                    msg = await self._sub.next_msg(timeout=max(self._poll, 2.0))
+                    msg = await self._inbox().next_msg(timeout=max(self._poll, 2.0))
                 except TimeoutError:
                     break
                 status = pull_status(msg)
@@ -86,10 +119,15 @@ class InvalidationConsumer:
         if not first:
             self._log.info("cache_node_resynced", consumer_seq=self._last_cseq, live=self._live)
 
+    def _inbox(self) -> Subscription:
+        if self._sub is None:  # _sync subscribes before the loop reads
+            raise RuntimeError("the node's inbox is not subscribed")
+        return self._sub
+
     async def _request(self, batch: int, *, expires: float | None = None, no_wait: bool = False) -> None:
         """A pull request to the node's consumer, delivered to the node's inbox."""
         await self.nc.publish(self._next_subject, jetstream.pull_request(batch, expires_s=expires, no_wait=no_wait),
-                              reply=self._sub.subject)
+                              reply=self._inbox().subject)
 
     async def _run(self) -> None:
         """Continuous pull: one lingering request at a time, each delivery applied on arrival.
@@ -102,17 +140,8 @@ class InvalidationConsumer:
         deadline = 0.0
         while not self._stopping:
             try:
-                if not self.nc.is_connected:
-                    if self._live or len(self._cache):
-                        self._go_offline("nats_disconnected_detected")
-                    await asyncio.sleep(0.1)
+                if not await self._connected():
                     continue
-                reconnects = self.nc.stats.get("reconnects", 0)
-                if reconnects != self._reconnects_seen:
-                    # A reconnect nobody told us about (callbacks not wired).
-                    self._reconnects_seen = reconnects
-                    self._go_offline("nats_reconnected_detected")
-                    self._resync = True
                 if self._resync or self._sub is None:
                     self._resync = False
                     await self._sync(first=False)
@@ -122,7 +151,7 @@ class InvalidationConsumer:
                     deadline = loop.time() + self._poll + 1.0
                 try:
                     # Short slices: the connection checks above run at least every 0.25 s.
-                    msg = await self._sub.next_msg(timeout=min(max(deadline - loop.time(), 0.01), 0.25))
+                    msg = await self._inbox().next_msg(timeout=min(max(deadline - loop.time(), 0.01), 0.25))
                 except TimeoutError:
                     if loop.time() >= deadline:
                         # No answer at all (a request lost in a reconnect?): ask again.
@@ -130,16 +159,8 @@ class InvalidationConsumer:
                         await self._check_consumer()
                     continue
                 status = pull_status(msg)
-                if status == jetstream.HEARTBEAT:  # idle heartbeat
-                    continue
-                if status:
-                    # 408 expired, 404 nothing, 409 consumer deleted / limits: the request is over.
-                    self._outstanding = 0
-                    if status == "409" and "deleted" in (msg.headers or {}).get("Description", "").lower():
-                        self._go_offline("consumer_deleted")
-                        self._resync = True
-                    elif status == jetstream.REQUEST_TIMEOUT:
-                        await self._check_consumer()
+                if status:  # about the request (heartbeat, expired ...), not a delivery
+                    await self._on_status(status, msg)
                     continue
                 self._outstanding -= 1
                 await self._apply(msg)
@@ -154,6 +175,32 @@ class InvalidationConsumer:
                 self._resync = True
                 self._log.warning("cache_node_consumer_error", error=repr(exc), attempt=failures)
                 await asyncio.sleep(min(0.2 * failures, 5.0))
+
+    async def _connected(self) -> bool:
+        """Whether to pull now: connected, and any reconnect nobody told the node about noticed."""
+        if not self.nc.is_connected:
+            if self._live or len(self._cache):
+                self._go_offline("nats_disconnected_detected")
+            await asyncio.sleep(0.1)
+            return False
+        reconnects = self.nc.stats.get("reconnects", 0)
+        if reconnects != self._reconnects_seen:
+            # A reconnect nobody told us about (callbacks not wired).
+            self._reconnects_seen = reconnects
+            self._go_offline("nats_reconnected_detected")
+            self._resync = True
+        return True
+
+    async def _on_status(self, status: str, msg: Msg) -> None:
+        if status == jetstream.HEARTBEAT:  # idle heartbeat
+            return
+        # 408 expired, 404 nothing, 409 consumer deleted / limits: the request is over.
+        self._outstanding = 0
+        if status == "409" and "deleted" in (msg.headers or {}).get("Description", "").lower():
+            self._go_offline("consumer_deleted")
+            self._resync = True
+        elif status == jetstream.REQUEST_TIMEOUT:
+            await self._check_consumer()
 
     async def _check_consumer(self) -> None:
         """While idle: the consumer must still exist (deleted, or expired on the server)."""

@@ -82,7 +82,7 @@ class CacheNode(InvalidationConsumer):
         self._sub = None  # the core subscription on the node's inbox
         self._next_subject = jetstream.next_subject(jetstream.api_prefix(domain), subjects.EVENTS_STREAM, self.consumer)
         self._outstanding = 0  # deliveries the current pull request may still bring
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._applying = False
         self._stopping = False
         self._resync = False  # set by a reconnect: re-check the consumer before going live again

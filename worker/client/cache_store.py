@@ -8,7 +8,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 Key = tuple[str, str]
@@ -49,7 +49,7 @@ class _Flight:
     __slots__ = ("task", "stale")
 
     def __init__(self, stale: bool) -> None:
-        self.task: asyncio.Future | None = None
+        self.task: asyncio.Future[Any] | None = None
         self.stale = stale
 
 
@@ -85,7 +85,7 @@ class CacheStore:
                 if entry.expires_at > self._clock():
                     self._entries.move_to_end(k)
                     self.stats.hits += 1
-                    return entry.value
+                    return cast(T, entry.value)
                 del self._entries[k]
                 self.stats.expirations += 1
         self.stats.misses += 1
@@ -95,9 +95,13 @@ class CacheStore:
         if flight is None:
             flight = _Flight(stale=not self._live())
             self._flights[k] = flight
-            flight.task = asyncio.ensure_future(self._load(k, flight, loader))
-            flight.task.add_done_callback(_consume_exception)
-        # Shielded: a caller giving up does not cancel the load the others wait for.
+            task = asyncio.ensure_future(self._load(k, flight, loader))
+            flight.task = task
+            task.add_done_callback(_consume_exception)
+            # Shielded: a caller giving up does not cancel the load the others wait for.
+            return await asyncio.shield(task)
+        if flight.task is None:  # set with the flight, before any caller can find it
+            raise RuntimeError("a cache flight without its load")
         return await asyncio.shield(flight.task)
 
     async def _load(self, k: Key, flight: _Flight, loader: Callable[[], Awaitable[T]]) -> T:
@@ -145,7 +149,7 @@ class CacheStore:
         return dropped
 
 
-def _consume_exception(task: asyncio.Future) -> None:
+def _consume_exception(task: asyncio.Future[Any]) -> None:
     # Every waiter may have given up; the load's failure is still theirs, not the loop's.
     if not task.cancelled():
         task.exception()

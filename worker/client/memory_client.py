@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import nats.errors
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.api import PubAck
 
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, decode_op_reply, encode
 from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
-from contracts.lookup import OUTCOME_DECODER, CommandOutcome, OutcomeRequest
+from contracts.lookup import OUTCOME_DECODER, CommandOutcome, DeadLetterInfo, OutcomeRequest
 from contracts.results import CommandResult, InvalidCommandResult, OpResult
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
+
+_Result = TypeVar("_Result")
 
 # Commands published at the same moment go to JetStream as one atomic batch: one disk flush
 # for all of them instead of one each (the command stream's flush is what a publish waits
@@ -55,6 +58,9 @@ class CommandDeadLettered(RuntimeError):
     def __init__(self, outcome: CommandOutcome) -> None:
         self.outcome = outcome
         letter = outcome.dead_letter
+        if not isinstance(letter, DeadLetterInfo):  # an outcome dead_lettered always names why
+            super().__init__(f"command {outcome.command_id} was dead-lettered")
+            return
         hint = "" if letter.reply_to_allowed else (
             f"; its reply_to is not allowed: it must start with one of {', '.join(letter.allowed_reply_prefixes)}")
         super().__init__(f"command {outcome.command_id} was dead-lettered ({letter.reason}: {letter.error}){hint}")
@@ -75,14 +81,14 @@ class MemoryClient:
         # its private prefix (nats.connect(inbox_prefix=...)) gets its results there.
         self._inbox_prefix = nc.new_inbox()
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
-        self._sub = None
+        self._sub: Subscription | None = None
         self._publish = Coalescer(self._publish_batch, self._publish_one, max_batch=BATCH_MAX_COMMANDS, runners=2)
 
     async def _publish_one(self, pub: _Publish) -> PubAck:
         return await self._js.publish(pub.subject, pub.payload, headers={"Nats-Msg-Id": pub.msg_id},
                                       stream=subjects.COMMANDS_STREAM)
 
-    async def _publish_batch(self, pubs: list[_Publish]) -> list[PubAck] | None:
+    async def _publish_batch(self, pubs: Sequence[_Publish]) -> list[PubAck] | None:
         """One atomic batch, or None: the coalescer then sends each on its own, since only a
         single publish says which command a duplicate Nats-Msg-Id refused the batch for."""
         stored = await publish_atomic(self._conn, [(p.subject, p.payload, {"Nats-Msg-Id": p.msg_id}) for p in pubs],
@@ -160,9 +166,10 @@ class MemoryClient:
         while True:
             outcome = await lookup_outcome(self._conn, workspace_id, command_id)
             state = outcome.outcome if outcome is not None else "unknown"
-            if state == "processed":
+            if outcome is not None and state == "processed":
                 return msgspec.json.encode(outcome.result)
-            if state == "dead_lettered" and outcome.dead_letter.reason in GIVE_UP_REASONS:
+            if (outcome is not None and state == "dead_lettered" and isinstance(outcome.dead_letter, DeadLetterInfo)
+                    and outcome.dead_letter.reason in GIVE_UP_REASONS):
                 raise CommandDeadLettered(outcome)
             if state != "queued":
                 await self._js.publish(subjects.command_subject(kind, workspace_id), payload,
@@ -183,11 +190,14 @@ class MemoryClient:
         except TimeoutError:
             raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
 
-    async def _send(self, kind: str, command: Envelope, decode: Callable[[bytes], Any], timeout: float | None):
+    async def _send(self, kind: str, command: Envelope, decode: Callable[[bytes], _Result],
+                    timeout: float | None) -> _Result:
         if command.reply_to is None or not command.reply_to.startswith(self._inbox_prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())
         raw = await self.send_raw(kind, command.workspace_id, encode(command),
                                   command_id=command.command_id, reply_to=command.reply_to, timeout=timeout)
+        if raw is None:  # reply_to is this client's own: send_raw waits for the result
+            raise RuntimeError(f"no result awaited for command {command.command_id}")
         return decode(raw)
 
     async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
@@ -241,9 +251,12 @@ async def lookup_outcome(nc: NatsClient, workspace_id: str, command_id: str, *,
                               **({} if legacy is None else {"result": legacy}))
 
 
-def _complete(command: Envelope | dict[str, Any], kind: type[Envelope]) -> Envelope:
+_Command = TypeVar("_Command", bound=Envelope)
+
+
+def _complete(command: _Command | dict[str, Any], kind: type[_Command]) -> _Command:
     """A command from a dict, with a fresh command id and issue time unless given."""
-    if isinstance(command, kind):
+    if not isinstance(command, dict):
         return command
     fields = dict(command)
     fields.setdefault("command_id", uuid.uuid4().hex)

@@ -14,10 +14,12 @@ from datetime import UTC, datetime
 import msgspec
 from nats.errors import MaxPayloadError
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
 from contracts.subjects import COMMANDS_STREAM, DLQ_STREAM, dlq_subject
+from worker.shared.jetstream import stored_seq, stored_subject
 
 INVALID_COMMAND = "invalid_command"
 UNSUPPORTED_COMMAND = "unsupported_command"
@@ -73,7 +75,7 @@ def fits_whole(payload: bytes, headers: dict[str, str], max_payload: int) -> boo
 
 def placeable(token: str) -> bool:
     """Whether the stream's partition mapping files a command with this workspace token: it
-    leaves a literal wildcard token where it was (worker/consuming/streams.py, the unplaced consumer)."""
+    leaves a literal wildcard token where it was (worker/consuming/administration/streams.py, the unplaced consumer)."""
     return bool(token) and token not in ("*", ">")
 
 
@@ -81,12 +83,12 @@ def letter_subject(original_subject: str) -> str:
     """dlq.<original subject>, with a literal wildcard token and control bytes percent-encoded
     (a dead letter's subject is a plain subject, found by `dlq.>`) and an over-long token
     replaced by its digest."""
-    prefix, _, token = original_subject.rpartition(".")
+    prefix, token = subjects.split_workspace_token(original_subject)
     if token in ("*", ">"):
         token = subjects.encode_token(token)
     elif not token or len(token) > MAX_DLQ_TOKEN:
         token = "sha256_" + hashlib.sha256(token.encode()).hexdigest()[:32]
-    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/consuming/stranded.py)
+    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/consuming/administration/stranded.py)
         token = "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in token)
     return dlq_subject(f"{prefix}.{token}" if prefix else token)
 
@@ -153,7 +155,7 @@ class DeadLetter:
         return value if isinstance(value, str) and value else None
 
 
-def _from_raw(raw) -> DeadLetter:
+def _from_raw(raw: RawStreamMsg) -> DeadLetter:
     headers = dict(raw.headers or {})
     first = headers.get("Dlq-First-Failed-At")
     try:
@@ -165,7 +167,8 @@ def _from_raw(raw) -> DeadLetter:
     except ValueError:
         deliveries = 0
     return DeadLetter(
-        seq=raw.seq, original_subject=headers.get("Dlq-Original-Subject", raw.subject.removeprefix(subjects.DLQ_PREFIX)),
+        seq=stored_seq(raw),
+        original_subject=headers.get("Dlq-Original-Subject", stored_subject(raw).removeprefix(subjects.DLQ_PREFIX)),
         reason=headers.get("Dlq-Reason", "?"), error=headers.get("Dlq-Error", ""), deliveries=deliveries,
         first_failed_at=first_at, dead_lettered_at=raw.time, headers=headers, payload=raw.data or b"",
     )
@@ -181,7 +184,7 @@ async def entries(js: JetStreamContext, reason: str | None = None,
             raw = await js.get_msg(DLQ_STREAM, seq, subject=subject, next=True)
         except NotFoundError:
             return
-        seq = raw.seq + 1
+        seq = stored_seq(raw) + 1
         letter = _from_raw(raw)
         if reason is None or letter.reason == reason:
             yield letter

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.commands import PROBE_DECODER, is_reply_subject
+from contracts.commands import PROBE_DECODER, ReplyProbe
+from contracts.subjects import may_answer
 
 
-def probe(data: bytes | None):
+def probe(data: bytes | None) -> ReplyProbe | None:
     """The command's readable top-level fields, or None when it is not a JSON object."""
     try:
         return PROBE_DECODER.decode(data or b"")
@@ -38,6 +39,6 @@ def answerable(data: bytes | None, reply_prefixes: tuple[str, ...]) -> tuple[str
     """The command id and the reply subject the worker may answer on (a valid subject under one
     of the allowed prefixes), each None when there is none."""
     command_id, reply_to = _fields(data)
-    if not (reply_to is not None and is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)):
+    if reply_to is not None and not may_answer(reply_to, reply_prefixes):
         reply_to = None
     return command_id, reply_to

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import structlog
 
 from db import replication
@@ -25,7 +26,7 @@ def _show_replication(state: replication.Replication) -> None:
     metrics.DATABASE_COMMITS_PROTECTED.set(-1 if protected is None else int(protected))
 
 
-async def check_replication(pool, settings: Settings) -> replication.Replication:
+async def check_replication(pool: asyncpg.Pool, settings: Settings) -> replication.Replication:
     """State, in the log and on /metrics, whether a commit survives losing the database;
     refuse to start without a synchronous standby when the deployment requires one."""
     state = await replication.read(pool)
@@ -39,7 +40,7 @@ async def check_replication(pool, settings: Settings) -> replication.Replication
     return state
 
 
-async def watch_replication(pool, last: replication.Replication) -> None:
+async def watch_replication(pool: asyncpg.Pool, last: replication.Replication) -> None:
     """After a failover the database behind the same address may have no synchronous standby."""
     while True:
         await asyncio.sleep(replication.REFRESH_S)

@@ -16,6 +16,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from worker.local.processes import ChildProcess, die_with_parent, process_alive
 
@@ -25,14 +26,14 @@ LOOPBACK = "127.0.0.1"
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 class EmbeddedServerError(RuntimeError):
     """An embedded server did not start; the message ends with its log's tail."""
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen, what: str, log: Path, timeout: float = 30.0) -> None:
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, log: Path, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -68,7 +69,7 @@ def _nats_server_binary() -> str:
 class _Process(ChildProcess):
     data_dir: Path
     port: int = 0
-    proc: subprocess.Popen | None = field(default=None, repr=False)
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -192,9 +193,9 @@ class PostgresServer(_Process):
                               **self._run_as())
         if done.returncode != 0:
             raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
-        return done.stdout + done.stderr
+        return f"{done.stdout}{done.stderr}"
 
-    def _run_as(self) -> dict:
+    def _run_as(self) -> dict[str, Any]:
         return {"user": self._system_user} if self._system_user else {}
 
     def leftover_pid(self) -> int | None:
@@ -262,7 +263,7 @@ class PostgresServer(_Process):
             )
             if ready.returncode == 0:
                 return
-            if self.proc.poll() is not None:
+            if self.proc is None or self.proc.poll() is not None:
                 break
             time.sleep(0.1)
         raise EmbeddedServerError(f"postgres not ready; log:\n{_tail(log)}")

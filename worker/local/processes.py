@@ -14,12 +14,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(sig: int):
+def die_with_parent(sig: int) -> Callable[[], None] | None:
     """A preexec_fn: the kernel sends `sig` to the child when the thread that forked it dies.
 
     Linux clears this on a change of user id, so it must run after Popen's setuid (it does:
@@ -80,7 +81,7 @@ def stop_pid(pid: int, sig: int, name: str, timeout: float) -> bool:
 class ChildProcess:
     """A child process we started, acted on by its PID only (`self.proc`)."""
 
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -92,13 +93,13 @@ class ChildProcess:
 
     def kill(self) -> None:
         """SIGKILL, as a crash would."""
-        if self.running:
+        if self.proc is not None and self.running:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
 
     def terminate(self, sig: int, timeout: float) -> None:
         """Signal, wait up to `timeout`, then SIGKILL."""
-        if not self.running:
+        if self.proc is None or not self.running:
             return
         self.proc.send_signal(sig)
         try:

@@ -1,6 +1,6 @@
 """memory.create with the database work of concurrent commands shared.
 
-A workspace has one command in flight at a time (worker/consuming/partitions.py), so the creates in
+A workspace has one command in flight at a time (worker/consuming/intake/partitions.py), so the creates in
 flight at once are of different workspaces. They go to the database together: one round trip reads
 every context, the pure decisions run, and one transaction (memory_create_batch) saves them
 all, each under its owner's lock taken up front in a fixed order. Per command this is

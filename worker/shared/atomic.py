@@ -3,13 +3,14 @@
 nats-py has no API for it, so this is the protocol by hand: every message carries the batch
 id and its place in the batch, the last one also the commit and waits for the answer. The
 server stores all of the batch, in order, with one write, or none of it. Used for the
-worker's events (worker/consuming/outbox.py) and the bot's commands (worker/client/memory_client.py).
+worker's events (worker/consuming/outbox/publisher.py) and the bot's commands (worker/client/memory_client.py).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 import structlog
@@ -38,7 +39,7 @@ class BatchAck(msgspec.Struct):
     stream: str = ""
     seq: int = 0  # the stream sequence of the batch's last message
     count: int = 0
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
 
 _BATCH_ACK = msgspec.json.Decoder(BatchAck)

@@ -39,7 +39,7 @@ class Coalescer(Generic[T, R]):
         self._runners = runners
         self._observe = observe
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
-        self._running: set[asyncio.Task] = set()
+        self._running: set[asyncio.Task[None]] = set()
         self._live = 0  # runners started and not yet past their last look at _waiting
 
     async def __call__(self, item: T) -> R:
@@ -105,7 +105,8 @@ class Coalescer(Generic[T, R]):
         try:
             result = await self._single(item)
         except asyncio.CancelledError as exc:
-            if asyncio.current_task().cancelling():
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
                 raise  # this runner is being cancelled: _drain answers its callers
             # Cancelled inside `single` alone: its caller gets an ordinary error to retry on,
             # which a caller's error path catches (a CancelledError would slip past it).

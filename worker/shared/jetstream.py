@@ -1,7 +1,7 @@
 """Every JetStream API call written by hand, in one place. nats-py 2.16 has no priority
 groups (no pinned consumers, no unpin) and its fetch waits to fill a batch, where the
 partitions and the cache node act on each delivery the moment it arrives; so the worker's
-partitions (worker/consuming/partition.py, streams.py) and the cache node
+partitions (worker/consuming/intake/partition.py, streams.py) and the cache node
 (worker/client/cache_consumer.py) send these requests themselves.
 
 The API prefix honours a JetStream domain the way nats-py's own calls do: `$JS.API`, or
@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from nats.aio.msg import Msg
+from nats.js.api import RawStreamMsg
 
 API_PREFIX = "$JS.API"
 
@@ -72,3 +73,30 @@ def pull_status(msg: Msg) -> str | None:
 
 def pull_status_description(msg: Msg) -> str | None:
     return (msg.headers or {}).get("Description")
+
+
+def stream_seq(msg: Msg) -> int:
+    """A delivery's stream sequence: what identifies a command across its deliveries."""
+    return msg.metadata.sequence.stream
+
+
+def stored_seq(raw: RawStreamMsg) -> int:
+    """The sequence of a message read from a stream (nats-py types it optional; the server
+    always sends it with a stored message)."""
+    if raw.seq is None:
+        raise ValueError("the server sent a stored message without its sequence")
+    return raw.seq
+
+
+def stored_subject(raw: RawStreamMsg) -> str:
+    if raw.subject is None:
+        raise ValueError("the server sent a stored message without its subject")
+    return raw.subject
+
+
+def config_name(name: str | None, what: str) -> str:
+    """The name of a stream or consumer configuration this worker built (nats-py types every
+    field optional; one without a name is a bug here, not a server's answer)."""
+    if not name:
+        raise ValueError(f"a {what} configuration without a name")
+    return name

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, cast
 
 from contracts.commands import DEFAULT_REPLY_PREFIXES  # noqa: F401  (the contract's default)
 from worker.shared.nats_auth import NatsAuth, NatsAuthError
@@ -33,7 +34,7 @@ class Settings:
     ack_wait_seconds: int = 60
     inbox_retention_days: int = 35
     # How long and how much of a backlog MEMORY_COMMANDS keeps while no worker consumes
-    # (worker/consuming/streams.py): longer and larger than any outage you plan for.
+    # (worker/consuming/administration/streams.py): longer and larger than any outage you plan for.
     command_max_age_hours: int = 168
     command_max_mib: int = 1024
     max_command_bytes: int = 65536
@@ -71,7 +72,7 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         default_format = "console" if sys.stderr.isatty() else "json"
-        values: dict[str, object] = {
+        values: dict[str, Any] = {
             "nats_url": env.get("NATS_URL") or None,
             "database_url": env.get("DATABASE_URL") or None,
             "data_dir": Path(env.get("MEMORY_DATA_DIR") or ".data"),
@@ -108,7 +109,7 @@ class Settings:
             ("create_batch_runners", 1, 64),
             ("metrics_port", 0, 65535),
         ):
-            default = next(f.default for f in fields(cls) if f.name == name)
+            default = cast(int, next(f.default for f in fields(cls) if f.name == name))
             values[name] = _int(env, name.upper(), default, low, high)
         return cls(**values)
 

@@ -22,10 +22,12 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
+from wsgiref.simple_server import WSGIServer
 
 import structlog
 from faststream import Context, FastStream
@@ -34,6 +36,7 @@ from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 from faststream.nats.prometheus import NatsPrometheusMiddleware
 from faststream.specification import AsyncAPI
+from nats.js import api as nats_api
 from prometheus_client import CollectorRegistry
 from pydantic import WithJsonSchema
 
@@ -154,17 +157,17 @@ def subscribe(broker: NatsBroker, sink: _Sink, *, inbox_prefix: bytes | None = N
 
     broker.subscriber(METRICS_FILTER, stream=stream, durable=sink.durable, config=sink.consumer_config(),
                       pull_sub=PullSub(batch_size=sink.batch, timeout=sink.fetch_timeout, batch=True),
-                      ack_policy=AckPolicy.MANUAL, **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
+                      ack_policy=AckPolicy.MANUAL, inbox_prefix=inbox_prefix or nats_api.INBOX_PREFIX,
                       title=f"{sink.durable}:{sink.kind}",
                       description=f"The {sink.kind} metrics sink's durable consumer {sink.durable}.")(handle)
 
 
 def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], registry: CollectorRegistry,
-              stop: asyncio.Event | None, made: list[FastStream]):
+              stop: asyncio.Event | None, made: list[FastStream]) -> Callable[[], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         stopping = asyncio.Event()
-        background: list[asyncio.Task] = []
+        background: list[asyncio.Task[None]] = []
 
         def stop_now() -> None:
             stopping.set()  # ends the waits for NATS, the stream and the database, too
@@ -173,11 +176,7 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
         # FastStream's own signal handlers only end a started app; these also end the waits of
         # the start-up (NATS, the stream), which run before it.
         loop = asyncio.get_running_loop()
-        handled = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, stop_now)
-                handled.append(sig)
+        handled = _on_signals(loop, stop_now)
         watcher = None
         if stop is not None:
             async def watch() -> None:
@@ -186,56 +185,76 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
             watcher = asyncio.create_task(watch(), name="sinks-stop")
         opened: list[_Sink] = []
         served = False
-        http = None
+        http: WSGIServer | None = None
         given = {id(sink): sink.pool for sink in sinks if isinstance(sink, PostgresSink)}  # the caller closes those
         try:
-            for sink in sinks:
-                await sink.open()  # the file lock first: a second sink on the same file fails at once
-                opened.append(sink)
-            if not await startup.connect(broker, stopping):
-                raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
-            js = broker.config.connection_state.stream
-            startup.fetch_timeouts_as_nats_timeouts(js)
-            if not await startup.wait_for_events_stream(js, stopping):
-                raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
-            for sink in sinks:
-                # Create or update with the full config: nats-py would bind to a drifted durable as is.
-                await js.add_consumer(subjects.EVENTS_STREAM, sink.consumer_config())
-            for sink in sinks:
-                if isinstance(sink, PostgresSink):
-                    background.append(asyncio.create_task(_postgres(sink, config.database_url, stopping),
-                                                          name="metric-samples"))
-            if config.metrics_port:
-                http = startup.serve_metrics(config.metrics_host, config.metrics_port, registry)
-            for sink in sinks:
-                sink.log.info("metric_sink_started", stream=subjects.EVENTS_STREAM, filter=METRICS_FILTER)
+            http = await _start(config, broker, sinks, registry, stopping, opened, background)
             served = True
             yield
         finally:
             stopping.set()
             for sig in handled:
                 loop.remove_signal_handler(sig)
-            for task in [*background, *([watcher] if watcher else [])]:
+            tasks = [*background, *([watcher] if watcher else [])]
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*background, *([watcher] if watcher else []), return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
             if http is not None:
                 http.shutdown()
                 http.server_close()
             if not served:  # otherwise the app has stopped the broker (and its subscribers) already
                 with contextlib.suppress(Exception):
                     await broker.stop()
-            for sink in opened:
-                await sink.close()
-                sink.log.info("metric_sink_stopped")
-            for sink in sinks:
-                if isinstance(sink, PostgresSink) and sink.pool is not None and sink.pool is not given.get(id(sink)):
-                    await sink.pool.close()
+            await _close(sinks, opened, given)
 
     return lifespan
 
 
 class _Stopped(Exception):
     """Stopped before the sinks were up: nothing to run."""
+
+
+def _on_signals(loop: asyncio.AbstractEventLoop, stop_now: Callable[[], None]) -> list[signal.Signals]:
+    handled = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop_now)
+            handled.append(sig)
+    return handled
+
+
+async def _start(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], registry: CollectorRegistry,
+                 stopping: asyncio.Event, opened: list[_Sink], background: list[asyncio.Task[None]]) -> WSGIServer | None:
+    """Open the sinks, wait for NATS and the stream, bind the consumers; the metrics server if any."""
+    for sink in sinks:
+        await sink.open()  # the file lock first: a second sink on the same file fails at once
+        opened.append(sink)
+    if not await startup.connect(broker, stopping):
+        raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
+    js = broker.config.connection_state.stream
+    startup.fetch_timeouts_as_nats_timeouts(js)
+    if not await startup.wait_for_events_stream(js, stopping):
+        raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
+    for sink in sinks:
+        # Create or update with the full config: nats-py would bind to a drifted durable as is.
+        await js.add_consumer(subjects.EVENTS_STREAM, sink.consumer_config())
+    for sink in sinks:
+        if isinstance(sink, PostgresSink):
+            background.append(asyncio.create_task(_postgres(sink, config.database_url, stopping),
+                                                  name="metric-samples"))
+    http = startup.serve_metrics(config.metrics_host, config.metrics_port, registry) if config.metrics_port else None
+    for sink in sinks:
+        sink.log.info("metric_sink_started", stream=subjects.EVENTS_STREAM, filter=METRICS_FILTER)
+    return http
+
+
+async def _close(sinks: list[_Sink], opened: list[_Sink], given: dict[int, Any]) -> None:
+    for sink in opened:
+        await sink.close()
+        sink.log.info("metric_sink_stopped")
+    for sink in sinks:
+        if isinstance(sink, PostgresSink) and sink.pool is not None and sink.pool is not given.get(id(sink)):
+            await sink.pool.close()
 
 
 async def _postgres(sink: PostgresSink, database_url: str | None, stopping: asyncio.Event) -> None:

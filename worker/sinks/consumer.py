@@ -61,7 +61,7 @@ def _delay(msg: Msg, base: float, cap: float) -> float:
         deliveries = msg.metadata.num_delivered
     except Exception:
         deliveries = 1
-    return min(cap, base * 2 ** min(max(deliveries - 1, 0), 16))
+    return float(min(cap, base * 2 ** min(max(deliveries - 1, 0), 16)))
 
 
 async def _nak(msg: Msg, delay: float) -> None:

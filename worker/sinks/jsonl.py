@@ -75,7 +75,9 @@ class JsonLinesSink(_Sink):
             self._seen.popitem(last=False)
 
     async def handle(self, msgs: list[Msg]) -> None:
-        assert self._fd is not None, "open() opens the file"
+        fd = self._fd
+        if fd is None:
+            raise RuntimeError("the JSONL sink handled events before open()")
         received_at = datetime.now(UTC).isoformat()
         lines: list[bytes] = []
         new_ids: list[str] = []
@@ -99,7 +101,7 @@ class JsonLinesSink(_Sink):
             written.append(msg)
         if lines:
             try:
-                await asyncio.to_thread(_append_durably, self._fd, b"".join(lines), self.fsync)
+                await asyncio.to_thread(_append_durably, fd, b"".join(lines), self.fsync)
             except OSError as exc:
                 if not self._write_failing:
                     self.log.error("metric_jsonl_write_failed", path=str(self.path), error=repr(exc))

@@ -87,7 +87,8 @@ class PostgresSink(_Sink):
             await msg.ack()
 
     async def _insert(self, rows: list[tuple[str, str, datetime | None, str | None]]) -> None:
-        assert self.pool is not None
+        if self.pool is None:  # handle() checks first: a bug if reached
+            raise RuntimeError("the metric sink wrote before its pool was there")
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.executemany(_INSERT, rows)
 
@@ -96,14 +97,15 @@ class PostgresSink(_Sink):
 
         Raises on a database error (prune_forever() logs it once and tries again later).
         """
-        assert self.pool is not None, "pruned once connected"
+        if self.pool is None:
+            raise RuntimeError("the metric sink pruned before its pool was there")
         total = 0
         while True:
             deleted = await self.pool.fetchval(_PRUNE, self.retention_days, self.prune_batch,
                                                timeout=self.db_timeout)
             total += deleted
             if deleted < self.prune_batch:
-                return total
+                return int(total)
 
     async def prune_forever(self, stop: asyncio.Event) -> None:
         """Prune now and every prune_interval until `stop`."""

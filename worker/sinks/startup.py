@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import nats.errors
 import structlog
@@ -81,7 +82,7 @@ async def wait_for_events_stream(js: Any, stopping: asyncio.Event) -> bool:
     return False
 
 
-def serve_metrics(host: str, port: int, registry: CollectorRegistry):
+def serve_metrics(host: str, port: int, registry: CollectorRegistry) -> WSGIServer:
     from prometheus_client import start_http_server
 
     server, _thread = start_http_server(port, addr=host, registry=registry)

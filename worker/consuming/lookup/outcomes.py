@@ -3,7 +3,7 @@
 Asked in this order, so that a command moving on while we look is never reported as
 unknown: the inbox (processed), the command stream, the dead-letter stream, the inbox again.
 MEMORY_COMMANDS keeps a command after its acknowledgement until the next purge
-(worker/consuming/retention.py), so a command found there is queued only if it was neither
+(worker/consuming/administration/retention.py), so a command found there is queued only if it was neither
 processed nor dead-lettered since it was stored (a dead letter names the stream sequence it
 stands for; a replayed command is stored again, under a later one). The worker acknowledges
 only after the commit or the dead letter, and purges only what was acknowledged, so a command
@@ -12,16 +12,21 @@ gone from the stream is in the inbox or the dead-letter stream by the time it is
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import cast
+
 import msgspec
 from nats.js import JetStreamContext
+from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.lookup import CommandOutcome, DeadLetterInfo
+from contracts.lookup import CommandOutcome, DeadLetterInfo, DeadLetterReason
 from db.repository import MemoryRepository
 from worker.consuming import dead_letters
 from worker.consuming.probe import command_id_of, reply_to_of
+from worker.shared.jetstream import stored_seq, stored_subject
 
 # A workspace's queue or dead letters are read one message per round trip; past this many
 # the scan stops (answering from what it saw). Far above any one workspace's backlog.
@@ -55,7 +60,7 @@ class CommandOutcomes:
         if stored is not None and (letter is None or (letter.command_seq or 0) < stored[1]):
             return encode(msgspec.structs.replace(known, outcome="queued", kind=stored[0]))
         if letter is not None:
-            kind = letter.original_subject.split(".")[1]
+            kind = subjects.kind_of(letter.original_subject)
             return encode(msgspec.structs.replace(
                 known, outcome="dead_lettered", dead_letter=self._info(letter),
                 **({"kind": kind} if kind in subjects.COMMAND_KINDS else {})))
@@ -74,8 +79,9 @@ class CommandOutcomes:
         for token in tokens:
             async for raw in _messages(self._js, subjects.COMMANDS_STREAM,
                                        subjects.partitioned_workspace_filter(token)):
-                if command_id_of(raw.data) == command_id and (latest is None or raw.seq > latest[1]):
-                    latest = (subjects.parse_partitioned(raw.subject)[0], raw.seq)
+                seq = stored_seq(raw)
+                if command_id_of(raw.data) == command_id and (latest is None or seq > latest[1]):
+                    latest = (subjects.parse_stored(stored_subject(raw)).kind, seq)
         return latest
 
     async def _dead_letter(self, tokens: list[str], command_id: str) -> dead_letters.DeadLetter | None:
@@ -94,20 +100,20 @@ class CommandOutcomes:
     def _info(self, letter: dead_letters.DeadLetter) -> DeadLetterInfo:
         reply_to = reply_to_of(letter.payload)
         return DeadLetterInfo(
-            reason=letter.reason, error=letter.error, deliveries=letter.deliveries,
+            reason=cast(DeadLetterReason, letter.reason), error=letter.error, deliveries=letter.deliveries,
             dead_lettered_at=letter.dead_lettered_at,
-            reply_to_allowed=reply_to is None or reply_to.startswith(self._reply_prefixes),
+            reply_to_allowed=reply_to is None or subjects.may_answer(reply_to, self._reply_prefixes),
             allowed_reply_prefixes=list(self._reply_prefixes))
 
 
-async def _messages(js: JetStreamContext, stream: str, subject: str):
+async def _messages(js: JetStreamContext, stream: str, subject: str) -> AsyncIterator[RawStreamMsg]:
     seq = 1
     for _ in range(SCAN_LIMIT):
         try:
             raw = await js.get_msg(stream, seq, subject=subject, next=True)
         except NotFoundError:
             return
-        seq = raw.seq + 1
+        seq = stored_seq(raw) + 1
         yield raw
 
 

@@ -1,6 +1,8 @@
 """What happens to a delivery, decided without I/O: ack it, hand it back with a delay, dead
-letter it, or give up answering with the result already stored. worker/consuming/handlers.py
-carries the decision out; tests/unit/test_delivery_decisions.py has a row for every branch."""
+letter it, or give up answering with the result already stored; and how long a delivery waits
+when settling it failed. Every nak the handler sends is decided here;
+worker/consuming/intake/handlers.py carries the decisions out, and
+tests/unit/test_delivery_decisions.py has a row for every branch."""
 
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ from worker.consuming import dead_letters
 
 # A message delivered this many times MAX_DELIVER without ever failing cleanly is poison.
 REDELIVERY_LIMIT_FACTOR = 3
+# An invalid command whose dead letter could not be written comes back after this long.
+INVALID_NOT_RECORDED_DELAY_S = 1.0
 
 
 def retry_delay(deliveries: int) -> float:
     """Seconds before the next attempt: 0.5, 1, 2, 4 ... capped at 30."""
-    return min(0.5 * 2 ** max(deliveries - 1, 0), 30.0)
+    return min(0.5 * 2.0 ** max(deliveries - 1, 0), 30.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +78,15 @@ def give_up_with(give_up: GiveUp, *, stored: bool) -> DeadLetter | AnswerStored:
     if stored:
         return AnswerStored()
     return DeadLetter(dead_letters.PERMANENT if give_up.permanent else dead_letters.EXHAUSTED)
+
+
+def after_invalid_not_recorded() -> Retry:
+    """An invalid command whose dead letter or answer could not be sent (NATS away): again
+    shortly; nothing ran, so nothing counts."""
+    return Retry(INVALID_NOT_RECORDED_DELAY_S, waiting_for_dependency=True)
+
+
+def after_give_up_failed(deliveries: int) -> Retry:
+    """Giving up failed (the dead letter, the stored result or the answer could not be had):
+    again later, as after any failure, until giving up succeeds; never dropped."""
+    return Retry(retry_delay(deliveries), waiting_for_dependency=True)

@@ -7,7 +7,7 @@ call.
 `MEMORY_COMMANDS` keeps commands by limits, not as a work queue: on a work-queue stream every
 acknowledgement deletes its message, a durable write per command with `sync_interval:
 always`. Here an acknowledgement only moves the consumer's floor, and the worker removes what
-every consumer has acknowledged in bulk (worker/consuming/retention.py). The age and size
+every consumer has acknowledged in bulk (worker/consuming/administration/retention.py). The age and size
 limits are the outage the stream rides out; past the size limit a publish is refused
 (discard new), never an unapplied command dropped.
 """
@@ -33,7 +33,7 @@ from nats.js.api import (
 from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
-from worker.consuming import stream_upgrade
+from worker.consuming.administration import stream_upgrade
 from worker.shared import jetstream
 
 log = structlog.get_logger("worker")
@@ -83,7 +83,7 @@ def events_stream(replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=7 * 24 * 3600.0,
         discard=DiscardPolicy.OLD,
-        # The events of creates saved together go out as one atomic batch (worker/consuming/outbox.py).
+        # The events of creates saved together go out as one atomic batch (worker/consuming/outbox/publisher.py).
         allow_atomic=True,
         num_replicas=replicas,
     )
@@ -104,7 +104,7 @@ def partition_consumer_name(partition: int) -> str:
     return f"memory-worker-p{partition}"
 
 
-# The priority group every pull on a partition consumer names (worker/consuming/partition.py).
+# The priority group every pull on a partition consumer names (worker/consuming/intake/partition.py).
 PARTITION_GROUP = "memory"
 # A replica that has not pulled for this long loses its partition to another (pinned_client).
 # It pulls at least every partition.PULL_EXPIRES_S while alive.
@@ -134,7 +134,7 @@ def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: in
         ack_policy=AckPolicy.EXPLICIT,
         deliver_policy=DeliverPolicy.ALL,
         # Up to this many commands of the partition in the hands of its one pinned replica,
-        # which runs each workspace's commands one at a time, in order (worker/consuming/partition.py).
+        # which runs each workspace's commands one at a time, in order (worker/consuming/intake/partition.py).
         max_ack_pending=in_flight,
         ack_wait=ack_wait_s,
         # Unlimited: the worker counts deliveries and dead-letters at MAX_DELIVER itself. A
@@ -147,7 +147,7 @@ def partition_consumer(partition: int | None, *, ack_wait_s: float, replicas: in
 
 async def ensure_stream(js: JetStreamContext, config: StreamConfig) -> None:
     try:
-        await js.stream_info(config.name)
+        await js.stream_info(jetstream.config_name(config.name, "stream"))
     except NotFoundError:
         await js.add_stream(config)
         return
@@ -172,12 +172,6 @@ class ConsumerProvisionError(RuntimeError):
     """The server refused a consumer's settings; the message is the server's."""
 
 
-async def ensure_consumer(js: JetStreamContext, stream: str, config: ConsumerConfig) -> None:
-    # The server's consumer create is create-or-update for a durable name: drifted settings
-    # (max_ack_pending, max_deliver, ack_wait ...) are brought back to what the worker needs.
-    await js.add_consumer(stream, config)
-
-
 async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
                                     pin_timeout_s: float = PIN_TIMEOUT_S, domain: str | None = None) -> None:
     """Create or update a partition consumer as a pinned_client priority group (nats-server
@@ -186,7 +180,8 @@ async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
     fields, so this is the JetStream API request itself."""
     request = jetstream.priority_consumer_request(subjects.COMMANDS_STREAM, config.as_dict(), group=PARTITION_GROUP,
                                                   timeout_s=pin_timeout_s)
-    reply = await nc.request(partition_api("CONSUMER.CREATE", config.durable_name, domain=domain), request, timeout=10)
+    durable = jetstream.config_name(config.durable_name, "consumer")
+    reply = await nc.request(partition_api("CONSUMER.CREATE", durable, domain=domain), request, timeout=10)
     answer = json.loads(reply.data)
     if "error" in answer:
         raise ConsumerProvisionError(f"consumer {config.durable_name}: {answer['error'].get('description')}")
@@ -214,17 +209,17 @@ def bot_consumers(tenant: str) -> list[ConsumerConfig]:
 
 async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
     for config in bot_consumers(tenant):
-        assert config.name is not None
+        name = jetstream.config_name(config.name, "consumer")
         try:
-            info = await js.consumer_info(subjects.EVENTS_STREAM, config.name)
+            info = await js.consumer_info(subjects.EVENTS_STREAM, name)
         except NotFoundError:
             await js.add_consumer(subjects.EVENTS_STREAM, config)
             continue
         if info.config.deliver_subject:
             # Made push by a user with consumer rights (never a bot): it must never push
             # anywhere, so it starts over as pull.
-            log.warning("bot_consumer_was_push", consumer=config.name, deliver_subject=info.config.deliver_subject)
-            await js.delete_consumer(subjects.EVENTS_STREAM, config.name)
+            log.warning("bot_consumer_was_push", consumer=name, deliver_subject=info.config.deliver_subject)
+            await js.delete_consumer(subjects.EVENTS_STREAM, name)
             await js.add_consumer(subjects.EVENTS_STREAM, config)
         # Otherwise it is as made (the bot cannot change it): its position is the bot's.
 

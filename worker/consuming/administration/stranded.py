@@ -4,7 +4,7 @@ nats-server stores a command whose subject holds the byte 0x7F (DEL; a bot's per
 `memory.create.*` admits it), but its subject tree, which every filtered consumer matches
 with, never matches such a subject: no partition consumer, and not `memory-worker-unplaced`,
 ever delivers it (found by issue 14's boundary fuzz, nats-server 2.15), and no filtered
-purge removes it. Everything consumed is purged (worker/consuming/retention.py, which calls
+purge removes it. Everything consumed is purged (worker/consuming/administration/retention.py, which calls
 the sweep after each purge), so such a command ends up at the head of the stream: the sweep
 looks there whenever the head has waited longer than any delivery takes, by sequence (a
 lookup by sequence does not go through the subject tree), and dead-letters what it finds
@@ -27,6 +27,7 @@ from contracts.codec import encode
 from worker.consuming import dead_letters
 from worker.consuming.probe import answerable
 from worker.domain import messages
+from worker.shared.jetstream import stored_seq, stored_subject
 
 log = structlog.get_logger("worker")
 
@@ -40,10 +41,7 @@ def unreceivable(subject: str) -> bool:
 
 
 def original_of(stored_subject: str) -> str:
-    try:
-        return subjects.original_subject(*subjects.parse_partitioned(stored_subject))
-    except ValueError:
-        return stored_subject
+    return subjects.parse_stored(stored_subject).original
 
 
 async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple[str, ...],
@@ -59,19 +57,20 @@ async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple
             continue
         if seq == state.first_seq and raw.time and (datetime.now(UTC) - raw.time).total_seconds() < STALE_S:
             return 0  # the head is young: deliveries are keeping up
-        if not unreceivable(raw.subject):
+        subject, seq = stored_subject(raw), stored_seq(raw)
+        if not unreceivable(subject):
             continue
-        original = original_of(raw.subject)
+        original = original_of(subject)
         reason = f"the subject {original!r} holds the byte 0x7F, which nats-server stores but no consumer receives"
         data = raw.data or b""
         await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=original, payload=data,
-                                       reason=dead_letters.INVALID_COMMAND, error=reason, deliveries=0, stream_seq=raw.seq)
+                                       reason=dead_letters.INVALID_COMMAND, error=reason, deliveries=0, stream_seq=seq)
         command_id, reply_to = answerable(data, reply_prefixes)
         if reply_to:
             await nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
         with contextlib.suppress(NotFoundError):  # another replica's sweep got there first
-            await js.delete_msg(subjects.COMMANDS_STREAM, raw.seq)
+            await js.delete_msg(subjects.COMMANDS_STREAM, seq)
         log.warning("command", status="memory_command_invalid", subject=original, command_id=command_id,
-                    reason=reason, stream_seq=raw.seq)
+                    reason=reason, stream_seq=seq)
         removed += 1
     return removed

@@ -8,7 +8,7 @@ different workspaces of a partition run side by side (and share batches, worker/
 
 The order rules, and what keeps each:
 - One replica per partition: the consumer is a pinned_client priority group
-  (worker/consuming/streams.py); the server delivers only to the pinned replica and moves the pin
+  (worker/consuming/administration/streams.py); the server delivers only to the pinned replica and moves the pin
   only after it stopped pulling for PIN_TIMEOUT_S.
 - A workspace's commands run one at a time, in delivery order: one lane per workspace.
 - A command handed back for a later attempt (a nak with delay) blocks its lane. The
@@ -41,7 +41,8 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import structlog
 from nats.aio.client import Client as NatsClient
@@ -49,13 +50,14 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from contracts import subjects
-from worker.consuming import streams
-from worker.consuming.partition import Partition
+from worker.consuming.administration import streams
+from worker.consuming.intake.partition import Partition, Pulling
 
 log = structlog.get_logger("worker")
 
 CRASH_RETRY_DELAY_S = 5.0
 BALANCE_EVERY_S = 5.0
+BALANCE_ROUNDS = 3  # rounds the replica count must hold before a partition is given away
 # A partition given away is not pulled for this long, so a waiting replica takes it; after it,
 # this replica waits for it again (standing by, should its new holder stop).
 YIELD_S = 30.0
@@ -64,7 +66,7 @@ YIELD_S = 30.0
 Handler = Callable[[Msg], Awaitable[bool | None]]
 
 
-def _tracer():
+def _tracer() -> Any:
     """Spans for every consumed command when the `otel` extra is installed (the process's
     tracer provider decides where they go)."""
     try:
@@ -84,22 +86,22 @@ class PartitionConsumers:
                  in_flight: int = streams.DEFAULT_IN_FLIGHT, ack_wait_s: float = 60.0,
                  crash_retry_delay: float = CRASH_RETRY_DELAY_S, balance_every_s: float = BALANCE_EVERY_S,
                  yield_s: float = YIELD_S, domain: str | None = None) -> None:
-        self.js = js
-        self.domain = domain  # the JetStream domain `js` was made for, if any
-        self.nc = nc  # the connection `js` was made from: the pulls and unpins are requests of their own
-        self.in_flight = in_flight
-        self.ack_wait_s = ack_wait_s
+        self._js = js
+        self._ack_wait_s = ack_wait_s
         self.stopping = False
         self._crash_retry_delay = crash_retry_delay
         self._balance_every_s = balance_every_s
         self._yield_s = yield_s
-        self._replica_counts: deque[int] = deque(maxlen=3)
+        self._replica_counts: deque[int] = deque(maxlen=BALANCE_ROUNDS)
         self._handler = handler
         # The unplaced commands' consumer (None) is pulled like a partition: they are dead-lettered.
-        self._partitions = [Partition(self, p) for p in [*range(partitions), None]]
-        self._background: set[asyncio.Task] = set()
-        self._naks: set[asyncio.Task] = set()  # hand-backs, which stop() lets go out
-        self._stop_task: asyncio.Task | None = None
+        pulling = Pulling(nc=nc, js=js, domain=domain, in_flight=in_flight, ack_wait_s=ack_wait_s,
+                          handle=self.handle, hand_back=self.nak_soon, spawn=self.spawn,
+                          stopping=lambda: self.stopping)
+        self._partitions = [Partition(pulling, p) for p in [*range(partitions), None]]
+        self._background: set[asyncio.Task[None]] = set()
+        self._naks: set[asyncio.Task[None]] = set()  # hand-backs, which stop() lets go out
+        self._stop_task: asyncio.Task[None] | None = None
         self._tracer = _tracer()
 
     async def start(self) -> None:
@@ -108,7 +110,7 @@ class PartitionConsumers:
         self.spawn(self._keep_in_hand(), "partition-refresh")
         self.spawn(self._balance(), "partition-balance")
 
-    def spawn(self, coro, name: str) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(coro, name=name)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -156,7 +158,7 @@ class PartitionConsumers:
         """Commands in hand are refreshed well within ack_wait, so the server
         redelivers none of them (elsewhere, out of order) while this replica is alive."""
         while not self.stopping:
-            await asyncio.sleep(self.ack_wait_s / 3)
+            await asyncio.sleep(self._ack_wait_s / 3)
             for partition in self._partitions:
                 for msg in partition.in_hand():
                     await _quietly(msg.in_progress())
@@ -179,14 +181,14 @@ class PartitionConsumers:
             return
         waiting = []
         for partition in held:
-            info = await self.js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
-            waiting.append((partition, info.num_waiting))
+            info = await self._js.consumer_info(subjects.COMMANDS_STREAM, partition.durable)
+            waiting.append((partition, info.num_waiting or 0))
         # Every replica keeps a pull waiting on every partition it may take, this one included.
         # The count must hold for a few rounds (a pull between two requests is not counted; a
         # stray puller must not make replicas give partitions away for ever); and one partition
         # moves per round, as each move costs its commands a hand-back and a catch-up.
         self._replica_counts.append(max(n for _, n in waiting))
-        if len(self._replica_counts) < self._replica_counts.maxlen:
+        if len(self._replica_counts) < BALANCE_ROUNDS:
             return
         replicas = min(self._replica_counts)
         share = math.ceil(len(partitions) / max(replicas, 1))

@@ -1,11 +1,11 @@
 """MEMORY_COMMANDS kept small: what every consumer acknowledged is removed in bulk, and the
 oldest command not yet consumed is watched against the stream's age limit.
 
-The stream has limits retention (worker/consuming/streams.py): an acknowledgement does not
+The stream has limits retention (worker/consuming/administration/streams.py): an acknowledgement does not
 delete its command, so nothing costs a durable write per command. Every few seconds each
 consumer's acknowledged commands are purged below its floor, by its own filter: one purge per
 consumer, whatever the number of commands, and never a command a consumer has not
-acknowledged. A command no filter matches (the 0x7F subjects of worker/consuming/stranded.py)
+acknowledged. A command no filter matches (the 0x7F subjects of worker/consuming/administration/stranded.py)
 is not purged either; it stays at the head, where the stranded sweep finds it.
 """
 
@@ -22,7 +22,8 @@ from nats.js.api import ConsumerInfo, StreamState
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker.consuming import metrics, stranded, streams
+from worker.consuming import metrics
+from worker.consuming.administration import stranded, streams
 from worker.consuming.background import cancel_requested
 
 log = structlog.get_logger("worker")

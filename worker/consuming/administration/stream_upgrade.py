@@ -23,11 +23,13 @@ import dataclasses
 
 import structlog
 from nats.js import JetStreamContext
-from nats.js.api import RetentionPolicy, StorageType, StreamConfig, SubjectTransform
+from nats.js.api import RetentionPolicy, StorageType, StreamConfig, StreamInfo, SubjectTransform
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.consuming import dead_letters
+from worker.shared import jetstream
+from worker.shared.jetstream import stored_subject
 
 log = structlog.get_logger("worker")
 
@@ -43,7 +45,7 @@ BOT_MSG_ID_HEADER = "Memory-Upgrade-Msg-Id"  # the bot's Nats-Msg-Id, if it set 
 NEXT_SEQ_KEY = "memory_commands_next_seq"
 
 
-async def _info(js: JetStreamContext, name: str):
+async def _info(js: JetStreamContext, name: str) -> StreamInfo | None:
     try:
         return await js.stream_info(name)
     except NotFoundError:
@@ -53,10 +55,11 @@ async def _info(js: JetStreamContext, name: str):
 async def to_limits(js: JetStreamContext, target: StreamConfig, *, max_payload: int) -> bool:
     """Bring MEMORY_COMMANDS to `target` (limits retention) if it is a work queue or an upgrade
     was interrupted; True when an upgrade ran. A fresh or current stream is left to ensure_stream."""
-    current = await _info(js, target.name)
+    name = jetstream.config_name(target.name, "stream")
+    current = await _info(js, name)
     backup = await _info(js, BACKUP_STREAM)
     if current is not None and current.config.retention == RetentionPolicy.WORK_QUEUE:
-        log.warning("command_stream_upgrade", step="backing up", stream=target.name, commands=current.state.messages,
+        log.warning("command_stream_upgrade", step="backing up", stream=name, commands=current.state.messages,
                     note="work-queue retention cannot be changed in place; bots' publishes are refused until it is done")
         await _back_up(js, target, current)
         backup = await _info(js, BACKUP_STREAM)
@@ -67,10 +70,10 @@ async def to_limits(js: JetStreamContext, target: StreamConfig, *, max_payload: 
     if current is None:
         await js.add_stream(staging(target, first_seq))
     if current is None or current.config.subjects != target.subjects:
-        await _restore(js, target.name, max_payload)
+        await _restore(js, name, max_payload)
         await js.update_stream(target)  # now it takes memory.> again
     await js.delete_stream(BACKUP_STREAM)
-    log.warning("command_stream_upgrade", step="done", stream=target.name, retention="limits")
+    log.warning("command_stream_upgrade", step="done", stream=name, retention="limits")
     return True
 
 
@@ -78,13 +81,15 @@ def staging(target: StreamConfig, first_seq: int) -> StreamConfig:
     """The new stream as it is created: the target's settings, its sequence continuing the old
     stream's, and only the staging subjects, mapped to the same partitions."""
     transform = target.subject_transform
-    assert transform is not None and transform.src is not None
+    if transform is None or transform.src is None:
+        raise ValueError("the command stream's target configuration has no partition transform")
     return dataclasses.replace(target, subjects=[STAGING_PREFIX + transform.src], first_seq=first_seq,
                                subject_transform=SubjectTransform(src=STAGING_PREFIX + transform.src,
                                                                   dest=transform.dest))
 
 
-async def _back_up(js: JetStreamContext, target: StreamConfig, old) -> None:
+async def _back_up(js: JetStreamContext, target: StreamConfig, old: StreamInfo) -> None:
+    name = jetstream.config_name(target.name, "stream")
     state = old.state
     await js.add_stream(StreamConfig(
         name=BACKUP_STREAM, subjects=[BACKUP_SUBJECT], retention=RetentionPolicy.LIMITS, storage=StorageType.FILE,
@@ -93,17 +98,17 @@ async def _back_up(js: JetStreamContext, target: StreamConfig, old) -> None:
     copied = 0
     for seq in range(state.first_seq, state.last_seq + 1) if state.messages else ():
         try:
-            raw = await js.get_msg(target.name, seq)
+            raw = await js.get_msg(name, seq)
         except NotFoundError:
             continue  # acknowledged (deleted) while we copy
         # Nats-* headers are the server's instructions (batch, expectations): not carried over.
         headers = {k: v for k, v in (raw.headers or {}).items() if not k.startswith("Nats-")}
-        headers |= {SUBJECT_HEADER: raw.subject, SEQ_HEADER: str(seq), "Nats-Msg-Id": f"upgrade:{seq}"}
+        headers |= {SUBJECT_HEADER: stored_subject(raw), SEQ_HEADER: str(seq), "Nats-Msg-Id": f"upgrade:{seq}"}
         if raw.headers and raw.headers.get("Nats-Msg-Id"):
             headers[BOT_MSG_ID_HEADER] = raw.headers["Nats-Msg-Id"]
         await js.publish(BACKUP_SUBJECT, raw.data or b"", stream=BACKUP_STREAM, headers=headers)
         copied += 1
-    await js.delete_stream(target.name)
+    await js.delete_stream(name)
     log.warning("command_stream_upgrade", step="backed up", commands=copied)
 
 
@@ -119,9 +124,9 @@ async def _restore(js: JetStreamContext, stream: str, max_payload: int) -> None:
         stored, old_seq = headers.pop(SUBJECT_HEADER), int(headers.pop(SEQ_HEADER))
         msg_id = headers.pop(BOT_MSG_ID_HEADER, None)
         headers.pop("Nats-Msg-Id", None)
-        try:
-            original = subjects.original_subject(*subjects.parse_partitioned(stored))
-        except ValueError:
+        parsed = subjects.parse_stored(stored)
+        original = parsed.original
+        if not parsed.placed:
             await dead_letters.dead_letter(
                 js, max_payload=max_payload, original_subject=stored, payload=raw.data or b"",
                 reason=dead_letters.INVALID_COMMAND, deliveries=0, stream_seq=old_seq,

@@ -1,8 +1,11 @@
-"""Which failures retrying can fix, and which mean a dependency is away."""
+"""Which failures retrying can fix, which mean a dependency is away, and the ledger of each
+failing message's failures (what the delivery decisions count)."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import asyncpg
 import nats.errors
@@ -43,3 +46,38 @@ def is_permanent(exc: BaseException) -> bool:
 
 def is_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, _UNAVAILABLE) and not is_permanent(exc)
+
+
+@dataclass(slots=True)
+class FailureRecord:
+    first_failed_at: datetime
+    waited_out: int = 0  # deliveries that failed only because a dependency was away
+
+
+class FailureLedger:
+    """Per failing message (by stream sequence): when it first failed, for
+    Dlq-First-Failed-At, and how many of its deliveries were spent waiting out an outage,
+    which do not count toward MAX_DELIVER. Bounded and in memory: after a worker restart the
+    first failure this process saw stands in, and earlier outages count (erring towards
+    dead-lettering a little early, never towards retrying forever)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._records: dict[int, FailureRecord] = {}
+        self._limit = limit
+
+    def note(self, seq: int, *, unavailable: bool) -> FailureRecord:
+        record = self._records.get(seq)
+        if record is None:
+            if len(self._records) >= self._limit:
+                self._records.pop(next(iter(self._records)))
+            record = self._records[seq] = FailureRecord(datetime.now(UTC))
+        if unavailable:
+            record.waited_out += 1
+        return record
+
+    def counted_deliveries(self, seq: int, deliveries: int) -> int:
+        record = self._records.get(seq)
+        return deliveries - record.waited_out if record else deliveries
+
+    def forget(self, seq: int) -> None:
+        self._records.pop(seq, None)

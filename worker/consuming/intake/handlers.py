@@ -1,0 +1,269 @@
+"""The command handler: decode, run the service, publish events, reply, acknowledge, and the
+one canonical log line per command. Thin on purpose: rules live in worker/domain, persistence
+in the services and db/, and what becomes of a delivery (ack, nak with a delay, dead letter,
+the stored answer) is decided in worker/consuming/intake/delivery.py; this module carries the
+decisions out, each failure path with the one `_Delivery` it settles."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import msgspec
+import structlog
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+
+from contracts import subjects
+from contracts.codec import encode
+from contracts.commands import COMMAND_TYPES, Envelope, decoder_for
+from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
+from contracts.subjects import DEFAULT_REPLY_PREFIXES
+from worker.consuming import dead_letters, metrics
+from worker.consuming.intake import delivery
+from worker.consuming.intake.delivery import retry_delay as retry_delay
+from worker.consuming.intake.failures import FailureLedger, is_permanent, is_unavailable
+from worker.consuming.outbox.publisher import OutboxPublisher
+from worker.consuming.probe import answerable
+from worker.domain import messages, tenancy
+from worker.services.base import CommandService, Handled
+from worker.shared.jetstream import stream_seq
+
+log = structlog.get_logger("worker")
+
+StoredResult = Callable[[str, str], Awaitable[bytes | None]]
+
+
+# Every result, whatever its command, has data.status: enough for the canonical log line.
+class _Status(msgspec.Struct, frozen=True):
+    status: str = "?"
+    scope: str | None = None
+
+
+class _StatusProbe(msgspec.Struct):
+    data: _Status = _Status()
+
+
+_STATUS = msgspec.json.Decoder(_StatusProbe)
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    reason: str
+    code: str = dead_letters.INVALID_COMMAND
+
+
+@dataclass(slots=True)
+class _Delivery:
+    """One delivery being settled: what its log lines, dead letter and hand-back need."""
+
+    msg: Msg
+    subject: subjects.StoredCommand
+    deliveries: int
+    seq: int
+    started: float
+    log: Any  # structlog's bound logger, bound with more as the command is read
+
+    @property
+    def kind(self) -> str:
+        return self.subject.kind
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    """A decoded command and the service that runs it."""
+
+    cmd: Envelope
+    service: CommandService
+
+
+class CommandHandler:
+    def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
+                 services: Mapping[str, CommandService], stored_result: StoredResult, *, max_deliver: int,
+                 reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536,
+                 tenant_lineages: frozenset[int] | None = None) -> None:
+        self._conn = nc
+        self._js = js
+        self._outbox = outbox
+        missing = sorted(set(COMMAND_TYPES) - set(services))
+        if missing:  # every kind the decoder accepts has a service: no delivery finds none
+            raise ValueError(f"no service for the command kinds {missing}")
+        self._services = services
+        self._stored_result = stored_result
+        # Enforced here, not by the consumer (whose max_deliver is unlimited): a message whose
+        # dead-lettering fails must be delivered again, never dropped by the server.
+        self._max_deliver = max_deliver
+        self._reply_prefixes = reply_prefixes
+        self._max_command_bytes = max_command_bytes
+        self._tenant_lineages = tenant_lineages
+        self._failures = FailureLedger()
+
+    async def aclose(self, timeout: float) -> None:
+        """Let work the services still have in the database finish (batches of creates)."""
+        for service in self._services.values():
+            close = getattr(service, "aclose", None)
+            if close is not None:
+                await close(timeout)
+
+    async def __call__(self, msg: Msg) -> bool:
+        """Settle one delivery. True when it went back to the server for a later attempt (a
+        nak): the partition then holds the workspace's later commands until it returns."""
+        started = time.perf_counter()
+        subject = subjects.parse_stored(msg.subject)
+        deliveries = msg.metadata.num_delivered
+        d = _Delivery(msg, subject, deliveries, stream_seq(msg), started,
+                      log.bind(kind=subject.kind, subject=subject.original, deliveries=deliveries,
+                               queued_ms=_queued_ms(msg)))
+        decoded = self._admit(d)
+        if isinstance(decoded, Invalid):
+            return await self._reject_invalid(d, decoded)
+        command = _Decoded(decoded, self._services[subject.kind])  # _decode admits only COMMAND_TYPES
+        d.log = d.log.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
+        # Deliveries this process spent waiting out an outage are not the command's doing.
+        poison = delivery.before_running(self._failures.counted_deliveries(d.seq, deliveries), self._max_deliver)
+        if poison is not None:
+            return await self._give_up(d, command, RuntimeError(
+                f"delivered {deliveries} times without completing (worker crash or hang?)"), poison, None)
+        try:
+            running = time.perf_counter()
+            handled: Handled = await command.service.run(decoded)
+            applied = time.perf_counter()
+            await self._outbox.publish_coalesced(handled.events)
+            published = time.perf_counter()
+            if decoded.reply_to:
+                await self._conn.publish(decoded.reply_to, handled.result)
+            await msg.ack()
+        except Exception as exc:
+            return await self._failed(d, command, exc)
+        if deliveries > 1:
+            self._failures.forget(d.seq)
+        data = _STATUS.decode(handled.result).data
+        metrics.observe(subject.kind, data.status, time.perf_counter() - started, deliveries, handled.duplicate,
+                        data.scope if data.status == SAVED_WITH_EVICTION else None)
+        # Where the time went: the service (its database round trips and the planning between
+        # them, with any wait for a batch shared with other commands), then storing the events
+        # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.
+        d.log.info("command", status=data.status, duplicate=handled.duplicate, events=len(handled.events),
+                   duration_ms=_ms(started), db_ms=_ms(running, applied), events_ms=_ms(applied, published))
+        return False
+
+    def _admit(self, d: _Delivery) -> Envelope | Invalid:
+        if not d.subject.placed:  # stored as published: the partition mapping could not file it
+            return Invalid(f"the subject {d.subject.original!r} names no workspace the partitions can place "
+                           "(a literal wildcard token; ids in subjects are percent-encoded, docs/design.md, section 3.1)")
+        if len(d.msg.data) > self._max_command_bytes:
+            return Invalid(f"the command is {len(d.msg.data)} bytes, over the limit of {self._max_command_bytes}")
+        return self._decode(d.subject.kind, d.subject.workspace_token, d.msg.data, self._reply_prefixes,
+                            self._tenant_lineages)
+
+    @staticmethod
+    def _decode(kind: str, token: str, data: bytes, reply_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES,
+                tenant_lineages: frozenset[int] | None = None) -> Envelope | Invalid:
+        if kind not in COMMAND_TYPES:
+            return Invalid(f"{subjects.COMMAND_PREFIX}{kind} is not handled by this worker version",
+                           dead_letters.UNSUPPORTED_COMMAND)
+        try:
+            cmd: Envelope = decoder_for(kind).decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            return Invalid(f"the command could not be decoded: {exc}")
+        except RecursionError:
+            # Deep nesting (in `Any` fields or skipped unknown fields) exhausts the stack.
+            return Invalid("the command could not be decoded: JSON nested too deeply")
+        # Hex is case-insensitive (RFC 3986): %2e is %2E. Nothing else may differ.
+        if subjects.encode_token(cmd.workspace_id) != subjects.canonical_token(token):
+            return Invalid(
+                f"workspace_id {cmd.workspace_id!r} does not match the subject's workspace token {token!r}"
+            )
+        if cmd.reply_to is not None and not subjects.may_answer(cmd.reply_to, reply_prefixes):
+            # The worker publishes results only to reply inboxes, never into event or command subjects.
+            return Invalid(f"reply_to must start with one of {', '.join(reply_prefixes)}, got {cmd.reply_to!r}")
+        foreign = tenancy.foreign_lineage(cmd, tenant_lineages)
+        if foreign is not None:  # another bot's memories: never read or written for this one
+            return Invalid(foreign)
+        return cmd
+
+    async def _hand_back(self, d: _Delivery, retry: delivery.Retry) -> bool:
+        """The nak of every failure path: a broker gone too is logged, not raised (ack_wait
+        redelivers the command then), so it never shows as a handler crash."""
+        try:
+            await d.msg.nak(delay=retry.delay)
+        except Exception as nak_exc:
+            d.log.warning("nak_failed", error=repr(nak_exc))
+        return True
+
+    async def _reject_invalid(self, d: _Delivery, invalid: Invalid) -> bool:
+        """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
+        reason = invalid.reason
+        command_id, reply_to = answerable(d.msg.data, self._reply_prefixes)
+        d.log = d.log.bind(command_id=command_id)
+        try:
+            await dead_letters.dead_letter(
+                self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
+                payload=d.msg.data, reason=invalid.code, error=reason, deliveries=d.deliveries, stream_seq=d.seq)
+            if reply_to:
+                await self._conn.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
+            await d.msg.ack()
+        except Exception as exc:
+            d.log.warning("command_invalid_not_recorded", error=repr(exc))
+            return await self._hand_back(d, delivery.after_invalid_not_recorded())
+        metrics.DEAD_LETTERS.labels(invalid.code).inc()
+        metrics.COMMANDS.labels(d.kind, COMMAND_INVALID).inc()
+        d.log.warning("command", status="memory_command_invalid", reason=reason, duration_ms=_ms(d.started))
+        return False
+
+    async def _failed(self, d: _Delivery, command: _Decoded, exc: Exception) -> bool:
+        unavailable = is_unavailable(exc)
+        counted = self._failures.counted_deliveries(d.seq, d.deliveries)
+        first_failed_at = self._failures.note(d.seq, unavailable=unavailable).first_failed_at
+        decision = delivery.after_running(failed=True, permanent=is_permanent(exc), unavailable=unavailable,
+                                          deliveries=d.deliveries, counted=counted, max_deliver=self._max_deliver)
+        match decision:
+            case delivery.Retry():
+                event = "waiting_for_dependency" if decision.waiting_for_dependency else "command_retry"
+                metrics.RETRIES.labels(d.kind).inc()
+                d.log.warning(event, error=repr(exc), retry_in_s=decision.delay, duration_ms=_ms(d.started))
+                return await self._hand_back(d, decision)
+            case delivery.GiveUp():
+                return await self._give_up(d, command, exc, decision, first_failed_at)
+            case delivery.Ack():  # after_running(failed=True) never acks: a failure is never settled as done
+                raise RuntimeError("a failed delivery was decided done")
+
+    async def _give_up(self, d: _Delivery, command: _Decoded, exc: Exception, give_up: delivery.GiveUp,
+                       first_failed_at: datetime | None) -> bool:
+        cmd = command.cmd
+        try:
+            stored = await self._stored_result(cmd.command_id, cmd.workspace_id)
+            outcome = delivery.give_up_with(give_up, stored=stored is not None)
+            if isinstance(outcome, delivery.DeadLetter):
+                await dead_letters.dead_letter(
+                    self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
+                    payload=d.msg.data, reason=outcome.reason, error=repr(exc), deliveries=d.deliveries,
+                    first_failed_at=first_failed_at, stream_seq=d.seq)
+            if cmd.reply_to:
+                await self._conn.publish(cmd.reply_to, stored if stored is not None else command.service.failure_result(cmd))
+            await d.msg.ack()
+            self._failures.forget(d.seq)
+        except Exception as dlq_exc:
+            retry = delivery.after_give_up_failed(d.deliveries)
+            d.log.error("dead_letter_failed", error=repr(dlq_exc), retry_in_s=retry.delay)
+            return await self._hand_back(d, retry)
+        status = "answered_from_inbox" if isinstance(outcome, delivery.AnswerStored) else "dead_lettered"
+        if isinstance(outcome, delivery.DeadLetter):
+            metrics.DEAD_LETTERS.labels(outcome.reason).inc()
+        d.log.error("command", status=status, error=repr(exc), permanent=give_up.permanent, duration_ms=_ms(d.started))
+        return False
+
+
+def _queued_ms(msg: Msg) -> float | None:
+    """How long the command waited between being stored in the stream and reaching its handler."""
+    if not msg.metadata:
+        return None
+    return round((time.time() - msg.metadata.timestamp.timestamp()) * 1000, 1)
+
+
+def _ms(started: float, ended: float | None = None) -> float:
+    return round(((time.perf_counter() if ended is None else ended) - started) * 1000, 2)
