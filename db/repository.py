@@ -132,7 +132,7 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, tenant: str = "") -> asyncpg.Pool:
     """`tenant`: the bot this worker serves; every inbox row it stores says so
-    (db/migrations/003_tenants.sql). Give MemoryRepository the same."""
+    (db/migrations/004_tenants.sql). Give MemoryRepository the same."""
     tenant_setting = {TENANT_SETTING: tenant} if tenant else {}
     return await asyncpg.create_pool(
         dsn, min_size=min_size, max_size=max_size, init=_json_as_text, reset=_keep_session,
@@ -143,7 +143,7 @@ async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, tenant
     )
 
 
-# The session setting the inbox trigger reads (db/migrations/003_tenants.sql).
+# The session setting the inbox trigger reads (db/migrations/004_tenants.sql).
 TENANT_SETTING = "memory_worker.tenant"
 
 

@@ -8,7 +8,7 @@ blacklist), so the worker keeps two things apart there itself:
 - lineages: a tenant's commands may name only its own lineages (TENANT_LINEAGES) and lineage 0
   (a user's global personal memories, which belong to the user, not to a bot);
 - stored results: each tenant's inbox rows carry the tenant in their workspace column, so a
-  repeat or a result lookup never finds another tenant's result (db/migrations/003_tenants.sql).
+  repeat or a result lookup never finds another tenant's result (db/migrations/004_tenants.sql).
 
 Pure functions: no I/O.
 """
