@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import asyncpg
 import msgspec
 
+from contracts.codec import encode
 from db import directory
 from db.connection import SERVER_SETTINGS
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest
 from worker.domain import tenancy
 
 
@@ -191,8 +193,8 @@ class Tx:
             "SELECT memory_outbox_write($1, $2::jsonb, NULL, NULL, NULL, NULL)", command_id, events_json.decode())
         return _OUTBOX.decode(raw)
 
-    async def manual_context(self, request_json: bytes) -> ManualContextRow:
-        raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", request_json.decode())
+    async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
+        raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())
         return _MANUAL_CONTEXT.decode(raw)
 
     async def seed_context(self, identity: str, workspace_id: str) -> SeedContextRow:
@@ -307,21 +309,20 @@ class MemoryRepository:
         """What a write found stored before it (row.duplicate)."""
         return Stored(bytes(row.result), tenancy.own_workspace(self.tenant, row.stored_workspace), row.outbox)
 
-    async def create_save(self, plan_json: bytes) -> SaveRow:
+    async def create_save(self, request: CreateSaveRequest) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
         the eviction notice is completed inside it)."""
-        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
+        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", encode(request).decode())
         return _save_row(row)
 
-    async def create_contexts(self, requests_json: bytes) -> list[CreateContextRow]:
-        """memory_create_context() of several commands (a JSON array of {command_id,
-        workspace_id, ids, lineage_id}) in one round trip, in order."""
-        raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", requests_json.decode())
+    async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
+        """memory_create_context() of several commands in one round trip, in order."""
+        raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", encode(requests).decode())
         return _CONTEXTS.decode(raw)
 
-    async def create_batch(self, batch_json: bytes) -> list[SaveRow]:
+    async def create_batch(self, batch: CreateBatchRequest) -> list[SaveRow]:
         """memory_create_batch(): the saves and refusals of several commands, one transaction."""
-        return _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
+        return _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", encode(batch).decode()))
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes) -> SaveRow:
         """memory_record_result(): store a refusal, or report what a concurrent delivery stored."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, overload
 
 import asyncpg
 
@@ -37,6 +37,10 @@ def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
     return exc.table_name == "processed_commands"
 
 
+@overload
+def seen_before(cmd: Envelope, stored: Stored) -> Handled: ...
+@overload
+def seen_before(cmd: Envelope, stored: Stored | None) -> Handled | None: ...
 def seen_before(cmd: Envelope, stored: Stored | None) -> Handled | None:
     """Was this command seen before? The one place that decides; every path that can find a
     stored result asks here: the create's context read and its locked save (which may find a

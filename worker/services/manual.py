@@ -4,31 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import msgspec
-
 from contracts.codec import encode
 from contracts.commands import ManualMemory
-from contracts.results import CacheKey, OpResult
+from contracts.results import OpResult
 from db.repository import ManualContextRow, MemoryRepository, Tx
+from db.requests import ManualContextRequest
 from worker.domain import events, op_results
 from worker.domain.events import EventTemplate
 from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
+from worker.domain.owner import cache_key
 from worker.services import rows
 from worker.services.base import Handled, once, seen_before
-
-
-class ManualContextRequest(msgspec.Struct, frozen=True):
-    """The argument of memory_manual_context()."""
-
-    scope: str
-    workspace_id: str
-    owner_id: str
-    actor_id: str
-    identity_id: str | None
-    lineage_id: int
-    memory_id: int | None
-    want_existing: bool
 
 
 def owner_of(cmd: ManualMemory) -> str:
@@ -65,11 +52,11 @@ class ManualMemoryService:
             repeat = seen_before(cmd, await tx.stored(cmd.command_id))
             if repeat is not None:
                 return repeat
-            row = await tx.manual_context(encode(ManualContextRequest(
+            row = await tx.manual_context(ManualContextRequest(
                 scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id, actor_id=cmd.actor.id,
                 identity_id=cmd.identity_id, lineage_id=cmd.lineage_id, memory_id=cmd.memory_id,
                 want_existing=cmd.action == "add_batch",  # only a batch de-duplicates against stored rows
-            )))
+            ))
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
             result_json = encode(result)
@@ -88,7 +75,7 @@ class ManualMemoryService:
             return op_results.refused(cid, decision), []
         if isinstance(decision, Unchanged):
             return op_results.unchanged(cid, decision.memory_id), []
-        key = CacheKey("tomori_state", cmd.workspace_id) if cmd.scope == "server" else CacheKey("user", owner_id)
+        key = cache_key(cmd.scope, owner_id)
         now = datetime.now(UTC).isoformat()
         pending = events.invalidations(cid, [key], now, f"memory_{cmd.action}")
         common = {"scope": cmd.scope, "owner_id": owner_id, "lineage_id": cmd.lineage_id}
