@@ -1,3 +1,4 @@
+-- Summary: inbox and outbox rows say which bot (tenant) stored them.
 -- Bots apart (issue 29): several workers, one per bot (its tenant, the worker's TENANT
 -- setting), share one database. Each stores its commands' results in the one inbox
 -- (processed_commands), so a row says whose it is: a tenant's worker sets the session setting
