@@ -13,6 +13,7 @@ import asyncpg
 import msgspec
 
 from contracts.codec import encode
+from contracts.events import Source
 from db import directory
 from db.connection import SERVER_SETTINGS
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest
@@ -70,7 +71,7 @@ class PanelRow(msgspec.Struct, frozen=True):
     tags: list[str]
     manually_written: bool
     taught_by: str | None
-    source: str
+    source: Source
 
 
 class ManualContextRow(msgspec.Struct, frozen=True):
@@ -182,7 +183,7 @@ class Tx:
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes) -> bytes:
         """Store a result; returns it as stored, so a first answer and a repeat are byte-identical."""
-        stored = await self.conn.fetchval(
+        stored: str = await self.conn.fetchval(
             "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
             " VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING result",
             command_id, kind, workspace_id, status, result_json.decode())
@@ -256,7 +257,7 @@ class Tx:
 
     async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
                         personal_ids: Sequence[int]) -> int:
-        return await self.conn.fetchval(
+        count: int = await self.conn.fetchval(
             "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
             "             reinforcement_count = reinforcement_count + 1"
             "           FROM servers w WHERE w.server_id = m.server_id AND w.server_disc_id = $1"
@@ -266,6 +267,7 @@ class Tx:
             "           WHERE persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[]) RETURNING 1)"
             " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)",
             workspace_id, lineage_id, list(server_ids), list(personal_ids))
+        return count
 
 
 def _save_row(row: asyncpg.Record) -> SaveRow:
@@ -353,7 +355,8 @@ class MemoryRepository:
         return row["n"], row["age"]
 
     async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
-        return await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
+        pruned: int = await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
+        return pruned
 
     async def mark_published(self, ids: Sequence[int]) -> None:
         await self._pool.execute(

@@ -38,7 +38,7 @@ SAVED_MESSAGE = "Memory saved successfully"
 _SERVER_PANEL = "/memories"
 _PERSONAL_PANEL = "/personal memories"
 _PRIVACY_PANEL = "/personal config"
-_PRIVACY_NAMES = {Privacy.PARTIAL: "partial", Privacy.FULL: "full"}
+_PRIVACY_NAMES: dict[int, str] = {Privacy.PARTIAL: "partial", Privacy.FULL: "full"}
 
 
 def _command_id(cmd_or_command_id: CreateMemory | str) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Literal
 
-from contracts.results import CacheKey
+from contracts.results import CacheKey, ManualStatus
 
 Scope = Literal["server", "personal"]
 ToolScope = Literal["server_wide", "target_user"]
@@ -168,7 +168,7 @@ class ManualContext:
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    status: str
+    status: ManualStatus
     reason: str
     extra: Mapping[str, int] = field(default_factory=dict)  # available/requested for batches
 
@@ -204,6 +204,7 @@ ManualDecision = Refuse | Insert | Update | Unchanged | Delete
 @dataclass(frozen=True, slots=True)
 class SeedPlan:
     content: str
+    user_id: int  # the identity's users.user_id: whose lineage-0 row it becomes
 
 
 @dataclass(frozen=True, slots=True)

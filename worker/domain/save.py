@@ -42,9 +42,9 @@ class CreateSave:
 
 def save_request(cmd: CreateMemory, plan: SavePlan, now: datetime, settings: NoticeSettings) -> CreateSave:
     scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
-    notice = dict(plan_notice(settings, cmd.channel, NoticeSubject(
+    notice = plan_notice(settings, cmd.channel, NoticeSubject(
         kind="saved", scope_label=scope_label, content_saved=plan.content, content_forgotten=None,
-        persona_name=cmd.persona.name)))
+        persona_name=cmd.persona.name))
     return CreateSave(
         plan=plan,
         teacher_id=cmd.triggerer.id if cmd.triggerer else None,

@@ -34,7 +34,8 @@ class CommandService(Protocol):
 def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
     """The command's inbox row was stored first by another delivery of the same command; any
     other unique violation is a fault of its own, not an answer waiting to be read."""
-    return exc.table_name == "processed_commands"
+    table: str | None = exc.table_name
+    return table == "processed_commands"
 
 
 @overload

@@ -55,8 +55,8 @@ class BatchedCreateService:
             for cmd, a in zip(cmds, args, strict=True)])
         answered: dict[int, Handled] = {}
         ops: dict[int, RecordOp | SaveOp] = {}  # by command index, in command order
-        for index, (cmd, a, row) in enumerate(zip(cmds, args, contexts, strict=True)):
-            match self._service.step(cmd, a, row):
+        for index, (cmd, a, context) in enumerate(zip(cmds, args, contexts, strict=True)):
+            match self._service.step(cmd, a, context):
                 case Answered(handled):
                     answered[index] = handled
                 case Refusal(result):

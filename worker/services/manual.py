@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import assert_never
 
 from contracts.codec import encode
 from contracts.commands import ManualMemory
+from contracts.events import Source
 from contracts.results import OpResult
 from db.repository import ManualContextRow, MemoryRepository, Tx
 from db.requests import ManualContextRequest
@@ -71,31 +73,39 @@ class ManualMemoryService:
     async def _apply(self, tx: Tx, cmd: ManualMemory, owner_id: str, row: ManualContextRow,
                      decision: ManualDecision) -> tuple[OpResult, list[EventTemplate]]:
         cid = cmd.command_id
-        if isinstance(decision, Refuse):
-            return op_results.refused(cid, decision), []
-        if isinstance(decision, Unchanged):
-            return op_results.unchanged(cid, decision.memory_id), []
         key = cache_key(cmd.scope, owner_id)
         now = datetime.now(UTC).isoformat()
         pending = events.invalidations(cid, [key], now, f"memory_{cmd.action}")
-        common = {"scope": cmd.scope, "owner_id": owner_id, "lineage_id": cmd.lineage_id}
-        if isinstance(decision, Delete):
-            await tx.delete_memory(cmd.scope, decision.memory_id)
-            pending.append(events.removed(cid, now, memory_id=decision.memory_id, content=decision.content, **common))
-            return op_results.removed(cid, decision.memory_id, [key]), pending
-        if isinstance(decision, Update):
-            await tx.update_memory(cmd.scope, decision.memory_id, decision.content, decision.tags)
-            pending.append(events.saved(cid, now, workspace_id=cmd.workspace_id, memory_id=decision.memory_id,
-                                        content=decision.content, source=row.target.source,
-                                        manually_written=True, suffix=f"saved:{decision.memory_id}", **common))
-            return op_results.updated(cid, decision.memory_id, [key]), pending
-        assert isinstance(decision, Insert)
-        ids = await self._insert(tx, cmd, row, decision)
-        for memory_id, content in zip(ids, decision.contents, strict=True):
-            pending.append(events.saved(cid, now, workspace_id=cmd.workspace_id, memory_id=memory_id,
-                                        content=content, source="manual", manually_written=True,
-                                        suffix=f"saved:{memory_id}", **common))
-        return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
+        match decision:
+            case Refuse():
+                return op_results.refused(cid, decision), []
+            case Unchanged(memory_id):
+                return op_results.unchanged(cid, memory_id), []
+            case Delete(memory_id, content):
+                await tx.delete_memory(cmd.scope, memory_id)
+                pending.append(events.removed(cid, now, scope=cmd.scope, owner_id=owner_id, lineage_id=cmd.lineage_id,
+                                              memory_id=memory_id, content=content))
+                return op_results.removed(cid, memory_id, [key]), pending
+            case Update(memory_id, content, tags):
+                await tx.update_memory(cmd.scope, memory_id, content, tags)
+                if row.target is None:  # decide_manual edits only the row it was given
+                    raise RuntimeError(f"{cid}: an edit of memory {memory_id} without its row")
+                pending.append(self._saved(cmd, owner_id, now, memory_id, content, row.target.source))
+                return op_results.updated(cid, memory_id, [key]), pending
+            case Insert():
+                ids = await self._insert(tx, cmd, row, decision)
+                pending += [self._saved(cmd, owner_id, now, memory_id, content, "manual")
+                            for memory_id, content in zip(ids, decision.contents, strict=True)]
+                return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
+            case _:
+                assert_never(decision)
+
+    @staticmethod
+    def _saved(cmd: ManualMemory, owner_id: str, now: str, memory_id: int, content: str,
+               source: Source) -> EventTemplate:
+        return events.saved(cmd.command_id, now, scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id,
+                            lineage_id=cmd.lineage_id, memory_id=memory_id, content=content, source=source,
+                            manually_written=True, suffix=f"saved:{memory_id}")
 
     async def _insert(self, tx: Tx, cmd: ManualMemory, row: ManualContextRow, decision: Insert) -> list[int]:
         if cmd.scope == "server":

@@ -34,15 +34,14 @@ class SeedBioService:
             if repeat is not None:
                 return repeat
             row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)
-            identity = rows.identity(row.identity)
-            decision = decide_seed(cmd, identity, already_seeded=row.already_seeded,
+            decision = decide_seed(cmd, rows.identity(row.identity), already_seeded=row.already_seeded,
                                    lineage0_count=row.lineage0_count, limits=self._limits,
                                    max_units=self._max_units)
             pending = []
             if isinstance(decision, SeedPlan):
-                (memory_id,) = await tx.insert_personal_memories(identity.user_id, GLOBAL_LINEAGE,
+                (memory_id,) = await tx.insert_personal_memories(decision.user_id, GLOBAL_LINEAGE,
                                                                  [decision.content], [], "bio_seed", False)
-                await tx.record_bio_seed(identity.user_id, memory_id)
+                await tx.record_bio_seed(decision.user_id, memory_id)
                 key = cache_key("personal", cmd.identity_user_id)
                 now = datetime.now(UTC).isoformat()
                 # The user cache is invalidated only after a write, and only by this command.
