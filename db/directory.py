@@ -22,8 +22,10 @@ from typing import Any
 import asyncpg
 
 from db import migrate
+from worker.domain.model import Privacy
 
-PRIVACY_LEVELS = {"open": 0, "partial": 1, "full": 2}
+# The names an operator types for users.privacy_level: open, partial, full.
+PRIVACY_LEVELS = {level.name.lower(): level.value for level in Privacy}
 
 # Settings an operator may change, with the column each maps to (in the standalone servers
 # table and in directory_workspaces()).

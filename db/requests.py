@@ -1,9 +1,9 @@
 """The arguments of the SQL functions that take one JSON document, as db/repository.py encodes them.
 
-Each Struct is what one function reads with `p ->> 'key'` / `p -> 'key'`; the function's
-comment in db/migrations/ names the Struct. tests/unit/test_sql_arguments.py reads the live
-definition of each function and fails when it reads a key its Struct does not have, so a key
-renamed on either side is caught before a create reads NULL.
+Each Struct is what one function reads with `p ->> 'key'` / `p -> 'key'`.
+tests/unit/test_sql_arguments.py names the Struct that feeds each function, reads the live
+definition of the function in db/migrations/ and fails when it reads a key its Struct does not
+have, so a key renamed on either side is caught before a create reads NULL.
 """
 
 from __future__ import annotations
