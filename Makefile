@@ -75,14 +75,16 @@ test-e2e: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) prometheus
 test-cluster: $(STAMP)
 	CLUSTER_COMMANDS=3000 $(PY) -m pytest -q -s -p no:cacheprovider tests/cluster
 
-## Every fault schedule (partitions, pauses, kill -9 in a partition, full disk, truncated files) in
+## Every fault schedule (partitions, pauses, kill -9 in a partition, full disk, truncated files,
+## PostgreSQL failovers and their asynchronous negative control) in
 ## network namespaces, each fault held 20 s; verdicts appended to tests/faults/results/latest.jsonl.
 test-faults: $(STAMP)
 	rm -f tests/faults/results/latest.jsonl
 	FAULT_SCHEDULES=all FAULT_HOLD_S=20 FAULT_RESULTS=tests/faults/results/latest.jsonl \
 		$(PY) -m pytest -q -s -p no:cacheprovider tests/faults
 
-## The long chaos runs: 5,000 creates with worker kills, database and NATS outages.
+## The long chaos runs: 5,000 creates with worker kills, database and NATS outages, and SIGTERM
+## while the database is stopped or frozen (twice: the second signal forces the exit).
 test-chaos: $(STAMP)
 	CHAOS_COMMANDS=5000 CHAOS_KILLS=8 $(PY) -m pytest -q -s -p no:cacheprovider tests/chaos
 

@@ -25,7 +25,7 @@ import asyncpg
 import structlog
 
 from db import facts
-from db.connection import BOT_SCHEMA, WORKER_SCHEMA, connect
+from db.connection import BOT_SCHEMA, DEFAULT_TIMEOUTS, WORKER_SCHEMA, Timeouts, connect
 
 log = structlog.get_logger("migrate")
 
@@ -191,9 +191,11 @@ async def migrate_dsn(dsn: str) -> list[str]:
     return (await prepare_dsn(dsn))[0]
 
 
-async def prepare_dsn(dsn: str) -> tuple[list[str], str]:
-    """migrate(), then the mode the database runs in (the worker states it at start-up)."""
-    conn = await connect(dsn)
+async def prepare_dsn(dsn: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> tuple[list[str], str]:
+    """migrate(), then the mode the database runs in (the worker states it at start-up).
+    A statement is never cut short here (a migration takes what it takes), the connection
+    attempt is: a vanished database fails the start-up within `timeouts.connect_s`."""
+    conn = await connect(dsn, Timeouts(connect_s=timeouts.connect_s))
     try:
         applied = await migrate(conn)
         now = await mode(conn)

@@ -5,9 +5,10 @@ transaction that reads, decides and writes under the lock)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import asyncpg
 import msgspec
@@ -15,9 +16,8 @@ import msgspec
 from contracts.codec import encode
 from contracts.events import Source
 from db import directory
-from db.connection import SERVER_SETTINGS
-from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest
-from worker.domain import tenancy
+from db.connection import SERVER_SETTINGS, Timeouts
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest, SaveOp
 
 
 class OutboxRow(msgspec.Struct, frozen=True):
@@ -98,6 +98,9 @@ class CreateContextRow(msgspec.Struct, frozen=True):
     pending: list[OutboxRow]
     workspace: WorkspaceRow | None
     users: list[UserRow]
+    # The tenant the stored result was stored for: not in the function's answer, read by the
+    # repository when there is a stored result (MemoryRepository._with_stored_tenants).
+    stored_tenant: str | None = None
 
 
 class SaveRow(msgspec.Struct, frozen=True):
@@ -108,6 +111,7 @@ class SaveRow(msgspec.Struct, frozen=True):
     result: msgspec.Raw
     outbox: list[OutboxRow]
     stored_workspace: str | None = None
+    stored_tenant: str | None = None  # as CreateContextRow.stored_tenant, for a duplicate
 
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
@@ -118,11 +122,15 @@ _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
 
-async def _json_as_text(conn: asyncpg.Connection) -> None:
-    # asyncpg hands jsonb over as text; keeping it text lets msgspec decode it straight into
-    # Structs, and lets a stored result be replied without a decode/encode round.
-    for typ in ("json", "jsonb"):
-        await conn.set_type_codec(typ, encoder=lambda v: v, decoder=lambda v: v, schema="pg_catalog")
+def _init_connection(timeouts: Timeouts) -> Callable[[asyncpg.Connection], Awaitable[None]]:
+    async def init(conn: asyncpg.Connection) -> None:
+        timeouts.arm(conn)
+        # asyncpg hands jsonb over as text; keeping it text lets msgspec decode it straight into
+        # Structs, and lets a stored result be replied without a decode/encode round.
+        for typ in ("json", "jsonb"):
+            await conn.set_type_codec(typ, encoder=lambda v: v, decoder=lambda v: v, schema="pg_catalog")
+
+    return init
 
 
 async def _keep_session(conn: asyncpg.Connection) -> None:
@@ -133,20 +141,56 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     """
 
 
-async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20, tenant: str = "") -> asyncpg.Pool:
-    """`tenant`: the bot this worker serves; every inbox row it stores says so
-    (db/migrations/004_tenants.sql). Give MemoryRepository the same."""
+WORKER_TIMEOUTS = Timeouts(connect_s=10.0, command_s=20.0)
+
+
+async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20,
+                      timeouts: Timeouts = WORKER_TIMEOUTS, tenant: str = "") -> asyncpg.Pool:
+    """`tenant`: the bot this worker serves; every inbox and outbox row its connections store
+    says so (db/migrations/004_tenants.sql). Give MemoryRepository the same."""
     tenant_setting = {TENANT_SETTING: tenant} if tenant else {}
     return await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_json_as_text, reset=_keep_session,
+        dsn, min_size=min_size, max_size=max_size, init=_init_connection(timeouts), reset=_keep_session,
+        timeout=timeouts.connect_s, command_timeout=timeouts.command_s,
         # The lock and statement timeouts turn a stuck database into a retryable error
-        # instead of a partition that silently stops.
+        # instead of a partition that silently stops; the command timeout does the same
+        # for a database that stopped answering at all.
         server_settings={"lock_timeout": "5s", "statement_timeout": "15s",
-                         "application_name": "memory-worker", **SERVER_SETTINGS, **tenant_setting},
+                         "application_name": "memory-worker", **SERVER_SETTINGS, **timeouts.server_settings(),
+                         **tenant_setting},
     )
 
 
-# The session setting the inbox trigger reads (db/migrations/004_tenants.sql).
+def leaves_connection_usable(exc: BaseException) -> bool:
+    """Whether a connection whose call raised `exc` may serve another call.
+
+    Only an error the server reported, on a session it keeps, leaves the protocol at a clean
+    point. A call cut short (the command timeout, a cancelled task), a protocol fault
+    (asyncpg's InternalClientError) or a lost connection may leave a reply half read or a
+    cancel request in flight; with the release hook that skips asyncpg's reset query
+    (`_keep_session`), such a connection would go back to the pool as it is, and its next
+    user would get `cannot switch to state 12; another operation (2) is in progress`.
+    """
+    return isinstance(exc, asyncpg.PostgresError) and not isinstance(
+        exc, (asyncpg.PostgresConnectionError, asyncpg.AdminShutdownError, asyncpg.CannotConnectNowError))
+
+
+@asynccontextmanager
+async def connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection that is closed, not reused, when a call on it fails uncleanly."""
+    async with pool.acquire() as conn:
+        try:
+            yield conn
+        except BaseException as exc:
+            if not leaves_connection_usable(exc):
+                # A connection the server closed is back in the pool's hands already (asyncpg
+                # detaches it on close): nothing left to drop, and the first error stands.
+                with suppress(asyncpg.InterfaceError):
+                    conn.terminate()
+            raise
+
+
+# The session setting the inbox's and outbox's tenant columns default to (db/migrations/004_tenants.sql).
 TENANT_SETTING = "memory_worker.tenant"
 
 
@@ -158,8 +202,13 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Stored:
+    """A command's stored result, the workspace and tenant it was stored for (tenant None:
+    the row was gone when its tenant was read, so nobody may take it for their own), and the
+    events a crash left unpublished."""
+
     result: bytes
     workspace_id: str | None
+    tenant: str | None
     pending: list[OutboxRow]
 
 
@@ -168,17 +217,16 @@ class Tx:
 
     def __init__(self, conn: asyncpg.Connection, tenant: str = "") -> None:
         self.conn = conn
-        self.tenant = tenant
+        self.tenant = tenant  # the repository's: what seen_before() compares a stored row's with
 
     async def stored(self, command_id: str) -> Stored | None:
         """A repeat's stored result and the events a crash left unpublished, or None."""
         row = await self.conn.fetchrow(
-            "SELECT result, workspace_id, memory_pending_outbox($1) AS pending"
+            "SELECT result, workspace_id, tenant, memory_pending_outbox($1) AS pending"
             " FROM processed_commands WHERE command_id = $1", command_id)
         if row is None:
             return None
-        return Stored(row["result"].encode(), tenancy.own_workspace(self.tenant, row["workspace_id"]),
-                      _OUTBOX.decode(row["pending"]))
+        return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], _OUTBOX.decode(row["pending"]))
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes) -> bytes:
@@ -275,13 +323,47 @@ def _save_row(row: asyncpg.Record) -> SaveRow:
                    row["stored_workspace"])
 
 
+_Reported = TypeVar("_Reported", CreateContextRow, SaveRow)
+
+
+def _reports_stored(row: CreateContextRow | SaveRow) -> bool:
+    return row.duplicate if isinstance(row, SaveRow) else bytes(row.stored) != b"null"
+
+
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
+
+
+class _Calls:
+    """The pool's one-call shortcuts (fetchval, fetchrow, fetch, execute), each on a
+    connection() so that a call failing uncleanly does not hand its connection on."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        async with connection(self._pool) as conn:
+            return await conn.fetchval(sql, *args)
+
+    async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
+        async with connection(self._pool) as conn:
+            return await conn.fetchrow(sql, *args)
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        async with connection(self._pool) as conn:
+            rows: list[asyncpg.Record] = await conn.fetch(sql, *args)
+            return rows
+
+    async def execute(self, sql: str, *args: Any) -> str:
+        async with connection(self._pool) as conn:
+            status: str = await conn.execute(sql, *args)
+            return status
 
 
 class MemoryRepository:
     def __init__(self, pool: asyncpg.Pool, tenant: str = "") -> None:
         """`tenant`: as given to create_pool for `pool`."""
-        self._pool = pool
+        self._raw_pool = pool
+        self._pool = _Calls(pool)
         self.tenant = tenant
 
     @asynccontextmanager
@@ -289,7 +371,7 @@ class MemoryRepository:
         """One transaction holding the advisory locks of `owners` ((scope, Discord id) pairs)
         from its first statement to commit or rollback. A caller that learns its owners inside
         the transaction (reinforcement) passes none and calls Tx.lock_owners once, with all."""
-        async with self._pool.acquire() as conn, conn.transaction():
+        async with connection(self._raw_pool) as conn, conn.transaction():
             tx = Tx(conn, self.tenant)
             await tx.lock_owners(owners)
             yield tx
@@ -299,52 +381,74 @@ class MemoryRepository:
         raw = await self._pool.fetchval(
             "SELECT memory_create_context($1, $2, $3, $4)", command_id, workspace_id, list(ids), lineage_id
         )
-        return _CONTEXT.decode(raw)
+        return (await self._with_stored_tenants([_CONTEXT.decode(raw)], lambda: [command_id]))[0]
 
-    def stored_of(self, row: CreateContextRow) -> Stored | None:
+    @staticmethod
+    def stored_of(row: CreateContextRow) -> Stored | None:
         """The context's report of a command seen before (its stored result), or None."""
         stored = bytes(row.stored)
-        return None if stored == b"null" else Stored(stored, tenancy.own_workspace(self.tenant, row.stored_workspace),
-                                                     row.pending)
+        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.stored_tenant, row.pending)
 
-    def stored_by_save(self, row: SaveRow) -> Stored:
+    @staticmethod
+    def stored_by_save(row: SaveRow) -> Stored:
         """What a write found stored before it (row.duplicate)."""
-        return Stored(bytes(row.result), tenancy.own_workspace(self.tenant, row.stored_workspace), row.outbox)
+        return Stored(bytes(row.result), row.stored_workspace, row.stored_tenant, row.outbox)
 
     async def create_save(self, request: CreateSaveRequest) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
         the eviction notice is completed inside it)."""
         row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", encode(request).decode())
-        return _save_row(row)
+        return (await self._with_stored_tenants([_save_row(row)], lambda: [request.command_id]))[0]
 
     async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
         """memory_create_context() of several commands in one round trip, in order."""
         raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", encode(requests).decode())
-        return _CONTEXTS.decode(raw)
+        return await self._with_stored_tenants(_CONTEXTS.decode(raw), lambda: [r.command_id for r in requests])
 
     async def create_batch(self, batch: CreateBatchRequest) -> list[SaveRow]:
         """memory_create_batch(): the saves and refusals of several commands, one transaction."""
-        return _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", encode(batch).decode()))
+        rows = _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", encode(batch).decode()))
+        return await self._with_stored_tenants(rows, lambda: [
+            op.plan.command_id if isinstance(op, SaveOp) else op.command_id for op in batch.ops])
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes) -> SaveRow:
         """memory_record_result(): store a refusal, or report what a concurrent delivery stored."""
         row = await self._pool.fetchrow(
             "SELECT * FROM memory_record_result($1, $2, $3, $4::jsonb)", command_id, kind, workspace_id,
             result_json.decode())
-        return _save_row(row)
+        return (await self._with_stored_tenants([_save_row(row)], lambda: [command_id]))[0]
+
+    async def _with_stored_tenants(self, rows: list[_Reported], command_ids: Callable[[], list[str]]) -> list[_Reported]:
+        """The rows, each that reports a stored result given the tenant it was stored for.
+
+        The create's functions (001, 002) report a stored row's workspace but not its tenant;
+        rather than redefine them, the tenant is read here, one statement and only when a row
+        reports a stored result (a repeat, or an id clash): the path of a new command is
+        untouched. An inbox row's tenant never changes; a row pruned meanwhile reads as None,
+        which no worker takes for its own. `command_ids`: the rows' command ids, in order.
+        """
+        if not any(_reports_stored(row) for row in rows):
+            return rows
+        ids = command_ids()
+        found = await self._pool.fetch(
+            "SELECT command_id, tenant FROM processed_commands WHERE command_id = ANY($1::text[])",
+            [cid for cid, row in zip(ids, rows, strict=True) if _reports_stored(row)])
+        tenants = {r["command_id"]: r["tenant"] for r in found}
+        return [msgspec.structs.replace(row, stored_tenant=tenants.get(cid)) if _reports_stored(row) else row
+                for cid, row in zip(ids, rows, strict=True)]
 
     async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
-        """The stored result of a command of this workspace (never another workspace's)."""
+        """The stored result of a command of this workspace and tenant (never another's)."""
         raw = await self._pool.fetchval(
-            "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
-            command_id, tenancy.qualified_workspace(self.tenant, workspace_id))
+            "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
+            command_id, workspace_id, self.tenant)
         return raw.encode() if raw is not None else None
 
     async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
         """The command kind and stored result of a processed command of this workspace."""
         row = await self._pool.fetchrow(
-            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2",
-            command_id, tenancy.qualified_workspace(self.tenant, workspace_id))
+            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
+            command_id, workspace_id, self.tenant)
         return (row["kind"], row["result"].encode()) if row is not None else None
 
     async def outbox_backlog(self) -> tuple[int, float]:
@@ -352,6 +456,8 @@ class MemoryRepository:
         row = await self._pool.fetchrow(
             "SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age"
             " FROM outbox WHERE published_at IS NULL AND tenant = $1", self.tenant)
+        if row is None:  # an aggregate without GROUP BY always answers one row
+            return 0, 0.0
         return row["n"], row["age"]
 
     async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:

@@ -198,9 +198,12 @@ def test_cloudnativepg_cluster():
     spec = cluster["spec"]
     assert spec["instances"] == 3
     assert spec["postgresql"]["synchronous"]["number"] >= 1
+    # Zero loss on failover (tests/faults failover-*): commits wait for a standby, never fall back.
+    assert spec["postgresql"]["synchronous"]["dataDurability"] == "required"
     assert spec["bootstrap"]["initdb"]["owner"] != "memory_worker"
     (role,) = [r for r in spec["managed"]["roles"] if r["name"] == "memory_worker"]
     assert role["login"] and not role["superuser"] and not role["createrole"] and not role["createdb"]
+    assert "pg_monitor" in role["inRoles"]  # the worker's replication check sees sync_state
 
 
 def test_migration_job_runs_as_the_owner_and_applies_the_worker_role():

@@ -15,7 +15,7 @@ from contracts import subjects
 from contracts.codec import encode
 from contracts.commands import ManualMemory
 from contracts.events import CacheInvalidate, MemoryRemoved, MemorySaved
-from contracts.results import CacheKey
+from contracts.results import CacheKey, InvalidCommandResult
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, personal_memories, processed_count, server_memories
 from tests.support.directory import add_proxy_identity, add_server, add_user
@@ -201,3 +201,23 @@ async def test_a_model_save_at_the_cap_evicts_an_unprotected_row_never_the_prote
         (ids[0], "old 200", True)]
     evicted = await read_stream(nc, subjects.EVENTS_STREAM, [subjects.evicted_subject("server", ws)])
     assert sorted(m.json()["memory_id"] for m in evicted) == sorted(ids[1:])
+
+
+async def test_a_panel_or_seed_refused_unapplied_comes_back_as_an_invalid_command_result(e2e_worker, memory,
+                                                                                         bot_db, nc):
+    """MemoryClient reads the worker's memory_command_invalid answer to the other kinds as the
+    contract's InvalidCommandResult (it once failed to decode it). Here the command is within
+    the contract (20,000 characters) but over the worker's size limit (MAX_COMMAND_BYTES, 64 KiB
+    by default): 4-byte characters make it 80 kB. Nothing is applied or stored."""
+    ws, proxy = unique(), f"pk:{uuid.uuid4()}"
+    await add_server(bot_db, ws)
+    big = "\U0001F327" * 20_000
+    answers = [await memory.manual(panel(ws, "add", content=big)),
+               await memory.seed_bio({"workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True,
+                                      "bio": big})]
+    for answer in answers:
+        assert isinstance(answer, InvalidCommandResult), answer
+        assert (answer.success, answer.data.status) == (False, codes.COMMAND_INVALID)
+        assert "over the limit of 65536" in answer.data.reason
+        assert await processed_count(bot_db, answer.command_id) == 0
+    assert await server_memories(bot_db, ws) == []

@@ -7,6 +7,9 @@ What it counts (each with examples, so a finding can be followed up):
   answer says saved while the memory row is not there;
 - applied twice: a command with more than one memory row (its content is unique);
 - answered differently: an answer (reply or result lookup) that is not the stored result;
+- ids given to other memories: a memory id the bot was told it saved that the database now
+  holds for different content (a commit lost in a failover whose sequence values were used
+  again);
 - above cap: a workspace holding more memories than the cap;
 - out of order: in a workspace, a save after a refusal, or memory ids not rising in
   publish order (each workspace's commands are published one after the other);
@@ -241,6 +244,20 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
             if s.command_id not in results or answer != results[s.command_id]:
                 differ.append((s.command_id, answer if s.command_id not in results else "differs"))
     v.found("answered differently", differ)
+
+    memory_by_id = {m["id"]: m for m in memories}
+    reused: set[tuple[str, int]] = set()  # (command, id) once, however often it was answered
+    for s in history:
+        for _, data in s.replies:
+            try:
+                answer = json.loads(data)
+            except ValueError:
+                continue
+            told = answer.get("data") if isinstance(answer, dict) else None
+            if isinstance(told, dict) and told.get("status") in SAVED and told.get("memory_id") in memory_by_id:
+                if memory_by_id[told["memory_id"]]["content"] != s.content:
+                    reused.add((s.command_id, told["memory_id"]))
+    v.found("ids given to other memories", sorted(reused))
 
     # The cap, and per-workspace order (publish order is index order within a workspace).
     v.found("above cap", [(r["workspace"], r["n"]) for r in per_owner])

@@ -21,7 +21,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from tests.faults.harness import FaultCluster  # noqa: E402
 from tests.faults.netns import available  # noqa: E402
-from tests.faults.schedules import WORKER_SETTINGS  # noqa: E402
+from tests.faults.schedules import REPLICATION, WORKER_SETTINGS  # noqa: E402
 
 
 def pytest_configure(config):
@@ -41,7 +41,7 @@ def fault_cluster(request):
     if why:
         pytest.skip(f"fault harness unavailable: {why}")
     schedule = request.node.callspec.params.get("schedule", "")
-    cluster = FaultCluster.create(WORKER_SETTINGS.get(schedule))
+    cluster = FaultCluster.create(WORKER_SETTINGS.get(schedule), REPLICATION.get(schedule))
     try:
         cluster.start()
         yield cluster

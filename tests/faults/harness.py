@@ -2,6 +2,12 @@
 nats-server nodes running deploy/nats/cluster.conf, PostgreSQL, two workers (`memoryctl
 run`) and a bot host for the client side (the bot and the checker).
 
+With `replication` ('sync' or 'async') PostgreSQL runs as a primary on host `pg` and a
+streaming standby (pg_basebackup) on host `pg-b`, and the workers reach the primary on a
+service address of its own (SERVICE_ADDRESS) that a failover moves to the promoted node, as
+a Kubernetes service or a cloud's writer endpoint does: the address is the fence. With
+'sync', `synchronous_standby_names` names the standby once it is connected.
+
 Every process is started by this object from a thread inside its host's namespace and is
 acted on by its PID only: stop, SIGKILL, SIGSTOP / SIGCONT (PostgreSQL: the postmaster and
 every process it forked, all ours, found by their parent PID). Each NATS node's
@@ -18,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,12 +33,18 @@ import asyncpg
 from db.migrate import migrate_dsn
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, copy_config, password_env, wait_for_meta_leader
 from tests.conftest import WorkerProcess, worker_env
-from tests.faults.netns import Network
+from tests.faults.netns import SUBNET, Network, ip
+from worker.local import replication as pg_replication
 from worker.local.embedded import PostgresServer
 
 NODES = ("nats-a", "nats-b", "nats-c")
 WORKERS = ("worker-1", "worker-2")
 HOSTS = (*NODES, "pg", *WORKERS, "bot")
+STANDBY = "pg-b"
+DATABASE_HOSTS = ("pg", STANDBY)
+# Where the workers reach the primary when PostgreSQL is replicated: moved on failover.
+SERVICE_ADDRESS = f"{SUBNET}.100"
+REPLICATION_TIMEOUT_S = 60.0
 CLIENT_PORT, ROUTE_PORT, HTTP_PORT, PG_PORT = 4222, 6222, 8222, 5432
 DATABASE = "faults"
 STORE_MB = 256
@@ -52,6 +65,9 @@ class FaultCluster:
     mounts: list[Path] = field(default_factory=list)
     paused: set[int] = field(default_factory=set)
     worker_settings: dict[str, str] = field(default_factory=dict)  # a schedule's own
+    replication: str | None = None  # None: one PostgreSQL; 'sync' or 'async': primary and standby
+    pgs: dict[str, PostgresServer] = field(default_factory=dict)
+    primary: str = "pg"  # the database host holding SERVICE_ADDRESS
 
     # ------------------------------------------------------------------ addresses
 
@@ -64,7 +80,16 @@ class FaultCluster:
 
     @property
     def database_url(self) -> str:
-        return f"postgresql://postgres@{self.net.address['pg']}:{PG_PORT}/{DATABASE}"
+        host = SERVICE_ADDRESS if self.replication else self.net.address["pg"]
+        return f"postgresql://postgres@{host}:{PG_PORT}/{DATABASE}"
+
+    def node_url(self, host: str, database: str = DATABASE) -> str:
+        """One database host's own address, for what must reach that node and no other."""
+        return f"postgresql://postgres@{self.net.address[host]}:{PG_PORT}/{database}"
+
+    @property
+    def standby(self) -> str:
+        return next(h for h in DATABASE_HOSTS if h != self.primary)
 
     def store_dir(self, node: str) -> Path:
         return self.root / node / "js"
@@ -72,19 +97,29 @@ class FaultCluster:
     # ------------------------------------------------------------------ start
 
     @classmethod
-    def create(cls, worker_settings: dict[str, str] | None = None) -> FaultCluster:
+    def create(cls, worker_settings: dict[str, str] | None = None, replication: str | None = None) -> FaultCluster:
         root = Path(tempfile.mkdtemp(prefix="memory-faults-"))
-        return cls(root, Network(HOSTS), worker_settings=dict(worker_settings or {}))
+        hosts = (*HOSTS, STANDBY) if replication else HOSTS
+        return cls(root, Network(hosts), worker_settings=dict(worker_settings or {}), replication=replication)
 
     def start(self) -> FaultCluster:
         self.net.create()
         self._start_postgres()
+        if self.replication:
+            # In the configuration file, not on the command line: pg_rewind's crash recovery of a
+            # killed primary runs the server without our -c settings, and would recycle the WAL
+            # it needs back to the last checkpoint before the timelines diverged.
+            self._on_primary("pg", "ALTER SYSTEM SET wal_keep_size = '256MB'")
+            self.net.run_on("pg", asyncio.run, self._create_database())
+            self._start_standby()
+            self.move_service_address("pg")
         for name in NODES:
             self._make_node(name)
         for name in NODES:
             self.start_node(name)
         self.wait_for_meta_leader()
-        self.net.run_on("pg", asyncio.run, self._create_database())
+        if not self.replication:
+            self.net.run_on("pg", asyncio.run, self._create_database())
         for name in WORKERS:  # one after the other: the first creates the R3 streams
             self._make_worker(name)
             self.start_worker(name)
@@ -96,14 +131,99 @@ class FaultCluster:
                        check=True, capture_output=True)
         self.mounts.append(path)
 
-    def _start_postgres(self) -> None:
-        data = self.root / "pg"
+    def _database_server(self, host: str) -> PostgresServer:
+        data = self.root / host
         self._mount_tmpfs(data, PG_DISK_MB)
+        hba = self.root / f"{host}-hba.conf"  # outside the data directory: pg_rewind leaves it alone
         # Reached from the workers' and the bot's hosts: trust inside this private network.
-        (data / "hba.conf").write_text("local all all trust\nhost all all 0.0.0.0/0 trust\n")
-        self.pg = PostgresServer(data, port=PG_PORT, durable=False,
-                                 settings={"listen_addresses": "*", "hba_file": str(data / "hba.conf")})
+        hba.write_text("local all all trust\nhost all all 0.0.0.0/0 trust\nhost replication all 0.0.0.0/0 trust\n")
+        settings = {"listen_addresses": "*", "hba_file": str(hba)}
+        if self.replication:
+            # fsync stays off (tmpfs; nothing here survives the machine), but a commit is
+            # reported only as synchronous_commit says: the thing under test.
+            settings.update(synchronous_commit="on", full_page_writes="on", wal_log_hints="on")  # pg_rewind needs both
+        server = PostgresServer(data, port=PG_PORT, durable=False, settings=settings)
+        self.pgs[host] = server
+        return server
+
+    def _start_postgres(self) -> None:
+        self.pg = self._database_server("pg")
         self.net.run_on("pg", self.pg.start)
+
+    def _start_standby(self) -> None:
+        standby = self._database_server(STANDBY)
+        self.net.run_on(STANDBY, pg_replication.base_backup, standby, self.net.address["pg"], PG_PORT)
+        self.net.run_on(STANDBY, standby.start)
+        self.wait_streaming("pg", STANDBY)
+        if self.replication == "sync":
+            self.require_sync("pg", STANDBY)
+
+    # ------------------------------------------------------------------ replication
+
+    def _on_primary(self, host: str, sql: str, *args) -> object:
+        async def query() -> object:
+            conn = await asyncpg.connect(self.node_url(host, "postgres"), timeout=5)
+            try:
+                return await conn.fetchval(sql, *args)
+            finally:
+                await conn.close()
+
+        return self.net.run_on(host, asyncio.run, query())
+
+    def wait_streaming(self, primary: str, standby: str, *, state: str | None = None) -> None:
+        """Until `standby` streams from `primary` (and, given, is in that sync_state)."""
+        name = pg_replication.application_name(self.pgs[standby])
+        deadline = time.monotonic() + REPLICATION_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                if self._on_primary(primary, "SELECT count(*) FROM pg_stat_replication WHERE application_name = $1"
+                                    " AND state = 'streaming' AND ($2::text IS NULL OR sync_state = $2)", name, state):
+                    return
+            except (OSError, asyncpg.PostgresError, TimeoutError):
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"{standby} does not stream from {primary} (sync_state {state}) "
+                             f"within {REPLICATION_TIMEOUT_S}s")
+
+    def require_sync(self, primary: str, standby: str) -> None:
+        """Commits on `primary` wait for `standby`: set only now it is connected (before, every
+        commit, CREATE DATABASE included, would wait for it)."""
+        name = pg_replication.application_name(self.pgs[standby])
+        self._on_primary(primary, f"ALTER SYSTEM SET synchronous_standby_names = '{name}'")
+        self._on_primary(primary, "SELECT pg_reload_conf()")
+        self.wait_streaming(primary, standby, state="sync")
+
+    def move_service_address(self, to: str) -> None:
+        """SERVICE_ADDRESS onto `to` and off every other database host; every host forgets the
+        old hardware address, as a gratuitous ARP of the new holder makes it."""
+        for host in DATABASE_HOSTS:
+            if host in self.net.namespace and host != to:
+                subprocess.run(["ip", "-n", self.net.namespace[host], "addr", "del", f"{SERVICE_ADDRESS}/24",
+                                "dev", "eth0"], capture_output=True)
+        ip("-n", self.net.namespace[to], "addr", "add", f"{SERVICE_ADDRESS}/24", "dev", "eth0")
+        for ns in self.net.namespace.values():
+            subprocess.run(["ip", "-n", ns, "neigh", "flush", "to", SERVICE_ADDRESS], capture_output=True)
+        self.primary = to
+
+    def promote(self, host: str) -> None:
+        self.net.run_on(host, pg_replication.promote, self.pgs[host])
+
+    def rejoin_as_standby(self, old: str) -> str:
+        """The former primary, stopped, rewound to the new primary's timeline and started as
+        its standby; with synchronous replication the new primary then waits for it."""
+        server = self.pgs[old]
+        if server.running:
+            server.stop()
+        out = self.net.run_on(old, pg_replication.rewind, server, self.net.address[self.primary], PG_PORT)
+        self.net.run_on(old, server.start)
+        self.wait_streaming(self.primary, old)
+        if self.replication == "sync":
+            self.require_sync(self.primary, old)
+        return out.strip().splitlines()[-1] if out.strip() else ""
+
+    def set_link(self, host: str, up: bool) -> None:
+        """The host's only link down (a machine lost: packets to it vanish) or up again."""
+        ip("-n", self.net.namespace[host], "link", "set", "eth0", "up" if up else "down")
 
     async def _create_database(self) -> None:
         conn = await asyncpg.connect(f"postgresql://postgres@127.0.0.1:{PG_PORT}/postgres")
@@ -194,7 +314,7 @@ class FaultCluster:
 
     def pid_of(self, host: str) -> int:
         proc = self.nodes[host].proc if host in self.nodes else (
-            self.pg.proc if host == "pg" else self.workers[host].proc)
+            self.pgs[host].proc if host in self.pgs else self.workers[host].proc)
         assert proc is not None and proc.poll() is None, f"{host} is not running"
         return proc.pid
 
@@ -202,7 +322,7 @@ class FaultCluster:
         """The host's process, and for PostgreSQL also every backend and helper the
         postmaster forked (they leave its process group with setsid, so killpg misses them)."""
         pid = self.pid_of(host)
-        if host != "pg":
+        if host not in self.pgs:
             return [pid]
         children = []
         for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -228,7 +348,16 @@ class FaultCluster:
             self.paused.discard(pid)
 
     def kill(self, host: str) -> None:
-        (self.nodes.get(host) or self.workers.get(host) or self.pg).kill()
+        (self.nodes.get(host) or self.workers.get(host) or self.pgs[host]).kill()
+
+    def kill_database(self, host: str) -> int:
+        """SIGKILL the postmaster and every process it forked at once, as the end of its
+        machine or container would; returns how many."""
+        pids = self._pids(host)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        self.pgs[host].proc.wait(timeout=10)
+        return len(pids)
 
     # ------------------------------------------------------------------ disks
 
@@ -284,12 +413,12 @@ class FaultCluster:
         for node in self.nodes.values():
             node.stop(timeout=10)
             node.kill()
-        if self.pg is not None:
-            self.pg.terminate(signal.SIGQUIT, 10)  # immediate: nothing here to keep
-            self.pg.kill()
-        pg_log = self.root / "pg" / "postgres.log"
-        if pg_log.exists():  # it lives on the tmpfs about to go
-            shutil.copy(pg_log, self.root / "postgres.log")
+        for host, server in self.pgs.items():
+            server.terminate(signal.SIGQUIT, 10)  # immediate: nothing here to keep
+            server.kill()
+            pg_log = self.root / host / "postgres.log"
+            if pg_log.exists():  # it lives on the tmpfs about to go
+                shutil.copy(pg_log, self.root / f"{'postgres' if host == 'pg' else host}.log")
         for mount in reversed(self.mounts):
             done = subprocess.run(["umount", "-l", str(mount)], capture_output=True, text=True)
             if done.returncode != 0:

@@ -15,11 +15,13 @@ from tests.cluster.nats_deploy import PASSWORDS
 from tests.faults.bot import Bot
 from tests.faults.checker import Verdict, check, connect_db, wait_settled
 from tests.faults.harness import CAP, NODES, FaultCluster
-from tests.faults.schedules import SCHEDULES, Run
+from tests.faults.schedules import CONTROLS, SCHEDULES, Run
 
 WARM_UP_RESULTS = 30
 PROBE_TIMEOUT_S = 120.0
 SETTLE_TIMEOUT_S = 180.0
+# A negative control never settles (what it lost stays lost): the checker looks after this.
+CONTROL_SETTLE_S = 15.0
 
 
 async def _stored(dsn: str) -> int:
@@ -71,16 +73,17 @@ async def run_schedule(cluster: FaultCluster, name: str, *, hold_s: float, tail_
                                reconnect_time_wait=0.5, connect_timeout=2)
     bot = await Bot(cluster.nats_urls, "bot-tomori", PASSWORDS["bot-tomori"], per_workspace=CAP + 3,
                     lanes=lanes, pace_s=pace_s).start()
-    run = Run(cluster, admin, hold_s)
+    run = Run(cluster, admin, hold_s, probe=bot.probe)
     try:
         bot.start_load()
         await _wait_stored(cluster.database_url, WARM_UP_RESULTS, 60)
         began_at = time.monotonic()
         await SCHEDULES[name](run)
-        served_at = await bot.probe(PROBE_TIMEOUT_S)
+        served_at = run.served_at if run.probed else await bot.probe(PROBE_TIMEOUT_S)
         await asyncio.sleep(tail_s)  # load goes on after the heal for this long
         await bot.stop_load()
-        settled_at = await wait_settled(cluster.database_url, bot.history, admin, SETTLE_TIMEOUT_S)
+        settled_at = await wait_settled(cluster.database_url, bot.history, admin,
+                                        CONTROL_SETTLE_S if name in CONTROLS else SETTLE_TIMEOUT_S)
         verdict = await check(name, bot, cluster.database_url, admin, cap=CAP)
         await asyncio.to_thread(check_replicas, cluster, verdict)
     finally:

@@ -28,6 +28,15 @@ class Run:
     hold_s: float
     injected: list[str] = field(default_factory=list)
     healed_at: float | None = None
+    # The bot's probe for service (Bot.probe): a schedule that goes on after its heal (a
+    # failover rejoining the old primary) probes right at the heal, and the runner uses that.
+    probe: Callable[[float], Awaitable[float | None]] | None = None
+    served_at: float | None = None
+    probed: bool = False
+
+    async def probe_now(self, timeout_s: float = 120.0) -> None:
+        if self.probe is not None:
+            self.served_at, self.probed = await self.probe(timeout_s), True
 
     def note(self, text: str) -> None:
         self.injected.append(text)
@@ -240,6 +249,68 @@ async def corrupt_minority(run: Run) -> None:
     await _damage_minority(run, "corrupted")
 
 
+# How long the WAL stream to the standby is cut before the primary dies: commits made in that
+# window are on the primary alone, unless they waited for the standby.
+WAL_CUT_S = 2.0
+# A failover's detection: how long after the primary died the standby is promoted.
+PROMOTE_AFTER_S = 1.5
+
+
+async def _promote_and_move(run: Run, new: str) -> None:
+    await asyncio.to_thread(run.cluster.promote, new)
+    run.cluster.move_service_address(new)
+    run.healed()
+    await run.probe_now()
+
+
+async def _rejoin(run: Run, old: str) -> None:
+    rewound = await asyncio.to_thread(run.cluster.rejoin_as_standby, old)
+    sync = " and named the new primary's synchronous standby" if run.cluster.replication == "sync" else ""
+    run.note(f"{old} rewound (pg_rewind: {rewound!r}), started as a standby of {run.cluster.primary}{sync}")
+
+
+async def failover_kill_primary(run: Run) -> None:
+    c = run.cluster
+    old, new = c.primary, c.standby
+    c.net.cut(old, new)
+    await run.hold(WAL_CUT_S)
+    killed = c.kill_database(old)
+    c.net.heal()
+    run.note(f"{c.replication} replication: the WAL stream {old} -> {new} cut for {WAL_CUT_S:.0f}s, then the "
+             f"primary {old} SIGKILLed ({killed} processes); {new} promoted {PROMOTE_AFTER_S}s later and the "
+             f"service address moved to it")
+    await run.hold(PROMOTE_AFTER_S)
+    await _promote_and_move(run, new)
+    await run.hold()
+    await _rejoin(run, old)
+
+
+async def failover_lost_primary(run: Run) -> None:
+    c = run.cluster
+    old, new = c.primary, c.standby
+    c.set_link(old, False)
+    run.note(f"{c.replication} replication: the primary {old}'s machine lost (its link down: every packet to it "
+             f"vanishes, connections time out) for {run.hold_s:.0f}s, then {new} promoted and the service "
+             f"address moved to it")
+    await run.hold()
+    await _promote_and_move(run, new)
+    await run.hold(run.hold_s / 2)
+    c.set_link(old, True)  # back, still a primary, on an address nobody is given: fenced
+    run.note(f"{old} back after {run.hold_s / 2:.0f}s more, still running as a primary without the service address")
+    await _rejoin(run, old)
+
+
+async def switchover(run: Run) -> None:
+    c = run.cluster
+    old, new = c.primary, c.standby
+    await asyncio.to_thread(c.net.run_on, old, c.pgs[old].stop)  # fast shutdown: the standby gets all WAL
+    run.note(f"{c.replication} replication: planned switchover: {old} shut down (fast), {new} promoted, the service "
+             f"address moved to it")
+    await _promote_and_move(run, new)
+    await run.hold()
+    await _rejoin(run, old)
+
+
 SCHEDULES: dict[str, Schedule] = {
     "partition-leader-minority": partition_leader_minority,
     "partition-bridge": partition_bridge,
@@ -253,9 +324,25 @@ SCHEDULES: dict[str, Schedule] = {
     "full-disk-postgres": full_disk_postgres,
     "truncate-minority": truncate_minority,
     "corrupt-minority": corrupt_minority,
+    "failover-kill-primary": failover_kill_primary,
+    "failover-lost-primary": failover_lost_primary,
+    "switchover": switchover,
+    "failover-kill-primary-async": failover_kill_primary,
 }
+# PostgreSQL as a primary and a standby (tests/faults/harness.py) for these; one server otherwise.
+REPLICATION: dict[str, str] = {"failover-kill-primary": "sync", "failover-lost-primary": "sync", "switchover": "sync",
+                               "failover-kill-primary-async": "async"}
+# Negative controls: schedules whose guarantee is known not to hold. The checker must report
+# the loss (the test fails if it does not): asynchronous replication loses what the primary
+# acknowledged and the standby never received.
+CONTROLS = ("failover-kill-primary-async",)
 # Worker settings a schedule needs. A full disk held past the retry budget shows whether
 # the worker counts it against MAX_DELIVER: 4 deliveries are 0.5 + 1 + 2 s of retries.
-WORKER_SETTINGS: dict[str, dict[str, str]] = {"full-disk-postgres": {"MAX_DELIVER": "4"}}
+WORKER_SETTINGS: dict[str, dict[str, str]] = {
+    "full-disk-postgres": {"MAX_DELIVER": "4"},
+    # A deployment that counts on its synchronous standby says so: the worker checks at start.
+    **{name: {"REQUIRE_SYNC_STANDBY": "true"} for name, mode in REPLICATION.items() if mode == "sync"},
+}
 # `make test`: what needs no extra package and stays short on two cores.
-SHORT = ("partition-leader-minority",)
+# The failover (about 30 s) shows in every run that a primary's death loses no acknowledged save.
+SHORT = ("partition-leader-minority", "failover-kill-primary")

@@ -17,13 +17,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 
 import pytest
 
 from tests.faults.runner import run_schedule
 from tests.faults.sabotage import BREAKS, sabotage_and_check
-from tests.faults.schedules import SCHEDULES, SHORT
+from tests.faults.schedules import CONTROLS, SCHEDULES, SHORT
+
+# A worker's clean stop after a run: its commands in hand finish or go back, the pool closes.
+STOP_BOUND_S = 30
 
 
 def _chosen() -> list[str]:
@@ -50,8 +54,16 @@ def test_fault_schedule_keeps_every_guarantee(fault_cluster, schedule):
     if path := os.environ.get("FAULT_RESULTS"):
         with open(path, "a") as out:
             out.write(json.dumps(verdict.record()) + "\n")
+    # Every worker rode the fault out (no restart: the harness restarts none) and stops cleanly.
+    assert [w for w, p in fault_cluster.workers.items() if not p.running] == [], "a worker exited during the run"
+    codes = {w: fault_cluster.net.run_on(w, p.stop, signal.SIGTERM, STOP_BOUND_S)
+             for w, p in fault_cluster.workers.items()}
+    assert codes == {w: 0 for w in codes}, f"exit codes after SIGTERM (-9: killed after {STOP_BOUND_S}s): {codes}"
+    if schedule in CONTROLS:  # the guarantee does not hold here, and the checker must say so
+        assert verdict.lost > 0, f"the negative control lost nothing: the checker or the schedule is blind\n{verdict.line()}"
+        return
     assert verdict.problems == [], "\n".join(verdict.problems)
     assert verdict.acked > 0 and verdict.saved > 0 and verdict.refused > 0, verdict.line()
-    if schedule in SHORT:  # the checker itself: known breaks are found, and nothing else
+    if schedule == SHORT[0]:  # the checker itself: known breaks are found, and nothing else
         broken = fault_cluster.net.run_on("bot", asyncio.run, sabotage_and_check(fault_cluster, bot, schedule))
         assert {k: v for k, v in broken.counts.items() if v} == BREAKS, broken.problems

@@ -23,10 +23,12 @@ import nats
 import nats.errors
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import APIError, NotFoundError
+from nats.js.errors import NotFoundError
 
 from contracts import results as codes
 from contracts import subjects
+from contracts.commands import ReinforceMemories
+from contracts.results import InvalidCommandResult
 from db.repository import MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
@@ -35,8 +37,8 @@ from tests.support.directory import add_server, add_user, blacklist
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
 from worker.client.memory_client import MemoryClient
-from worker.domain import tenancy
 from worker.local.embedded import _nats_server_binary
+from worker.services.base import seen_before
 
 
 @dataclass(frozen=True)
@@ -171,18 +173,6 @@ async def as_worker(apart: Apart, tenant: Tenant):
     return await connect_as(apart.url, tenant.worker_user)
 
 
-async def send_raw(bot: Bot, kind: str, fields: dict) -> dict:
-    """A command as JSON, and its answer as JSON (MemoryClient.manual and .reinforce decode only
-    their own result shapes, not the answer to an invalid command)."""
-    cid = uuid.uuid4().hex
-    body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "reply_to": bot.memory.reply_subject(),
-            **fields}
-    raw = await bot.memory.send_raw(kind, fields["workspace_id"], json.dumps(body).encode(), command_id=cid,
-                                    reply_to=body["reply_to"], timeout=15)
-    assert raw is not None
-    return json.loads(raw)
-
-
 async def server_memories(db, ws: str) -> list[tuple[int, str]]:
     rows = await db.fetch("SELECT m.persona_lineage_id, m.content FROM server_memories m JOIN servers s"
                           " ON s.server_id = m.server_id WHERE s.server_disc_id = $1 ORDER BY 1, 2", ws)
@@ -291,37 +281,45 @@ async def test_a_bot_reaches_nothing_of_the_other_bot(apart, bots, tenant, other
 # The push-consumer trick
 
 
+def create_subject(config: ConsumerConfig) -> str:
+    """The consumer-create subject nats-py's add_consumer uses for `config`."""
+    if config.name is None:
+        return f"$JS.API.CONSUMER.CREATE.{subjects.EVENTS_STREAM}"
+    return f"$JS.API.CONSUMER.CREATE.{subjects.EVENTS_STREAM}.{config.name}.{config.filter_subject}"
+
+
 @pytest.mark.parametrize(("tenant", "other"), PAIRS, ids=["tomori", "kaede"])
 async def test_a_bot_cannot_have_events_pushed_anywhere(apart, bots, tenant, other):
+    """A bot may create, change or delete no consumer at all, its own included: any create
+    right would do. Its own consumer made push (into the other bot's inbox, a cache node's,
+    its own); made again after a delete; set to expire (inactive_threshold: the server then
+    deletes it, and a create right would make it again as push); another consumer, named or
+    ephemeral. Each a permissions violation; the consumer stays the worker's pull consumer."""
     bot = bots[tenant.name]
     for kind, subject in (("saved", "memory.saved.>"), ("evicted", "memory.evicted.>")):
         name = f"{tenant.bot}-{kind}"
         pull = ConsumerConfig(name=name, durable_name=name, filter_subject=subject, deliver_policy=DeliverPolicy.NEW,
                               ack_policy=AckPolicy.EXPLICIT)
-        # Its permitted consumer, with a delivery subject: the other bot's inbox, a cache
-        # node's, even its own. The worker made it a pull consumer first, and nats-server does
-        # not turn a pull consumer into a push one.
-        for target in (f"{other.inbox}.push", "_INBOX.cache.a.push", f"{tenant.inbox}.push"):
-            push = ConsumerConfig(**{**pull.as_dict(), "deliver_subject": target})
-            with pytest.raises(APIError) as refused:
-                await bot.js.add_consumer(subjects.EVENTS_STREAM, push)
-            assert refused.value.err_code == 10012 and "pull consumer to push" in refused.value.description
-        # Nor delete it to make it again as push, nor make another one, named or not.
-        with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
-            await bot.nc.request(f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.{name}", b"", timeout=1)
-        with pytest.raises(nats.errors.TimeoutError):
-            await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
-                name=f"{name}-push", durable_name=f"{name}-push", filter_subject=subject,
-                deliver_subject=f"{other.inbox}.push"), timeout=1)
-        with pytest.raises(nats.errors.TimeoutError):
-            await bot.js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
-                filter_subject=subject, deliver_subject=f"{other.inbox}.push"), timeout=1)
-        await bot.denied(f'publish to "$js.api.consumer.delete.{subjects.EVENTS_STREAM}.{name}"',
-                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}-push.{subject}"')
-        # The control: creating it as the pull consumer it is works (an update), and it stays pull.
-        await bot.js.add_consumer(subjects.EVENTS_STREAM, pull)
+        tries = [ConsumerConfig(**{**pull.as_dict(), "deliver_subject": target})
+                 for target in (f"{other.inbox}.push", "_INBOX.cache.a.push", f"{tenant.inbox}.push")]
+        tries += [ConsumerConfig(**{**pull.as_dict(), "inactive_threshold": 0.5}), pull,
+                  ConsumerConfig(name=f"{name}-push", durable_name=f"{name}-push", filter_subject=subject,
+                                 deliver_subject=f"{other.inbox}.push"),
+                  ConsumerConfig(filter_subject=subject, deliver_subject=f"{other.inbox}.push")]
+        for config in tries:  # as nats-py's add_consumer sends them, without waiting for no answer
+            await bot.nc.publish(create_subject(config), json.dumps(
+                {"stream_name": subjects.EVENTS_STREAM, "config": config.as_dict()}).encode())
+        await bot.nc.publish(f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.{name}", b"")
+        await bot.denied(f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}.{subject}"',
+                         f'publish to "$js.api.consumer.delete.{subjects.EVENTS_STREAM}.{name}"',
+                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}.{name}-push.{subject}"',
+                         f'publish to "$js.api.consumer.create.{subjects.EVENTS_STREAM}"')  # the ephemeral one
+        # The control: it reads through the consumer as its worker made it, which is unchanged.
         info = await bot.js.consumer_info(subjects.EVENTS_STREAM, name)
-        assert info.config.deliver_subject is None and info.config.filter_subject == subject
+        assert (info.config.deliver_subject, info.config.inactive_threshold, info.config.filter_subject) == (
+            None, None, subject)
+    result = await bot.memory.create(create_fields(unique(), "still read", lineage_id=tenant.lineage))
+    assert result.command_id in {e["command_id"] for e in await saved_events(bot, result.command_id)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,17 +350,18 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
     # dead-lettered in Kaede's account, answered with the reason.
     tomori_memory = await db.fetchval("SELECT server_memory_id FROM server_memories WHERE server_id = $1"
                                       " AND persona_lineage_id = 7", server_id)
-    answers = [
-        msgspec.to_builtins(await kaede.memory.create(create_fields(ws, "overwrite tomori", lineage_id=TOMORI.lineage))),
-        await send_raw(kaede, "manual", {"workspace_id": ws, "actor": {"id": MANAGER, "is_manager": True},
+    created = await kaede.memory.create(create_fields(ws, "overwrite tomori", lineage_id=TOMORI.lineage))
+    # The panel's and the reinforcement's answers, through MemoryClient as a bot reads them:
+    # the contract's InvalidCommandResult.
+    removal = await kaede.memory.manual({"workspace_id": ws, "actor": {"id": MANAGER, "is_manager": True},
                                          "scope": "server", "action": "remove", "lineage_id": TOMORI.lineage,
-                                         "memory_id": tomori_memory}),
-        await send_raw(kaede, "reinforce", {"workspace_id": ws, "lineage_id": TOMORI.lineage,
-                                            "memories": [{"scope": "server", "memory_id": tomori_memory}]}),
-    ]
-    for answer in answers:
-        assert answer["data"]["status"] == codes.COMMAND_INVALID, answer
-        assert "lineage 7 is not one of this bot's lineages (8)" in answer["data"]["reason"]
+                                         "memory_id": tomori_memory})
+    reinforcement = await kaede.memory.reinforce({"workspace_id": ws, "lineage_id": TOMORI.lineage,
+                                                  "memories": [{"scope": "server", "memory_id": tomori_memory}]})
+    assert isinstance(removal, InvalidCommandResult) and isinstance(reinforcement, InvalidCommandResult)
+    for answer in (created, removal, reinforcement):
+        assert (answer.success, answer.data.status) == (False, codes.COMMAND_INVALID), answer
+        assert answer.data.reason is not None and "lineage 7 is not one of this bot's lineages (8)" in answer.data.reason
     nc = await as_worker(apart, KAEDE)
     try:
         letter = await nc.jetstream().get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.reinforce.{ws}")
@@ -400,10 +399,21 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbo
         assert await repos["kaede"].stored_result(cid, ws) is None
         async with repos["kaede"].owner_transaction([]) as tx:
             stored = await tx.stored(cid)
-        assert stored is not None and stored.workspace_id == tenancy.FOREIGN_WORKSPACE  # a clash, never an answer
+        # Kaede's worker sees Tomori's row for what it is: the same workspace, another bot's.
+        assert stored is not None and (stored.workspace_id, stored.tenant) == (ws, "tomori")
+        refused = msgspec.json.decode(seen_before(reinforce_of(ws, cid), stored, "kaede").result)
+        assert refused["data"]["status"] == codes.COMMAND_INVALID and "another bot" in refused["error"]
+        row = await pools["tomori"].fetchrow("SELECT workspace_id, tenant FROM processed_commands"
+                                             " WHERE command_id = $1", cid)
+        assert (row["workspace_id"], row["tenant"]) == (ws, "tomori")
     finally:
         for pool in pools.values():
             await pool.close()
+
+
+def reinforce_of(ws: str, cid: str) -> ReinforceMemories:
+    return msgspec.convert({"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": ws,
+                            "lineage_id": KAEDE.lineage}, ReinforceMemories)
 
 
 # --------------------------------------------------------------------------------------------
@@ -595,8 +605,8 @@ async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db)
             assert [e["content"] for e in events] == ["hina's first"]
         finally:
             await nc.close()
-        # Had the bot been quicker than its worker's first start and made its consumer a push
-        # one, the worker's next start makes it a pull consumer again.
+        # Had a user with consumer rights (the worker's, the operator's: never a bot) made the
+        # bot's consumer a push one, the worker's next start makes it a pull consumer again.
         await asyncio.to_thread(worker.stop)
         admin = await nats.connect(node.url, user=hina.worker_user,
                                    password=hina_passwords["NATS_WORKER_HINA_PASSWORD"], connect_timeout=2)

@@ -4,12 +4,14 @@ command stored its answer first) means "read the stored answer"; any other is a 
 from __future__ import annotations
 
 import asyncpg
+import msgspec
 import pytest
 
 from contracts.codec import RESULT_DECODER
-from db.repository import MemoryRepository
+from db.repository import MemoryRepository, create_pool
 from tests.support.directory import add_server
 from worker.domain.model import Limits
+from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
@@ -106,3 +108,83 @@ async def test_a_result_another_workspace_stored_meanwhile_is_refused_as_a_clash
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                    " WHERE s.server_disc_id = $1", ws) == 0
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["one-by-one", "batched"])
+@pytest.mark.parametrize("refused", [False, True], ids=["save", "refusal"])
+async def test_a_result_another_bot_stored_meanwhile_for_this_workspace_is_refused_as_a_clash(
+        database_url, pool, refused, batched):
+    """Bots apart (issue 29): as above, but the racing row is another bot's worker's, for the
+    same workspace, so only its tenant tells it apart. Every write path (the save, the
+    refusal's record, the batch of both) reads the tenant of what it found, and the clash is
+    refused, never answered with the other bot's result."""
+    ws = await _workspace(pool)
+    pools = [await create_pool(database_url, min_size=1, max_size=2, tenant=t) for t in ("kaede", "tomori")]
+    try:
+        kaede, tomori = (MemoryRepository(p, p_tenant) for p, p_tenant in zip(pools, ("kaede", "tomori"), strict=True))
+        cmd = server_save(ws, "" if refused else "a fact")
+        service = CreateMemoryService(kaede, LIMITS)
+        original = kaede.create_context if not batched else kaede.create_contexts
+
+        async def context_then_clash(*args, **kwargs):
+            found = await original(*args, **kwargs)
+            await tomori.record_result(cmd.command_id, "create", ws, b'{"data": {"status": "x"}, "tomori": true}')
+            return found
+
+        if batched:
+            kaede.create_contexts = context_then_clash
+            [handled] = await BatchedCreateService(service, kaede, max_batch=4).run_batch([cmd])
+        else:
+            kaede.create_context = context_then_clash
+            handled = await service.run(cmd)
+
+        result = RESULT_DECODER.decode(handled.result)
+        assert handled.duplicate and result.data.status == "memory_command_invalid"
+        assert "another bot" in result.error and b"tomori" not in handled.result
+        # A repeat after the race is refused the same way by the context read.
+        again = await service.run(cmd)
+        assert again.duplicate and b"tomori" not in again.result
+        assert RESULT_DECODER.decode(again.result).data.status == "memory_command_invalid"
+        async with pool.acquire() as conn:
+            assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
+                                       " WHERE s.server_disc_id = $1", ws) == 0
+            row = await conn.fetchrow("SELECT workspace_id, tenant FROM processed_commands WHERE command_id = $1",
+                                      cmd.command_id)
+        assert (row["workspace_id"], row["tenant"]) == (ws, "tomori")  # the workspace as the command named it
+    finally:
+        for p in pools:
+            await p.close()
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["one-by-one", "batched"])
+@pytest.mark.parametrize("refused", [False, True], ids=["save", "refusal"])
+async def test_a_result_this_bots_racing_delivery_stored_meanwhile_is_the_answer(database_url, pool, refused,
+                                                                                batched):
+    """The same race with the bot's own worker storing first (another delivery of the same
+    command): the write finds this bot's row and answers its stored result, as does a repeat."""
+    ws = await _workspace(pool)
+    kaede_pool = await create_pool(database_url, min_size=1, max_size=2, tenant="kaede")
+    try:
+        kaede = MemoryRepository(kaede_pool, "kaede")
+        cmd = server_save(ws, "" if refused else "a fact")
+        service = CreateMemoryService(kaede, LIMITS)
+        original = kaede.create_context if not batched else kaede.create_contexts
+        stored = b'{"command_id": "%s", "data": {"status": "stored first"}}' % cmd.command_id.encode()
+
+        async def context_then_race(*args, **kwargs):
+            found = await original(*args, **kwargs)
+            await kaede.record_result(cmd.command_id, "create", ws, stored)
+            return found
+
+        if batched:
+            kaede.create_contexts = context_then_race
+            [handled] = await BatchedCreateService(service, kaede, max_batch=4).run_batch([cmd])
+        else:
+            kaede.create_context = context_then_race
+            handled = await service.run(cmd)
+        assert handled.duplicate and msgspec.json.decode(handled.result)["data"]["status"] == "stored first"
+        kaede.create_context, kaede.create_contexts = original, original  # type: ignore[method-assign]
+        again = await CreateMemoryService(MemoryRepository(kaede_pool, "kaede"), LIMITS).run(cmd)
+        assert again.duplicate and msgspec.json.decode(again.result)["data"]["status"] == "stored first"
+    finally:
+        await kaede_pool.close()

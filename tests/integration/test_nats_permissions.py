@@ -39,7 +39,8 @@ from worker.sinks import process as sinks
 async def secured(tmp_root, pg_server, template_db):
     async with secured_worker(tmp_root / "nats-secured", tmp_root / "secured-worker.log",
                               await clone_database(pg_server, template_db),
-                              MEMORY_PARTITIONS="4", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES="_INBOX.bot.") as secured:
+                              MEMORY_PARTITIONS="4", MAX_DELIVER="2", REPLY_SUBJECT_PREFIXES="_INBOX.bot.",
+                              TENANT="tomori", TENANT_LINEAGES="7") as secured:  # MEMORY is Tomori's account
         yield secured
 
 
@@ -99,12 +100,11 @@ async def test_a_bot_sends_commands_and_reads_results_and_saved_events_on_its_ow
     bot = await connect_as(secured.url, "bot-tomori", errors=errors)
     try:
         js = bot.jetstream()
-        await js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
-            name="bot-tomori-saved", durable_name="bot-tomori-saved", filter_subject="memory.saved.>",
-            deliver_policy=DeliverPolicy.NEW, ack_policy=AckPolicy.EXPLICIT))
-        await js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
-            name="bot-tomori-evicted", durable_name="bot-tomori-evicted", filter_subject="memory.evicted.>",
-            deliver_policy=DeliverPolicy.NEW, ack_policy=AckPolicy.EXPLICIT))
+        # Its two events consumers are its worker's (TENANT=tomori): pull, from new events on.
+        for name, subject in (("bot-tomori-saved", "memory.saved.>"), ("bot-tomori-evicted", "memory.evicted.>")):
+            info = await js.consumer_info(subjects.EVENTS_STREAM, name)
+            assert (info.config.filter_subject, info.config.deliver_subject, info.config.deliver_policy,
+                    info.config.ack_policy) == (subject, None, DeliverPolicy.NEW, AckPolicy.EXPLICIT)
         replies = await bot.subscribe(f"{INBOX_PREFIXES['bot-tomori']}.results.*")
         workspace = unique()
         subject, payload, cid = create_payload(workspace, "tomori likes tea",

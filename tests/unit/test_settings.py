@@ -34,8 +34,17 @@ def test_values_are_read():
         # Longer than 30 days would outlive the inbox (31 days at least): a late redelivery unrecognised.
         ({"COMMAND_MAX_AGE_HOURS": "721"}, "COMMAND_MAX_AGE_HOURS must be between 1 and 720, got 721"),
         ({"COMMAND_MAX_MIB": "0"}, "COMMAND_MAX_MIB must be between 1 and"),
+        ({"REQUIRE_SYNC_STANDBY": "maybe"}, "REQUIRE_SYNC_STANDBY must be true or false, got 'maybe'"),
+        ({"DB_COMMAND_TIMEOUT_SECONDS": "0"}, "DB_COMMAND_TIMEOUT_SECONDS must be between 1 and 3600, got 0"),
+        ({"DB_CONNECT_TIMEOUT_SECONDS": "x"}, "DB_CONNECT_TIMEOUT_SECONDS must be an integer, got 'x'"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):
     with pytest.raises(SettingsError, match=message.replace("(", r"\(")):
         Settings.from_env(env)
+
+
+@pytest.mark.parametrize(("raw", "value"), [("true", True), ("1", True), (" YES ", True), ("false", False),
+                                            ("off", False), ("", False)])
+def test_require_sync_standby_reads_as_a_flag(raw, value):
+    assert Settings.from_env({"REQUIRE_SYNC_STANDBY": raw}).require_sync_standby is value

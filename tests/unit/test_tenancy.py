@@ -8,9 +8,11 @@ import msgspec
 import pytest
 
 from contracts.commands import CreateMemory, ManualMemory, ReinforceMemories, SeedBio
+from db.repository import Stored
 from tests.e2e.bus import create_fields
 from worker.consuming import streams
 from worker.domain import tenancy
+from worker.services.base import seen_before
 from worker.shared.settings import Settings, SettingsError
 
 ENVELOPE = {"command_id": "c-1", "issued_at": datetime.now(UTC).isoformat(), "workspace_id": "42"}
@@ -48,16 +50,23 @@ def test_without_a_tenant_every_lineage_is_accepted_and_a_seed_names_none():
     assert tenancy.foreign_lineage(SEED, frozenset({7})) is None
 
 
-def test_a_stored_workspace_is_this_tenants_or_foreign():
-    assert tenancy.qualified_workspace("kaede", "42") == "kaede/42"
-    assert tenancy.qualified_workspace("", "42") == "42"
-    assert tenancy.own_workspace("kaede", "kaede/42") == "42"
-    assert tenancy.own_workspace("kaede", "kaede/a/b") == "a/b"
-    for stored in ("tomori/42", "42", "kaede-x/42", "kaed/42"):
-        assert tenancy.own_workspace("kaede", stored) == tenancy.FOREIGN_WORKSPACE
-    assert tenancy.own_workspace("kaede", None) is None
-    # Without a tenant, a row stays as stored: another tenant's never equals a plain workspace id of its own.
-    assert tenancy.own_workspace("", "kaede/42") == "kaede/42"
+def stored(workspace: str | None, tenant: str | None) -> Stored:
+    return Stored(b'{"stored": true}', workspace, tenant, [])
+
+
+def test_a_stored_result_answers_only_a_command_of_its_own_workspace_and_tenant():
+    cmd = create(7)
+    assert seen_before(cmd, stored("42", "kaede"), "kaede").result == b'{"stored": true}'
+    assert seen_before(cmd, stored("42", ""), "").result == b'{"stored": true}'  # a worker without a tenant
+    assert seen_before(cmd, None, "kaede") is None
+    # Another bot's row of the same workspace, a row gone before its tenant was read, another
+    # workspace's row: each a clash, refused, never answered with the stored result.
+    for row, tenant in ((stored("42", "tomori"), "kaede"), (stored("42", "kaede"), ""),
+                        (stored("42", ""), "kaede"), (stored("42", None), "kaede"), (stored("43", "kaede"), "kaede")):
+        answer = seen_before(cmd, row, tenant)
+        result = msgspec.json.decode(answer.result)
+        assert (result["data"]["status"], answer.duplicate) == ("memory_command_invalid", True), (row, tenant)
+        assert "another workspace or another bot" in result["error"]
 
 
 def test_tenant_settings():

@@ -24,6 +24,7 @@ log = structlog.get_logger("memoryctl")
 
 def _run(settings: Settings) -> int:
     from worker.consuming.app import NatsConnectionClosed, serve
+    from worker.consuming.replication_check import SyncStandbyRequired
     from worker.consuming.streams import ConsumerProvisionError, StreamProvisionError
 
     try:
@@ -42,7 +43,8 @@ def _run(settings: Settings) -> int:
     except NatsConnectionClosed as exc:
         log.error("worker_exiting", reason=str(exc), exit_code=3)
         return 3
-    except (NotAdopted, StreamProvisionError, ConsumerProvisionError, DataDirInUse, EmbeddedUnavailable) as exc:
+    except (NotAdopted, StreamProvisionError, ConsumerProvisionError, DataDirInUse, EmbeddedUnavailable,
+            SyncStandbyRequired) as exc:
         print(f"memoryctl run: refusing to start: {exc}", file=sys.stderr)
         return 2
 
@@ -73,7 +75,7 @@ def _demo(settings: Settings) -> int:
     return 0
 
 
-def _hung_up(stop: asyncio.Event) -> None:
+def _hung_up(then) -> None:
     """SIGHUP (a closed terminal, a dropped SSH session): stop in order, as on SIGTERM. Writes to a
     terminal that is gone fail, so the shutdown's output goes nowhere instead of raising."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -81,21 +83,57 @@ def _hung_up(stop: asyncio.Event) -> None:
         if os.isatty(fd):
             os.dup2(devnull, fd)
     os.close(devnull)
-    stop.set()
+    then()
+
+
+# After a second SIGINT or SIGTERM, how long the cancelled shutdown may still take before the
+# process exits regardless.
+FORCED_EXIT_S = 10.0
+FORCED_EXIT_CODE = 130
+
+
+def _awaiting() -> list[str]:
+    """Where each task is suspended (task name, then its innermost frame): what a stop that
+    did not finish was still waiting for."""
+    found = []
+    for task in asyncio.all_tasks():
+        stack = task.get_stack()
+        if stack:
+            frame = stack[-1]
+            found.append(f"{task.get_name()}: {frame.f_code.co_filename.rsplit('/', 2)[-1]}:{frame.f_lineno}"
+                         f" {frame.f_code.co_name}")
+    return sorted(found)
 
 
 def _until_signalled(run) -> int:
-    """Run `run(stop)` until SIGINT, SIGTERM or SIGHUP."""
+    """Run `run(stop)` until SIGINT, SIGTERM or SIGHUP. The first signal asks for a clean stop; a
+    second one cancels whatever the stop still waits for, and the process exits at most
+    FORCED_EXIT_S later in any case (a supervisor's repeated signal always works)."""
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def signalled() -> None:
+            if not stop.is_set():
+                stop.set()
+                return
+            log.warning("stop_forced", waiting_on=_awaiting(), note=f"second signal: cancelling the shutdown, "
+                        f"exiting within {FORCED_EXIT_S:.0f}s")
+            loop.call_later(FORCED_EXIT_S, os._exit, FORCED_EXIT_CODE)
+            if task is not None:
+                task.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        loop.add_signal_handler(signal.SIGHUP, _hung_up, stop)
+            loop.add_signal_handler(sig, signalled)
+        loop.add_signal_handler(signal.SIGHUP, _hung_up, signalled)
         await run(stop)
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except asyncio.CancelledError:
+        return FORCED_EXIT_CODE
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,10 +15,10 @@ from nats.aio.msg import Msg
 from nats.js.api import PubAck
 
 from contracts import subjects
-from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER, encode
+from contracts.codec import RESULT_DECODER, decode_op_reply, encode
 from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from contracts.lookup import OUTCOME_DECODER, CommandOutcome, OutcomeRequest
-from contracts.results import CommandResult, OpResult
+from contracts.results import CommandResult, InvalidCommandResult, OpResult
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
 
@@ -182,29 +183,33 @@ class MemoryClient:
         except TimeoutError:
             raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
 
-    async def _send(self, kind: str, command: Envelope, decoder: msgspec.json.Decoder, timeout: float | None):
+    async def _send(self, kind: str, command: Envelope, decode: Callable[[bytes], Any], timeout: float | None):
         if command.reply_to is None or not command.reply_to.startswith(self._inbox_prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())
         raw = await self.send_raw(kind, command.workspace_id, encode(command),
                                   command_id=command.command_id, reply_to=command.reply_to, timeout=timeout)
-        return decoder.decode(raw)
+        return decode(raw)
 
     async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
         """Send memory.create and return its result. A dict is completed with an id, time and reply."""
-        return await self._send("create", _complete(command, CreateMemory), RESULT_DECODER, timeout)
+        return await self._send("create", _complete(command, CreateMemory), RESULT_DECODER.decode, timeout)
 
-    async def manual(self, command: ManualMemory | dict[str, Any], *, timeout: float | None = None) -> OpResult:
+    # The other kinds' replies: their result, or an InvalidCommandResult (data.status
+    # memory_command_invalid, data.reason) when the worker refused the command unapplied.
+    async def manual(self, command: ManualMemory | dict[str, Any], *,
+                     timeout: float | None = None) -> OpResult | InvalidCommandResult:
         """Send memory.manual (a panel action) and return its result."""
-        return await self._send("manual", _complete(command, ManualMemory), OP_RESULT_DECODER, timeout)
+        return await self._send("manual", _complete(command, ManualMemory), decode_op_reply, timeout)
 
     async def reinforce(self, command: ReinforceMemories | dict[str, Any], *,
-                        timeout: float | None = None) -> OpResult:
+                        timeout: float | None = None) -> OpResult | InvalidCommandResult:
         """Send memory.reinforce (the memories a reply used) and return its result."""
-        return await self._send("reinforce", _complete(command, ReinforceMemories), OP_RESULT_DECODER, timeout)
+        return await self._send("reinforce", _complete(command, ReinforceMemories), decode_op_reply, timeout)
 
-    async def seed_bio(self, command: SeedBio | dict[str, Any], *, timeout: float | None = None) -> OpResult:
+    async def seed_bio(self, command: SeedBio | dict[str, Any], *,
+                       timeout: float | None = None) -> OpResult | InvalidCommandResult:
         """Send memory.seed_bio (a new proxy identity's bio) and return its result."""
-        return await self._send("seed_bio", _complete(command, SeedBio), OP_RESULT_DECODER, timeout)
+        return await self._send("seed_bio", _complete(command, SeedBio), decode_op_reply, timeout)
 
 
 async def lookup_result(nc: NatsClient, workspace_id: str, command_id: str) -> bytes | None:

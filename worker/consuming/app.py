@@ -12,13 +12,16 @@ from nats.errors import ConnectionClosedError
 
 from contracts import subjects
 from contracts.lookup import wants_outcome
+from db.connection import Timeouts
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker.consuming import metrics, streams
+from worker.consuming.background import cancel_requested
 from worker.consuming.handlers import CommandHandler
 from worker.consuming.lookup import CommandOutcomes, lookup_key
 from worker.consuming.outbox import OutboxPublisher
 from worker.consuming.partitions import PartitionConsumers
+from worker.consuming.replication_check import check_replication, watch_replication
 from worker.consuming.retention import retain_forever as retention_loop
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService
@@ -42,6 +45,9 @@ PING_INTERVAL_S = 3
 MAX_OUTSTANDING_PINGS = 2
 # How long a worker whose connection closed lets the commands it is running finish.
 CLOSED_STOP_S = 3.0
+# How long the pool's connections get to close politely at the end; a database that is away
+# answers nothing, and the connections are then dropped.
+POOL_CLOSE_S = 5.0
 
 
 class NatsConnectionClosed(RuntimeError):
@@ -98,7 +104,7 @@ def _result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes):
 
 
 async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
-    while True:
+    while not cancel_requested():
         try:
             removed = await repo.prune(inbox_days, OUTBOX_RETENTION_DAYS)
             if removed:
@@ -108,16 +114,31 @@ async def _prune_forever(repo: MemoryRepository, inbox_days: int) -> None:
         await asyncio.sleep(PRUNE_INTERVAL_S)
 
 
+def timeouts_from(settings: Settings) -> Timeouts:
+    return Timeouts(connect_s=float(settings.db_connect_timeout_seconds),
+                    command_s=float(settings.db_command_timeout_seconds))
+
+
+async def _close_pool(pool) -> None:
+    try:
+        await asyncio.wait_for(pool.close(), POOL_CLOSE_S)
+    except (TimeoutError, asyncio.TimeoutError):  # close() terminates the connections left when cut short
+        log.warning("database_pool_close_timed_out", note="connections dropped: the database did not answer")
+
+
 async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
-    applied, database_mode = await prepare_dsn(endpoints.database_url)
+    timeouts = timeouts_from(settings)
+    applied, database_mode = await prepare_dsn(endpoints.database_url, timeouts)
     if applied:
         log.info("migrations_applied", names=applied)
     log.info("database_mode", mode=database_mode)
     closed = asyncio.Event()
     async with contextlib.AsyncExitStack() as stack:
-        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size, tenant=settings.tenant)
-        stack.push_async_callback(pool.close)
+        pool = await create_pool(endpoints.database_url, max_size=settings.db_pool_size, timeouts=timeouts,
+                                 tenant=settings.tenant)
+        stack.push_async_callback(_close_pool, pool)
+        replication_state = await check_replication(pool, settings)
         repo = MemoryRepository(pool, settings.tenant)
         # nats-py directly, one connection and one credentials path (NatsAuth.connect_options)
         # for every process: FastStream's subscribers cannot express the pinned priority groups
@@ -157,7 +178,8 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                  asyncio.create_task(_prune_forever(repo, settings.inbox_retention_days), name="prune"),
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
                                                     reply_prefixes=settings.reply_subject_prefixes),
-                                     name="command-retention")]
+                                     name="command-retention"),
+                 asyncio.create_task(watch_replication(pool, replication_state), name="replication-watch")]
         stack.push_async_callback(_cancel, tasks)
 
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",

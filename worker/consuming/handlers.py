@@ -143,7 +143,8 @@ class CommandHandler:
         service = self._services[kind]  # _decode accepts only COMMAND_TYPES, each with a service
 
         bound = bound.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
-        poison = delivery.before_running(deliveries, self._max_deliver)
+        # Deliveries this process spent waiting out an outage are not the command's doing.
+        poison = delivery.before_running(self._failures.counted_deliveries(_seq(msg), deliveries), self._max_deliver)
         if poison is not None:
             return await self._give_up(msg, original, decoded, service, RuntimeError(
                 f"delivered {deliveries} times without completing (worker crash or hang?)"), deliveries,

@@ -38,6 +38,13 @@ COMMANDS_MAX_AGE = Gauge("memory_commands_max_age_seconds",
 COMMANDS_STREAM_BYTES = Gauge("memory_commands_stream_bytes", "Bytes MEMORY_COMMANDS holds.", registry=REGISTRY)
 COMMANDS_MAX_BYTES = Gauge("memory_commands_max_bytes",
                            "MEMORY_COMMANDS refuses publishes beyond this size (COMMAND_MAX_MIB).", registry=REGISTRY)
+DATABASE_SYNC_STANDBYS = Gauge("memory_database_sync_standbys",
+                               "Synchronous standbys in sync with the database the worker writes to"
+                               " (-1: its role may not see them).", registry=REGISTRY)
+DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
+                                   "1 when the worker's commits wait for a synchronous standby in sync, 0 when a"
+                                   " failover can lose acknowledged saves, -1 when it cannot be told.",
+                                   registry=REGISTRY)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 # Result status -> eviction scope: a save that evicted is the only status that forgot something.

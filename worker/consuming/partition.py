@@ -28,6 +28,9 @@ PULL_EXPIRES_S = 1.0
 # A pull that got no answer at all for this long (a server restart) is replaced.
 PULL_STALLED_S = PULL_EXPIRES_S + 4.0
 CATCH_UP_POLL_S = 1.0
+# A command arriving on a pull this replica no longer wants comes back after this long, when
+# the pull has expired.
+GIVE_BACK_LATER_S = 2 * PULL_EXPIRES_S
 
 
 class Partition:
@@ -104,7 +107,11 @@ class Partition:
         if self._remaining <= 0:
             self._pull_ended.set()
         if self._owner.stopping or self._yielding():
-            self._give_back(msg)  # delivered on a pull still open when this replica let go
+            # Delivered on a pull still open when this replica let go. Handed back for later
+            # than the pull can live: an immediate nak is redelivered at once onto the same open
+            # pull, and again, each time counted by the server (measured: 15 to 22 deliveries
+            # in the half second of a stop, then dead-lettered by the next worker as poison).
+            self._give_back(msg, delay=GIVE_BACK_LATER_S)
             return
         pin = msg.headers.get("Nats-Pin-Id") if msg.headers else None
         delivery = msg.metadata.sequence.consumer
@@ -206,9 +213,9 @@ class Partition:
         self._let_go += len(self._mine)
         self._mine.clear()
 
-    def _give_back(self, msg: Msg) -> None:
+    def _give_back(self, msg: Msg, delay: float | None = None) -> None:
         self._forget(_seq(msg))
-        self._owner.nak_soon(msg)
+        self._owner.nak_soon(msg, delay)
 
     def _forget(self, seq: int) -> None:
         if seq in self._mine:

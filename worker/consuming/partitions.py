@@ -113,8 +113,8 @@ class PartitionConsumers:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def nak_soon(self, msg: Msg) -> None:
-        task = asyncio.create_task(_quietly(msg.nak()))
+    def nak_soon(self, msg: Msg, delay: float | None = None) -> None:
+        task = asyncio.create_task(_quietly(msg.nak(delay=delay)))
         self._naks.add(task)
         task.add_done_callback(self._naks.discard)
 

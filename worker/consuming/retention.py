@@ -23,6 +23,7 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.consuming import metrics, stranded, streams
+from worker.consuming.background import cancel_requested
 
 log = structlog.get_logger("worker")
 
@@ -102,7 +103,7 @@ async def retain_forever(js: JetStreamContext, nc: NatsClient, *, partitions: in
     metrics.COMMANDS_MAX_AGE.set(retention.max_age_s)
     metrics.COMMANDS_MAX_BYTES.set(retention.max_bytes)
     failing, warned = False, False
-    while True:
+    while not cancel_requested():
         await asyncio.sleep(RETAIN_EVERY_S)
         try:
             backlog = await retainer.retain_once()

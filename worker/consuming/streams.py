@@ -200,12 +200,11 @@ async def ensure_partition_consumer(nc: NatsClient, config: ConsumerConfig, *,
 
 
 # A bot's own events consumers, for the bot the worker serves (TENANT). Created here, as pull
-# consumers, before the bot connects: the bot's permission to create them (deploy/nats/accounts.conf)
-# then only ever updates a pull consumer, and nats-server refuses to turn a pull consumer into a
-# push one ("can not update pull consumer to push based"), so no bot can have its events pushed
-# into a subject it does not read. The bot may not delete them either. A bot that creates them
-# itself passes this same configuration (deliver_policy cannot be changed by an update).
-# Their replicas are the stream's (num_replicas unset), as for a consumer the bot makes itself.
+# consumers, before the bot connects: the bot only binds to them (deploy/nats/accounts.conf gives
+# it info, next and ack, no create, update or delete: a create right alone would let it have
+# events pushed, since an update setting inactive_threshold has the server delete the consumer
+# and the same right makes it again as a push one). Their replicas are the stream's
+# (num_replicas unset).
 def bot_consumers(tenant: str) -> list[ConsumerConfig]:
     return [ConsumerConfig(name=name, durable_name=name, filter_subject=subject, deliver_policy=DeliverPolicy.NEW,
                            ack_policy=AckPolicy.EXPLICIT)
@@ -222,12 +221,12 @@ async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
             await js.add_consumer(subjects.EVENTS_STREAM, config)
             continue
         if info.config.deliver_subject:
-            # Made push by someone quicker than this worker's first start (between the stream's
-            # creation and this call): it must never push anywhere, so it starts over as pull.
+            # Made push by a user with consumer rights (never a bot): it must never push
+            # anywhere, so it starts over as pull.
             log.warning("bot_consumer_was_push", consumer=config.name, deliver_subject=info.config.deliver_subject)
             await js.delete_consumer(subjects.EVENTS_STREAM, config.name)
             await js.add_consumer(subjects.EVENTS_STREAM, config)
-        # Otherwise the bot has used it since: its position and settings are the bot's.
+        # Otherwise it is as made (the bot cannot change it): its position is the bot's.
 
 
 async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ack_wait_s: float, replicas: int = 1,

@@ -7,8 +7,10 @@ blacklist), so the worker keeps two things apart there itself:
 
 - lineages: a tenant's commands may name only its own lineages (TENANT_LINEAGES) and lineage 0
   (a user's global personal memories, which belong to the user, not to a bot);
-- stored results: each tenant's inbox rows carry the tenant in their workspace column, so a
-  repeat or a result lookup never finds another tenant's result (db/migrations/004_tenants.sql).
+- stored results: each inbox and outbox row carries the tenant that stored it (its `tenant`
+  column, db/migrations/004_tenants.sql), so a repeat never takes another tenant's result for
+  its own (worker/services/base.py, seen_before), a result lookup never finds one, and an
+  outbox sweep never publishes another tenant's events.
 
 Pure functions: no I/O.
 """
@@ -19,12 +21,6 @@ from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMe
 
 # The lineage of a user's global personal memories (bio seeds among them): every bot's.
 GLOBAL_LINEAGE = 0
-# Between the tenant and the workspace id in processed_commands.workspace_id. Tenant names
-# never contain it, so `<tenant>/<workspace>` names one tenant's workspace unambiguously.
-SEPARATOR = "/"
-# What a stored row of another tenant reports as its workspace: NUL is in no decoded
-# workspace id (contracts/commands.py), so it never equals the command's own.
-FOREIGN_WORKSPACE = "\x00another tenant"
 
 
 def lineage_of(cmd: Envelope) -> int | None:
@@ -45,16 +41,3 @@ def foreign_lineage(cmd: Envelope, allowed: frozenset[int] | None) -> str | None
     return (f"lineage {lineage} is not one of this bot's lineages ({', '.join(map(str, sorted(allowed)))}): "
             "a bot reads and writes only its own personas' memories")
 
-
-def qualified_workspace(tenant: str, workspace_id: str) -> str:
-    """The workspace as the inbox stores it for `tenant` (unchanged for the tenant-less worker)."""
-    return f"{tenant}{SEPARATOR}{workspace_id}" if tenant else workspace_id
-
-
-def own_workspace(tenant: str, stored: str | None) -> str | None:
-    """A stored row's workspace as this tenant's command would name it, FOREIGN_WORKSPACE when
-    the row is another tenant's, None when the row names none."""
-    if stored is None or not tenant:
-        return stored
-    prefix = tenant + SEPARATOR
-    return stored[len(prefix):] if stored.startswith(prefix) else FOREIGN_WORKSPACE

@@ -176,6 +176,24 @@ class PostgresServer(_Process):
         for path in (self.data_dir, *self.data_dir.rglob("*")):
             os.chown(path, pw.pw_uid, pw.pw_gid)
 
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "data"
+
+    def prepare_data_dir(self) -> None:
+        """The data directory, owned by the user the server runs as (before a base backup)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if os.name == "posix" and os.geteuid() == 0:
+            self._prepare_root()
+
+    def tool(self, name: str, *args: str, timeout: float = 120) -> str:
+        """One of the wheel's PostgreSQL programs, as the user the server runs as."""
+        done = subprocess.run([str(self.bin_dir / name), *args], capture_output=True, text=True, timeout=timeout,
+                              **self._run_as())
+        if done.returncode != 0:
+            raise RuntimeError(f"{name} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+        return done.stdout + done.stderr
+
     def _run_as(self) -> dict:
         return {"user": self._system_user} if self._system_user else {}
 

@@ -39,22 +39,23 @@ def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
 
 
 @overload
-def seen_before(cmd: Envelope, stored: Stored) -> Handled: ...
+def seen_before(cmd: Envelope, stored: Stored, tenant: str) -> Handled: ...
 @overload
-def seen_before(cmd: Envelope, stored: Stored | None) -> Handled | None: ...
-def seen_before(cmd: Envelope, stored: Stored | None) -> Handled | None:
+def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | None: ...
+def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | None:
     """Was this command seen before? The one place that decides; every path that can find a
     stored result asks here: the create's context read and its locked save (which may find a
     racing delivery's result), a refusal's store, and the other commands' locked read.
 
-    None: not seen, go on. Otherwise the answer: the stored result with the events a crash
-    left unpublished. Command ids must be unique across workspaces and bots; a clash is refused
-    rather than answered with another workspace's or another bot's result.
+    `tenant`: the bot this worker serves ('' for none), which a stored row must have been
+    stored for to be this command's. None: not seen, go on. Otherwise the answer: the stored
+    result with the events a crash left unpublished. Command ids must be unique across
+    workspaces and bots; a clash is refused rather than answered with another workspace's or
+    another bot's result.
     """
     if stored is None:
         return None
-    if stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id:
-        # Another bot's row shows as another workspace too (db/repository.py, worker/domain/tenancy.py).
+    if stored.tenant != tenant or (stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id):
         reason = "command_id was already used by a command of another workspace or another bot: use a fresh, unique id"
         return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
     return Handled(stored.result, stored.pending, duplicate=True)

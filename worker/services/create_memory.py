@@ -75,7 +75,7 @@ class CreateMemoryService:
 
     def step(self, cmd: CreateMemory, args: ToolArguments | InvalidArguments, row: CreateContextRow) -> CreateStep:
         """`args`: parse_tool_args(cmd.tool_args), which also named the ids `row` was read for."""
-        answer = seen_before(cmd, self._repo.stored_of(row))
+        answer = seen_before(cmd, self._repo.stored_of(row), self._repo.tenant)
         if answer is not None:
             return Answered(answer)
         decision = decide_save(cmd, args, context_from_row(row), self._limits, datetime.now(UTC),
@@ -87,7 +87,7 @@ class CreateMemoryService:
     def handled(self, cmd: CreateMemory, row: SaveRow) -> Handled:
         """What a write returned: the command's own result, or the answer to a repeat it found."""
         if row.duplicate:
-            return seen_before(cmd, self._repo.stored_by_save(row))
+            return seen_before(cmd, self._repo.stored_by_save(row), self._repo.tenant)
         return Handled(bytes(row.result), row.outbox, duplicate=False)
 
     async def run(self, cmd: CreateMemory) -> Handled:

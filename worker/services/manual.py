@@ -51,7 +51,7 @@ class ManualMemoryService:
     async def _run(self, cmd: ManualMemory) -> Handled:
         owner_id = owner_of(cmd)
         async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
-            repeat = seen_before(cmd, await tx.stored(cmd.command_id))
+            repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant)
             if repeat is not None:
                 return repeat
             row = await tx.manual_context(ManualContextRequest(

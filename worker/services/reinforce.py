@@ -20,7 +20,7 @@ class ReinforceService:
         server_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "server"})
         personal_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "personal"})
         async with self._repo.owner_transaction([]) as tx:
-            repeat = seen_before(cmd, await tx.stored(cmd.command_id))
+            repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant)
             if repeat is not None:
                 return repeat
             # Every owner whose rows change is locked, all at once in a fixed order. A row's

@@ -30,7 +30,7 @@ class SeedBioService:
         # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
         # transaction, makes every later seed a no-op whatever its command id.
         async with self._repo.owner_transaction([("personal", cmd.identity_user_id)]) as tx:
-            repeat = seen_before(cmd, await tx.stored(cid))
+            repeat = seen_before(cmd, await tx.stored(cid), tx.tenant)
             if repeat is not None:
                 return repeat
             row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)

@@ -39,6 +39,16 @@ class Settings:
     max_command_bytes: int = 65536
     reply_subject_prefixes: tuple[str, ...] = DEFAULT_REPLY_PREFIXES
     db_pool_size: int = 20
+    # A database host that vanished (a lost machine, a failover) costs seconds, not minutes:
+    # how long a connection attempt may take, and how long a statement may go unanswered
+    # before its connection is abandoned (above the server's statement_timeout of 15 s, so a
+    # live but slow server reports its own timeout first). TCP keepalives and TCP_USER_TIMEOUT
+    # on both ends follow the command timeout (db/connection.py).
+    db_connect_timeout_seconds: int = 10
+    db_command_timeout_seconds: int = 20
+    # Refuse to start unless the database the worker writes to has a synchronous standby and
+    # commits wait for it (db/replication.py): a failover then loses no acknowledged save.
+    require_sync_standby: bool = False
     # Commands of a partition in its replica's hands at once (the consumer's max_ack_pending):
     # different workspaces run side by side, each workspace one at a time, in order.
     partition_in_flight: int = 32
@@ -71,6 +81,7 @@ class Settings:
             "metrics_host": (env.get("METRICS_HOST") or "127.0.0.1").strip(),
             "nats_auth": _nats_auth(env),
             **_tenant(env),
+            "require_sync_standby": _bool(env, "REQUIRE_SYNC_STANDBY", False),
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),
@@ -90,6 +101,8 @@ class Settings:
             ("command_max_mib", 1, 1024 * 1024),
             ("max_command_bytes", 1024, 1024 * 1024),
             ("db_pool_size", 1, 500),
+            ("db_connect_timeout_seconds", 1, 300),
+            ("db_command_timeout_seconds", 1, 3600),
             ("partition_in_flight", 1, 1024),
             ("create_batch_max", 1, 1024),
             ("create_batch_runners", 1, 64),
@@ -127,7 +140,7 @@ def _tenant(env: Mapping[str, str]) -> dict[str, object]:
     for part in (p.strip() for p in raw_lineages.split(",")):
         if not part:
             continue
-        if not part.isdigit() or int(part) > 2**31 - 1:
+        if not part.isdigit() or int(part) > 2**63 - 1:
             raise SettingsError(f"TENANT_LINEAGES must be comma-separated lineage ids (integers), got {part!r}")
         lineages.add(int(part))
     if not lineages:
@@ -138,6 +151,17 @@ def _tenant(env: Mapping[str, str]) -> dict[str, object]:
 
 
 _TENANT = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+
+
+def _bool(env: Mapping[str, str], var: str, default: bool) -> bool:
+    raw = (env.get(var) or "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("true", "1", "yes", "on"):
+        return True
+    if raw in ("false", "0", "no", "off"):
+        return False
+    raise SettingsError(f"{var} must be true or false, got {raw!r}")
 
 
 def _nats_auth(env: Mapping[str, str]) -> NatsAuth:

@@ -1,0 +1,50 @@
+"""Migration 004 (bots apart, issue 29) on a database that ran the earlier ones: the inbox and
+outbox gain their `tenant` column, the rows already there stay the tenant-less worker's, and
+the ledger records it after 001 and 002."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from db import migrate
+from db.repository import MemoryRepository, create_pool
+from tests.conftest import unique
+
+
+async def test_a_database_migrated_before_004_gets_the_tenant_columns_and_keeps_its_rows(pg_server, monkeypatch):
+    name = f"mig_{unique()}"
+    admin = await asyncpg.connect(pg_server.dsn())
+    await admin.execute(f"CREATE DATABASE {name}")
+    await admin.close()
+    dsn = pg_server.dsn(name)
+    everything = migrate.available()
+    earlier = [m for m in everything if m.version < 4]
+    later = [m.name for m in everything if m.version >= 4]
+    assert later[0] == "004_tenants.sql"
+    monkeypatch.setattr(migrate, "available", lambda: earlier)
+    assert await migrate.migrate_dsn(dsn) == [m.name for m in earlier]
+
+    cid, ws = unique("c-"), unique()
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("INSERT INTO memory_worker.processed_commands (command_id, kind, workspace_id, status, result)"
+                           " VALUES ($1, 'reinforce', $2, 'reinforced', '{\"before\": true}')", cid, ws)
+        await conn.execute("INSERT INTO memory_worker.outbox (command_id, subject, payload) VALUES ($1, 's', '{}')", cid)
+        monkeypatch.undo()
+        assert await migrate.migrate_dsn(dsn) == later  # 004, then what came after it
+        assert await migrate.migrate_dsn(dsn) == []
+        assert await conn.fetchval("SELECT tenant FROM memory_worker.processed_commands WHERE command_id = $1",
+                                   cid) == ""
+        assert await conn.fetchval("SELECT tenant FROM memory_worker.outbox WHERE command_id = $1", cid) == ""
+        assert [r["name"] for r in await conn.fetch(
+            "SELECT name FROM memory_worker.schema_migrations ORDER BY version")] == [m.name for m in everything]
+    finally:
+        await conn.close()
+
+    # The worker without a tenant still finds the result it stored before; a tenant's does not.
+    for tenant, found in (("", b'{"before": true}'), ("kaede", None)):
+        pool = await create_pool(dsn, min_size=1, max_size=1, tenant=tenant)
+        try:
+            assert await MemoryRepository(pool, tenant).stored_result(cid, ws) == found
+        finally:
+            await pool.close()
