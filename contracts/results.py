@@ -122,24 +122,24 @@ class CommandResult(Struct, kw_only=True):
 
 
 # Statuses of memory.manual, memory.reinforce and memory.seed_bio (docs/design.md, section 8).
-ADDED = "added"
-UPDATED = "updated"
-UNCHANGED = "unchanged"
-REMOVED = "removed"
-PRIVACY_BLOCKED = "privacy-blocked"
-HOST_PROTECTED = "host-protected"
-EMPTY_CONTENT = "empty-content"
-CONTENT_TOO_LONG = "content-too-long"
-LIMIT_REACHED = "limit-reached"
-BATCH_LIMIT_REACHED = "batch-limit-reached"
-ALL_DUPLICATES = "all-duplicates"
-NOT_FOUND = "not-found"
-BLACKLISTED = "blacklisted"
-TEACHING_DISABLED = "teaching-disabled"
-REINFORCED = "reinforced"
-SEEDED = "seeded"
-SKIPPED = "skipped"
-FAILED = "failed"  # the worker gave up on the command after its retries
+ADDED: Final = "added"
+UPDATED: Final = "updated"
+UNCHANGED: Final = "unchanged"
+REMOVED: Final = "removed"
+PRIVACY_BLOCKED: Final = "privacy-blocked"
+HOST_PROTECTED: Final = "host-protected"
+EMPTY_CONTENT: Final = "empty-content"
+CONTENT_TOO_LONG: Final = "content-too-long"
+LIMIT_REACHED: Final = "limit-reached"
+BATCH_LIMIT_REACHED: Final = "batch-limit-reached"
+ALL_DUPLICATES: Final = "all-duplicates"
+NOT_FOUND: Final = "not-found"
+BLACKLISTED: Final = "blacklisted"
+TEACHING_DISABLED: Final = "teaching-disabled"
+REINFORCED: Final = "reinforced"
+SEEDED: Final = "seeded"
+SKIPPED: Final = "skipped"
+FAILED: Final = "failed"  # the worker gave up on the command after its retries
 
 
 ManualStatus = Literal[

@@ -99,9 +99,10 @@ def _missing_required(catalog: facts.Catalog) -> list[str]:
 
 
 async def _nullable_lineage(conn: asyncpg.Connection, table: str) -> bool:
-    return await conn.fetchval(
+    nullable: bool = await conn.fetchval(
         "SELECT NOT attnotnull FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass"
         " AND attname = 'persona_lineage_id'", f"public.{table}")
+    return nullable
 
 
 async def _plan(conn: asyncpg.Connection, catalog: facts.Catalog) -> list[tuple[str, str]]:

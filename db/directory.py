@@ -17,12 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
 from db import migrate
+from worker.domain.model import Privacy
 
-PRIVACY_LEVELS = {"open": 0, "partial": 1, "full": 2}
+# The names an operator types for users.privacy_level: open, partial, full.
+PRIVACY_LEVELS = {level.name.lower(): level.value for level in Privacy}
 
 # Settings an operator may change, with the column each maps to (in the standalone servers
 # table and in directory_workspaces()).
@@ -73,23 +76,27 @@ async def _refuse_if_adopted(conn: asyncpg.Connection, what: str) -> None:
 
 
 async def _user_exists(conn: asyncpg.Connection, disc_id: str) -> bool:
-    return await conn.fetchval("SELECT EXISTS (SELECT 1 FROM users WHERE user_disc_id = $1)", disc_id)
+    exists: bool = await conn.fetchval("SELECT EXISTS (SELECT 1 FROM users WHERE user_disc_id = $1)", disc_id)
+    return exists
 
 
 async def _server_exists(conn: asyncpg.Connection, disc_id: str) -> bool:
-    return await conn.fetchval("SELECT EXISTS (SELECT 1 FROM servers WHERE server_disc_id = $1)", disc_id)
+    exists: bool = await conn.fetchval("SELECT EXISTS (SELECT 1 FROM servers WHERE server_disc_id = $1)", disc_id)
+    return exists
 
 
 # Two statements on purpose: when a concurrent transaction inserts the same id, the insert
 # waits for it and skips, and only a new statement's snapshot sees the row it committed.
 async def ensure_user(conn: asyncpg.Connection, disc_id: str) -> int:
     await conn.execute("INSERT INTO users (user_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
-    return await conn.fetchval("SELECT user_id FROM users WHERE user_disc_id = $1", disc_id)
+    user_id: int = await conn.fetchval("SELECT user_id FROM users WHERE user_disc_id = $1", disc_id)
+    return user_id
 
 
 async def ensure_server(conn: asyncpg.Connection, disc_id: str) -> int:
     await conn.execute("INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
-    return await conn.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", disc_id)
+    server_id: int = await conn.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", disc_id)
+    return server_id
 
 
 async def set_privacy(conn: asyncpg.Connection, disc_id: str, level: int) -> bool:
@@ -112,7 +119,7 @@ async def set_nickname(conn: asyncpg.Connection, disc_id: str, nickname: str | N
     return new
 
 
-async def user(conn: asyncpg.Connection, disc_id: str) -> dict | None:
+async def user(conn: asyncpg.Connection, disc_id: str) -> dict[str, Any] | None:
     """A user's directory facts as the worker reads them: privacy, saved nickname, blacklists."""
     row = await conn.fetchrow("SELECT user_id, user_disc_id, nickname, privacy_level FROM directory_users()"
                               " WHERE user_disc_id = $1", disc_id)
@@ -124,7 +131,7 @@ async def user(conn: asyncpg.Connection, disc_id: str) -> dict | None:
     return dict(row) | {"blacklisted_in": [r[0] for r in blacklisted_in]}
 
 
-async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict[str, object]) -> dict:
+async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict[str, object]) -> dict[str, Any]:
     """Apply setting changes (keys of WORKSPACE_SETTINGS) and return the settings as the worker now reads them."""
     adopted = await _adopted(conn)
     if adopted and (bots := [key for key in changes if key not in WORKER_OWNED]):
@@ -143,10 +150,13 @@ async def update_workspace(conn: asyncpg.Connection, disc_id: str, changes: dict
                     f" ON CONFLICT (server_id) DO UPDATE SET {column} = EXCLUDED.{column}", server_id, value)
             else:
                 await conn.execute(f"UPDATE servers SET {column} = $2 WHERE server_disc_id = $1", disc_id, value)
-        return await workspace(conn, disc_id)
+        settings = await workspace(conn, disc_id)
+        if settings is None:  # ensure_server() above made the row
+            raise UnknownWorkspace(f"no server {disc_id} after registering it")
+        return settings
 
 
-async def workspace(conn: asyncpg.Connection, disc_id: str) -> dict | None:
+async def workspace(conn: asyncpg.Connection, disc_id: str) -> dict[str, Any] | None:
     row = await conn.fetchrow(
         "SELECT server_disc_id, " + ", ".join(WORKSPACE_SETTINGS.values())
         + " FROM directory_workspaces() WHERE server_disc_id = $1", disc_id)
@@ -197,7 +207,7 @@ async def unlink_host(conn: asyncpg.Connection, namespace: str, host: str) -> bo
     return not status.endswith(" 0")
 
 
-async def proxy(conn: asyncpg.Connection, identity: str) -> dict | None:
+async def proxy(conn: asyncpg.Connection, identity: str) -> dict[str, Any] | None:
     if await _adopted(conn):
         # The bot's identity tables, through the directory functions: hosts, no namespace name.
         row = await conn.fetchrow(

@@ -135,6 +135,21 @@ def _qualified(table: str) -> str:
 def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
     """The function bodies for a TomoriBot database as it is, and what each fact reads."""
     sources: list[Source] = []
+    workspaces = _workspaces(catalog, sources)
+    nickname, nick_join = _nickname(catalog, sources)
+    privacy = "u.privacy_level" if catalog.has("users", "privacy_level") else "0"
+    sources.append(Source("privacy level", "users.privacy_level" if privacy != "0" else "default 0 (open)"))
+    users = f"SELECT u.user_id, u.user_disc_id, {nickname}, {privacy} FROM public.users u{nick_join}"
+    persona, blacklist = _persona_nicknames(catalog, sources), _blacklist(catalog, sources)
+    identities, hosts = _proxies(catalog, sources)
+    metrics, prune = _metrics(catalog, sources)
+    bodies = {"directory_workspaces": workspaces, "directory_users": users, "directory_persona_nicknames": persona,
+              "directory_blacklist": blacklist, "directory_proxy_identities": identities,
+              "directory_proxy_hosts": hosts, "memory_record_metric": metrics, "memory_prune_metric_samples": prune}
+    return bodies, sources
+
+
+def _workspaces(catalog: Catalog, sources: list[Source]) -> str:
     joins: dict[str, str] = {}
     columns = []
     for fact, table, column, default in _BOT_WORKSPACE:
@@ -145,29 +160,29 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
         else:
             columns.append(default)
             sources.append(Source(fact, f"default {default.split('::')[0]} ({table}.{column} not found)"))
-    workspaces = ("SELECT s.server_id, s.server_disc_id, " + ", ".join(columns) + " FROM public.servers s"
-                  + "".join(f" LEFT JOIN {_qualified(t)} {a} ON {a}.server_id = s.server_id" for t, a in joins.items()))
+    return ("SELECT s.server_id, s.server_disc_id, " + ", ".join(columns) + " FROM public.servers s"
+            + "".join(f" LEFT JOIN {_qualified(t)} {a} ON {a}.server_id = s.server_id" for t, a in joins.items()))
 
-    nickname, nick_join = _nickname(catalog, sources)
-    privacy = "u.privacy_level" if catalog.has("users", "privacy_level") else "0"
-    sources.append(Source("privacy level", "users.privacy_level" if privacy != "0" else "default 0 (open)"))
-    users = f"SELECT u.user_id, u.user_disc_id, {nickname}, {privacy} FROM public.users u{nick_join}"
 
+def _persona_nicknames(catalog: Catalog, sources: list[Source]) -> str:
     if catalog.has("user_persona_naming_preferences", "nickname_override"):
-        persona = ("SELECT p.persona_lineage_id::bigint, p.user_id, p.nickname_override"
-                   " FROM public.user_persona_naming_preferences p WHERE p.nickname_override IS NOT NULL")
         sources.append(Source("persona nickname", "user_persona_naming_preferences.nickname_override"))
-    else:
-        persona = "SELECT NULL::bigint, NULL::integer, NULL::text WHERE false"
-        sources.append(Source("persona nickname", "none (user_persona_naming_preferences not found)"))
+        return ("SELECT p.persona_lineage_id::bigint, p.user_id, p.nickname_override"
+                " FROM public.user_persona_naming_preferences p WHERE p.nickname_override IS NOT NULL")
+    sources.append(Source("persona nickname", "none (user_persona_naming_preferences not found)"))
+    return "SELECT NULL::bigint, NULL::integer, NULL::text WHERE false"
 
+
+def _blacklist(catalog: Catalog, sources: list[Source]) -> str:
     if catalog.has("personalization_blacklist", "user_disc_id"):
-        blacklist = STANDALONE["directory_blacklist"]
         sources.append(Source("blacklist", "personalization_blacklist"))
-    else:
-        blacklist = "SELECT NULL::integer, NULL::text WHERE false"
-        sources.append(Source("blacklist", "none (personalization_blacklist not found)"))
+        return STANDALONE["directory_blacklist"]
+    sources.append(Source("blacklist", "none (personalization_blacklist not found)"))
+    return "SELECT NULL::integer, NULL::text WHERE false"
 
+
+def _proxies(catalog: Catalog, sources: list[Source]) -> tuple[str, str]:
+    """The proxy identities and their hosts."""
     if all(catalog.has(t, c) for t, c in _PROXY_COLUMNS):
         identities = ("SELECT e.user_id FROM public.external_identities e JOIN public.message_proxy_identities i"
                       " ON i.external_identity_id = e.external_identity_id")
@@ -176,30 +191,29 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
                    " ON a.message_proxy_namespace_id = i.message_proxy_namespace_id")
         sources.append(Source("proxy identity -> hosts", "external_identities -> message_proxy_identities"
                                                          " -> message_proxy_namespace_accounts"))
-    else:
-        # Fails closed: a synthetic proxy user the worker cannot trace to its hosts is an
-        # identity with no resolvable host link, and personal saves for it are refused.
-        identities = r"SELECT u.user_id FROM public.users u WHERE u.user_disc_id ~ '^(pk:|pb:)'"
-        hosts = "SELECT NULL::integer, NULL::text WHERE false"
-        sources.append(Source("proxy identity -> hosts", "none found (TomoriBot's proxy tables of migration 056"
-                                                         " missing): pk:/pb: users are refused, no host link"))
+        return identities, hosts
+    # Fails closed: a synthetic proxy user the worker cannot trace to its hosts is an
+    # identity with no resolvable host link, and personal saves for it are refused.
+    sources.append(Source("proxy identity -> hosts", "none found (TomoriBot's proxy tables of migration 056"
+                                                     " missing): pk:/pb: users are refused, no host link"))
+    return (r"SELECT u.user_id FROM public.users u WHERE u.user_disc_id ~ '^(pk:|pb:)'",
+            "SELECT NULL::integer, NULL::text WHERE false")
+
+
+def _metrics(catalog: Catalog, sources: list[Source]) -> tuple[str, str]:
+    """Where metric samples are written, and how they are pruned."""
     metrics_table = "public.metric_samples" if catalog.has("metric_samples", "fields") else "memory_worker.metric_samples"
     into_bots = catalog.has("metric_samples", "fields") and not catalog.has("metric_samples", "event_id")
     prune = _PRUNE.format(table=metrics_table, extra=_PRUNE_EVENTS if into_bots else "")
     if catalog.has("metric_samples", "event_id"):
-        metrics = _OWN_METRICS.format(table="public.metric_samples")
         sources.append(Source("metric samples (written)", "metric_samples, de-duplicated by its event_id"))
-    elif catalog.has("metric_samples", "fields"):
-        metrics = _BOT_METRICS
+        return _OWN_METRICS.format(table="public.metric_samples"), prune
+    if catalog.has("metric_samples", "fields"):
         sources.append(Source("metric samples (written)", "metric_samples(metric_name, fields, created_at);"
                                                           " event ids in memory_worker.metric_sample_events"))
-    else:
-        metrics = _OWN_METRICS.format(table="memory_worker.metric_samples")
-        sources.append(Source("metric samples (written)", "memory_worker.metric_samples (the bot has none)"))
-    bodies = {"directory_workspaces": workspaces, "directory_users": users, "directory_persona_nicknames": persona,
-              "directory_blacklist": blacklist, "directory_proxy_identities": identities,
-              "directory_proxy_hosts": hosts, "memory_record_metric": metrics, "memory_prune_metric_samples": prune}
-    return bodies, sources
+        return _BOT_METRICS, prune
+    sources.append(Source("metric samples (written)", "memory_worker.metric_samples (the bot has none)"))
+    return _OWN_METRICS.format(table="memory_worker.metric_samples"), prune
 
 
 def _nickname(catalog: Catalog, sources: list[Source]) -> tuple[str, str]:

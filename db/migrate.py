@@ -72,7 +72,8 @@ async def mode(conn: asyncpg.Connection) -> str | None:
     """'standalone', 'adopted', or None for a database the worker has not set up."""
     if await conn.fetchval("SELECT to_regclass($1)", f"{WORKER_SCHEMA}.database_mode") is None:
         return None
-    return await conn.fetchval(f"SELECT mode FROM {WORKER_SCHEMA}.database_mode")
+    found: str | None = await conn.fetchval(f"SELECT mode FROM {WORKER_SCHEMA}.database_mode")
+    return found
 
 
 async def bot_tables(conn: asyncpg.Connection) -> list[str]:
@@ -197,6 +198,9 @@ async def prepare_dsn(dsn: str, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> tuple[
     conn = await connect(dsn, Timeouts(connect_s=timeouts.connect_s))
     try:
         applied = await migrate(conn)
-        return applied, await mode(conn)
+        now = await mode(conn)
+        if now is None:  # migrate() records the mode before anything else
+            raise RuntimeError("the database has no mode after migrating")
+        return applied, now
     finally:
         await conn.close()

@@ -5,7 +5,7 @@ transaction that reads, decides and writes under the lock)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -13,8 +13,11 @@ from typing import Any, TypeVar
 import asyncpg
 import msgspec
 
+from contracts.codec import encode
+from contracts.events import Source
 from db import directory
 from db.connection import SERVER_SETTINGS, Timeouts
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest, SaveOp
 
 
 class OutboxRow(msgspec.Struct, frozen=True):
@@ -68,7 +71,7 @@ class PanelRow(msgspec.Struct, frozen=True):
     tags: list[str]
     manually_written: bool
     taught_by: str | None
-    source: str
+    source: Source
 
 
 class ManualContextRow(msgspec.Struct, frozen=True):
@@ -119,27 +122,7 @@ _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
 
-class _CommandId(msgspec.Struct):
-    command_id: str
-
-
-class _BatchOp(msgspec.Struct):
-    command_id: str | None = None  # a refusal's record
-    plan: _CommandId | None = None  # a save
-
-
-class _BatchOps(msgspec.Struct):
-    ops: list[_BatchOp]
-
-
-# The command ids of a request the repository was given encoded, read back only when a stored
-# result must be matched with its tenant (a repeat: rare).
-_COMMAND_ID = msgspec.json.Decoder(_CommandId)
-_COMMAND_IDS = msgspec.json.Decoder(list[_CommandId])
-_BATCH_OPS = msgspec.json.Decoder(_BatchOps)
-
-
-def _init_connection(timeouts: Timeouts):
+def _init_connection(timeouts: Timeouts) -> Callable[[asyncpg.Connection], Awaitable[None]]:
     async def init(conn: asyncpg.Connection) -> None:
         timeouts.arm(conn)
         # asyncpg hands jsonb over as text; keeping it text lets msgspec decode it straight into
@@ -248,7 +231,7 @@ class Tx:
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes) -> bytes:
         """Store a result; returns it as stored, so a first answer and a repeat are byte-identical."""
-        stored = await self.conn.fetchval(
+        stored: str = await self.conn.fetchval(
             "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
             " VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING result",
             command_id, kind, workspace_id, status, result_json.decode())
@@ -259,8 +242,8 @@ class Tx:
             "SELECT memory_outbox_write($1, $2::jsonb, NULL, NULL, NULL, NULL)", command_id, events_json.decode())
         return _OUTBOX.decode(raw)
 
-    async def manual_context(self, request_json: bytes) -> ManualContextRow:
-        raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", request_json.decode())
+    async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
+        raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())
         return _MANUAL_CONTEXT.decode(raw)
 
     async def seed_context(self, identity: str, workspace_id: str) -> SeedContextRow:
@@ -322,7 +305,7 @@ class Tx:
 
     async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
                         personal_ids: Sequence[int]) -> int:
-        return await self.conn.fetchval(
+        count: int = await self.conn.fetchval(
             "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
             "             reinforcement_count = reinforcement_count + 1"
             "           FROM servers w WHERE w.server_id = m.server_id AND w.server_disc_id = $1"
@@ -332,6 +315,7 @@ class Tx:
             "           WHERE persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[]) RETURNING 1)"
             " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)",
             workspace_id, lineage_id, list(server_ids), list(personal_ids))
+        return count
 
 
 def _save_row(row: asyncpg.Record) -> SaveRow:
@@ -366,11 +350,13 @@ class _Calls:
 
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
         async with connection(self._pool) as conn:
-            return await conn.fetch(sql, *args)
+            rows: list[asyncpg.Record] = await conn.fetch(sql, *args)
+            return rows
 
     async def execute(self, sql: str, *args: Any) -> str:
         async with connection(self._pool) as conn:
-            return await conn.execute(sql, *args)
+            status: str = await conn.execute(sql, *args)
+            return status
 
 
 class MemoryRepository:
@@ -408,25 +394,22 @@ class MemoryRepository:
         """What a write found stored before it (row.duplicate)."""
         return Stored(bytes(row.result), row.stored_workspace, row.stored_tenant, row.outbox)
 
-    async def create_save(self, plan_json: bytes) -> SaveRow:
+    async def create_save(self, request: CreateSaveRequest) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
         the eviction notice is completed inside it)."""
-        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", plan_json.decode())
-        return (await self._with_stored_tenants([_save_row(row)], lambda: [_COMMAND_ID.decode(plan_json).command_id]))[0]
+        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", encode(request).decode())
+        return (await self._with_stored_tenants([_save_row(row)], lambda: [request.command_id]))[0]
 
-    async def create_contexts(self, requests_json: bytes) -> list[CreateContextRow]:
-        """memory_create_context() of several commands (a JSON array of {command_id,
-        workspace_id, ids, lineage_id}) in one round trip, in order."""
-        raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", requests_json.decode())
-        return await self._with_stored_tenants(_CONTEXTS.decode(raw),
-                                               lambda: [r.command_id for r in _COMMAND_IDS.decode(requests_json)])
+    async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
+        """memory_create_context() of several commands in one round trip, in order."""
+        raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", encode(requests).decode())
+        return await self._with_stored_tenants(_CONTEXTS.decode(raw), lambda: [r.command_id for r in requests])
 
-    async def create_batch(self, batch_json: bytes) -> list[SaveRow]:
+    async def create_batch(self, batch: CreateBatchRequest) -> list[SaveRow]:
         """memory_create_batch(): the saves and refusals of several commands, one transaction."""
-        rows = _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", batch_json.decode()))
+        rows = _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", encode(batch).decode()))
         return await self._with_stored_tenants(rows, lambda: [
-            op.plan.command_id if op.plan is not None else op.command_id or ""
-            for op in _BATCH_OPS.decode(batch_json).ops])
+            op.plan.command_id if isinstance(op, SaveOp) else op.command_id for op in batch.ops])
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes) -> SaveRow:
         """memory_record_result(): store a refusal, or report what a concurrent delivery stored."""
@@ -473,10 +456,13 @@ class MemoryRepository:
         row = await self._pool.fetchrow(
             "SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age"
             " FROM outbox WHERE published_at IS NULL AND tenant = $1", self.tenant)
+        if row is None:  # an aggregate without GROUP BY always answers one row
+            return 0, 0.0
         return row["n"], row["age"]
 
     async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
-        return await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
+        pruned: int = await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
+        return pruned
 
     async def mark_published(self, ids: Sequence[int]) -> None:
         await self._pool.execute(

@@ -32,10 +32,13 @@ from pathlib import Path
 import asyncpg
 import msgspec
 
+from contracts.codec import encode
 from contracts.commands import CreateMemory
 from db.connection import SEARCH_PATH
 from db.repository import MemoryRepository, create_pool
+from db.requests import CreateSaveRequest
 from tests.bench.dataset import HISTORY_PREFIX
+from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits
 from worker.domain.targets import lookup_ids
 from worker.local.embedded import LOOPBACK, PostgresServer
@@ -55,8 +58,8 @@ class _Refused(Exception):
 class _CapturingRepository(MemoryRepository):
     """The real context read; the save is captured, not sent."""
 
-    async def create_save(self, plan_json: bytes):
-        raise _Captured(plan_json)
+    async def create_save(self, request: CreateSaveRequest):
+        raise _Captured(encode(request))
 
     async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes):
         raise _Refused(result_json)
@@ -86,7 +89,7 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
             await service.run(cmd)
         except _Captured as captured:
             may_evict = int(bool(_MAY_EVICT.decode(captured.request).may_evict))
-            out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd)), cmd.persona.lineage_id,
+            out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, parse_tool_args(cmd.tool_args))), cmd.persona.lineage_id,
                              may_evict, captured.request.decode())
             return
         except _Refused as refused:

@@ -13,8 +13,8 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from tests.support.capacity_rule import choose_eviction
 from tests.support.directory import add_server, add_user
-from worker.domain.capacity import choose_eviction
 from worker.domain.model import Limits, StoredMemory
 from worker.services.create_memory import CreateMemoryService
 

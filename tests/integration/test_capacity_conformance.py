@@ -1,4 +1,4 @@
-"""worker/domain/capacity.py is the specification memory_create_save() follows: one table of
+"""tests/support/capacity_rule.py is the specification memory_create_save() follows: one table of
 cases, each answered by the pure functions and by the real SQL, both held to the table's
 expected outcome and victim, so a difference between the rule and the SQL fails here."""
 
@@ -10,13 +10,14 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 from msgspec import UNSET
 
-from contracts.codec import RESULT_DECODER
+from contracts.codec import RESULT_DECODER, encode
 from db.repository import MemoryRepository
+from tests.support.capacity_rule import capacity_action, capacity_outcome, choose_eviction, counts_toward_cap
 from tests.support.directory import add_server, add_user
-from worker.domain.capacity import capacity_action, capacity_outcome, choose_eviction, counts_toward_cap
+from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits, SaveOutcome, Scope, StoredMemory
 from worker.domain.targets import lookup_ids
-from worker.services.create_memory import CreateMemoryService
+from worker.services.create_memory import CreateMemoryService, Save
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, personal_save, server_save
@@ -119,9 +120,10 @@ async def sql_answer(pool, case: Case, ws: str, user: str | None) -> tuple[SaveO
     service = CreateMemoryService(repo, Limits(max_server_memories=CAP, max_personal_memories=CAP))
     cmd = (server_save(ws, "new", retrieval=GOOD_RETRIEVAL) if user is None
            else personal_save(ws, user, "Mika", "{user} likes tea", retrieval=GOOD_RETRIEVAL))
-    step = service.step(cmd, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd), LINEAGE))
-    assert step.request is not None, step.refusal
-    results = msgspec.json.decode(step.request)["results"]
+    args = parse_tool_args(cmd.tool_args)
+    step = service.step(cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), LINEAGE))
+    assert isinstance(step, Save), step
+    results = msgspec.json.decode(encode(step.request))["results"]
     result = RESULT_DECODER.decode((await service.run(cmd)).result)
     chosen = [SaveOutcome(label) for label, r in results.items()
               if (r["data"]["status"], r["error"]) == (result.data.status, result.error)]

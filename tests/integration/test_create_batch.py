@@ -12,11 +12,13 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
+from db.requests import CreateBatchRequest, CreateContextRequest, SaveOp
 from tests.support.directory import add_server, add_user
 from worker.consuming import metrics
+from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
-from worker.services.create_memory import CreateMemoryService
+from worker.services.create_memory import CreateMemoryService, Save
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, add_server_memories, outbox_subjects, personal_save, server_save
@@ -175,13 +177,12 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
     single, batched = services(pool)
     ws = unique()
     good = server_save(ws, "would be saved")
-    row = (await MemoryRepository(pool).create_contexts(msgspec.json.encode([{
-        "command_id": good.command_id, "workspace_id": ws, "ids": [], "lineage_id": 7}])))[0]
-    step = single.step(good, row)
-    broken = msgspec.json.decode(step.request)
-    broken.update(command_id=unique("broken"), lineage_id="not a number")
-    batch = msgspec.json.encode({"owners": [list(step.owner)], "ops": [
-        {"plan": msgspec.Raw(step.request)}, {"plan": broken}]})
+    row = (await MemoryRepository(pool).create_contexts([CreateContextRequest(good.command_id, ws, [], 7)]))[0]
+    step = single.step(good, parse_tool_args(good.tool_args), row)
+    assert isinstance(step, Save), step
+    # persona_id is an integer column: this one is out of its range, so the second save fails.
+    broken = msgspec.structs.replace(step.request, command_id=unique("broken"), persona_id=2**40)
+    batch = CreateBatchRequest([step.request.owner], [SaveOp(step.request), SaveOp(broken)])
 
     with pytest.raises(asyncpg.DataError):
         await MemoryRepository(pool).create_batch(batch)

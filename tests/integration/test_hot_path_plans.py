@@ -1,4 +1,5 @@
-"""The create's context read is planned once per session, not on every call (db/migrations/001_baseline.sql).
+"""The create's context read and its save are planned once per session, not on every call
+(db/migrations/001_baseline.sql, 005_one_save_path.sql).
 
 auto_explain shows the plan PostgreSQL ran for the query inside memory_create_context: a plan
 made for one call has that call's values in its conditions, a generic plan has `$n`.
@@ -6,9 +7,20 @@ made for one call has that call's values in its conditions, a generic plan has `
 
 from __future__ import annotations
 
+import re
+
 import asyncpg
 
+from contracts.codec import encode
+from db.repository import MemoryRepository
 from tests.support.directory import add_server, add_user
+from worker.domain.arguments import parse_tool_args
+from worker.domain.model import Limits
+from worker.domain.targets import lookup_ids
+from worker.services.create_memory import CreateMemoryService, Save
+
+from ..conftest import unique
+from .helpers import GOOD_RETRIEVAL, add_server_memories, server_save
 
 WORKSPACE = "400000000000000777"
 USER = "200000000000000777"
@@ -36,3 +48,42 @@ async def test_the_context_read_runs_a_generic_plan_after_many_calls(database_ur
     assert len(inner) == 1, plans
     assert "server_disc_id = $2" in inner[0]
     assert f"'{WORKSPACE}'::text" not in inner[0]  # a plan made for this call names the value
+
+
+async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_the_other_scope(database_url, pool):
+    """memory_create_save (db/migrations/005_one_save_path.sql) writes the count and the victim's
+    choice once for both scopes; its plans are generic (made once, `$n` in the conditions), the
+    other scope's table is behind a one-time filter, and the victim is an index walk."""
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True)
+        await add_server_memories(conn, server_id, 7, [90.0] * 20)
+    repo = MemoryRepository(pool)
+    cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
+    args = parse_tool_args(cmd.tool_args)
+    step = CreateMemoryService(repo, Limits(max_server_memories=20)).step(
+        cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), 7))
+    assert isinstance(step, Save), step
+    request = encode(step.request).decode()
+    save = "SELECT (memory_create_save(jsonb_set($1::jsonb, '{command_id}', to_jsonb($2::text)))).result"
+
+    conn = await asyncpg.connect(database_url)
+    plans: list[str] = []
+    try:
+        for i in range(8):  # each replaces one of the 20 dormant rows: the owner stays at the cap
+            assert "saved_with_eviction" in await conn.fetchval(save, request, f"{cmd.command_id}-{i}")
+        await conn.execute("LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;"
+                           " SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;"
+                           " SET client_min_messages = notice")
+        conn.add_log_listener(lambda _conn, message: plans.append(message.message))
+        assert "saved_with_eviction" in await conn.fetchval(save, request, f"{cmd.command_id}-probe")
+    finally:
+        await conn.close()
+
+    count = [plan for plan in plans if "FROM owned" in plan and "count(*)" in plan]
+    victim = [plan for plan in plans if "FROM owned" in plan and "LIMIT 1" in plan]
+    assert len(count) == 1 and len(victim) == 1, plans
+    for plan in (count[0], victim[0]):
+        assert re.search(r"One-Time Filter: .*'personal'::text = \$\d+", plan), plan  # planned, never run
+        assert re.search(r"server_id = \$\d+", plan), plan  # generic: the owner is a parameter
+    assert "server_memories_eviction" in victim[0]

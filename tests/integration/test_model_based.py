@@ -11,7 +11,7 @@ command object again: the same result, no change).
 
 The model is, per owner and lineage, the rows {id: content, manually_written, reinforcement};
 each step's status is predicted from it (the victim of an eviction with
-worker.domain.capacity.choose_eviction), and after each step the database must hold exactly
+tests/support/capacity_rule.py's choose_eviction), and after each step the database must hold exactly
 the model's rows, every owner within its cap, and one stored result per command.
 
 Each example runs in its own event loop on its own freshly cloned database.
@@ -39,7 +39,7 @@ from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.commands import ManualMemory, ReinforceMemories
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import clone_database
-from worker.domain.capacity import choose_eviction
+from tests.support.capacity_rule import choose_eviction
 from worker.domain.model import Limits, StoredMemory
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService

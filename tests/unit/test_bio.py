@@ -115,11 +115,11 @@ def decide(
 
 
 def test_seed_plan_carries_the_normalized_bio() -> None:
-    assert decide(seed("  Nova\n\nloves   astronomy.  ")) == SeedPlan("Nova loves astronomy.")
+    assert decide(seed("  Nova\n\nloves   astronomy.  ")) == SeedPlan("Nova loves astronomy.", OPEN.user_id)
 
 
 def test_seed_plan_is_cut_to_max_units() -> None:
-    assert decide(seed("abcdef"), max_units=4) == SeedPlan("abcd")
+    assert decide(seed("abcdef"), max_units=4) == SeedPlan("abcd", OPEN.user_id)
 
 
 @pytest.mark.parametrize("count", [0, 1, 9])

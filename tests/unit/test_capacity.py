@@ -1,4 +1,6 @@
-"""The capacity and eviction rule of section 5."""
+"""The capacity and eviction rule of section 5: the part the create path calls before the lock
+(worker/domain/capacity.py) and the specification of the part the SQL runs under it
+(tests/support/capacity_rule.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from contracts.commands import Retrieval
-from worker.domain.capacity import (
-    capacity_action,
-    choose_eviction,
-    eviction_order_key,
-    eviction_permitted,
-    is_eligible,
-    limit_reason,
-)
+from tests.support.capacity_rule import capacity_action, choose_eviction, eviction_order_key, is_eligible
+from worker.domain.capacity import eviction_permitted, limit_reason
 from worker.domain.model import StoredMemory, Workspace
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

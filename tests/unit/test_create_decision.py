@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,7 +13,9 @@ from contracts import results as codes
 from contracts.commands import Channel, CreateMemory, MemberMatch, Participant, Persona, Retrieval
 from contracts.results import CacheKey, CommandResult
 from worker.domain import messages
-from worker.domain.create import at_cap_refusal, decide_create, eviction_block_reason, over_cap_refusal
+from worker.domain.arguments import parse_tool_args
+from worker.domain.capacity import eviction_permitted
+from worker.domain.create import decide_create, limit_refusal
 from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SavePlan, Workspace
 from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
 from worker.domain.targets import lookup_ids
@@ -25,6 +28,8 @@ PROXY = "pk:0f8e4c1a-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
 MATRIX = "@mx:matrix.org"
 LIMITS = Limits(max_memory_length=1000, max_server_memories=50, max_personal_memories=20)
 READY = Retrieval(rag_available=True, embedding_model="emb", embedding_credentials=True)
+# Why a default workspace and retrieval may not evict (decay off, retrieval unusable).
+NO_EVICTION = eviction_permitted(Workspace(), Retrieval())[1]
 ALICE_MEMBER = MemberMatch(id=ALICE, display_name="Alice", username="alice")
 ALICE_ROW = KnownUser(user_id=11, disc_id=ALICE, nickname="Ali")
 
@@ -67,7 +72,7 @@ def context(
 
 
 def decide(cmd: CreateMemory, ctx: CreateContext | None = None, limits: Limits = LIMITS) -> Any:
-    return decide_create(cmd, ctx or context(), limits)
+    return decide_create(cmd, parse_tool_args(cmd.tool_args), ctx or context(), limits)
 
 
 def refused(result: Any, status: str) -> CommandResult:
@@ -170,7 +175,7 @@ def test_personal_plan() -> None:
         persona_id=3,
         content="{User} likes drink",
         cap=20,
-        may_evict=False,
+        eviction_blocked=NO_EVICTION,
         decay_days=30,
         target_label="Alice",
         invalidate=(CacheKey("user", ALICE),),
@@ -188,7 +193,7 @@ def test_server_plan() -> None:
         persona_id=3,
         content="name likes {{char}}",
         cap=50,
-        may_evict=False,
+        eviction_blocked=NO_EVICTION,
         decay_days=30,
         target_label=None,
         invalidate=(CacheKey("tomori_state", WORKSPACE),),
@@ -336,7 +341,8 @@ def test_host_protection_ignores_server_saves() -> None:
 
 @pytest.mark.parametrize("target", [PROXY, "Nova", "nobody"])
 def test_lookup_ids_include_proxy_identities(target: str) -> None:
-    assert PROXY in lookup_ids(command(personal_args(target), participants=[NOVA]))
+    cmd = command(personal_args(target), participants=[NOVA])
+    assert PROXY in lookup_ids(cmd, parse_tool_args(cmd.tool_args))
 
 
 def test_known_member_without_users_row_is_not_found() -> None:
@@ -450,10 +456,13 @@ def test_plan_carries_eviction_permission(workspace: Workspace, retrieval: Retri
     assert (plan.may_evict, plan.decay_days) == (may_evict, 14)
 
 
-def test_eviction_block_reason() -> None:
-    assert eviction_block_reason(Workspace(memory_decay_enabled=True), READY) is None
-    assert "decay is turned off" in (eviction_block_reason(Workspace(), READY) or "")
-    assert "retrieval" in (eviction_block_reason(Workspace(memory_decay_enabled=True), Retrieval()) or "")
+def test_plan_says_why_eviction_is_blocked() -> None:
+    def blocked(workspace: Workspace, retrieval: Retrieval) -> str | None:
+        return planned(decide(command(server_args(), retrieval=retrieval), context(workspace))).eviction_blocked
+
+    assert blocked(Workspace(memory_decay_enabled=True), READY) is None
+    assert "decay is turned off" in (blocked(Workspace(), READY) or "")
+    assert "retrieval" in (blocked(Workspace(memory_decay_enabled=True), Retrieval()) or "")
 
 
 # --- results the persistence layer builds ---------------------------------------------------------
@@ -467,8 +476,8 @@ def _plan(scope: str = "server") -> SavePlan:
 @pytest.mark.parametrize("scope", ["server", "personal"])
 def test_at_cap_with_eviction_not_permitted(scope: str) -> None:
     plan = _plan(scope)
-    why_not = "memory decay is turned off for this server"
-    result = refused(at_cap_refusal(command(server_args()), plan, why_not), codes.LIMIT_EXCEEDED)
+    assert plan.eviction_blocked is not None and "memory decay is turned off for this server" in plan.eviction_blocked
+    result = refused(limit_refusal(command(server_args()), plan, "refuse_at_cap"), codes.LIMIT_EXCEEDED)
     assert (result.data.current_count, result.data.max_allowed) == (0, plan.cap)
     assert "memory decay is turned off" in result.error  # type: ignore[operator]
     assert ("/personal memories" if scope == "personal" else "/memories") in result.error  # type: ignore[operator]
@@ -476,12 +485,13 @@ def test_at_cap_with_eviction_not_permitted(scope: str) -> None:
 
 
 def test_at_cap_with_nothing_eligible() -> None:
-    result = refused(at_cap_refusal(command(server_args()), _plan(), None), codes.LIMIT_EXCEEDED)
+    evictable = dataclasses.replace(_plan(), eviction_blocked=None)
+    result = refused(limit_refusal(command(server_args()), evictable, "refuse_at_cap"), codes.LIMIT_EXCEEDED)
     assert "written by hand" in result.error and "30 days" in result.error  # type: ignore[operator]
 
 
 def test_over_cap() -> None:
-    result = refused(over_cap_refusal(command(server_args()), _plan()), codes.LIMIT_EXCEEDED)
+    result = refused(limit_refusal(command(server_args()), _plan(), "refuse_over_cap"), codes.LIMIT_EXCEEDED)
     assert "more memories than the current limit of 50" in result.error  # type: ignore[operator]
 
 
@@ -568,7 +578,7 @@ def test_every_create_status_is_reachable() -> None:
         decide(command(personal_args("nobody"))).data.status,
         decide(command(server_args("a" * 1001))).data.status,
         decide(command(personal_args()), context(users={ALICE: KnownUser(1, ALICE, privacy_level=1)})).data.status,
-        at_cap_refusal(cmd, plan, None).data.status,
+        limit_refusal(cmd, plan, "refuse_at_cap").data.status,
         messages.db_error(cmd).data.status,
         messages.saved(cmd, plan, 1, None).data.status,
         messages.saved(cmd, plan, 1, "old").data.status,

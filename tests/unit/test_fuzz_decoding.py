@@ -27,11 +27,13 @@ from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
 from contracts.results import CREATE_STATUSES, CommandResult
+from db.requests import CreateSaveRequest
 from tests.support.fuzz import delete_at, paths, replace_at
 from worker.consuming import dead_letters
 from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
 from worker.domain import messages
+from worker.domain.arguments import parse_tool_args
 from worker.domain.content import utf16_length
 from worker.domain.create import decide_create
 from worker.domain.manual import decide_manual
@@ -47,7 +49,7 @@ from worker.domain.model import (
     Workspace,
 )
 from worker.domain.notice import NoticeSettings
-from worker.services.create_memory import save_request
+from worker.domain.save import save_request
 
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -227,7 +229,7 @@ def assert_no_nul(encoded: bytes) -> None:
 
 
 def check_create_decision(cmd: CreateMemory, ctx: CreateContext, limits: Limits = LIMITS) -> None:
-    decision = decide_create(cmd, ctx, limits)
+    decision = decide_create(cmd, parse_tool_args(cmd.tool_args), ctx, limits)
     note(f"plan {decision.scope}" if isinstance(decision, SavePlan) else decision.data.status)
     if isinstance(decision, SavePlan):
         assert "\x00" not in decision.content
@@ -235,7 +237,8 @@ def check_create_decision(cmd: CreateMemory, ctx: CreateContext, limits: Limits 
         assert decision.scope in ("server", "personal")
         # What goes to PostgreSQL (jsonb refuses \u0000): every prepared result, event and notice.
         for notices in NOTICE_SETTINGS:
-            assert_no_nul(encode(save_request(cmd, decision, ctx, datetime(2025, 1, 1, tzinfo=UTC), notices)))
+            request = CreateSaveRequest.of(cmd, save_request(cmd, decision, datetime(2025, 1, 1, tzinfo=UTC), notices))
+            assert_no_nul(encode(request))
         return
     assert isinstance(decision, CommandResult), decision
     assert decision.data.status in CREATE_STATUSES, decision.data.status
@@ -483,7 +486,8 @@ def test_tool_args_survive_the_wire(tool_args):
     {"memory_content": "fact", "memory_scope": "a\x00" * 100},
 ])
 def test_nul_and_absurd_arguments_are_invalid_args_without_a_nul(tool_args):
-    decision = decide_create(msgspec.structs.replace(base_create, tool_args=tool_args), FULL_CONTEXT, LIMITS)
+    cmd = msgspec.structs.replace(base_create, tool_args=tool_args)
+    decision = decide_create(cmd, parse_tool_args(cmd.tool_args), FULL_CONTEXT, LIMITS)
     assert isinstance(decision, CommandResult)
     assert decision.data.status in ("memory_save_failed_invalid_args", "memory_save_failed_user_not_found")
     assert_no_nul(encode(decision))

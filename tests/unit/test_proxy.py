@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from worker.domain.model import HostLink, ProxyIdentity
+from worker.domain.model import HostLink, Privacy, ProxyIdentity
 from worker.domain.proxy import (
     HOST_BLACKLISTED,
     HOST_FULL_PRIVACY,
     NO_HOST,
-    PRIVACY_FULL,
     host_protection,
     is_synthetic_id,
 )
@@ -81,7 +80,7 @@ def test_open_hosts_allow_writing(hosts: tuple[HostLink, ...]) -> None:
     [
         (None, NO_HOST),
         (identity(), NO_HOST),
-        (identity(HostLink(HOST, privacy_level=PRIVACY_FULL)), HOST_FULL_PRIVACY),
+        (identity(HostLink(HOST, privacy_level=Privacy.FULL)), HOST_FULL_PRIVACY),
         (identity(HostLink(HOST, blacklisted=True)), HOST_BLACKLISTED),
         (identity(HostLink(HOST), HostLink(OTHER, privacy_level=2)), HOST_FULL_PRIVACY),
         (identity(HostLink(HOST, privacy_level=2), HostLink(OTHER)), HOST_FULL_PRIVACY),

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from contracts.commands import Channel, CreateMemory, MemberMatch, Participant, Persona
+from worker.domain.arguments import parse_tool_args
 from worker.domain.model import CreateContext, KnownUser
 from worker.domain.targets import (
     NOT_FOUND,
@@ -28,6 +29,10 @@ DAVE = "100000000000000004"
 OTHER_BOT = "900000000000000002"
 PROXY = "pk:0f8e4c1a-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
 MATRIX = "@alice:matrix.org"
+
+
+def ids_of(cmd: CreateMemory) -> tuple[str, ...]:
+    return lookup_ids(cmd, parse_tool_args(cmd.tool_args))
 
 
 def command(
@@ -332,19 +337,19 @@ def test_lookup_ids_lists_what_the_decision_reads() -> None:
         ],
         members=[member(BOB, "B"), member(OTHER_BOT, "H", is_bot=True), member(ALICE, "A"), member(CAROL, "C")],
     )
-    assert lookup_ids(cmd) == (ALICE, PROXY, BOB, CAROL)
+    assert ids_of(cmd) == (ALICE, PROXY, BOB, CAROL)
 
 
 def test_lookup_ids_puts_a_raw_snowflake_or_proxy_id_first() -> None:
-    assert lookup_ids(command(tool_args=_args(f"<@{DAVE}>"), members=[member(ALICE, "A")])) == (DAVE, ALICE)
-    assert lookup_ids(command(tool_args=_args(PROXY.upper()))) == (PROXY,)
+    assert ids_of(command(tool_args=_args(f"<@{DAVE}>"), members=[member(ALICE, "A")])) == (DAVE, ALICE)
+    assert ids_of(command(tool_args=_args(PROXY.upper()))) == (PROXY,)
 
 
 def test_lookup_ids_skip_member_matches_in_dm() -> None:
     cmd = command(
         tool_args=_args("Sam"), is_dm=True, participants=[Participant(id=ALICE)], members=[member(BOB, "B")]
     )
-    assert lookup_ids(cmd) == (ALICE,)
+    assert ids_of(cmd) == (ALICE,)
 
 
 @pytest.mark.parametrize(
@@ -353,7 +358,7 @@ def test_lookup_ids_skip_member_matches_in_dm() -> None:
 )
 def test_lookup_ids_empty_when_no_resolution_happens(tool_args: Any) -> None:
     cmd = command(tool_args=tool_args, participants=[Participant(id=ALICE)], members=[member(BOB, "B")])
-    assert lookup_ids(cmd) == ()
+    assert ids_of(cmd) == ()
 
 
 def test_command_decoded_from_json_resolves() -> None:

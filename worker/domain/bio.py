@@ -10,7 +10,7 @@ from __future__ import annotations
 from contracts.commands import SeedBio
 from worker.domain.content import utf16_length
 from worker.domain.model import Limits, ProxyIdentity, SeedDecision, SeedPlan, SeedSkip
-from worker.domain.proxy import host_protection
+from worker.domain.proxy import NO_HOST, host_protection
 
 __all__ = [
     "ALREADY_SEEDED",
@@ -71,12 +71,12 @@ def decide_seed(
     if already_seeded:
         return SeedSkip(ALREADY_SEEDED)
     protected = host_protection(identity)
-    if protected is not None:
-        return SeedSkip(protected)
+    if protected is not None or identity is None:  # no identity: host_protection said NO_HOST
+        return SeedSkip(protected or NO_HOST)
     content = normalize_bio(cmd.bio, max_units)
     if not content:
         return SeedSkip(BLANK_BIO)
     # A seed never evicts: lineage 0 is never replaced automatically, so a full owner skips.
     if lineage0_count >= limits.max_personal_memories:
         return SeedSkip(_limit_reason(lineage0_count, limits.max_personal_memories))
-    return SeedPlan(content)
+    return SeedPlan(content, identity.user_id)

@@ -1,9 +1,11 @@
-"""The `memory.create` decision (docs/design.md, section 4, steps 1 to 7), with no I/O.
+"""The `memory.create` decision before persistence (docs/design.md, section 4, steps 1 to 7), with no I/O.
 
-`decide_create` either refuses with a finished `CommandResult` or returns a `SavePlan` for
-the persistence layer, which then applies the capacity rule (section 5) under the owner lock
-and builds the final result with `worker.domain.messages`. The caller first loads the
-`users` rows and persona nicknames of `targets.lookup_ids(cmd)` into the `CreateContext`.
+`decide_create` either refuses with a finished `CommandResult` or returns a `SavePlan`;
+worker/domain/save.py turns the plan into everything the locked save may answer, and the
+database applies the capacity rule (section 5) under the owner lock. The caller parses the
+tool arguments once (`parse_tool_args`), reads the `users` rows, persona nicknames and proxy
+identities of `targets.lookup_ids(cmd, args)` into the `CreateContext`, and passes the same
+arguments here.
 
 Ordering choices beyond the spec: the personal-memories switch is checked once the target
 is resolved, not with self-teaching up front, because a target that turns out to be the bot
@@ -11,32 +13,28 @@ or a Matrix bridge user is saved server-wide and must not be refused for it. The
 protection of a proxy identity (step 7) is checked right after resolution, before the users
 row and the content checks, so the model is not sent to shorten a memory that could never be
 saved anyway. A resolved id shaped like a proxy id (`pk:`/`pb:`) is treated as a proxy
-identity whatever kind the bot labelled its participant with (fail closed). The caller also
-loads `ctx.proxies` for the ids of `targets.lookup_ids(cmd)`.
+identity whatever kind the bot labelled its participant with (fail closed).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.commands import CreateMemory, Retrieval
-from contracts.results import CacheKey, CommandResult
+from contracts.commands import CreateMemory
+from contracts.results import CommandResult
 from worker.domain import messages
-from worker.domain.arguments import InvalidArguments, ToolArguments, parse_tool_args
-from worker.domain.capacity import GLOBAL_LINEAGE, eviction_permitted
+from worker.domain.arguments import InvalidArguments, ToolArguments
+from worker.domain.capacity import GLOBAL_LINEAGE, eviction_permitted, limit_reason
 from worker.domain.content import replace_user_placeholder, sanitize, utf16_length
-from worker.domain.model import CreateContext, KnownUser, LimitReason, Limits, SavePlan, ToolScope, Workspace
+from worker.domain.model import CapacityAction, CreateContext, KnownUser, Limits, Privacy, SavePlan, Scope, ToolScope
+from worker.domain.owner import cache_key
 from worker.domain.proxy import host_protection, is_synthetic_id
 from worker.domain.targets import Ambiguous, Resolved, bridge_name, resolve_target
 
 __all__ = [
-    "at_cap_refusal",
     "decide_create",
-    "eviction_block_reason",
-    "over_cap_refusal",
+    "limit_refusal",
 ]
-
-PRIVACY_OPEN = 0  # users.privacy_level: 1 (partial) and 2 (full) both refuse personal saves
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +79,12 @@ def _plan(cmd: CreateMemory, ctx: CreateContext, limits: Limits, target: _Target
     user = target.user
     if user is None:
         owner_id, user_id, cap = cmd.workspace_id, None, limits.max_server_memories
-        invalidate = CacheKey("tomori_state", cmd.workspace_id)
     else:
         owner_id, user_id, cap = user.disc_id, user.user_id, limits.max_personal_memories
-        invalidate = CacheKey("user", user.disc_id)
-    may_evict, _ = eviction_permitted(ctx.workspace, cmd.retrieval)
+    scope: Scope = "server" if user is None else "personal"
+    _, eviction_blocked = eviction_permitted(ctx.workspace, cmd.retrieval)
     return SavePlan(
-        scope="server" if user is None else "personal",
+        scope=scope,
         tool_scope=target.tool_scope,
         owner_id=owner_id,
         user_id=user_id,
@@ -95,16 +92,17 @@ def _plan(cmd: CreateMemory, ctx: CreateContext, limits: Limits, target: _Target
         persona_id=cmd.persona.id,
         content=content,
         cap=cap,
-        may_evict=may_evict,
+        eviction_blocked=eviction_blocked,
         decay_days=ctx.workspace.memory_decay_days,
         target_label=target.label if user is not None else None,
-        invalidate=(invalidate,),
+        invalidate=(cache_key(scope, owner_id),),
     )
 
 
-def decide_create(cmd: CreateMemory, ctx: CreateContext, limits: Limits) -> CommandResult | SavePlan:
-    """Run the checks of section 4 in order; the first one that fails is the answer."""
-    args = parse_tool_args(cmd.tool_args)
+def decide_create(cmd: CreateMemory, args: ToolArguments | InvalidArguments, ctx: CreateContext,
+                  limits: Limits) -> CommandResult | SavePlan:
+    """Run the checks of section 4 in order; the first one that fails is the answer.
+    `args` is `parse_tool_args(cmd.tool_args)`, parsed once by the caller."""
     if isinstance(args, InvalidArguments):
         return messages.invalid_args(cmd, args.reason)
     if not ctx.workspace.self_teaching_enabled:
@@ -121,26 +119,18 @@ def decide_create(cmd: CreateMemory, ctx: CreateContext, limits: Limits) -> Comm
     if length == 0 or length > limits.max_memory_length:
         return messages.invalid_content(cmd, target.tool_scope, length, limits.max_memory_length)
     user = target.user
-    if user is not None and user.privacy_level != PRIVACY_OPEN:
+    if user is not None and user.privacy_level != Privacy.OPEN:
         # Fails closed: any level but 0 refuses, though the schema only allows 1 and 2.
         return messages.privacy_restricted(cmd, target.label or user.disc_id, user.privacy_level)
     return _plan(cmd, ctx, limits, target, content)
 
 
-def eviction_block_reason(workspace: Workspace, retrieval: Retrieval) -> str | None:
-    """Why a save at the cap may not replace a row, or None when it may."""
-    return eviction_permitted(workspace, retrieval)[1]
+def limit_refusal(cmd: CreateMemory, plan: SavePlan, action: CapacityAction) -> CommandResult:
+    """The refusal of a save the capacity rule refused (`refuse_at_cap` or `refuse_over_cap`).
 
-
-def at_cap_refusal(cmd: CreateMemory, plan: SavePlan, why_not: str | None) -> CommandResult:
-    """The refusal for an owner at the cap; `why_not` None means nothing was eligible.
-
-    `data.current_count` is 0 here: the caller sets it to the count it read under the lock.
+    `data.current_count` is 0 here: the database sets it to the count it read under the lock.
     """
-    reason: LimitReason = "nothing_eligible" if why_not is None else "eviction_not_permitted"
-    return messages.limit_exceeded(cmd, plan, 0, reason, why_not)
-
-
-def over_cap_refusal(cmd: CreateMemory, plan: SavePlan) -> CommandResult:
-    """The refusal for an owner above the cap; the caller sets `data.current_count`."""
-    return messages.limit_exceeded(cmd, plan, 0, "over_cap", None)
+    reason = limit_reason(action, plan.may_evict)
+    if reason is None:
+        raise ValueError(f"{action} is not a refusing capacity action")
+    return messages.limit_exceeded(cmd, plan, 0, reason, plan.eviction_blocked)

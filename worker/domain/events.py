@@ -24,7 +24,9 @@ from contracts.events import (
     MemoryEvictionMetric,
     MemoryRemoved,
     MemorySaved,
+    Source,
 )
+from contracts.notice import NoticePlan
 from contracts.results import CacheKey
 
 from .model import SavePlan, Scope
@@ -61,8 +63,8 @@ def invalidations(command_id: str, keys: tuple[CacheKey, ...] | list[CacheKey], 
 
 
 def saved(command_id: str, occurred_at: str, *, scope: Scope, workspace_id: str, owner_id: str, lineage_id: int,
-          memory_id: int, content: str, source: str, manually_written: bool,
-          evicted: EvictedMemory | None = None, notice: dict | None = None, suffix: str = "saved",
+          memory_id: int, content: str, source: Source, manually_written: bool,
+          evicted: EvictedMemory | None = None, notice: NoticePlan | None = None, suffix: str = "saved",
           fill: str | None = None) -> EventTemplate:
     eid = event_id(command_id, suffix)
     return EventTemplate(
@@ -71,7 +73,8 @@ def saved(command_id: str, occurred_at: str, *, scope: Scope, workspace_id: str,
         payload=MemorySaved(event_id=eid, command_id=command_id, occurred_at=occurred_at, scope=scope,
                             workspace_id=workspace_id, owner_id=owner_id, lineage_id=lineage_id,
                             memory_id=memory_id, content=content, source=source,
-                            manually_written=manually_written, evicted=evicted, notice=notice),
+                            manually_written=manually_written, evicted=evicted,
+                            notice=None if notice is None else dict(notice)),
         fill=fill,
     )
 
@@ -87,7 +90,7 @@ def removed(command_id: str, occurred_at: str, *, scope: Scope, owner_id: str, l
     )
 
 
-def save_events(cmd: CreateMemory, plan: SavePlan, occurred_at: str, *, notice: dict | None = None
+def save_events(cmd: CreateMemory, plan: SavePlan, occurred_at: str, *, notice: NoticePlan | None = None
                 ) -> list[EventTemplate]:
     """Outbox rows of a model save, in publish order: invalidations first, then what was saved."""
     cid = cmd.command_id

@@ -36,11 +36,12 @@ from worker.domain.model import (
     ManualContext,
     ManualDecision,
     PanelMemory,
+    Privacy,
     Refuse,
     Unchanged,
     Update,
 )
-from worker.domain.proxy import PRIVACY_FULL, host_protection
+from worker.domain.proxy import host_protection
 from worker.domain.tags import parse_tags
 
 __all__ = ["decide_manual"]
@@ -100,7 +101,7 @@ def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
     why = host_protection(ctx.identity)
     if why is not None:
         return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {why}.")
-    if ctx.identity.privacy_level >= PRIVACY_FULL:
+    if ctx.identity.privacy_level >= Privacy.FULL:
         return Refuse(codes.PRIVACY_BLOCKED, "This identity's privacy setting is full, so no personal memories are "
                                              f"kept about it. It can be changed with {_PRIVACY_PANEL}.")
     return None
@@ -111,7 +112,7 @@ def _personal_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
         return _identity_refusal(cmd, ctx)
     # Only FULL blocks: PARTIAL limits what the bot learns on its own, not what people write.
     # Removing is never blocked: forgetting is what a full privacy setting asks for.
-    if ctx.actor_privacy_level >= PRIVACY_FULL and cmd.action != "remove":
+    if ctx.actor_privacy_level >= Privacy.FULL and cmd.action != "remove":
         return Refuse(
             codes.PRIVACY_BLOCKED,
             "Your privacy setting is full, so no personal memories are kept about you. "

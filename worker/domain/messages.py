@@ -15,7 +15,7 @@ from msgspec import UNSET
 from contracts import results as codes
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult, CreateStatus, ResultData
-from worker.domain.model import LimitReason, SavePlan, Scope, ToolScope
+from worker.domain.model import LimitReason, Privacy, SavePlan, Scope, ToolScope
 
 __all__ = [
     "SAVED_MESSAGE",
@@ -38,7 +38,7 @@ SAVED_MESSAGE = "Memory saved successfully"
 _SERVER_PANEL = "/memories"
 _PERSONAL_PANEL = "/personal memories"
 _PRIVACY_PANEL = "/personal config"
-_PRIVACY_NAMES = {1: "partial", 2: "full"}
+_PRIVACY_NAMES: dict[int, str] = {Privacy.PARTIAL: "partial", Privacy.FULL: "full"}
 
 
 def _command_id(cmd_or_command_id: CreateMemory | str) -> str:

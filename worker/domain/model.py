@@ -5,13 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Literal
 
-from contracts.results import CacheKey
+from contracts.results import CacheKey, ManualStatus
 
 Scope = Literal["server", "personal"]
 ToolScope = Literal["server_wide", "target_user"]
+
+
+class Privacy(IntEnum):
+    """`users.privacy_level`: how much a person lets the bot remember about them. The schema's
+    CHECK holds the column to these values (tests/integration/test_save_outcome.py); a level
+    read that is none of them counts as FULL wherever it is read (fail closed)."""
+
+    OPEN = 0
+    PARTIAL = 1  # no personal memories saved by the model; the host of a proxy is not protected
+    FULL = 2  # nothing personal kept; a proxy identity it hosts is protected too
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +52,7 @@ class KnownUser:
     user_id: int
     disc_id: str
     nickname: str | None = None
-    privacy_level: int = 0
+    privacy_level: int = Privacy.OPEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +60,7 @@ class HostLink:
     """A Discord account hosting a proxy identity's namespace, as this workspace sees it."""
 
     disc_id: str
-    privacy_level: int = 0  # the host's users.privacy_level (0 when the host has no users row)
+    privacy_level: int = Privacy.OPEN  # the host's users.privacy_level (0 when the host has no users row)
     blacklisted: bool = False  # in personalization_blacklist of the command's workspace
 
 
@@ -61,7 +71,7 @@ class ProxyIdentity:
     user_id: int
     disc_id: str
     hosts: tuple[HostLink, ...] = ()  # empty: no resolvable host link
-    privacy_level: int = 0  # the identity's own users.privacy_level
+    privacy_level: int = Privacy.OPEN  # the identity's own users.privacy_level
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +99,16 @@ class SavePlan:
     persona_id: int
     content: str
     cap: int
-    may_evict: bool  # decay on and retrieval usable: at the cap, one dormant row may go
+    # Why a save at the cap may not replace a row (decay off, retrieval unusable), in words for
+    # the user; None: one dormant row may go (may_evict).
+    eviction_blocked: str | None
     decay_days: int
     target_label: str | None
     invalidate: tuple[CacheKey, ...]
+
+    @property
+    def may_evict(self) -> bool:
+        return self.eviction_blocked is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +157,7 @@ class ManualContext:
     """What a memory.manual decision needs, read inside the owner's locked transaction."""
 
     workspace: Workspace = field(default_factory=Workspace)
-    actor_privacy_level: int = 0  # 0 when the actor has no users row
+    actor_privacy_level: int = Privacy.OPEN  # 0 when the actor has no users row
     actor_blacklisted: bool = False  # actor in this workspace's personalization_blacklist
     identity: ProxyIdentity | None = None  # set when identity_id names a known identity
     identity_hosted_by_actor: bool = False
@@ -152,7 +168,7 @@ class ManualContext:
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    status: str
+    status: ManualStatus
     reason: str
     extra: Mapping[str, int] = field(default_factory=dict)  # available/requested for batches
 
@@ -188,6 +204,7 @@ ManualDecision = Refuse | Insert | Update | Unchanged | Delete
 @dataclass(frozen=True, slots=True)
 class SeedPlan:
     content: str
+    user_id: int  # the identity's users.user_id: whose lineage-0 row it becomes
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,10 +66,20 @@ and when the copy was made. `dropped_reason` is set only when the notice goes no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from contracts.commands import Channel
-from contracts.notice import Attachment, Card, CardField, ConversationNotice, Expand, NoticePlan, ThoughtLogNotice
+from contracts.notice import (
+    Attachment,
+    Card,
+    CardField,
+    ConversationNotice,
+    DroppedReason,
+    Expand,
+    NoticePlan,
+    ThoughtLogNotice,
+    ThoughtLogSkipped,
+)
 
 __all__ = [
     "DESCRIPTION_LIMIT",
@@ -92,12 +102,12 @@ __all__ = [
     "truncate_field",
 ]
 
-NOTICE_KEY = "memory_update"
-PLAN_VERSION = 1
+NOTICE_KEY: Final = "memory_update"
+PLAN_VERSION: Final = 1
 # Discord's embed limits.
 FIELD_VALUE_LIMIT = 1024
 DESCRIPTION_LIMIT = 4096
-NOTICE_FILENAME = "notice.txt"
+NOTICE_FILENAME: Final = "notice.txt"
 ELLIPSIS = "…"
 EMPTY_VALUE = "(empty)"  # Discord rejects an empty field value
 EXPAND_LABEL = "Show full text"
@@ -247,7 +257,7 @@ def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubje
         }
 
     thought_log: ThoughtLogNotice | None = None
-    skipped: str | None = None
+    skipped: ThoughtLogSkipped | None = None
     if hidden or settings.verbosity == "minimal":
         log_channel = settings.thought_log
         privacy = channel_privacy(channel, settings.private_channel_ids)
@@ -264,7 +274,7 @@ def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubje
                 "attachment": attachment,
             }
 
-    dropped: str | None = None
+    dropped: DroppedReason | None = None
     if conversation is None and thought_log is None:
         no_log = skipped == "not_configured"
         dropped = "hidden_key_no_thought_log" if no_log else "hidden_key_non_public_channel"

@@ -15,8 +15,8 @@ from __future__ import annotations
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
 from worker.domain import messages
-from worker.domain.create import at_cap_refusal, over_cap_refusal
-from worker.domain.model import SaveOutcome, SavePlan
+from worker.domain.create import limit_refusal
+from worker.domain.model import Privacy, SaveOutcome, SavePlan
 from worker.domain.notice import NoticePlan
 
 __all__ = ["SQL_TYPE", "SaveOutcome", "results_by_outcome"]
@@ -24,13 +24,13 @@ __all__ = ["SQL_TYPE", "SaveOutcome", "results_by_outcome"]
 SQL_TYPE = "memory_worker.save_outcome"
 
 
-def results_by_outcome(cmd: CreateMemory, plan: SavePlan, why_not: str | None,
-                       notice: NoticePlan) -> dict[SaveOutcome, CommandResult]:
+def results_by_outcome(cmd: CreateMemory, plan: SavePlan, notice: NoticePlan) -> dict[SaveOutcome, CommandResult]:
     """Every result the save may give, each finished but for the database's facts.
 
-    `why_not` says why a save at the cap may not replace a row (None: it may, and at_cap then
-    means nothing was eligible). `notice` is the plain save's notice; the eviction's notice
-    is made by the database from the template the request carries (worker/domain/eviction_notice.py).
+    At the cap, `plan.eviction_blocked` says why no row may be replaced (None: one may, and
+    at_cap then means nothing was eligible). `notice` is the plain save's notice; the
+    eviction's notice is made by the database from the template the request carries
+    (worker/domain/eviction_notice.py).
     """
     label = plan.target_label or plan.owner_id
     saved = messages.saved(cmd, plan, 0, None)
@@ -39,9 +39,9 @@ def results_by_outcome(cmd: CreateMemory, plan: SavePlan, why_not: str | None,
         SaveOutcome.SAVED: saved,
         SaveOutcome.SAVED_WITH_EVICTION: messages.saved(cmd, plan, 0, ""),
         # data.current_count is the count read under the lock: set by the database.
-        SaveOutcome.AT_CAP: at_cap_refusal(cmd, plan, why_not),
-        SaveOutcome.OVER_CAP: over_cap_refusal(cmd, plan),
-        SaveOutcome.PRIVACY_PARTIAL: messages.privacy_restricted(cmd, label, 1),
-        SaveOutcome.PRIVACY_FULL: messages.privacy_restricted(cmd, label, 2),
+        SaveOutcome.AT_CAP: limit_refusal(cmd, plan, "refuse_at_cap"),
+        SaveOutcome.OVER_CAP: limit_refusal(cmd, plan, "refuse_over_cap"),
+        SaveOutcome.PRIVACY_PARTIAL: messages.privacy_restricted(cmd, label, Privacy.PARTIAL),
+        SaveOutcome.PRIVACY_FULL: messages.privacy_restricted(cmd, label, Privacy.FULL),
         SaveOutcome.HOST_PROTECTED: messages.host_protected(cmd, label, "a host's protection changed while saving"),
     }

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import re
 
-from worker.domain.model import ProxyIdentity
+from worker.domain.model import Privacy, ProxyIdentity
 
-__all__ = ["PRIVACY_FULL", "host_protection", "is_synthetic_id"]
-
-PRIVACY_FULL = 2  # users.privacy_level: 0 open, 1 partial, 2 full
+__all__ = ["host_protection", "is_synthetic_id"]
 
 # The prefixes are lowercase as the proxies write them; the UUID's hex may come in either case.
 _HEX = "[0-9a-fA-F]"
@@ -50,7 +48,7 @@ def host_protection(identity: ProxyIdentity | None) -> str | None:
         return NO_HOST
     # Privacy is the host's own choice and holds everywhere, so it is named before a
     # workspace's blacklist when both apply.
-    if any(host.privacy_level >= PRIVACY_FULL for host in identity.hosts):
+    if any(host.privacy_level >= Privacy.FULL for host in identity.hosts):
         return HOST_FULL_PRIVACY
     if any(host.blacklisted for host in identity.hosts):
         return HOST_BLACKLISTED

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contracts.commands import CreateMemory, MemberMatch, Participant
-from worker.domain.arguments import ToolArguments, parse_tool_args
+from worker.domain.arguments import InvalidArguments, ToolArguments
 from worker.domain.model import CreateContext
 
 __all__ = [
@@ -232,13 +232,13 @@ def resolve_target(raw: str, cmd: CreateMemory, ctx: CreateContext) -> Resolutio
     return found
 
 
-def lookup_ids(cmd: CreateMemory) -> tuple[str, ...]:
-    """Discord ids whose `users` rows and persona nicknames `decide_create` may read.
+def lookup_ids(cmd: CreateMemory, args: ToolArguments | InvalidArguments) -> tuple[str, ...]:
+    """Discord ids whose `users` rows and persona nicknames `decide_create` may read;
+    `args` is `parse_tool_args(cmd.tool_args)`, parsed once for the whole create.
 
     Empty when the command needs no target resolution (bad arguments, server-wide, `self`),
     so the caller can skip the query.
     """
-    args = parse_tool_args(cmd.tool_args)
     if not isinstance(args, ToolArguments) or args.target is None:
         return ()
     query = normalize(args.target)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, overload
 
 import asyncpg
 
@@ -34,9 +34,14 @@ class CommandService(Protocol):
 def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
     """The command's inbox row was stored first by another delivery of the same command; any
     other unique violation is a fault of its own, not an answer waiting to be read."""
-    return exc.table_name == "processed_commands"
+    table: str | None = exc.table_name
+    return table == "processed_commands"
 
 
+@overload
+def seen_before(cmd: Envelope, stored: Stored, tenant: str) -> Handled: ...
+@overload
+def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | None: ...
 def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | None:
     """Was this command seen before? The one place that decides; every path that can find a
     stored result asks here: the create's context read and its locked save (which may find a

@@ -13,39 +13,16 @@ and dead letters stay per command.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
-import msgspec
+from typing import assert_never
 
 from contracts.commands import CreateMemory
 from db.repository import MemoryRepository, lock_order
+from db.requests import CreateBatchRequest, CreateContextRequest, RecordOp, SaveOp
+from worker.domain.arguments import parse_tool_args
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled
-from worker.services.create_memory import CreateMemoryService
+from worker.services.create_memory import Answered, CreateMemoryService, Refusal, Save
 from worker.shared.coalescer import Coalescer
-
-_encode = msgspec.json.Encoder().encode
-
-
-class _ContextRequest(msgspec.Struct):
-    command_id: str
-    workspace_id: str
-    ids: list[str]
-    lineage_id: int
-
-
-class _Record(msgspec.Struct):
-    command_id: str
-    workspace_id: str
-    result: msgspec.Raw
-
-
-class _Save(msgspec.Struct):
-    plan: msgspec.Raw
-
-
-class _Batch(msgspec.Struct):
-    owners: list[tuple[str, str]]
-    ops: list[_Record | _Save]
 
 
 class DuplicateInBatch(Exception):
@@ -72,24 +49,25 @@ class BatchedCreateService:
     async def run_batch(self, cmds: Sequence[CreateMemory]) -> list[Handled]:
         if len({cmd.command_id for cmd in cmds}) < len(cmds):
             raise DuplicateInBatch()
-        contexts = await self._repo.create_contexts(_encode([
-            _ContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd)), cmd.persona.lineage_id)
-            for cmd in cmds]))
-        steps = [self._service.step(cmd, row) for cmd, row in zip(cmds, contexts, strict=True)]
-        handled: list[Handled | None] = [step.answer for step in steps]
-        ops: list[_Record | _Save] = []
-        written: list[int] = []  # the command index of each op
-        for index, (cmd, step) in enumerate(zip(cmds, steps)):
-            if step.answer is not None:
-                continue
-            if step.refusal is not None:
-                ops.append(_Record(cmd.command_id, cmd.workspace_id, msgspec.Raw(step.refusal)))
-            else:
-                ops.append(_Save(msgspec.Raw(step.request)))
-            written.append(index)
+        args = [parse_tool_args(cmd.tool_args) for cmd in cmds]
+        contexts = await self._repo.create_contexts([
+            CreateContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, a)), cmd.persona.lineage_id)
+            for cmd, a in zip(cmds, args, strict=True)])
+        answered: dict[int, Handled] = {}
+        ops: dict[int, RecordOp | SaveOp] = {}  # by command index, in command order
+        for index, (cmd, a, context) in enumerate(zip(cmds, args, contexts, strict=True)):
+            match self._service.step(cmd, a, context):
+                case Answered(handled):
+                    answered[index] = handled
+                case Refusal(result):
+                    ops[index] = RecordOp(cmd.command_id, cmd.workspace_id, result)
+                case Save(request):
+                    ops[index] = SaveOp(request)
+                case step:
+                    assert_never(step)
         if ops:
-            owners = lock_order(step.owner for step in steps if step.owner is not None)
-            saved = await self._repo.create_batch(_encode(_Batch(owners, ops)))
-            for index, row in zip(written, saved, strict=True):
-                handled[index] = self._service.handled(cmds[index], row)
-        return handled  # type: ignore[return-value]  # every slot is filled above
+            owners = lock_order(op.plan.owner for op in ops.values() if isinstance(op, SaveOp))
+            saved = await self._repo.create_batch(CreateBatchRequest(owners, list(ops.values())))
+            for index, row in zip(ops, saved, strict=True):
+                answered[index] = self._service.handled(cmds[index], row)
+        return [answered[index] for index in range(len(cmds))]

@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-
-import msgspec
+from typing import assert_never
 
 from contracts.codec import encode
 from contracts.commands import ManualMemory
-from contracts.results import CacheKey, OpResult
+from contracts.events import Source
+from contracts.results import OpResult
 from db.repository import ManualContextRow, MemoryRepository, Tx
+from db.requests import ManualContextRequest
 from worker.domain import events, op_results
 from worker.domain.events import EventTemplate
 from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
+from worker.domain.owner import cache_key
 from worker.services import rows
 from worker.services.base import Handled, once, seen_before
-
-
-class ManualContextRequest(msgspec.Struct, frozen=True):
-    """The argument of memory_manual_context()."""
-
-    scope: str
-    workspace_id: str
-    owner_id: str
-    actor_id: str
-    identity_id: str | None
-    lineage_id: int
-    memory_id: int | None
-    want_existing: bool
 
 
 def owner_of(cmd: ManualMemory) -> str:
@@ -65,11 +54,11 @@ class ManualMemoryService:
             repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant)
             if repeat is not None:
                 return repeat
-            row = await tx.manual_context(encode(ManualContextRequest(
+            row = await tx.manual_context(ManualContextRequest(
                 scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id, actor_id=cmd.actor.id,
                 identity_id=cmd.identity_id, lineage_id=cmd.lineage_id, memory_id=cmd.memory_id,
                 want_existing=cmd.action == "add_batch",  # only a batch de-duplicates against stored rows
-            )))
+            ))
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
             result_json = encode(result)
@@ -84,31 +73,39 @@ class ManualMemoryService:
     async def _apply(self, tx: Tx, cmd: ManualMemory, owner_id: str, row: ManualContextRow,
                      decision: ManualDecision) -> tuple[OpResult, list[EventTemplate]]:
         cid = cmd.command_id
-        if isinstance(decision, Refuse):
-            return op_results.refused(cid, decision), []
-        if isinstance(decision, Unchanged):
-            return op_results.unchanged(cid, decision.memory_id), []
-        key = CacheKey("tomori_state", cmd.workspace_id) if cmd.scope == "server" else CacheKey("user", owner_id)
+        key = cache_key(cmd.scope, owner_id)
         now = datetime.now(UTC).isoformat()
         pending = events.invalidations(cid, [key], now, f"memory_{cmd.action}")
-        common = {"scope": cmd.scope, "owner_id": owner_id, "lineage_id": cmd.lineage_id}
-        if isinstance(decision, Delete):
-            await tx.delete_memory(cmd.scope, decision.memory_id)
-            pending.append(events.removed(cid, now, memory_id=decision.memory_id, content=decision.content, **common))
-            return op_results.removed(cid, decision.memory_id, [key]), pending
-        if isinstance(decision, Update):
-            await tx.update_memory(cmd.scope, decision.memory_id, decision.content, decision.tags)
-            pending.append(events.saved(cid, now, workspace_id=cmd.workspace_id, memory_id=decision.memory_id,
-                                        content=decision.content, source=row.target.source,
-                                        manually_written=True, suffix=f"saved:{decision.memory_id}", **common))
-            return op_results.updated(cid, decision.memory_id, [key]), pending
-        assert isinstance(decision, Insert)
-        ids = await self._insert(tx, cmd, row, decision)
-        for memory_id, content in zip(ids, decision.contents, strict=True):
-            pending.append(events.saved(cid, now, workspace_id=cmd.workspace_id, memory_id=memory_id,
-                                        content=content, source="manual", manually_written=True,
-                                        suffix=f"saved:{memory_id}", **common))
-        return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
+        match decision:
+            case Refuse():
+                return op_results.refused(cid, decision), []
+            case Unchanged(memory_id):
+                return op_results.unchanged(cid, memory_id), []
+            case Delete(memory_id, content):
+                await tx.delete_memory(cmd.scope, memory_id)
+                pending.append(events.removed(cid, now, scope=cmd.scope, owner_id=owner_id, lineage_id=cmd.lineage_id,
+                                              memory_id=memory_id, content=content))
+                return op_results.removed(cid, memory_id, [key]), pending
+            case Update(memory_id, content, tags):
+                await tx.update_memory(cmd.scope, memory_id, content, tags)
+                if row.target is None:  # decide_manual edits only the row it was given
+                    raise RuntimeError(f"{cid}: an edit of memory {memory_id} without its row")
+                pending.append(self._saved(cmd, owner_id, now, memory_id, content, row.target.source))
+                return op_results.updated(cid, memory_id, [key]), pending
+            case Insert():
+                ids = await self._insert(tx, cmd, row, decision)
+                pending += [self._saved(cmd, owner_id, now, memory_id, content, "manual")
+                            for memory_id, content in zip(ids, decision.contents, strict=True)]
+                return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
+            case _:
+                assert_never(decision)
+
+    @staticmethod
+    def _saved(cmd: ManualMemory, owner_id: str, now: str, memory_id: int, content: str,
+               source: Source) -> EventTemplate:
+        return events.saved(cmd.command_id, now, scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id,
+                            lineage_id=cmd.lineage_id, memory_id=memory_id, content=content, source=source,
+                            manually_written=True, suffix=f"saved:{memory_id}")
 
     async def _insert(self, tx: Tx, cmd: ManualMemory, row: ManualContextRow, decision: Insert) -> list[int]:
         if cmd.scope == "server":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from db.repository import HostRow, IdentityRow, PanelRow, WorkspaceRow
 from worker.domain.model import HostLink, PanelMemory, ProxyIdentity, Workspace
-from worker.domain.notice import NoticeSettings
+from worker.domain.notice import NoticeSettings, Verbosity
 
 
 def workspace(row: WorkspaceRow | None) -> Workspace:
@@ -23,7 +23,9 @@ def workspace(row: WorkspaceRow | None) -> Workspace:
 def notice_settings(row: WorkspaceRow | None) -> NoticeSettings:
     if row is None:
         return NoticeSettings()
-    return NoticeSettings(verbosity=row.tool_notice_verbosity, hidden_keys=tuple(row.tool_notice_hidden_keys),
+    # The schema allows only these two; a bot's value the contract does not know reads as the default.
+    verbosity: Verbosity = "verbose" if row.tool_notice_verbosity == "verbose" else "minimal"
+    return NoticeSettings(verbosity=verbosity, hidden_keys=tuple(row.tool_notice_hidden_keys),
                           thought_log_channel_id=row.thought_log_channel_id,
                           private_channel_ids=tuple(row.private_channel_ids))
 

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 from contracts.codec import encode
 from contracts.commands import SeedBio
-from contracts.results import CacheKey
 from db.repository import MemoryRepository
 from worker.domain import events, op_results
 from worker.domain.bio import decide_seed
 from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import Limits, SeedPlan
+from worker.domain.owner import cache_key
 from worker.services import rows
 from worker.services.base import Handled, once, seen_before
 
@@ -34,16 +34,15 @@ class SeedBioService:
             if repeat is not None:
                 return repeat
             row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)
-            identity = rows.identity(row.identity)
-            decision = decide_seed(cmd, identity, already_seeded=row.already_seeded,
+            decision = decide_seed(cmd, rows.identity(row.identity), already_seeded=row.already_seeded,
                                    lineage0_count=row.lineage0_count, limits=self._limits,
                                    max_units=self._max_units)
             pending = []
             if isinstance(decision, SeedPlan):
-                (memory_id,) = await tx.insert_personal_memories(identity.user_id, GLOBAL_LINEAGE,
+                (memory_id,) = await tx.insert_personal_memories(decision.user_id, GLOBAL_LINEAGE,
                                                                  [decision.content], [], "bio_seed", False)
-                await tx.record_bio_seed(identity.user_id, memory_id)
-                key = CacheKey("user", cmd.identity_user_id)
+                await tx.record_bio_seed(decision.user_id, memory_id)
+                key = cache_key("personal", cmd.identity_user_id)
                 now = datetime.now(UTC).isoformat()
                 # The user cache is invalidated only after a write, and only by this command.
                 pending = events.invalidations(cid, [key], now, "bio_seeded")

@@ -1,0 +1,96 @@
+"""Every key the live SQL functions read from their JSON arguments exists in the type that
+feeds it (db/requests.py and the types nested in it): a key renamed on either side fails
+here, instead of reading NULL in a create.
+
+"Live" is each function's last definition in db/migrations/, in the order migrate applies
+them (a function dropped and not made again is not live)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+
+import msgspec
+
+from contracts.notice import NoticePlan
+from contracts.results import CommandResult
+from db import migrate
+from db.repository import HostRow
+from db.requests import (
+    CreateBatchRequest,
+    CreateContextRequest,
+    CreateSaveRequest,
+    ManualContextRequest,
+    RecordOp,
+    SaveOp,
+)
+from worker.domain.events import EventTemplate
+from worker.domain.eviction_notice import EvictionNoticeTemplate
+
+_CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
+_DROP = re.compile(r"DROP FUNCTION memory_worker\.(\w+)\(")
+_READ = re.compile(r"\b(\w+)\s*->>?\s*'(\w+)'")
+
+# function -> the JSON value each of its variables holds, by the type that makes it.
+FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "memory_create_save": {"p": (CreateSaveRequest,), "v_result": (CommandResult,), "h": (HostRow,)},
+    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, SaveOp)},
+    "memory_create_contexts": {"e": (CreateContextRequest,)},
+    "memory_manual_context": {"p": (ManualContextRequest,)},
+    "memory_outbox_write": {"ev": (EventTemplate,)},
+    "memory_eviction_notice": {"p_template": (EvictionNoticeTemplate,), "v_notice": (NoticePlan,)},
+}
+
+
+def live_functions() -> dict[str, str]:
+    """The body of each live function, by name."""
+    live: dict[str, str] = {}
+    for migration in migrate.available():
+        found = [(m.start(), m.group(1), m.group(2)) for m in _CREATE.finditer(migration.sql)]
+        found += [(m.start(), m.group(1), None) for m in _DROP.finditer(migration.sql)]
+        for _, name, body in sorted(found, key=lambda f: f[0]):
+            if body is None:
+                live.pop(name, None)
+            else:
+                live[name] = body
+    return live
+
+
+def keys_of(kind: type) -> set[str]:
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return {field.encode_name for field in msgspec.structs.fields(kind)}
+    if dataclasses.is_dataclass(kind):
+        return {field.name for field in dataclasses.fields(kind)}
+    return set(typing.get_type_hints(kind))  # a TypedDict
+
+
+def reads(body: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for variable, key in _READ.findall(body):
+        found.setdefault(variable, set()).add(key)
+    return found
+
+
+def test_every_key_the_live_sql_reads_is_a_field_of_the_type_that_feeds_it() -> None:
+    live = live_functions()
+    missing = []
+    for function, feeds in FEEDS.items():
+        assert function in live, f"{function} is not defined by any migration"
+        read = reads(live[function])
+        assert read.keys() <= feeds.keys(), f"{function} reads {sorted(read.keys() - feeds.keys())}: name their types"
+        for variable, kinds in feeds.items():
+            assert variable in read, f"{function} no longer reads {variable}: drop it from FEEDS"
+            fields = set().union(*(keys_of(kind) for kind in kinds))
+            missing += [f"{function}: {variable} ->> '{key}'" for key in sorted(read[variable] - fields)]
+    assert not missing, missing
+
+
+def test_every_live_function_reading_json_keys_is_checked() -> None:
+    unchecked = {name for name, body in live_functions().items() if reads(body)} - FEEDS.keys()
+    assert not unchecked, f"add the types these functions read to FEEDS: {sorted(unchecked)}"
+
+
+def test_a_renamed_key_is_caught() -> None:
+    body = "v_scope text := p ->> 'scope'; v_cap integer := (p ->> 'capacity')::integer;"
+    assert reads(body)["p"] - keys_of(CreateSaveRequest) == {"capacity"}

@@ -1,0 +1,14 @@
+"""The owner of memories as the caches see it: which bot-side cache entry a change makes stale."""
+
+from __future__ import annotations
+
+from contracts.results import CacheKey
+from worker.domain.model import Scope
+
+__all__ = ["cache_key"]
+
+
+def cache_key(scope: Scope, owner_id: str) -> CacheKey:
+    """The cache entry holding an owner's memories: a workspace's state for server memories
+    (`owner_id` is the workspace id), a user's entry for personal ones (their Discord id)."""
+    return CacheKey("tomori_state", owner_id) if scope == "server" else CacheKey("user", owner_id)
