@@ -71,6 +71,10 @@ function deliveryInfo(reply) {
         return null;
     return { deliveries: parseInt(tokens[6], 10), consumerSeq: parseInt(tokens[8], 10) };
 }
+function connectionInboxPrefix(nc) {
+    // nats.js keeps the connect options on the connection; its own requests use this prefix.
+    return nc.options?.inboxPrefix;
+}
 function apiErrorCode(err) {
     return err instanceof JetStreamApiError ? err.apiError().err_code ?? null : null;
 }
@@ -81,7 +85,9 @@ class Inbox {
     wake = null;
     sub;
     constructor(nc) {
-        this.subject = createInbox();
+        // Under the connection's own inbox prefix: a cache-node user may subscribe only there
+        // (connect({ inboxPrefix: "_INBOX.cache.<node>" }) under the shipped accounts).
+        this.subject = createInbox(connectionInboxPrefix(nc));
         this.sub = nc.subscribe(this.subject, {
             callback: (err, msg) => {
                 if (!err)
@@ -164,7 +170,8 @@ export class CacheNode {
             throw new RangeError("pollMs and ackWaitMs must be positive");
         const node = new CacheNode(nc, { name, maxEntries, ttlMs, pollMs, ackWaitMs, inactiveThresholdMs, catchUpLimit,
             ...(domain ? { domain } : {}) });
-        node.jsm = await jetstreamManager(nc, domain ? { domain } : {});
+        // No account-info check ($JS.API.INFO): a cache-node user may not ask it.
+        node.jsm = await jetstreamManager(nc, { checkAPI: false, ...(domain ? { domain } : {}) });
         await node.run();
         return node;
     }

@@ -75,6 +75,9 @@ export class MemoryClient {
     create(command, options) {
         return this.send("create", command, options);
     }
+    // The other kinds' replies: their result, or an InvalidCommandResult (data.status
+    // memory_command_invalid, data.reason) when the worker refused the command unapplied (over
+    // its size limit, a lineage that is not its bot's). isInvalidCommand tells them apart.
     /** memory.manual (a /memories or /personal memories panel action) and its result. */
     manual(command, options) {
         return this.send("manual", command, options);
@@ -182,6 +185,15 @@ export class MemoryClient {
         const first = stored.seq - pubs.length + 1;
         return pubs.map((_, i) => ({ stream: stored.stream, seq: first + i, duplicate: false, domain: "" }));
     }
+}
+/**
+ * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
+ * not something the user did). A create's refusal of that kind is a CommandResult with the
+ * same status.
+ */
+export function isInvalidCommand(result) {
+    return result.data.status === "memory_command_invalid";
 }
 /** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
 export function newCommandId() {

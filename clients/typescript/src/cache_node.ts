@@ -119,6 +119,11 @@ function deliveryInfo(reply: string): { consumerSeq: number; deliveries: number 
   return { deliveries: parseInt(tokens[6]!, 10), consumerSeq: parseInt(tokens[8]!, 10) };
 }
 
+function connectionInboxPrefix(nc: NatsConnection): string | undefined {
+  // nats.js keeps the connect options on the connection; its own requests use this prefix.
+  return (nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+}
+
 function apiErrorCode(err: unknown): number | null {
   return err instanceof JetStreamApiError ? err.apiError().err_code ?? null : null;
 }
@@ -131,7 +136,9 @@ class Inbox {
   private readonly sub: Subscription;
 
   constructor(nc: NatsConnection) {
-    this.subject = createInbox();
+    // Under the connection's own inbox prefix: a cache-node user may subscribe only there
+    // (connect({ inboxPrefix: "_INBOX.cache.<node>" }) under the shipped accounts).
+    this.subject = createInbox(connectionInboxPrefix(nc));
     this.sub = nc.subscribe(this.subject, {
       callback: (err, msg) => {
         if (!err) this.queue.push(msg);
@@ -213,7 +220,8 @@ export class CacheNode {
     if (!(pollMs > 0) || !(ackWaitMs > 0)) throw new RangeError("pollMs and ackWaitMs must be positive");
     const node = new CacheNode(nc, { name, maxEntries, ttlMs, pollMs, ackWaitMs, inactiveThresholdMs, catchUpLimit,
       ...(domain ? { domain } : {}) });
-    node.jsm = await jetstreamManager(nc, domain ? { domain } : {});
+    // No account-info check ($JS.API.INFO): a cache-node user may not ask it.
+    node.jsm = await jetstreamManager(nc, { checkAPI: false, ...(domain ? { domain } : {}) });
     await node.run();
     return node;
   }
