@@ -45,10 +45,13 @@ export class MemoryClient {
         if (!(timeoutMs > 0))
             throw new RangeError(`timeoutMs must be positive, got ${timeoutMs}`);
         const client = new MemoryClient(nc, timeoutMs);
+        let refused = null;
         client.sub = nc.subscribe(`${client.inboxPrefix}.*`, {
             callback: (err, msg) => {
-                if (err)
+                if (err) {
+                    refused ??= err;
                     return;
+                }
                 const waiter = client.waiting.get(msg.subject);
                 if (waiter) {
                     client.waiting.delete(msg.subject);
@@ -56,8 +59,14 @@ export class MemoryClient {
                 }
             },
         });
-        // The subscription is on the server before any command can be answered to it.
+        // The subscription is on the server before any command can be answered to it (and a
+        // refused one is reported before the flush's pong).
         await nc.flush();
+        if (refused !== null) {
+            const why = refused;
+            throw new Error(`MemoryClient cannot subscribe to its reply inbox ${client.inboxPrefix}.* (${why.message}); `
+                + `under per-role permissions, connect as the bot's user with inboxPrefix "_INBOX.bot.<name>"`, { cause: why });
+        }
         return client;
     }
     /** Stop listening for results; commands still waiting reject. The connection stays open. */

@@ -11,10 +11,10 @@ import { connectTo, createFields, env, waitFor } from "../support/harness.mjs";
 const roles = {};
 
 /** A connection as `role` (BOT, CACHE), with the asynchronous errors (permission violations) it gets. */
-async function connectAs(role) {
+async function connectAs(role, { inboxPrefix = env(`${role}_INBOX`) } = {}) {
   const errors = [];
   const nc = await connectTo(env("NATS_URL"), { user: env(`${role}_USER`), pass: env(`${role}_PASSWORD`),
-    inboxPrefix: env(`${role}_INBOX`) });
+    ...(inboxPrefix ? { inboxPrefix } : {}) });
   void (async () => {
     for await (const status of nc.status()) if (status.type === "error") errors.push(String(status.error));
   })();
@@ -65,4 +65,19 @@ test("CacheNode \"a\" on its cache-node user: starts, caches, and drops a key a 
   }
   assert.deepEqual(roles.cache.errors, []);
   assert.deepEqual(roles.bot.errors, []);
+});
+
+test("without its inbox prefix, neither starts deaf: the start is refused, saying why", async () => {
+  for (const [role, start, hint] of [
+    ["BOT", (nc) => MemoryClient.start(nc), /cannot subscribe to its reply inbox .*inboxPrefix "_INBOX\.bot\.<name>"/],
+    // Its JetStream API requests are refused first (nats.js's reply inbox), saying so.
+    ["CACHE", (nc) => CacheNode.start(nc, { name: "a" }), /Permissions Violation for Subscription to "_INBOX\./],
+  ]) {
+    const { nc } = await connectAs(role, { inboxPrefix: null });
+    try {
+      await assert.rejects(start(nc), hint);
+    } finally {
+      await nc.close();
+    }
+  }
 });
