@@ -165,3 +165,39 @@ test("manual and seedBio answer a command refused unapplied with the contract's 
   }
   assert.deepEqual(await serverMemories(db, ws), []);
 });
+
+test("a repeat of a command dead-lettered as invalid gives up at once: CommandDeadLettered, nothing re-sent", async () => {
+  const ws = fixture().statuses.workspace;
+  const privateNc = await connectTo(env("NATS_URL"), { inboxPrefix: "bot_inbox" });
+  const privateClient = await MemoryClient.start(privateNc, { timeoutMs: 3000 });
+  const command = { ...createFields(ws, "{user} is refused twice"), command_id: newCommandId() };
+  try {
+    await assert.rejects(privateClient.create(command), CommandDeadLettered);
+  } finally {
+    await privateClient.close();
+    await privateNc.drain();
+  }
+  // The same command_id from an allowed inbox: JetStream drops it as a duplicate, the lookup
+  // says dead-lettered as invalid_command, and a re-send would be refused the same way.
+  await assert.rejects(client.create(command), (err) => {
+    assert.ok(err instanceof CommandDeadLettered, String(err));
+    assert.equal(err.outcome.dead_letter.reason, "invalid_command");
+    return true;
+  });
+  // Re-sent, it would have been saved this time (its reply_to is now allowed).
+  assert.deepEqual((await serverMemories(db, ws)).filter((r) => r.content === "{user} is refused twice"), []);
+  assert.equal((await lookupOutcome(nc, ws, command.command_id)).outcome, "dead_lettered");
+});
+
+test("a repeat of a command dead-lettered for another reason is sent again under a derived message id", async () => {
+  const ws = fixture().statuses.workspace;
+  const command = { ...createFields(ws, "permanent failure, then a repeat"), command_id: newCommandId() };
+  const first = await client.create(command);
+  assert.equal(first.data.status, "memory_save_failed_db_error");
+  assert.equal((await lookupOutcome(nc, ws, command.command_id)).dead_letter.reason, "permanent_error");
+  // A duplicate ack; the lookup says dead-lettered as permanent_error: not a reason to give
+  // up. Only the re-sent command is answered (without it: silence, then CommandDeadLettered).
+  const again = await client.create(command);
+  assert.equal(again.data.status, "memory_save_failed_db_error");
+  assert.equal(again.command_id, command.command_id);
+});
