@@ -106,3 +106,5 @@ def test_the_node_tests_are_all_run():
     """Every test file of the package is in TEST_FILES (a new one is not silently skipped)."""
     present = sorted(p.name.removesuffix(".test.mjs") for p in (PACKAGE / "test").glob("*.test.mjs"))
     assert present == sorted(TEST_FILES)
+    # test/accounts/ needs the secured server: tests/integration/test_nats_permissions.py runs it.
+    assert [p.name for p in (PACKAGE / "test" / "accounts").glob("*.test.mjs")] == ["shipped_accounts.test.mjs"]
