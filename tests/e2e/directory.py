@@ -13,6 +13,23 @@ from collections.abc import Sequence
 
 import asyncpg
 
+# Makes inserts of marked contents fail, as the bot's database side might: with a retryable
+# serialization failure ('transient failure...') or a data error no retry can fix ('permanent
+# failure...'). Idempotent; other contents are untouched, so it may stay for the whole run.
+FAILING_INSERTS = """
+CREATE OR REPLACE FUNCTION e2e_failing_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.content LIKE 'transient failure%' THEN
+        RAISE EXCEPTION 'provoked transient failure' USING ERRCODE = '40001';
+    ELSIF NEW.content LIKE 'permanent failure%' THEN
+        RAISE EXCEPTION 'provoked permanent failure' USING ERRCODE = '22023';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER e2e_failing_inserts BEFORE INSERT ON server_memories
+    FOR EACH ROW EXECUTE FUNCTION e2e_failing_inserts();
+"""
+
 
 async def add_old_server_memories(db: asyncpg.Pool, server_id: int, lineage_id: int,
                                   rows: Sequence[tuple[str, int]], *, source: str = "legacy",

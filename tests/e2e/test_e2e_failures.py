@@ -28,23 +28,9 @@ from tests.e2e.bus import (
     read_stream,
     unique,
 )
-from tests.e2e.directory import personal_memories, server_memories
+from tests.e2e.directory import FAILING_INSERTS, personal_memories, server_memories
 from tests.support.directory import add_server, add_user
 from tests.support.logs import log_events
-
-FAILING_INSERTS = """
-CREATE OR REPLACE FUNCTION e2e_failing_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF NEW.content LIKE 'transient failure%' THEN
-        RAISE EXCEPTION 'provoked transient failure' USING ERRCODE = '40001';
-    ELSIF NEW.content LIKE 'permanent failure%' THEN
-        RAISE EXCEPTION 'provoked permanent failure' USING ERRCODE = '22023';
-    END IF;
-    RETURN NEW;
-END $$;
-CREATE OR REPLACE TRIGGER e2e_failing_inserts BEFORE INSERT ON server_memories
-    FOR EACH ROW EXECUTE FUNCTION e2e_failing_inserts();
-"""
 
 
 async def _fail(nc, inbox, ws: str, content: str) -> dict:

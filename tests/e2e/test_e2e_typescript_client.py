@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 
 import asyncpg
 import pytest
@@ -22,7 +23,8 @@ import pytest
 from tests.conftest import ROOT, clone_database
 from tests.e2e import conversation
 from tests.e2e.bus import unique
-from tests.support.directory import add_server
+from tests.e2e.directory import FAILING_INSERTS
+from tests.support.directory import add_proxy_identity, add_server, add_user
 from worker.client.memory_client import MemoryClient
 from worker.local.embedded import _nats_server_binary
 
@@ -54,6 +56,14 @@ async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server,
     plain = [unique() for _ in range(6)]
     for ws in plain:
         await add_server(bot_db, ws)
+    # The statuses the conversation leaves out: a host at full privacy acting for the identity
+    # it hosts (host-protected), and inserts of 'permanent failure...' that fail in the database
+    # (a create's db_error, a panel's failed).
+    statuses = {"workspace": unique(), "host": unique(), "identity": f"pk:{uuid.uuid4()}"}
+    await add_server(bot_db, statuses["workspace"])
+    await add_user(bot_db, statuses["host"], privacy=2)
+    await add_proxy_identity(bot_db, statuses["identity"], namespace_id=unique("ns-"), hosts=[statuses["host"]])
+    await bot_db.execute(FAILING_INSERTS)
     # The kill test's worker has NATS and a database of its own.
     kill_database = await clone_database(pg_server, template_db)
     kill_workspaces = [unique() for _ in range(6)]
@@ -67,7 +77,7 @@ async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server,
     fixture = tmp_path / "fixture.json"
     parity_out = tmp_path / "typescript-results.json"
     fixture.write_text(json.dumps({"conversation": conversation.script(typescript_world), "workspaces": plain,
-                                   "kill_workspaces": kill_workspaces}))
+                                   "kill_workspaces": kill_workspaces, "statuses": statuses}))
     env = {**os.environ, "NATS_URL": nats_server.url, "DATABASE_URL": e2e_worker.env["DATABASE_URL"],
            "KILL_DATABASE_URL": kill_database, "MEMORY_FIXTURE": str(fixture), "PARITY_OUT": str(parity_out),
            "NATS_SERVER_BIN": _nats_server_binary(), "PYTHON": sys.executable, "REPO_ROOT": str(ROOT)}
@@ -96,3 +106,5 @@ def test_the_node_tests_are_all_run():
     """Every test file of the package is in TEST_FILES (a new one is not silently skipped)."""
     present = sorted(p.name.removesuffix(".test.mjs") for p in (PACKAGE / "test").glob("*.test.mjs"))
     assert present == sorted(TEST_FILES)
+    # test/accounts/ needs the secured server: tests/integration/test_nats_permissions.py runs it.
+    assert [p.name for p in (PACKAGE / "test" / "accounts").glob("*.test.mjs")] == ["shipped_accounts.test.mjs"]

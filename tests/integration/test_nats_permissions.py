@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
+import subprocess
 import uuid
 
 import msgspec
@@ -24,8 +27,8 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
-from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, connect_options, eventually
-from tests.conftest import clone_database, unique
+from tests.cluster.nats_deploy import INBOX_PREFIXES, PASSWORDS, connect_as, connect_options, eventually
+from tests.conftest import ROOT, clone_database, unique
 from tests.integration.helpers import server_save
 from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
@@ -33,6 +36,8 @@ from worker.cli import dlq as dlq_cli
 from worker.client.cache_node import CacheNode
 from worker.client.memory_client import MemoryClient
 from worker.sinks import process as sinks
+
+TYPESCRIPT_CLIENT = ROOT / "clients" / "typescript"
 
 
 @pytest.fixture(scope="module")
@@ -429,3 +434,26 @@ def test_the_worker_never_hit_its_own_permissions(secured):
     text = secured.worker.log_text().lower()
     assert "permissions violation" not in text, [line for line in text.splitlines() if "permissions" in line]
     assert "worker_ready" in text
+
+
+# --------------------------------------------------------------------------------------------
+# The TypeScript client (@memory-worker/client) as a bot runs it
+
+
+async def test_the_typescript_client_and_cache_node_need_no_permission_their_users_lack(secured):
+    """MemoryClient on bot-tomori's connection, CacheNode "a" on cache-node-a's, each with its
+    inbox prefix: saves, lookups, a batch, an invalidation, and no permissions violation
+    (clients/typescript/test/accounts/shipped_accounts.test.mjs)."""
+    node = shutil.which("node")
+    if node is None or not (TYPESCRIPT_CLIENT / "node_modules" / "@nats-io" / "jetstream").is_dir():
+        pytest.fail("Node.js 20+ and clients/typescript's node_modules are needed: run `make test` "
+                    "(it runs `npm ci` in clients/typescript).")
+    roles = {"BOT": "bot-tomori", "CACHE": "cache-node-a"}
+    env = {**os.environ, "NATS_URL": secured.url,
+           **{f"{role}_{what}": value for role, user in roles.items()
+              for what, value in (("USER", user), ("PASSWORD", PASSWORDS[user]), ("INBOX", INBOX_PREFIXES[user]))}}
+    done = await asyncio.to_thread(
+        subprocess.run, [node, "--test", "--test-reporter=spec", "--test-timeout=60000",
+                         "test/accounts/shipped_accounts.test.mjs"],
+        cwd=TYPESCRIPT_CLIENT, env=env, capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, f"node --test failed:\n{done.stdout[-10000:]}\n{done.stderr[-3000:]}"

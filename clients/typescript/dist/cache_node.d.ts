@@ -89,6 +89,7 @@ export declare class CacheNode {
     private request;
     /** Continuous pull: one lingering request at a time, each delivery applied on arrival. */
     private consume;
+    private checkInbox;
     /** While idle: the consumer must still exist (deleted, or expired on the server). */
     private checkConsumer;
     /** Apply one delivery, then ack it. */

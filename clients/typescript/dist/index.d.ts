@@ -1,4 +1,4 @@
-export { MemoryClient, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
+export { MemoryClient, isInvalidCommand, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
 export type { CommandInput, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput, SendOptions, } from "./memory_client.js";
 export { lookupOutcome } from "./lookup.js";
 export type { LookupOptions } from "./lookup.js";
@@ -7,4 +7,4 @@ export { CacheNode, consumerConfig, consumerName, parseInvalidation } from "./ca
 export type { CacheNodeOptions, CacheStats, CloseOptions, Invalidation } from "./cache_node.js";
 export { COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INVALIDATE_FILTER, commandSubject, decodeToken, encodeToken, evictedSubject, invalidateSubject, removedSubject, resultSubject, savedSubject, } from "./subjects.js";
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
-export type { CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, ManualMemory, ManualResult, NoticePlan, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, } from "@memory-worker/contracts";
+export type { CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, } from "@memory-worker/contracts";

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { CommandResult, CreateMemory, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult } from "@memory-worker/contracts";
+import type { CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult } from "@memory-worker/contracts";
 /** Commands published at the same moment go as one atomic batch of at most this many. */
 export declare const BATCH_MAX_COMMANDS = 256;
 type Filled = "command_id" | "issued_at" | "reply_to";
@@ -43,11 +43,11 @@ export declare class MemoryClient {
     /** memory.create (the model's create_long_term_memory call) and its result. */
     create(command: CreateMemoryInput, options?: SendOptions): Promise<CommandResult>;
     /** memory.manual (a /memories or /personal memories panel action) and its result. */
-    manual(command: ManualMemoryInput, options?: SendOptions): Promise<ManualResult>;
+    manual(command: ManualMemoryInput, options?: SendOptions): Promise<ManualResult | InvalidCommandResult>;
     /** memory.reinforce (the memories a reply used) and its result. */
-    reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult>;
+    reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult | InvalidCommandResult>;
     /** memory.seed_bio (a new proxy identity's bio) and its result. */
-    seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult>;
+    seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult | InvalidCommandResult>;
     /** A fresh reply subject under this client's inbox. */
     replySubject(): string;
     private send;
@@ -63,6 +63,17 @@ export declare class MemoryClient {
      *  which command a duplicate Nats-Msg-Id refused the batch for. */
     private publishBatch;
 }
+/**
+ * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
+ * not something the user did). A create's refusal of that kind is a CommandResult with the
+ * same status.
+ */
+export declare function isInvalidCommand(result: {
+    data: {
+        status: string;
+    };
+}): result is InvalidCommandResult;
 /** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
 export declare function newCommandId(): string;
 export {};

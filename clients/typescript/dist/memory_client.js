@@ -45,10 +45,13 @@ export class MemoryClient {
         if (!(timeoutMs > 0))
             throw new RangeError(`timeoutMs must be positive, got ${timeoutMs}`);
         const client = new MemoryClient(nc, timeoutMs);
+        let refused = null;
         client.sub = nc.subscribe(`${client.inboxPrefix}.*`, {
             callback: (err, msg) => {
-                if (err)
+                if (err) {
+                    refused ??= err;
                     return;
+                }
                 const waiter = client.waiting.get(msg.subject);
                 if (waiter) {
                     client.waiting.delete(msg.subject);
@@ -56,8 +59,14 @@ export class MemoryClient {
                 }
             },
         });
-        // The subscription is on the server before any command can be answered to it.
+        // The subscription is on the server before any command can be answered to it (and a
+        // refused one is reported before the flush's pong).
         await nc.flush();
+        if (refused !== null) {
+            const why = refused;
+            throw new Error(`MemoryClient cannot subscribe to its reply inbox ${client.inboxPrefix}.* (${why.message}); `
+                + `under per-role permissions, connect as the bot's user with inboxPrefix "_INBOX.bot.<name>"`, { cause: why });
+        }
         return client;
     }
     /** Stop listening for results; commands still waiting reject. The connection stays open. */
@@ -75,6 +84,9 @@ export class MemoryClient {
     create(command, options) {
         return this.send("create", command, options);
     }
+    // The other kinds' replies: their result, or an InvalidCommandResult (data.status
+    // memory_command_invalid, data.reason) when the worker refused the command unapplied (over
+    // its size limit, a lineage that is not its bot's). isInvalidCommand tells them apart.
     /** memory.manual (a /memories or /personal memories panel action) and its result. */
     manual(command, options) {
         return this.send("manual", command, options);
@@ -182,6 +194,15 @@ export class MemoryClient {
         const first = stored.seq - pubs.length + 1;
         return pubs.map((_, i) => ({ stream: stored.stream, seq: first + i, duplicate: false, domain: "" }));
     }
+}
+/**
+ * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
+ * not something the user did). A create's refusal of that kind is a CommandResult with the
+ * same status.
+ */
+export function isInvalidCommand(result) {
+    return result.data.status === "memory_command_invalid";
 }
 /** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
 export function newCommandId() {

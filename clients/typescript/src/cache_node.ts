@@ -119,6 +119,11 @@ function deliveryInfo(reply: string): { consumerSeq: number; deliveries: number 
   return { deliveries: parseInt(tokens[6]!, 10), consumerSeq: parseInt(tokens[8]!, 10) };
 }
 
+function connectionInboxPrefix(nc: NatsConnection): string | undefined {
+  // nats.js keeps the connect options on the connection; its own requests use this prefix.
+  return (nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+}
+
 function apiErrorCode(err: unknown): number | null {
   return err instanceof JetStreamApiError ? err.apiError().err_code ?? null : null;
 }
@@ -129,12 +134,17 @@ class Inbox {
   private readonly queue: Msg[] = [];
   private wake: (() => void) | null = null;
   private readonly sub: Subscription;
+  /** Why the subscription ended, e.g. a permissions violation: nothing more will arrive. */
+  error: Error | null = null;
 
   constructor(nc: NatsConnection) {
-    this.subject = createInbox();
+    // Under the connection's own inbox prefix: a cache-node user may subscribe only there
+    // (connect({ inboxPrefix: "_INBOX.cache.<node>" }) under the shipped accounts).
+    this.subject = createInbox(connectionInboxPrefix(nc));
     this.sub = nc.subscribe(this.subject, {
       callback: (err, msg) => {
-        if (!err) this.queue.push(msg);
+        if (err) this.error = err;
+        else this.queue.push(msg);
         this.interrupt();
       },
     });
@@ -213,7 +223,8 @@ export class CacheNode {
     if (!(pollMs > 0) || !(ackWaitMs > 0)) throw new RangeError("pollMs and ackWaitMs must be positive");
     const node = new CacheNode(nc, { name, maxEntries, ttlMs, pollMs, ackWaitMs, inactiveThresholdMs, catchUpLimit,
       ...(domain ? { domain } : {}) });
-    node.jsm = await jetstreamManager(nc, domain ? { domain } : {});
+    // No account-info check ($JS.API.INFO): a cache-node user may not ask it.
+    node.jsm = await jetstreamManager(nc, { checkAPI: false, ...(domain ? { domain } : {}) });
     await node.run();
     return node;
   }
@@ -371,6 +382,10 @@ export class CacheNode {
     this.inbox?.close();
     this.inbox = new Inbox(this.nc);
     this.outstanding = 0;
+    // A subscription the server refuses is answered before the flush's pong: a node that
+    // cannot hear its deliveries must not go live.
+    await this.nc.flush();
+    this.checkInbox();
     // Catch up on what the consumer holds for us before serving anything from the cache.
     const pending = info.num_pending ?? 0;
     if (pending > this.options.catchUpLimit) {
@@ -427,6 +442,7 @@ export class CacheNode {
         }
         // Short slices: the checks above run at least every 250 ms.
         const msg = await this.inbox.next(Math.min(Math.max(deadline - performance.now(), 10), 250));
+        this.checkInbox();
         // A delivery that arrived is applied even with a resync pending: an invalidation only drops.
         if (msg === null) {
           if (performance.now() >= deadline) {
@@ -461,6 +477,15 @@ export class CacheNode {
         this.resync = true;
         await sleep(Math.min(200 * failures, 5000));
       }
+    }
+  }
+
+  private checkInbox(): void {
+    const error = this.inbox?.error;
+    if (error) {
+      throw new Error(`cache node ${this.name} cannot read its inbox ${this.inbox!.subject} (${error.message}); `
+        + `under per-role permissions, connect as its cache-node user with inboxPrefix "_INBOX.cache.${this.name}"`,
+      { cause: error });
     }
   }
 

@@ -1,5 +1,5 @@
 // @memory-worker/client: the bot side of the memory worker for TypeScript bots.
-export { MemoryClient, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
+export { MemoryClient, isInvalidCommand, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
 export type {
   CommandInput, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput,
   SendOptions,
@@ -15,6 +15,6 @@ export {
 } from "./subjects.js";
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
 export type {
-  CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, ManualMemory, ManualResult, NoticePlan,
+  CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan,
   ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult,
 } from "@memory-worker/contracts";

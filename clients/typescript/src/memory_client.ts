@@ -8,7 +8,7 @@ import { createInbox, nuid } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
 import type {
-  CommandOutcome, CommandResult, CreateMemory, ManualMemory, ManualResult, ReinforceMemories,
+  CommandOutcome, CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories,
   ReinforceResult, SeedBio, SeedBioResult,
 } from "@memory-worker/contracts";
 import { publishAtomic, type BatchMessage } from "./atomic.js";
@@ -80,9 +80,13 @@ export class MemoryClient {
   static async start(nc: NatsConnection, { timeoutMs = 15_000 }: MemoryClientOptions = {}): Promise<MemoryClient> {
     if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be positive, got ${timeoutMs}`);
     const client = new MemoryClient(nc, timeoutMs);
+    let refused: Error | null = null;
     client.sub = nc.subscribe(`${client.inboxPrefix}.*`, {
       callback: (err, msg) => {
-        if (err) return;
+        if (err) {
+          refused ??= err;
+          return;
+        }
         const waiter = client.waiting.get(msg.subject);
         if (waiter) {
           client.waiting.delete(msg.subject);
@@ -90,8 +94,14 @@ export class MemoryClient {
         }
       },
     });
-    // The subscription is on the server before any command can be answered to it.
+    // The subscription is on the server before any command can be answered to it (and a
+    // refused one is reported before the flush's pong).
     await nc.flush();
+    if (refused !== null) {
+      const why: Error = refused;
+      throw new Error(`MemoryClient cannot subscribe to its reply inbox ${client.inboxPrefix}.* (${why.message}); `
+        + `under per-role permissions, connect as the bot's user with inboxPrefix "_INBOX.bot.<name>"`, { cause: why });
+    }
     return client;
   }
 
@@ -110,19 +120,23 @@ export class MemoryClient {
     return this.send("create", command, options) as Promise<CommandResult>;
   }
 
+  // The other kinds' replies: their result, or an InvalidCommandResult (data.status
+  // memory_command_invalid, data.reason) when the worker refused the command unapplied (over
+  // its size limit, a lineage that is not its bot's). isInvalidCommand tells them apart.
+
   /** memory.manual (a /memories or /personal memories panel action) and its result. */
-  manual(command: ManualMemoryInput, options?: SendOptions): Promise<ManualResult> {
-    return this.send("manual", command, options) as Promise<ManualResult>;
+  manual(command: ManualMemoryInput, options?: SendOptions): Promise<ManualResult | InvalidCommandResult> {
+    return this.send("manual", command, options) as Promise<ManualResult | InvalidCommandResult>;
   }
 
   /** memory.reinforce (the memories a reply used) and its result. */
-  reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult> {
-    return this.send("reinforce", command, options) as Promise<ReinforceResult>;
+  reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult | InvalidCommandResult> {
+    return this.send("reinforce", command, options) as Promise<ReinforceResult | InvalidCommandResult>;
   }
 
   /** memory.seed_bio (a new proxy identity's bio) and its result. */
-  seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult> {
-    return this.send("seed_bio", command, options) as Promise<SeedBioResult>;
+  seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult | InvalidCommandResult> {
+    return this.send("seed_bio", command, options) as Promise<SeedBioResult | InvalidCommandResult>;
   }
 
   /** A fresh reply subject under this client's inbox. */
@@ -220,6 +234,16 @@ export class MemoryClient {
     const first = stored.seq - pubs.length + 1;
     return pubs.map((_, i) => ({ stream: stored.stream, seq: first + i, duplicate: false, domain: "" }) as PubAck);
   }
+}
+
+/**
+ * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
+ * not something the user did). A create's refusal of that kind is a CommandResult with the
+ * same status.
+ */
+export function isInvalidCommand(result: { data: { status: string } }): result is InvalidCommandResult {
+  return result.data.status === "memory_command_invalid";
 }
 
 /** A new command id: 32 hex digits, like the Python client's uuid4().hex. */

@@ -194,6 +194,37 @@ describe("on a nats-server of its own", () => {
     assert.equal(node.contains("tomori_state", ws), false);
   });
 
+  test("a redelivery is not a gap: a delivery another puller left unacknowledged comes to the node, nothing flushed", async () => {
+    const node = await makeNode();
+    const seen = recorder(node);
+    const ws = unique();
+    await node.getOrLoad("tomori_state", ws, loader("cached"));
+    const thief = await js.consumers.get("MEMORY_EVENTS", node.consumer);
+    const stolen = thief.fetch({ max_messages: 1, expires: 10_000 });
+    let taken = null;
+    const taking = (async () => { for await (const m of await stolen) taken = m; })();
+    await nc.flush();
+    // One invalidation at a time, each delivered to the node or taken by the thief before the
+    // next: nothing is published after the thief's, so the node's next delivery is its redelivery.
+    await waitFor(async () => {
+      const key = unique();
+      await publishInvalidation(js, "user", key);
+      await waitFor(() => taken !== null || seen.invalidated("user", key), { what: `a delivery of ${key}` });
+      return taken !== null;
+    }, { what: "the second puller to get a delivery", everyMs: 1 });
+    await taking;
+    const stolenKey = taken.json().key;
+    assert.equal(seen.invalidated("user", stolenKey), false);
+    // The consumer sequence moved on at the thief's delivery; the redelivery skips it, as a
+    // second delivery of a message the node never saw.
+    taken.nak();
+    await waitFor(() => seen.invalidated("user", stolenKey), { what: "the redelivery to the node" });
+    assert.equal(node.stats.gaps, 0);
+    assert.deepEqual(seen.flushes(), []);
+    assert.equal(node.contains("tomori_state", ws), true);
+    assert.equal(node.live, true);
+  });
+
   test("a consumer deleted under the node: it stops caching, recreates it, and comes back", async () => {
     const node = await makeNode();
     const seen = recorder(node);

@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { CommandDeadLettered, MemoryClient, lookupOutcome, newCommandId } from "@memory-worker/client";
+import { CommandDeadLettered, MemoryClient, isInvalidCommand, lookupOutcome, newCommandId } from "@memory-worker/client";
 import { connectTo, createFields, database, env, fixture, serverMemories } from "./support/harness.mjs";
 
 let nc;
@@ -118,4 +118,86 @@ test("commands sent at the same moment all get their own results", async () => {
   assert.deepEqual(results.map((r) => r.data.status),
     contents.map((_, i) => (i % 2 ? "memory_saved_successfully" : "added")));
   assert.deepEqual((await serverMemories(db, ws)).map((r) => r.content).sort(), [...contents].sort());
+});
+
+test("the statuses the conversation leaves out: a create's db_error and memory_command_invalid, a panel's host-protected and failed", async () => {
+  const { workspace: ws, host, identity } = fixture().statuses;
+  // The bot's database fails inserts of 'permanent failure...' (tests/e2e/directory.py): no retry can fix it.
+  const failedCreate = await client.create(createFields(ws, "permanent failure of a model save"));
+  assert.equal(failedCreate.success, false);
+  assert.equal(failedCreate.data.status, "memory_save_failed_db_error", JSON.stringify(failedCreate));
+  const failedPanel = await client.manual({ workspace_id: ws, actor: { id: "130000000000000001", is_manager: true },
+    scope: "server", action: "add", lineage_id: 7, persona_id: 1, content: "permanent failure of a panel add" });
+  assert.deepEqual([failedPanel.success, failedPanel.data.status], [false, "failed"], JSON.stringify(failedPanel));
+  assert.ok(failedPanel.data.reason);
+  assert.equal(isInvalidCommand(failedPanel), false);
+
+  // The host is at full privacy: acting for the identity they host, nothing is written.
+  const protectedPanel = await client.manual({ workspace_id: ws, actor: { id: host, is_manager: false },
+    scope: "personal", action: "add", lineage_id: 7, persona_id: 1, identity_id: identity, content: "{user} hums" });
+  assert.deepEqual([protectedPanel.success, protectedPanel.data.status], [false, "host-protected"],
+    JSON.stringify(protectedPanel));
+
+  // Within the contract (20,000 characters) but over the worker's size limit (64 KiB): 4-byte
+  // characters make it 80 kB. A create answers a CommandResult with that status.
+  const big = "\u{1F327}".repeat(20_000);
+  const tooBig = await client.create(createFields(ws, big));
+  assert.deepEqual([tooBig.success, tooBig.data.status], [false, "memory_command_invalid"], JSON.stringify(tooBig).slice(0, 500));
+  assert.match(tooBig.data.reason, /over the limit of 65536/);
+  assert.deepEqual(await serverMemories(db, ws), []);
+  const { rows } = await db.query("SELECT count(*)::int AS n FROM processed_commands WHERE command_id = $1",
+    [tooBig.command_id]);
+  assert.equal(rows[0].n, 0);
+});
+
+test("manual and seedBio answer a command refused unapplied with the contract's InvalidCommandResult", async () => {
+  const ws = fixture().statuses.workspace;
+  const big = "\u{1F327}".repeat(20_000);
+  const answers = [
+    await client.manual({ workspace_id: ws, actor: { id: "130000000000000001", is_manager: true }, scope: "server",
+      action: "add", lineage_id: 7, persona_id: 1, content: big }),
+    await client.seedBio({ workspace_id: ws, identity_user_id: `pk:${newCommandId()}`, is_new_identity: true, bio: big }),
+  ];
+  for (const answer of answers) {
+    assert.ok(isInvalidCommand(answer), JSON.stringify(answer).slice(0, 500));
+    assert.deepEqual([answer.success, answer.data.status], [false, "memory_command_invalid"]);
+    assert.match(answer.data.reason, /over the limit of 65536/);
+  }
+  assert.deepEqual(await serverMemories(db, ws), []);
+});
+
+test("a repeat of a command dead-lettered as invalid gives up at once: CommandDeadLettered, nothing re-sent", async () => {
+  const ws = fixture().statuses.workspace;
+  const privateNc = await connectTo(env("NATS_URL"), { inboxPrefix: "bot_inbox" });
+  const privateClient = await MemoryClient.start(privateNc, { timeoutMs: 3000 });
+  const command = { ...createFields(ws, "{user} is refused twice"), command_id: newCommandId() };
+  try {
+    await assert.rejects(privateClient.create(command), CommandDeadLettered);
+  } finally {
+    await privateClient.close();
+    await privateNc.drain();
+  }
+  // The same command_id from an allowed inbox: JetStream drops it as a duplicate, the lookup
+  // says dead-lettered as invalid_command, and a re-send would be refused the same way.
+  await assert.rejects(client.create(command), (err) => {
+    assert.ok(err instanceof CommandDeadLettered, String(err));
+    assert.equal(err.outcome.dead_letter.reason, "invalid_command");
+    return true;
+  });
+  // Re-sent, it would have been saved this time (its reply_to is now allowed).
+  assert.deepEqual((await serverMemories(db, ws)).filter((r) => r.content === "{user} is refused twice"), []);
+  assert.equal((await lookupOutcome(nc, ws, command.command_id)).outcome, "dead_lettered");
+});
+
+test("a repeat of a command dead-lettered for another reason is sent again under a derived message id", async () => {
+  const ws = fixture().statuses.workspace;
+  const command = { ...createFields(ws, "permanent failure, then a repeat"), command_id: newCommandId() };
+  const first = await client.create(command);
+  assert.equal(first.data.status, "memory_save_failed_db_error");
+  assert.equal((await lookupOutcome(nc, ws, command.command_id)).dead_letter.reason, "permanent_error");
+  // A duplicate ack; the lookup says dead-lettered as permanent_error: not a reason to give
+  // up. Only the re-sent command is answered (without it: silence, then CommandDeadLettered).
+  const again = await client.create(command);
+  assert.equal(again.data.status, "memory_save_failed_db_error");
+  assert.equal(again.command_id, command.command_id);
 });

@@ -103,13 +103,15 @@ test("a bot installs the package by path (npm install --install-links), imports 
       "--loglevel=error", PACKAGE], { cwd: bot, stdio: "pipe" });
     writeFileSync(join(bot, "bot.ts"), [
       'import type { NatsConnection } from "@nats-io/nats-core";',
-      'import { CacheNode, MemoryClient, lookupOutcome, type CommandResult, type ManualResult } from "@memory-worker/client";',
+      'import { CacheNode, MemoryClient, isInvalidCommand, lookupOutcome, type CommandResult, type ManualResult } from "@memory-worker/client";',
       "export async function save(nc: NatsConnection): Promise<[CommandResult, ManualResult, number]> {",
       "  const memory = await MemoryClient.start(nc, { timeoutMs: 5000 });",
       '  const created = await memory.create({ workspace_id: "1", bot_user_id: "2", channel: { id: "3" },',
       '    persona: { id: 1, lineage_id: 1, name: "Tomori" }, tool_args: { memory_content: "x", memory_scope: "server_wide" } });',
       '  const edited = await memory.manual({ workspace_id: "1", actor: { id: "4" }, scope: "server", action: "add",',
       '    lineage_id: 1, content: "y" });',
+      "  // manual's answer is ManualResult | InvalidCommandResult: the guard narrows it.",
+      "  if (isInvalidCommand(edited)) throw new Error(edited.data.reason);",
       '  const outcome = await lookupOutcome(nc, "1", created.command_id);',
       '  const cache = await CacheNode.start(nc, { name: "bot" });',
       '  const n = await cache.getOrLoad("user", "4", async () => 1);',

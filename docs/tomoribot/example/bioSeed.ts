@@ -2,6 +2,7 @@
 // memory of the identity, once. The worker checks everything the bot checked before (new
 // identity, blank bio, the hosts' privacy and blacklist, the one-time rule, the cap). Fire and
 // forget, as before: it must never delay the message that revealed the identity.
+import { isInvalidCommand } from "@memory-worker/client";
 import { log } from "./bot-context.js";
 import { dropInvalidated, memory } from "./memory.js";
 
@@ -24,6 +25,8 @@ export function seedIdentityBio(identity: NewIdentity): void {
       bio: identity.bio ?? null,
     })
     .then((result) => {
+      // Refused unapplied (a bio over the worker's size limit): nothing changed.
+      if (isInvalidCommand(result)) return log.warn(`bio seed refused: ${result.data.reason}`);
       dropInvalidated(result.invalidated);
       if (result.data.status === "skipped") log.info(`bio seed skipped: ${result.data.reason}`);
       else if (result.data.status === "failed") log.warn(`bio seed failed: ${result.data.reason}`);

@@ -2,9 +2,9 @@
 // the input (persona select, typed entry, uploaded .txt file, tags, the memory picked for edit or
 // removal); the worker decides and writes, with the same checks the panel made itself before
 // (blacklist, teaching switch, privacy, host protection, duplicates, limits).
-import { ResultTimeout, lookupOutcome } from "@memory-worker/client";
-import type { ManualResult, MemoryClient } from "@memory-worker/client";
-import { replyEphemeral } from "./bot-context.js";
+import { ResultTimeout, isInvalidCommand, lookupOutcome } from "@memory-worker/client";
+import type { InvalidCommandResult, ManualResult, MemoryClient } from "@memory-worker/client";
+import { log, replyEphemeral } from "./bot-context.js";
 import type { BotNatsConnection, TomoriState } from "./bot-context.js";
 import { dropInvalidated, memory } from "./memory.js";
 
@@ -80,7 +80,7 @@ function panelText(result: ManualResult): string {
 
 export async function runPanel(nc: BotNatsConnection, command: PanelCommand): Promise<void> {
   const commandId = crypto.randomUUID();
-  let result: ManualResult;
+  let result: ManualResult | InvalidCommandResult;
   try {
     result = await memory().manual({ ...command, command_id: commandId });
   } catch (error) {
@@ -90,6 +90,13 @@ export async function runPanel(nc: BotNatsConnection, command: PanelCommand): Pr
     await replyEphemeral(outcome?.outcome === "queued"
       ? "Your change is queued and will be applied shortly."
       : "The memory service is not answering; try again in a moment.");
+    return;
+  }
+  if (isInvalidCommand(result)) {
+    // Refused unapplied (over the worker's size limit, a lineage not this bot's): the bot's
+    // doing, not the user's. Nothing changed, so there is nothing to drop.
+    log.warn(`memory panel command refused: ${result.data.reason}`);
+    await replyEphemeral("The memories could not be changed.");
     return;
   }
   // Before showing the panel again, so it lists what is stored now.
