@@ -164,7 +164,11 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
 
 @pytest.mark.parametrize("path, names", [(("run",), ("NATS_URL", "DATABASE_URL", "MEMORY_DATA_DIR")),
                                          (("migrate",), ("DATABASE_URL", "make run")),
-                                         (("adopt",), ("DATABASE_URL", "MAX_SERVER_MEMORIES")),
+                                         (("adopt",), ("DATABASE_URL", "MAX_SERVER_MEMORIES", "make run")),
+                                         ((), ("NATS_URL", "DATABASE_URL", "make run", "--help")),
+                                         (("demo",), ("NATS_URL", "DATABASE_URL", "standalone")),
+                                         (("sinks",), ("NATS_URL", "DATABASE_URL", "faststream run")),
+                                         (("cache-node",), ("NATS_URL", "make run")),
                                          (("memories", "list"), ("--lineage N", "global memories"))],
                          ids=" ".join)
 def test_the_help_says_where_the_servers_come_from_and_what_each_option_is(path, names):
