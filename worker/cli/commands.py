@@ -21,6 +21,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from worker.cli.arguments import not_negative, stream_sequence
 from worker.consuming import retention, streams
 
 SHOW_BYTES = 4000
@@ -30,10 +31,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     commands = sub.add_parser("commands", help="commands waiting in MEMORY_COMMANDS").add_subparsers(
         dest="action", required=True)
     p = commands.add_parser("list", help="pending commands by partition consumer")
-    p.add_argument("--limit", type=int, default=10, help="commands listed per partition (default 10)")
-    commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=int)
+    p.add_argument("--limit", type=not_negative, default=10,
+                   help="commands listed per partition (default 10; 0: the counts only)")
+    commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=stream_sequence)
     p = commands.add_parser("drop", help="delete commands from the stream: never applied, never answered")
-    p.add_argument("seqs", nargs="+", type=int, metavar="SEQ")
+    p.add_argument("seqs", nargs="+", type=stream_sequence, metavar="SEQ")
     p.add_argument("--dry-run", action="store_true", help="say what would be dropped, change nothing")
 
 
