@@ -16,9 +16,9 @@ DOCS = ["README.md", "deploy/README.md", "contracts/README.md", "tests/bench/REA
         "clients/typescript/README.md", *[str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").glob("*.md"))]]
 
 
-def make_commands() -> list[str]:
+def make_commands(docs: list[str] = DOCS) -> list[str]:
     found = set()
-    for doc in DOCS:
+    for doc in docs:
         text = (ROOT / doc).read_text(encoding="utf-8")
         found |= set(re.findall(r"`(make [a-z][^`]*)`", text))
         for block in re.findall(r"```(?:sh|bash|console)?\n(.*?)```", text, flags=re.DOTALL):
@@ -32,3 +32,10 @@ def test_make_accepts_the_command(command):
     argv = shlex.split(command)
     done = subprocess.run([argv[0], "-n", *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"{command}: {done.stderr}"
+
+
+def test_the_readme_names_every_target_of_the_makefile():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    [phony] = re.findall(r"^\.PHONY:(.*)$", makefile, flags=re.MULTILINE)
+    named = {word for c in make_commands(["README.md"]) for word in c.split()[1:] if "=" not in word and not word.startswith("-")}
+    assert sorted(set(phony.split()) - named) == []
