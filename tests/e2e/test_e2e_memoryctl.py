@@ -168,7 +168,7 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
                                          ((), ("NATS_URL", "DATABASE_URL", "make run", "--help")),
                                          (("demo",), ("NATS_URL", "DATABASE_URL", "standalone")),
                                          (("sinks",), ("NATS_URL", "DATABASE_URL", "faststream run")),
-                                         (("cache-node",), ("NATS_URL", "make run")),
+                                         (("cache-node",), ("NATS_URL", "make run", "cache-node-NAME")),
                                          (("memories", "list"), ("--lineage N", "global memories"))],
                          ids=" ".join)
 def test_the_help_says_where_the_servers_come_from_and_what_each_option_is(path, names):

@@ -197,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates",
                           description="A cache node on its durable consumer of cache.invalidate.>, logging each"
                                       " invalidation, until SIGINT or SIGTERM. " + _SERVERS)
-    node.add_argument("--name", default="cache-node", help="durable consumer name of this node")
+    node.add_argument("--name", default="cache-node",
+                      help="this node's name (keep it across restarts): its durable consumer is cache-node-NAME")
     return parser
 
 
