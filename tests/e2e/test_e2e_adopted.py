@@ -215,3 +215,22 @@ async def test_every_bot_row_is_intact_after_the_saves(adopted):
             assert not gone and {r[3] for r in new} == {"{user} bakes sourdough", "{user} hates mornings"}
         else:
             assert after[table] == rows, table
+
+
+async def test_a_guild_the_bot_never_registered_gets_a_servers_row_which_the_bots_upsert_keeps(adopted):
+    """README step 6 and docs/tomoribot.md: the worker registers a guild it has not seen, so the
+    bot's plain INSERT of that guild fails, and the upsert they give keeps the worker's row (and
+    with it the memory's owner). Runs after the intact-rows check, which this row would change."""
+    ws, bot = "810000000000000099", adopted.bot
+    result = await adopted.memory.create(save(ws, "the new guild plays chess on Sundays", adopted.world))
+    assert result.data.status == codes.SAVED, result
+    server_id = await bot.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", ws)
+    assert server_id is not None
+    with pytest.raises(asyncpg.UniqueViolationError):
+        await bot.execute("INSERT INTO servers (server_disc_id, registration_locale) VALUES ($1, 'fr')", ws)
+    await bot.execute("INSERT INTO servers (server_disc_id, registration_locale) VALUES ($1, 'fr')"
+                      " ON CONFLICT (server_disc_id) DO UPDATE SET registration_locale = EXCLUDED.registration_locale", ws)
+    row = await bot.fetchrow("SELECT server_id, registration_locale FROM servers WHERE server_disc_id = $1", ws)
+    assert tuple(row) == (server_id, "fr")
+    assert await bot.fetchval("SELECT content FROM server_memories WHERE server_id = $1", server_id) \
+        == "the new guild plays chess on Sundays"

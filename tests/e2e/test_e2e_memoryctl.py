@@ -164,7 +164,11 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
 
 @pytest.mark.parametrize("path, names", [(("run",), ("NATS_URL", "DATABASE_URL", "MEMORY_DATA_DIR")),
                                          (("migrate",), ("DATABASE_URL", "make run")),
-                                         (("adopt",), ("DATABASE_URL", "MAX_SERVER_MEMORIES")),
+                                         (("adopt",), ("DATABASE_URL", "MAX_SERVER_MEMORIES", "make run")),
+                                         ((), ("NATS_URL", "DATABASE_URL", "make run", "--help")),
+                                         (("demo",), ("NATS_URL", "DATABASE_URL", "standalone")),
+                                         (("sinks",), ("NATS_URL", "DATABASE_URL", "faststream run")),
+                                         (("cache-node",), ("NATS_URL", "make run", "cache-node-NAME")),
                                          (("memories", "list"), ("--lineage N", "global memories"))],
                          ids=" ".join)
 def test_the_help_says_where_the_servers_come_from_and_what_each_option_is(path, names):
@@ -173,3 +177,20 @@ def test_the_help_says_where_the_servers_come_from_and_what_each_option_is(path,
         cli.main([*path, "--help"])
     text = " ".join(out.getvalue().split())
     assert all(name in text for name in names), text
+
+
+@pytest.mark.parametrize("argv, named", [(["dlq", "show", "0"], "seq"),
+                                         (["dlq", "show", str(2**64)], "seq"),
+                                         (["dlq", "replay", str(2**64), "--dry-run"], "SEQ"),
+                                         (["dlq", "drop", str(2**64)], "SEQ"),
+                                         (["commands", "show", str(2**64)], "seq"),
+                                         (["commands", "drop", "0", "--dry-run"], "SEQ"),
+                                         (["commands", "list", "--limit", "-1"], "--limit")],
+                         ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_a_sequence_no_stream_can_hold_is_an_argument_error_not_a_traceback(argv, named):
+    """Stream sequences are 1 to 2^64 - 1: beyond, the JetStream API answered a bad request,
+    which memoryctl printed as a traceback."""
+    done = subprocess.run([sys.executable, "-m", "worker.cli.memoryctl", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env=worker_env("nats://127.0.0.1:1", "postgresql://unused/db"))
+    assert done.returncode == 2, done
+    assert f"argument {named}" in done.stderr and "Traceback" not in done.stderr, done.stderr

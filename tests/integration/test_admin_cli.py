@@ -438,3 +438,19 @@ async def test_memories_list_from_the_command_line(database):
 
     assert proc.returncode == 0, proc.stderr
     assert listing(proc.stdout.splitlines())[old]["state"] == "dormant"
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["memories", "list", "--workspace", "1", "--lineage", str(2**63)], "--lineage"),
+    (["memories", "list", "--workspace", "1", "--lineage", "-1"], "--lineage"),
+    (["memories", "list", "--user", "1", "--decay-days", "36501"], "--decay-days"),
+    (["workspace", "set", "1", "--decay-days", "99999999999"], "--decay-days")])
+async def test_values_beyond_what_the_tables_hold_are_refused_naming_the_argument(database, argv, named):
+    """A lineage beyond bigint or decay days beyond the tables' CHECK: an argument error, not
+    the database driver's traceback, and nothing written."""
+    url, pool = database
+    proc = await asyncio.to_thread(ctl_process, url, *argv)
+
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert named in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert await pool.fetchval("SELECT count(*) FROM servers WHERE server_disc_id = '1'") == 0

@@ -1,5 +1,6 @@
 """The README's install commands, run from a clone (issue 24, finding 5): the Python package by
-path and by a git URL, the npm contracts package by path and as a packed tarball.
+path and by a git URL, the npm contracts package by path and as a packed tarball, and the
+TypeScript client by path.
 
 Quick: the wheel is built as pip builds any source (its build backend, setuptools, from pip's
 cache or index) and installed --no-deps into a fresh venv, which borrows the suite's
@@ -97,3 +98,20 @@ def test_npm_install_of_the_contracts_package_from_the_clone(clone, tmp_path, so
                      " '@memory-worker/contracts/asyncapi.json']) console.log(require.resolve(p))"], cwd=bot)
     assert len(resolved.stdout.split()) == 2
     assert (bot / "node_modules" / "@memory-worker" / "contracts" / "types" / "index.d.ts").exists()
+
+
+def test_npm_install_of_the_typescript_client_from_the_clone(clone, tmp_path):
+    """README: `npm install --install-links /path/to/memory-worker/clients/typescript`; the
+    bot then imports MemoryClient and CacheNode (from the committed dist/, with the contracts
+    package beside it). Its nats.js packages come from npm's cache, which make install fills."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm and node are not installed")
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "package.json").write_text('{"name": "bot", "version": "1.0.0", "private": true, "type": "module"}')
+    _run(["npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "--install-links",
+          clone / "clients" / "typescript"], cwd=bot)
+    imported = _run(["node", "--input-type=module", "-e", "import { MemoryClient, CacheNode } from"
+                     " '@memory-worker/client'; console.log(typeof MemoryClient, typeof CacheNode)"], cwd=bot)
+    assert imported.stdout.split() == ["function", "function"]
+    assert (bot / "node_modules" / "@memory-worker" / "contracts" / "asyncapi.json").exists()

@@ -194,3 +194,13 @@ def test_a_server_that_cannot_start_is_said_without_a_traceback_and_nothing_is_l
     said = (done.stdout + done.stderr).splitlines()
     nats_pid = json.loads([line for line in said if "embedded_nats_started" in line][0])["pid"]
     _wait_gone({"nats": nats_pid})
+
+
+@pytest.mark.parametrize("argv, needed", [(["user", "show", "1"], "set DATABASE_URL"),
+                                          (["dlq", "list"], "set NATS_URL"),
+                                          (["demo"], "set NATS_URL and DATABASE_URL")], ids=" ".join)
+def test_without_make_run_a_command_names_only_the_servers_it_needs(tmp_path, argv, needed):
+    done = subprocess.run([MEMORYCTL, *argv], cwd=ROOT, env=_env(tmp_path / "no-run"), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1, done
+    assert done.stderr.strip().endswith(needed) and "no running worker found" in done.stderr, done.stderr

@@ -320,3 +320,18 @@ def test_faststream_docs_gen_writes_the_sinks_asyncapi_document(tmp_path):
     assert sorted(c["address"] for c in doc["channels"].values()) == [subjects.METRICS_FILTER] * 2
     [item] = {msgspec.json.encode(s["items"]) for s in doc["components"]["schemas"].values()}
     assert msgspec.json.decode(item) == EvictionFields.model_json_schema()
+
+
+@pytest.mark.parametrize("extra, named", [({}, "no metrics sink configured"),
+                                          ({"SINKS_JSONL": "m.jsonl", "SINKS_METRICS_PORT": "abc"},
+                                           "SINKS_METRICS_PORT must be a port number")])
+def test_faststream_run_without_a_usable_configuration_says_what_to_set(tmp_path, extra, named):
+    """`faststream run worker.sinks.app:app` with no sink configured (or a bad value): one line
+    naming the variables, not a traceback."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL", "SINKS_JSONL")}
+    env.update(extra, PYTHONPATH=str(ROOT))
+    done = subprocess.run([str(Path(sys.executable).with_name("faststream")), "run", "worker.sinks.app:app"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert named in done.stderr and "SINKS_JSONL" in done.stderr and "DATABASE_URL" in done.stderr, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr

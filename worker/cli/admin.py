@@ -32,13 +32,29 @@ def _privacy(value: str) -> int:
     raise argparse.ArgumentTypeError(f"expected open, partial or full (or 0, 1, 2), got {value!r}")
 
 
+# The bounds of the tables' own checks and of the contract: out of them, a clear argument
+# error instead of the database driver's traceback.
+MAX_DECAY_DAYS = 36_500  # memory_decay_days' CHECK in db/standalone.sql and db/adopt.py
+MAX_LINEAGE = 2**63 - 1  # the contract's LineageId (contracts/commands.py): bigint
+
+
 def _positive(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of days, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 day, got {number}")
+    if not 1 <= number <= MAX_DECAY_DAYS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_DECAY_DAYS} days, got {number}")
+    return number
+
+
+def _lineage(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a persona lineage id (a whole number), got {value!r}") from None
+    if not 0 <= number <= MAX_LINEAGE:
+        raise argparse.ArgumentTypeError(f"expected a lineage id from 0 to 2^63 - 1 ({MAX_LINEAGE}), got {number}")
     return number
 
 
@@ -96,7 +112,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     owner = p.add_mutually_exclusive_group(required=True)
     owner.add_argument("--workspace", help="server memories of this workspace")
     owner.add_argument("--user", help="personal memories of this user")
-    p.add_argument("--lineage", type=int, metavar="N",
+    p.add_argument("--lineage", type=_lineage, metavar="N",
                    help="only this persona lineage (0: a user's global memories, shared by every persona)")
     p.add_argument("--decay-days", type=_positive, default=30,
                    help="dormancy threshold shown for personal memories (default 30)")

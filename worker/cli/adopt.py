@@ -23,7 +23,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)",
                        description="Adopt the TomoriBot database of DATABASE_URL (a URL of the role that owns the"
                                    " bot's tables) in place, in one transaction; --dry-run first. Caps are read"
-                                   " from MAX_SERVER_MEMORIES and MAX_PERSONAL_MEMORIES.")
+                                   " from MAX_SERVER_MEMORIES and MAX_PERSONAL_MEMORIES. DATABASE_URL unset: the"
+                                   " database of a running `make run`, else the embedded PostgreSQL under"
+                                   " MEMORY_DATA_DIR (default .data).")
     p.add_argument("--dry-run", action="store_true", help="say what was found and what would be added; change nothing")
 
 

@@ -23,6 +23,7 @@ from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from worker.cli.arguments import not_negative, stream_sequence
 from worker.consuming.administration import retention, streams
 from worker.shared.jetstream import stored_seq
 
@@ -33,10 +34,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     commands = sub.add_parser("commands", help="commands waiting in MEMORY_COMMANDS").add_subparsers(
         dest="action", required=True)
     p = commands.add_parser("list", help="pending commands by partition consumer")
-    p.add_argument("--limit", type=int, default=10, help="commands listed per partition (default 10)")
-    commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=int)
+    p.add_argument("--limit", type=not_negative, default=10,
+                   help="commands listed per partition (default 10; 0: the counts only)")
+    commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=stream_sequence)
     p = commands.add_parser("drop", help="delete commands from the stream: never applied, never answered")
-    p.add_argument("seqs", nargs="+", type=int, metavar="SEQ")
+    p.add_argument("seqs", nargs="+", type=stream_sequence, metavar="SEQ")
     p.add_argument("--dry-run", action="store_true", help="say what would be dropped, change nothing")
 
 

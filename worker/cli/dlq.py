@@ -14,6 +14,7 @@ import nats
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from worker.cli.arguments import stream_sequence
 from worker.consuming import dead_letters
 
 ERROR_WIDTH = 80  # `dlq show SEQ` has the whole error
@@ -23,10 +24,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     dlq = sub.add_parser("dlq", help="dead-lettered commands").add_subparsers(dest="action", required=True)
     p = dlq.add_parser("list", help="a table of dead letters")
     p.add_argument("--reason", help="only this Dlq-Reason (e.g. invalid_command, max_deliver_exhausted)")
-    dlq.add_parser("show", help="headers and payload of one dead letter").add_argument("seq", type=int)
+    dlq.add_parser("show", help="headers and payload of one dead letter").add_argument("seq", type=stream_sequence)
     p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("seqs", nargs="*", type=int, default=[], metavar="SEQ")
+    which.add_argument("seqs", nargs="*", type=stream_sequence, default=[], metavar="SEQ")
     which.add_argument("--all", action="store_true")
     p.add_argument("--reason", help="with --all: only this Dlq-Reason")
     p.add_argument("--dry-run", action="store_true", help="say what would be replayed, change nothing")
@@ -35,7 +36,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                         " what refused them changed (REPLY_SUBJECT_PREFIXES, MAX_COMMAND_BYTES, a newer worker)")
     p = dlq.add_parser("drop", help="delete dead letters")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("seqs", nargs="*", type=int, default=[], metavar="SEQ")
+    which.add_argument("seqs", nargs="*", type=stream_sequence, default=[], metavar="SEQ")
     which.add_argument("--all", action="store_true")
     p.add_argument("--reason", help="with --all: only this Dlq-Reason")
 

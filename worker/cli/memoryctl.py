@@ -163,29 +163,44 @@ def _cache_node(settings: Settings, args: argparse.Namespace) -> int:
         endpoints.nats_url, args.name, stop, connect_options=settings.nats_auth.connect_options()))
 
 
+_SERVERS = ("Servers: NATS_URL and DATABASE_URL when set, else those of a running `make run` (recorded in"
+            " MEMORY_DATA_DIR/endpoints.json, default .data).")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every subcommand (tests/e2e/test_e2e_memoryctl.py runs each one's --help and a real invocation)."""
-    parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.")
+    parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.", epilog=_SERVERS
+                                     + " `migrate` and `adopt` with neither start the embedded PostgreSQL for"
+                                     " themselves. `memoryctl <command> --help` for each command.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)",
                    description="Run the worker on NATS_URL and DATABASE_URL; for each one unset, an embedded"
                                " nats-server or PostgreSQL under MEMORY_DATA_DIR (default .data), stopped with the"
                                " worker however it ends. Stops on SIGINT, SIGTERM or SIGHUP. Every other setting"
                                " is an environment variable too (README, \"Configuration\").")
-    sub.add_parser("demo", help="play a short scripted conversation against a running worker")
+    sub.add_parser("demo", help="play a short scripted conversation against a running worker",
+                   description="A save, a personal save, a refusal and an eviction, through the bot-side client,"
+                               " on a standalone database (it writes its own servers, users and memories rows). "
+                               + _SERVERS)
     adopt_cli.add_parsers(sub)
     admin.add_parsers(sub)
     dlq_cli.add_parsers(sub)
     commands_cli.add_parsers(sub)
-    sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)")
+    sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)",
+                           description="The metrics sinks (a FastStream application: `faststream run"
+                                       " worker.sinks.app:app` runs the same one from the environment) until SIGINT"
+                                       " or SIGTERM. " + _SERVERS)
     sinks.add_argument("--jsonl", type=Path, metavar="PATH", help="append metrics to this JSON-lines file")
     sinks.add_argument("--no-postgres", action="store_true", help="do not write metric_samples")
     sinks.add_argument("--consumer-prefix", default="metrics-sink",
                        help="durable consumer name prefix (one per independent sink deployment)")
     sinks.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
                        help="serve the sinks' Prometheus /metrics on METRICS_HOST:PORT (default: off)")
-    node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates")
-    node.add_argument("--name", default="cache-node", help="durable consumer name of this node")
+    node = sub.add_parser("cache-node", help="run a cache node that logs what it invalidates",
+                          description="A cache node on its durable consumer of cache.invalidate.>, logging each"
+                                      " invalidation, until SIGINT or SIGTERM. " + _SERVERS)
+    node.add_argument("--name", default="cache-node",
+                      help="this node's name (keep it across restarts): its durable consumer is cache-node-NAME")
     return parser
 
 

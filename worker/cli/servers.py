@@ -149,5 +149,7 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
     nats_url = settings.nats_url or found.get("nats_url") or ("" if not need_nats else None)
     database_url = settings.database_url or found.get("database_url") or ("" if not need_database else None)
     if nats_url is None or database_url is None:
-        raise SystemExit("no running worker found: start one with `make run`, or set NATS_URL and DATABASE_URL")
+        needed = " and ".join(name for name, url in (("NATS_URL", nats_url), ("DATABASE_URL", database_url))
+                              if url is None)
+        raise SystemExit(f"no running worker found: start one with `make run`, or set {needed}")
     return Endpoints(nats_url, database_url)

@@ -99,7 +99,16 @@ class SinksConfig:
                    retention_days=settings.metric_sample_retention_days,
                    consumer_prefix=env.get("SINKS_CONSUMER_PREFIX", "").strip() or "metrics-sink",
                    connect_options=settings.nats_auth.connect_options(), metrics_host=settings.metrics_host,
-                   metrics_port=int(env.get("SINKS_METRICS_PORT", "0") or 0))
+                   metrics_port=_port(env, "SINKS_METRICS_PORT"))
+
+
+def _port(env: dict[str, str], var: str) -> int:
+    raw = (env.get(var) or "").strip()
+    if not raw:
+        return 0
+    if not raw.isdigit() or int(raw) > 65535:
+        raise ValueError(f"{var} must be a port number (0 to 65535), got {raw!r}")
+    return int(raw)
 
 
 @dataclass
@@ -272,5 +281,11 @@ def __getattr__(name: str) -> Any:
     # `faststream run worker.sinks.app:app` reads the environment only when it asks for `app`,
     # so importing this module (the CLI, the tests) configures nothing.
     if name == "app":
-        return build(SinksConfig.from_env()).app
+        try:
+            return build(SinksConfig.from_env()).app
+        except ValueError as exc:  # SettingsError too: said in one line, as memoryctl says it, not a traceback
+            raise SystemExit(f"worker.sinks.app: {exc}. `faststream run worker.sinks.app:app` is configured by "
+                             "NATS_URL, DATABASE_URL (the PostgreSQL sink), SINKS_JSONL (the JSON-lines sink), "
+                             "SINKS_CONSUMER_PREFIX and SINKS_METRICS_PORT; `memoryctl sinks` also finds the "
+                             "servers of a running `make run`") from None
     raise AttributeError(name)
