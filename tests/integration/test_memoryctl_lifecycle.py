@@ -113,12 +113,19 @@ def _end_by_sigterm(run: MakeRun, data: Path) -> None:
     os.kill(_memoryctl_pid(data), signal.SIGTERM)
 
 
+def _end_by_sigterm_to_the_group(run: MakeRun, data: Path) -> None:
+    # What `kill -TERM -PGID` or a process manager sends: memoryctl gets it, and make passes its
+    # own on too. One request, so a clean stop, not a forced one.
+    os.killpg(run.proc.pid, signal.SIGTERM)
+
+
 def _end_by_sigkill(run: MakeRun, data: Path) -> None:
     os.kill(_memoryctl_pid(data), signal.SIGKILL)  # no handler runs: the kernel tells the servers
 
 
-@pytest.mark.parametrize("end, in_order", [(_end_by_hangup, True), (_end_by_sigterm, True), (_end_by_sigkill, False)],
-                         ids=["sighup-to-the-group", "sigterm", "sigkill-of-memoryctl"])
+@pytest.mark.parametrize("end, in_order", [(_end_by_hangup, True), (_end_by_sigterm, True),
+                                           (_end_by_sigterm_to_the_group, True), (_end_by_sigkill, False)],
+                         ids=["sighup-to-the-group", "sigterm", "sigterm-to-the-group", "sigkill-of-memoryctl"])
 def test_the_servers_stop_with_make_run_however_it_ends_and_the_next_run_starts(data_dir, end, in_order):
     run = MakeRun(data_dir)
     try:
@@ -131,6 +138,8 @@ def test_the_servers_stop_with_make_run_however_it_ends_and_the_next_run_starts(
         # after a SIGKILL the kernel's parent-death signal stops them.
         stopped = {event["server"] for event in run.events("embedded_server_stopped")}
         assert stopped == ({"NatsServer", "PostgresServer"} if in_order else set()), run.output
+        if in_order:
+            assert run.events("worker_stopped") and not run.events("stop_forced"), run.output
     finally:
         run.close()
 

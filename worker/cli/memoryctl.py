@@ -92,6 +92,8 @@ def _hung_up(then: Callable[[], None]) -> None:
 # process exits regardless.
 FORCED_EXIT_S = 10.0
 FORCED_EXIT_CODE = 130
+# A signal this soon after the first is the same request delivered twice, not a second request.
+REPEAT_WINDOW_S = 1.0
 
 
 def _awaiting() -> list[str]:
@@ -109,17 +111,27 @@ def _awaiting() -> list[str]:
 
 def _until_signalled(run: Callable[[asyncio.Event], Awaitable[object]]) -> int:
     """Run `run(stop)` until SIGINT, SIGTERM or SIGHUP. The first signal asks for a clean stop; a
-    second one cancels whatever the stop still waits for, and the process exits at most
-    FORCED_EXIT_S later in any case (a supervisor's repeated signal always works)."""
+    second one, REPEAT_WINDOW_S or more later, cancels whatever the stop still waits for, and the
+    process exits at most FORCED_EXIT_S later in any case (a supervisor's repeated signal always
+    works)."""
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
 
+        first_at: list[float] = []
+
         def signalled() -> None:
             if not stop.is_set():
                 stop.set()
+                first_at.append(loop.time())
+                return
+            if loop.time() - first_at[0] < REPEAT_WINDOW_S:
+                # The same request arriving twice: `kill -TERM -PGID` reaches memoryctl, and GNU
+                # make, in the same group, passes its own SIGTERM on to its child as well.
+                log.info("stop_signal_repeated", note=f"a repeat within {REPEAT_WINDOW_S:.0f}s asks for the same "
+                         "clean stop; a later one forces it")
                 return
             log.warning("stop_forced", waiting_on=_awaiting(), note=f"second signal: cancelling the shutdown, "
                         f"exiting within {FORCED_EXIT_S:.0f}s")
