@@ -88,8 +88,8 @@ async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, n
     await inbox.stop()
 
 
-async def test_drop_and_show(e2e_worker, nc, nats_server):
-    js = nc.jetstream()
+async def _garbage_dead_lettered(nc, js):
+    """A create that is not JSON, published to a fresh workspace, and its dead letter once stored."""
     ws = unique()
     await publish_command(nc, "create", ws, b"not json at all", msg_id=unique("garbage-"))
 
@@ -98,6 +98,12 @@ async def test_drop_and_show(e2e_worker, nc, nats_server):
 
     await wait_until(dead, timeout=10)
     [letter] = await _letters_for(js, ws)
+    return ws, letter
+
+
+async def test_drop_and_show(e2e_worker, nc, nats_server):
+    js = nc.jetstream()
+    ws, letter = await _garbage_dead_lettered(nc, js)
     lines: list[str] = []
     assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 0
     assert "  Dlq-Reason: invalid_command" in lines
@@ -121,14 +127,7 @@ async def test_dlq_list_shows_the_error_and_replay_does_not_offer_a_command_refu
     from tests.memoryctl import memoryctl as ctl
 
     js = nc.jetstream()
-    ws = unique()
-    await publish_command(nc, "create", ws, b"not json at all", msg_id=unique("garbage-"))
-
-    async def dead():
-        return len(await _letters_for(js, ws)) == 1
-
-    await wait_until(dead, timeout=10)
-    [letter] = await _letters_for(js, ws)
+    ws, letter = await _garbage_dead_lettered(nc, js)
     env = worker_env(nats_server.url, e2e_database_url)
 
     listed = await ctl(["dlq", "list", "--reason", "invalid_command"], env)
