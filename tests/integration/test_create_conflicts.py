@@ -110,6 +110,24 @@ async def test_a_result_another_workspace_stored_meanwhile_is_refused_as_a_clash
                                    " WHERE s.server_disc_id = $1", ws) == 0
 
 
+async def _run_with_a_write_after_the_context(service, repo, cmd, batched, write):
+    """Run `cmd` (alone, or through the batch) with `write()` landing between the create's
+    context read and its save: the race a real second delivery or another bot makes."""
+    original = repo.create_contexts if batched else repo.create_context
+
+    async def context_then_write(*args, **kwargs):
+        found = await original(*args, **kwargs)
+        await write()
+        return found
+
+    if batched:
+        repo.create_contexts = context_then_write
+        [handled] = await BatchedCreateService(service, repo, max_batch=4).run_batch([cmd])
+        return handled
+    repo.create_context = context_then_write
+    return await service.run(cmd)
+
+
 @pytest.mark.parametrize("batched", [False, True], ids=["one-by-one", "batched"])
 @pytest.mark.parametrize("refused", [False, True], ids=["save", "refusal"])
 async def test_a_result_another_bot_stored_meanwhile_for_this_workspace_is_refused_as_a_clash(
@@ -124,20 +142,9 @@ async def test_a_result_another_bot_stored_meanwhile_for_this_workspace_is_refus
         kaede, tomori = (MemoryRepository(p, p_tenant) for p, p_tenant in zip(pools, ("kaede", "tomori"), strict=True))
         cmd = server_save(ws, "" if refused else "a fact")
         service = CreateMemoryService(kaede, LIMITS)
-        original = kaede.create_context if not batched else kaede.create_contexts
-
-        async def context_then_clash(*args, **kwargs):
-            found = await original(*args, **kwargs)
-            await tomori.record_result(cmd.command_id, "create", ws, b'{"data": {"status": "x"}, "tomori": true}')
-            return found
-
-        if batched:
-            kaede.create_contexts = context_then_clash
-            [handled] = await BatchedCreateService(service, kaede, max_batch=4).run_batch([cmd])
-        else:
-            kaede.create_context = context_then_clash
-            handled = await service.run(cmd)
-
+        handled = await _run_with_a_write_after_the_context(
+            service, kaede, cmd, batched,
+            lambda: tomori.record_result(cmd.command_id, "create", ws, b'{"data": {"status": "x"}, "tomori": true}'))
         result = RESULT_DECODER.decode(handled.result)
         assert handled.duplicate and result.data.status == "memory_command_invalid"
         assert "another bot" in result.error and b"tomori" not in handled.result
@@ -168,22 +175,11 @@ async def test_a_result_this_bots_racing_delivery_stored_meanwhile_is_the_answer
         kaede = MemoryRepository(kaede_pool, "kaede")
         cmd = server_save(ws, "" if refused else "a fact")
         service = CreateMemoryService(kaede, LIMITS)
-        original = kaede.create_context if not batched else kaede.create_contexts
         stored = b'{"command_id": "%s", "data": {"status": "stored first"}}' % cmd.command_id.encode()
-
-        async def context_then_race(*args, **kwargs):
-            found = await original(*args, **kwargs)
-            await kaede.record_result(cmd.command_id, "create", ws, stored)
-            return found
-
-        if batched:
-            kaede.create_contexts = context_then_race
-            [handled] = await BatchedCreateService(service, kaede, max_batch=4).run_batch([cmd])
-        else:
-            kaede.create_context = context_then_race
-            handled = await service.run(cmd)
+        handled = await _run_with_a_write_after_the_context(
+            service, kaede, cmd, batched, lambda: kaede.record_result(cmd.command_id, "create", ws, stored))
         assert handled.duplicate and msgspec.json.decode(handled.result)["data"]["status"] == "stored first"
-        kaede.create_context, kaede.create_contexts = original, original  # type: ignore[method-assign]
+        # A fresh repository, without the hook: the repeat reads the stored row.
         again = await CreateMemoryService(MemoryRepository(kaede_pool, "kaede"), LIMITS).run(cmd)
         assert again.duplicate and msgspec.json.decode(again.result)["data"]["status"] == "stored first"
     finally:
