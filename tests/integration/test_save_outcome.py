@@ -1,7 +1,7 @@
 """The outcomes of a save are one set of labels in Python and in SQL (worker/domain/outcome.py,
 db/migrations/002_save_outcome.sql), and the request carries a result for every one. So are
 the privacy levels (worker/domain/model.py's Privacy): the schema's CHECK and what the locked
-save reads."""
+save reads. A request carries the result of every outcome its save can reach."""
 
 from __future__ import annotations
 
@@ -28,19 +28,52 @@ async def test_the_sql_enum_has_exactly_the_python_outcomes_in_order(pool):
     assert labels == [outcome.value for outcome in SaveOutcome]
 
 
-async def test_a_save_request_carries_one_result_per_outcome_keyed_by_its_label(pool):
+def _request(step: object) -> dict:
+    assert isinstance(step, Save), step
+    decoded: dict = msgspec.json.decode(encode(step.request))
+    return decoded
+
+
+async def test_a_server_save_carries_one_result_per_reachable_outcome_keyed_by_its_label(pool):
     ws = unique()
     async with pool.acquire() as conn:
         await add_server(conn, ws, decay=True)
     cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
     row = await MemoryRepository(pool).create_context(cmd.command_id, ws, [], 7)
 
-    step = CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, parse_tool_args(cmd.tool_args), row)
+    request = _request(CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, parse_tool_args(cmd.tool_args), row))
 
-    assert isinstance(step, Save), step
-    request = msgspec.json.decode(encode(step.request))
+    # Decay on and retrieval usable: it may evict. A server's memories know no privacy.
+    assert set(request["results"]) == {"saved", "saved_with_eviction", "at_cap", "over_cap"}
+    assert request["eviction_notice"] is not None
+
+
+async def test_a_save_that_may_not_evict_carries_no_eviction_result(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws, decay=False)
+    cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
+    row = await MemoryRepository(pool).create_context(cmd.command_id, ws, [], 7)
+
+    request = _request(CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, parse_tool_args(cmd.tool_args), row))
+
+    assert set(request["results"]) == {"saved", "at_cap", "over_cap"}
+    assert request["eviction_notice"] is None
+
+
+async def test_a_personal_save_carries_a_result_for_every_outcome(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws, decay=True)
+        await add_user(conn, f"u-{ws}", nickname="Mika")
+    cmd = personal_save(ws, f"u-{ws}", "Mika", "likes tea", retrieval=GOOD_RETRIEVAL)
+    args = parse_tool_args(cmd.tool_args)
+    row = await MemoryRepository(pool).create_context(cmd.command_id, ws, list(lookup_ids(cmd, args)), 7)
+
+    request = _request(CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, args, row))
+
+    assert request["scope"] == "personal"
     assert set(request["results"]) == {outcome.value for outcome in SaveOutcome}
-    assert request["eviction_notice"] is not None  # decay on and retrieval usable: it may evict
 
 
 async def test_the_schema_allows_exactly_the_python_privacy_levels(pool):
