@@ -16,12 +16,11 @@ from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.capacity import eviction_permitted
 from worker.domain.create import decide_create, limit_refusal
-from worker.domain.model import (CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SaveOutcome, SavePlan,
-                                 Workspace)
+from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SaveOutcome, SavePlan, Workspace
 from worker.domain.notice import NoticeSettings
 from worker.domain.outcome import reachable_outcomes
-from worker.domain.save import save_request
 from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
+from worker.domain.save import save_request
 from worker.domain.targets import lookup_ids
 
 WORKSPACE = "500000000000000001"
