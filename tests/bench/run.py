@@ -149,6 +149,12 @@ async def _drop(pg: PostgresServer, name: str) -> None:
     await _admin(pg, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def _say_database(figures: dict) -> None:
+    _say(f"  database per create: {figures['wal_bytes']:,.0f} WAL bytes, {figures['wal_records']} WAL records, "
+         f"{figures.get('statements', '-')} statements, {figures['rows_written']} rows written"
+         + ("" if figures["settled"] else " (counters not all settled)"))
+
+
 def _worker_section(result: load.LoadResult, probe: Probe) -> dict:
     return {
         "commands": result.commands,
@@ -190,6 +196,7 @@ async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, ar
             raise
         if meter is not None:
             section["database"] = await meter.finish(len(measured.latencies_s))
+            _say_database(section["database"])
         section["in_flight"] = args.in_flight
         section.update(run.memory())
         _say(f"  {label}: {section['commands_per_s']:.1f} commands/s, p99 {section['latency_ms'].get('p99')} ms, "
@@ -271,6 +278,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         "cpu": probe.figures(pgb.transactions),
     }
     results["baseline"]["database"] = await meter.finish(pgb.transactions)
+    _say_database(results["baseline"]["database"])
     _say(f"  {pgb.tps:.1f} commands/s, p99 {results['baseline']['latency_ms'].get('p99')} ms, "
          f"statuses {pgb.statuses}" + (f", FAILED {pgb.failed}" if pgb.failed else ""))
     await _drop(pg, "bench_baseline")
@@ -289,6 +297,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         "cpu": probe.figures(len(peer_result.latencies_s)),
     }
     results["peer"]["database"] = await meter.finish(len(peer_result.latencies_s))
+    _say_database(results["peer"]["database"])
     _say(f"  {results['peer']['commands_per_s']:.1f} commands/s, p99 {results['peer']['latency_ms'].get('p99')} ms, "
          f"statuses {peer_result.statuses}")
     await _drop(pg, "bench_peer")
