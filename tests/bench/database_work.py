@@ -161,7 +161,8 @@ async def snapshot(conn: asyncpg.Connection) -> Snapshot:
     tables = {r["name"]: TableWrites(r["n_tup_ins"], r["n_tup_upd"], r["n_tup_hot_upd"], r["n_tup_del"], r["indexes"])
               for r in await conn.fetch(_TABLES)}
     functions = {r["funcname"]: Function(r["calls"], r["total_time"], r["self_time"]) for r in await conn.fetch(
-        "SELECT schemaname || '.' || funcname AS funcname, calls, total_time, self_time FROM pg_stat_user_functions")}
+        "SELECT schemaname || '.' || funcname AS funcname, calls, total_time, self_time FROM pg_stat_user_functions"
+        " WHERE funcname NOT ILIKE $1", _OWN)}
     statements = None
     try:
         # The view's functions come with the extension, in each database that reads them.
