@@ -2,11 +2,13 @@
 
 The world and command mix of `make bench` (run 2, smaller by default) through a real worker,
 with PostgreSQL's pg_stat_statements and track_functions on and py-spy sampling the worker
-process, then prints per command:
+process; then the same commands saved by the peer (figure 3 of `make bench`: the bot saving
+straight to PostgreSQL) on its own copy of the database. Prints per command:
 
 - CPU of each process (bot, worker, nats, postgres), as in `make bench`;
-- PostgreSQL: statements and server-side functions by time, and WAL (records, full-page
-  images, bytes);
+- PostgreSQL: statements (nested ones included) and server-side functions by time, WAL
+  (records, full-page images, bytes) and rows written by table, for the worker and the peer
+  side by side, with the projection of each process on a machine of its own;
 - the worker: the Python functions with the most samples, self and inclusive (needs py-spy,
   in the `bench` extra).
 
@@ -28,13 +30,14 @@ from pathlib import Path
 import asyncpg
 
 from db.migrate import migrate_dsn
-from tests.bench import load
+from tests.bench import load, peer, report
 from tests.bench.cpu import Probe
+from tests.bench.database_work import PROFILE_PG_SETTINGS, Meter
 from tests.bench.dataset import World, command, seed, specs
 from worker.local.embedded import PostgresServer
 
-PROFILED_PG = {"shared_preload_libraries": "pg_stat_statements", "track_functions": "all",
-               "pg_stat_statements.track": "all"}
+WORKER_DB = "bench_profile"
+PEER_DB = "bench_profile_peer"
 
 
 def _py_spy() -> str | None:
@@ -65,24 +68,26 @@ def _python_profile(raw: Path, top: int) -> list[str]:
     return out
 
 
-async def profile(args, root: Path, pg: PostgresServer) -> None:
-    dsn = pg.dsn()
-    await migrate_dsn(dsn)
-    world = World(args.workspaces)
-    await seed(dsn, world, args.rows)
-    conn = await asyncpg.connect(dsn)
+async def _admin(pg: PostgresServer, sql: str) -> None:
+    conn = await asyncpg.connect(pg.dsn())
     try:
-        await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; CHECKPOINT")
-        run = load.WorkerUnderTest(root / "worker", dsn, MEMORY_PARTITIONS=str(args.concurrency))
-        await asyncio.to_thread(run.start)
-        spy = None
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def _worker_pass(args, root: Path, pg: PostgresServer, world: World) -> tuple[dict, Path]:
+    dsn = pg.dsn(WORKER_DB)
+    run = load.WorkerUnderTest(root / "worker", dsn, MEMORY_PARTITIONS=str(args.concurrency))
+    await asyncio.to_thread(run.start)
+    spy = None
+    raw = root / "py-spy.txt"
+    try:
+        warm = [command(world, s) for s in specs(world, 300, seed=args.seed + 1000, prefix="warm")]
+        await load.closed_loop(run.nats.url, warm, in_flight=args.in_flight, timeout=300)
+        cmds = [command(world, s) for s in specs(world, args.commands, seed=args.seed, prefix="cmd")]
+        meter = await Meter.start(dsn)
         try:
-            warm = [command(world, s) for s in specs(world, 300, seed=args.seed + 1000, prefix="warm")]
-            await load.closed_loop(run.nats.url, warm, in_flight=args.in_flight, timeout=300)
-            await conn.execute("SELECT pg_stat_statements_reset(); SELECT pg_stat_reset();"
-                               " SELECT pg_stat_reset_shared('wal')")
-            cmds = [command(world, s) for s in specs(world, args.commands, seed=args.seed, prefix="cmd")]
-            raw = root / "py-spy.txt"
             if (binary := _py_spy()) is not None:
                 spy = subprocess.Popen([binary, "record", "--pid", str(run.pid), "--rate", "200", "--format", "raw",
                                         "--nonblocking", "--output", str(raw)],
@@ -91,34 +96,80 @@ async def profile(args, root: Path, pg: PostgresServer) -> None:
             result = await load.closed_loop(run.nats.url, cmds, in_flight=args.in_flight,
                                             timeout=120 + args.commands * 0.05)
             cpu = probe.figures(len(result.latencies_s))
+        except BaseException:
+            await meter.close()
+            raise
         finally:
             if spy is not None:
                 spy.send_signal(2)  # py-spy writes its output on SIGINT
                 spy.wait(timeout=30)
-            await asyncio.to_thread(run.stop)
-        n = max(1, len(result.latencies_s))
-        print(f"\n{len(result.latencies_s):,} creates at {result.rate:.0f}/s, statuses {result.statuses}")
-        print("CPU ms per command: " + ", ".join(
-            f"{key.removesuffix('_cpu_ms_per_command')} {value}" for key, value in cpu.items()
-            if key.endswith("_ms_per_command")) + f"; machine busy {cpu.get('machine_busy_share', 0):.0%}")
-        print("\nPostgreSQL statements by time (ms per command; nested statements included):")
-        for row in await conn.fetch(
-                "SELECT calls, total_exec_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS q"
-                " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1", args.top):
-            print(f"  {row['total_exec_time'] / n:7.3f}  calls {row['calls']:7,}  {row['q']}")
-        print("\nServer-side functions (ms per command):")
-        for row in await conn.fetch("SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions"
-                                    " WHERE calls > 1 ORDER BY self_time DESC LIMIT $1", args.top):
-            print(f"  self {row['self_time'] / n:7.3f}  total {row['total_time'] / n:7.3f}  calls {row['calls']:7,}"
-                  f"  {row['funcname']}")
-        wal = await conn.fetchrow("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")
-        print(f"\nWAL per command: {wal['wal_records'] / n:.1f} records, {wal['wal_fpi'] / n:.2f} full-page images,"
-              f" {int(wal['wal_bytes']) / n:,.0f} bytes")
-        print("\nWorker process (py-spy):")
-        print("\n".join(_python_profile(raw, args.top) if raw.exists() else
-                        ["  py-spy is not installed (pip install -e '.[bench]')"]))
+        database = await meter.finish(len(result.latencies_s), top=args.top)
     finally:
-        await conn.close()
+        await asyncio.to_thread(run.stop)
+    return {"commands_per_s": round(result.rate, 1), "answered": len(result.latencies_s),
+            "statuses": result.statuses, "cpu": cpu, "database": database}, raw
+
+
+async def _peer_pass(args, pg: PostgresServer, world: World) -> dict:
+    dsn = pg.dsn(PEER_DB)
+    saves = await peer.plan_saves(dsn, world, specs(world, args.commands, seed=args.seed, prefix="cmd"))
+    meter = await Meter.start(dsn)
+    try:
+        probe = Probe(trees={"postgres": pg.pid}).start()
+        result = await peer.run_peer(dsn, saves, cap=world.cap, concurrency=args.concurrency)
+        cpu = probe.figures(len(result.latencies_s))
+    except BaseException:
+        await meter.close()
+        raise
+    return {"commands_per_s": round(len(result.latencies_s) / result.elapsed_s, 1),
+            "answered": len(result.latencies_s), "statuses": result.statuses, "cpu": cpu,
+            "database": await meter.finish(len(result.latencies_s), top=args.top)}
+
+
+def _print_pass(name: str, section: dict) -> None:
+    cpu, database = section["cpu"], section["database"]
+    print(f"\n{name}: {section['answered']:,} creates at {section['commands_per_s']:.0f}/s, "
+          f"statuses {section['statuses']}")
+    print("CPU ms per command: " + ", ".join(
+        f"{key.removesuffix('_cpu_ms_per_command')} {value}" for key, value in cpu.items()
+        if key.endswith("_ms_per_command")) + f"; machine busy {cpu.get('machine_busy_share', 0):.0%}")
+    print(f"\n{name}: PostgreSQL statements by time, per command (nested statements included; "
+          "ms, calls, rows, WAL bytes):")
+    for row in database.get("top_statements", []):
+        print(f"  {row['ms']:7.3f}  calls {row['calls']:6.2f}  rows {row['rows']:6.2f}  WAL {row['wal_bytes']:7.0f}"
+              f"  {'' if row['toplevel'] else '(nested) '}{row['query'][:100]}")
+    if database.get("functions"):
+        print(f"\n{name}: server-side functions (ms per command):")
+        for row in database["functions"]:
+            print(f"  self {row['self_ms']:7.3f}  total {row['total_ms']:7.3f}  calls {row['calls']:6.2f}"
+                  f"  {row['name']}")
+    print(f"\n{name}: WAL per command: {database['wal_records']:.1f} records, {database['wal_fpi']:.2f} full-page"
+          f" images, {database['wal_bytes']:,.0f} bytes")
+
+
+async def profile(args, root: Path, pg: PostgresServer) -> None:
+    await _admin(pg, f"CREATE DATABASE {WORKER_DB}")
+    await migrate_dsn(pg.dsn(WORKER_DB))
+    world = World(args.workspaces)
+    await seed(pg.dsn(WORKER_DB), world, args.rows)
+    # The peer's own copy of the same data, made before the worker writes to it.
+    await _admin(pg, f"CREATE DATABASE {PEER_DB} TEMPLATE {WORKER_DB} STRATEGY FILE_COPY")
+    await _admin(pg, "CHECKPOINT")
+    worker, raw = await _worker_pass(args, root, pg, world)
+    await _admin(pg, "CHECKPOINT")
+    peer_section = await _peer_pass(args, pg, world)
+    _print_pass("worker", worker)
+    print("\nWorker process (py-spy):")
+    print("\n".join(_python_profile(raw, args.top) if raw.exists() else
+                    ["  py-spy is not installed (pip install -e '.[bench]')"]))
+    _print_pass("peer", peer_section)
+    print()
+    print("\n".join(report.database_table([("worker", worker), ("peer", peer_section)],
+                                          report.database_comparison(worker, peer_section))))
+    print()
+    print("\n".join(report.projection_table([
+        ("worker", report.projection(worker["cpu"], ("client", "worker", "nats", "postgres"))),
+        ("peer", report.projection(peer_section["cpu"], ("client", "postgres")))])))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="memory-profile-"))
-    pg = PostgresServer(root / "pg", settings=PROFILED_PG)
+    pg = PostgresServer(root / "pg", settings=PROFILE_PG_SETTINGS)
     try:
         pg.start()
         asyncio.run(profile(args, root, pg))

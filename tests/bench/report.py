@@ -14,6 +14,12 @@ TARGETS = {
     "worker peak RSS (MB)": (("worker", "peak_rss_mb"), "<=", 200.0),
 }
 
+# The projection for a deployment with a machine of its own for each process: that machine's
+# cores, and the processes that run one Python event loop, which use one core at most.
+PROJECTION_CORES = 2
+ONE_CORE_PROCESSES = frozenset({"client", "worker"})
+PROCESS_NAMES = {"client": "bot", "worker": "worker", "nats": "nats", "postgres": "postgres"}
+
 
 def percentile(sorted_values: list[float], q: float) -> float:
     """Nearest-rank percentile of an ascending list (q in 0..1)."""
@@ -53,6 +59,106 @@ def check_targets(results: dict) -> dict[str, dict]:
         met = None if value is None else (value >= bound if op == ">=" else value <= bound)
         out[name] = {"value": value, "target": f"{op} {bound:g}", "met": met}
     return out
+
+
+def projection(cpu: dict, processes: tuple[str, ...], cores: int = PROJECTION_CORES) -> dict:
+    """The rate each process's CPU per command allows on a `cores`-core machine of its own
+    (a Python process: one core), and the lowest of them, the deployment's bound."""
+    per: dict[str, dict] = {}
+    for name in processes:
+        ms = cpu.get(f"{name}_cpu_ms_per_command")
+        usable = min(1, cores) if name in ONE_CORE_PROCESSES else cores
+        rate = round(usable * 1000 / ms, 1) if ms else None
+        per[name] = {"cpu_ms_per_command": ms, "cores": usable, "commands_per_s": rate}
+    rated = {name: p["commands_per_s"] for name, p in per.items() if p["commands_per_s"] is not None}
+    bottleneck = min(rated, key=lambda name: rated[name]) if rated else None
+    return {"machine_cores": cores, "processes": per, "bottleneck": bottleneck,
+            "bound_commands_per_s": rated.get(bottleneck) if bottleneck else None}
+
+
+def ratio(numerator, denominator, digits: int = 2) -> float | None:
+    if numerator is None or not denominator:
+        return None
+    return round(numerator / denominator, digits)
+
+
+def database_comparison(worker: dict | None, peer: dict | None) -> dict:
+    """Worker / peer for PostgreSQL's CPU and WAL bytes per command."""
+    def figure(section: dict | None, *path: str):
+        return _lookup(section or {}, path)
+
+    return {
+        "postgres_cpu": ratio(figure(worker, "cpu", "postgres_cpu_ms_per_command"),
+                              figure(peer, "cpu", "postgres_cpu_ms_per_command")),
+        "wal_bytes": ratio(figure(worker, "database", "wal_bytes"), figure(peer, "database", "wal_bytes")),
+        "wal_records": ratio(figure(worker, "database", "wal_records"), figure(peer, "database", "wal_records")),
+        "statements": ratio(figure(worker, "database", "statements"), figure(peer, "database", "statements")),
+        "rows_written": ratio(figure(worker, "database", "rows_written"), figure(peer, "database", "rows_written")),
+    }
+
+
+def _writes(table: dict | None) -> str:
+    if not table:
+        return "-"
+    return f"{table['inserted']:.2f}/{table['updated']:.2f}/{table['deleted']:.2f}"
+
+
+def database_table(columns: list[tuple[str, dict | None]], ratios: dict | None = None) -> list[str]:
+    """Per command, one column per phase: PostgreSQL's CPU, WAL, statements, rows written by
+    table (inserted/updated/deleted) and index entries; then worker / peer."""
+    columns = [(label, section) for label, section in columns if section and section.get("database")]
+    if not columns:
+        return []
+    width = 20
+    show_ratio = ratios is not None
+    lines = [f"{'database work per create':36}" + "".join(f"{label:>{width}}" for label, _ in columns)
+             + (f"{'worker / peer':>{width}}" if show_ratio else "")]
+
+    def row(label: str, values: list, ratio_key: str | None = None, digits: int = 2) -> None:
+        cells = "".join(f"{_fmt(v, digits):>{width}}" for v in values)
+        tail = f"{_fmt((ratios or {}).get(ratio_key), 2) if ratio_key else '':>{width}}" if show_ratio else ""
+        lines.append(f"{label:36}{cells}{tail}")
+
+    db = [section["database"] for _, section in columns]
+    row("PostgreSQL CPU ms", [_lookup(s, ("cpu", "postgres_cpu_ms_per_command")) for _, s in columns], "postgres_cpu",
+        3)
+    row("WAL bytes", [d.get("wal_bytes") for d in db], "wal_bytes", 0)
+    row("WAL records", [d.get("wal_records") for d in db], "wal_records")
+    row("WAL full-page images", [d.get("wal_fpi") for d in db], None, 3)
+    row("statements (sent)", [d.get("statements") for d in db], "statements")
+    if any(d.get("nested_statements") for d in db):
+        row("statements inside functions", [d.get("nested_statements") for d in db])
+    row("statement time ms (sent)", [d.get("statement_ms") for d in db], None, 3)
+    row("rows written", [d.get("rows_written") for d in db], "rows_written")
+    row("index entries written (at most)", [d.get("index_entries") for d in db])
+    tables = sorted({name for d in db for name in d.get("tables", {})})
+    if tables:
+        lines.append("rows written by table, inserted/updated/deleted (indexes)")
+    for name in tables:
+        indexes = max(d.get("tables", {}).get(name, {}).get("indexes", 0) for d in db)
+        label = f"  {name.split('.', 1)[-1]} ({indexes})"
+        lines.append(f"{label[:36]:36}" + "".join(f"{_writes(d.get('tables', {}).get(name)):>{width}}" for d in db))
+    if not all(d.get("settled", True) for d in db):
+        lines.append("  (some backends had not handed over their counters in time: rows and WAL records may be short)")
+    return lines
+
+
+def projection_table(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """Each process on a machine of its own: the rate its CPU per create allows, and the bound."""
+    rows = [(label, p) for label, p in rows if p]
+    if not rows:
+        return []
+    cores = rows[0][1]["machine_cores"]
+    names = list(PROCESS_NAMES)
+    lines = [f"{'a machine per process, ' + str(cores) + ' cores each:':36}"
+             + "".join(f"{PROCESS_NAMES[n]:>10}" for n in names) + f"{'bound':>10}  bottleneck",
+             f"{'  creates/s its CPU per create allows':36}"]
+    for label, p in rows:
+        cells = "".join(f"{_fmt((p['processes'].get(n) or {}).get('commands_per_s'), 0):>10}" for n in names)
+        lines.append(f"{label:36}{cells}{_fmt(p.get('bound_commands_per_s'), 0):>10}  "
+                     f"{PROCESS_NAMES.get(p.get('bottleneck') or '', '-')}")
+    lines.append(f"  (the bot and the worker are one Python event loop each: 1 core; nats and postgres: {cores})")
+    return lines
 
 
 def _fmt(value, digits: int = 1) -> str:
@@ -120,6 +226,14 @@ def table(results: dict) -> str:
                 f"{_fmt(point['where_ms']['parts'][part].get('p50')) + ' / ' + _fmt(point['where_ms']['parts'][part].get('p99')):>16}"
                 for part in parts))
         lines.append("")
+    database = database_table([("1 baseline", results.get("baseline")), ("2 worker", results.get("worker")),
+                               ("3 peer", results.get("peer"))], results.get("database_ratios", {}))
+    projected = projection_table([("2 worker", results.get("projection", {}).get("worker")),
+                                  ("3 peer", results.get("projection", {}).get("peer"))])
+    for block in (database, projected):
+        if block:
+            lines.extend(block)
+            lines.append("")
     ratios = results.get("ratios", {})
     worker = results.get("worker", {})
     data = (f"6 large / small data ({scaling.get('small_rows', 0):,} -> {scaling['large_rows']:,} rows) "

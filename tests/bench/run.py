@@ -13,7 +13,10 @@ measures (tests/bench/README.md explains each figure):
 4. the ratios worker / baseline and worker / peer;
 5. latency under load at 12.5%, 25%, 50% and 75% of the worker's maximum rate (open loop),
    with where each command's time went;
-6. the worker's throughput with a small and a large number of existing memory rows.
+6. the worker's throughput with a small and a large number of existing memory rows;
+
+and for 1, 2 and 3 what PostgreSQL did per create (WAL, rows written by table, statements),
+with a projection of each process on a machine of its own.
 
 Writes tests/bench/results/<UTC date-time>.json and .png and prints a table.
 """
@@ -41,7 +44,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 import asyncpg  # noqa: E402
 
 from db.migrate import migrate_dsn  # noqa: E402
-from tests.bench import baseline, load, peer, report  # noqa: E402
+from tests.bench import baseline, database_work, load, peer, report  # noqa: E402
 from tests.bench.breakdown import where_the_time_went  # noqa: E402
 from tests.bench.cpu import Probe  # noqa: E402
 from tests.bench.dataset import World, command, seed, specs  # noqa: E402
@@ -146,6 +149,12 @@ async def _drop(pg: PostgresServer, name: str) -> None:
     await _admin(pg, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def _say_database(figures: dict) -> None:
+    _say(f"  database per create: {figures['wal_bytes']:,.0f} WAL bytes, {figures['wal_records']} WAL records, "
+         f"{figures.get('statements', '-')} statements, {figures['rows_written']} rows written"
+         + ("" if figures["settled"] else " (counters not all settled)"))
+
+
 def _worker_section(result: load.LoadResult, probe: Probe) -> dict:
     return {
         "commands": result.commands,
@@ -164,8 +173,9 @@ def _probe(run: load.WorkerUnderTest, pg: PostgresServer) -> Probe:
 
 
 async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, args, *, label: str,
-                      sweep: bool, nats_sync_always: bool = True) -> dict:
-    """Warm up, measure the maximum rate, and optionally the latency-under-load sweep."""
+                      sweep: bool, nats_sync_always: bool = True, database: bool = False) -> dict:
+    """Warm up, measure the maximum rate (with the database's work per create if `database`),
+    and optionally the latency-under-load sweep."""
     timeout = 120 + args.commands * 0.05
     run = load.WorkerUnderTest(root / label, dsn, nats_sync_always=nats_sync_always,
                                MEMORY_PARTITIONS=str(args.concurrency))
@@ -175,9 +185,18 @@ async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, ar
         await load.closed_loop(run.nats.url, warm, in_flight=min(args.in_flight, max(1, len(warm))),
                                timeout=timeout)
         cmds = [command(world, s) for s in specs(world, args.commands, seed=args.seed, prefix=f"{label}-cmd")]
+        meter = await database_work.Meter.start(dsn) if database else None
         probe = _probe(run, pg)
-        measured = await load.closed_loop(run.nats.url, cmds, in_flight=args.in_flight, timeout=timeout)
-        section = _worker_section(measured, probe)
+        try:
+            measured = await load.closed_loop(run.nats.url, cmds, in_flight=args.in_flight, timeout=timeout)
+            section = _worker_section(measured, probe)
+        except BaseException:
+            if meter is not None:
+                await meter.close()
+            raise
+        if meter is not None:
+            section["database"] = await meter.finish(len(measured.latencies_s))
+            _say_database(section["database"])
         section["in_flight"] = args.in_flight
         section.update(run.memory())
         _say(f"  {label}: {section['commands_per_s']:.1f} commands/s, p99 {section['latency_ms'].get('p99')} ms, "
@@ -244,6 +263,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
     requests = await baseline.build_requests(dsn, [command(world, s) for s in specs_main], limits,
                                              concurrency=args.concurrency)
     await baseline.store_requests(dsn, requests)
+    meter = await database_work.Meter.start(dsn)
     probe = Probe(trees={"postgres": pg.pid}).start()
     pgb = await baseline.run_pgbench(pg, "bench_baseline", root / "pgbench", clients=args.concurrency,
                                      per_client=args.commands // args.concurrency,
@@ -257,6 +277,8 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         "mean_request_bytes": round(sum(len(r.body) for r in requests) / max(1, len(requests))),
         "cpu": probe.figures(pgb.transactions),
     }
+    results["baseline"]["database"] = await meter.finish(pgb.transactions)
+    _say_database(results["baseline"]["database"])
     _say(f"  {pgb.tps:.1f} commands/s, p99 {results['baseline']['latency_ms'].get('p99')} ms, "
          f"statuses {pgb.statuses}" + (f", FAILED {pgb.failed}" if pgb.failed else ""))
     await _drop(pg, "bench_baseline")
@@ -265,6 +287,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
     _say(f"3/6 peer: the bot saving straight to PostgreSQL, {args.concurrency} at a time")
     dsn = await _clone(pg, "bench_small", "bench_peer")
     saves = await peer.plan_saves(dsn, world, specs_main)
+    meter = await database_work.Meter.start(dsn)
     probe = Probe(trees={"postgres": pg.pid}).start()
     peer_result = await peer.run_peer(dsn, saves, cap=world.cap, concurrency=args.concurrency)
     results["peer"] = {
@@ -273,6 +296,8 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
         "latency_ms": report.latency_ms(peer_result.latencies_s), "statuses": peer_result.statuses,
         "cpu": probe.figures(len(peer_result.latencies_s)),
     }
+    results["peer"]["database"] = await meter.finish(len(peer_result.latencies_s))
+    _say_database(results["peer"]["database"])
     _say(f"  {results['peer']['commands_per_s']:.1f} commands/s, p99 {results['peer']['latency_ms'].get('p99')} ms, "
          f"statuses {peer_result.statuses}")
     await _drop(pg, "bench_peer")
@@ -282,7 +307,7 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
          f"(after {args.warmup} warm-up creates); then 5/6 latency at "
          + ", ".join(f"{s:.1%}" for s in SWEEP_SHARES) + " of the maximum rate")
     dsn = await _clone(pg, "bench_small", "bench_worker")
-    worker_run = await _worker_run(root, pg, dsn, world, args, label="worker", sweep=True)
+    worker_run = await _worker_run(root, pg, dsn, world, args, label="worker", sweep=True, database=True)
     results["worker"] = worker_run["max"]
     points = worker_run["points"]
     results["latency_under_load"] = {
@@ -308,6 +333,11 @@ async def bench(args, root: Path, pg: PostgresServer, results: dict) -> None:
     }
     _say(f"4/6 ratios: worker / baseline {results['ratios']['worker_over_baseline']:.2f}, "
          f"worker / peer {results['ratios']['worker_over_peer']:.2f}")
+    results["database_ratios"] = report.database_comparison(results["worker"], results["peer"])
+    results["projection"] = {
+        "worker": report.projection(results["worker"]["cpu"], ("client", "worker", "nats", "postgres")),
+        "peer": report.projection(results["peer"]["cpu"], ("client", "postgres")),
+    }
 
     # 6. Scaling with data: the same run over many more existing rows.
     results["scaling"] = {"small_rows": small.background_rows, "small_commands_per_s": tp_worker}
@@ -348,13 +378,14 @@ def main(argv: list[str] | None = None) -> int:
                    "sweep_shares": list(SWEEP_SHARES), "sweep_seconds": args.sweep_seconds, "seed": args.seed,
                    "worker_env": {"MEMORY_PARTITIONS": str(args.concurrency), "LOG_FORMAT": "json",
                                   "METRICS_PORT": "0", "other settings": "defaults (worker/shared/settings.py)"},
-                   "durable": {"postgres": "fsync on, synchronous_commit on", "nats": "sync_interval always"}},
+                   "durable": {"postgres": "fsync on, synchronous_commit on", "nats": "sync_interval always"},
+                   "postgres_settings": database_work.PG_SETTINGS},
     }
     print(f"make bench: {os.cpu_count()} cores, load average {results['machine']['loadavg_start']}; "
           f"{args.commands:,} creates over {args.workspaces:,} workspaces" + (" (quick)" if args.quick else ""),
           flush=True)
     root = Path(tempfile.mkdtemp(prefix="memory-bench-"))
-    pg = PostgresServer(root / "pg", durable=True)
+    pg = PostgresServer(root / "pg", durable=True, settings=database_work.PG_SETTINGS)
     failed = False
     try:
         pg.start()
