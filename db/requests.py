@@ -57,9 +57,12 @@ class CreateSaveRequest(msgspec.Struct, frozen=True):
     results: dict[SaveOutcome, CommandResult]
     events: list[EventTemplate]
     eviction_notice: EvictionNoticeTemplate | None  # set exactly when the save may evict
+    # The MEMORY_COMMANDS stream sequence of the delivery applying the command, stored with
+    # its events (worker/services/base.py, republishes()); None without a delivery.
+    applied_by: int | None = None
 
     @classmethod
-    def of(cls, cmd: CreateMemory, save: CreateSave) -> CreateSaveRequest:
+    def of(cls, cmd: CreateMemory, save: CreateSave, applied_by: int | None = None) -> CreateSaveRequest:
         """A model's save (source "model", never written by hand) as the SQL reads it."""
         plan = save.plan
         return cls(
@@ -67,7 +70,7 @@ class CreateSaveRequest(msgspec.Struct, frozen=True):
             user_id=plan.user_id, teacher_id=save.teacher_id, lineage_id=plan.lineage_id,
             persona_id=plan.persona_id, content=plan.content, source="model", manually_written=False,
             cap=plan.cap, may_evict=plan.may_evict, decay_days=plan.decay_days, proxy=save.proxy,
-            results=save.results, events=save.events, eviction_notice=save.eviction_notice,
+            results=save.results, events=save.events, eviction_notice=save.eviction_notice, applied_by=applied_by,
         )
 
     @property

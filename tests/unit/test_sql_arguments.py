@@ -38,7 +38,7 @@ FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
     "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, SaveOp)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
-    "memory_outbox_write": {"ev": (EventTemplate,)},
+    "memory_fill_events": {"ev": (EventTemplate,)},
     "memory_eviction_notice": {"p_template": (EvictionNoticeTemplate,), "v_notice": (NoticePlan,)},
 }
 
