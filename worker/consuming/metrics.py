@@ -23,9 +23,8 @@ DEAD_LETTERS = Counter("memory_dead_letters", "Commands sent to MEMORY_DLQ, by r
 REDELIVERIES = Counter("memory_redeliveries", "Deliveries after the first, by kind.", ["kind"], registry=REGISTRY)
 RETRIES = Counter("memory_retries", "Failed attempts sent back for a retry, by kind.", ["kind"], registry=REGISTRY)
 EVENTS_NOT_STORED = Counter("memory_events_not_stored",
-                            "Applied commands whose events MEMORY_EVENTS did not store after commit, by kind: each"
-                            " was handed back unacknowledged, and its redelivery publishes them.", ["kind"],
-                            registry=REGISTRY)
+                            "Applied commands whose events MEMORY_EVENTS did not store after commit: each was handed"
+                            " back unacknowledged, and its redelivery publishes them.", registry=REGISTRY)
 OUTBOX_BACKLOG = Gauge("memory_outbox_backlog",
                        "Rows an older worker version left unpublished in the outbox table that this worker's"
                        " start-up could not publish (0 once drained; nothing writes the table any more).",

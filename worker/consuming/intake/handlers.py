@@ -145,7 +145,7 @@ class CommandHandler:
         except Exception as exc:
             if handled is not None and handled.events and not events_stored:
                 # Committed, events not stored: the redelivery of this message publishes them.
-                metrics.EVENTS_NOT_STORED.labels(subject.kind).inc()
+                metrics.EVENTS_NOT_STORED.inc()
             return await self._failed(d, command, exc)
         if deliveries > 1:
             self._failures.forget(d.seq)
