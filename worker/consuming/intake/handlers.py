@@ -146,6 +146,7 @@ class CommandHandler:
             if handled is not None and handled.events and not events_stored:
                 # Committed, events not stored: the redelivery of this message publishes them.
                 metrics.EVENTS_NOT_STORED.inc()
+                d.log = d.log.bind(events_not_stored=len(handled.events))
             return await self._failed(d, command, exc)
         if deliveries > 1:
             self._failures.forget(d.seq)
