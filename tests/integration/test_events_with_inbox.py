@@ -35,9 +35,15 @@ from tests.support import fresh_nats
 from tests.support.commands import command_payload, create_fields
 from tests.support.waiting import wait_until
 from worker.consuming.administration import streams
-from worker.consuming.app import build_handler
+from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
+from worker.consuming.limits import limits_from
 from worker.consuming.outbox.publisher import EventPublisher
+from worker.services.create_batch import BatchedCreateService
+from worker.services.create_memory import CreateMemoryService
+from worker.services.manual import ManualMemoryService
+from worker.services.reinforce import ReinforceService
+from worker.services.seed_bio import SeedBioService
 from worker.shared.settings import Settings
 
 from ..conftest import unique
@@ -87,8 +93,12 @@ async def worker(nc, pool):
     js = nc.jetstream()
     await streams.provision(js, nc, partitions=PARTITIONS, ack_wait_s=ACK_WAIT_S)
     publisher = Faulty(js, nc, pool)
-    settings = Settings.from_env({"MAX_DELIVER": str(MAX_DELIVER)})
-    handler = build_handler(nc, js, publisher, MemoryRepository(pool), settings)
+    repo, limits = MemoryRepository(pool), limits_from(Settings.from_env({}))
+    services = {"create": BatchedCreateService(CreateMemoryService(repo, limits), repo, max_batch=32),
+                "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
+                "seed_bio": SeedBioService(repo, limits, 1000)}
+    handler = CommandHandler(nc, js, publisher, services, repo.stored_command, max_deliver=MAX_DELIVER,
+                             reply_prefixes=("_INBOX.",))
     consumers = PartitionConsumers(js, nc, handler, PARTITIONS, ack_wait_s=float(ACK_WAIT_S))
     await consumers.start()
     yield publisher
