@@ -8,7 +8,10 @@ process, then prints per command:
 - PostgreSQL: statements and server-side functions by time, and WAL (records, full-page
   images, bytes);
 - the worker: the Python functions with the most samples, self and inclusive (needs py-spy,
-  in the `bench` extra).
+  in the `bench` extra);
+- with `--peer`, the same for the peer of `make bench` (a bot saving straight to PostgreSQL:
+  count, then insert) on a database seeded alike: PostgreSQL CPU and WAL per save, the
+  issue's yardsticks for the worker's share of the database.
 
 The counters add their own overhead (statement timing most of all): compare shares within a
 profile, and take rates from `make bench`.
@@ -28,7 +31,7 @@ from pathlib import Path
 import asyncpg
 
 from db.migrate import migrate_dsn
-from tests.bench import load
+from tests.bench import load, peer
 from tests.bench.cpu import Probe
 from tests.bench.dataset import World, command, seed, specs
 from worker.local.embedded import PostgresServer
@@ -121,6 +124,33 @@ async def profile(args, root: Path, pg: PostgresServer) -> None:
         await conn.close()
 
 
+async def profile_peer(args, pg: PostgresServer) -> None:
+    admin = await asyncpg.connect(pg.dsn())
+    try:
+        await admin.execute("CREATE DATABASE peer")
+    finally:
+        await admin.close()
+    dsn = pg.dsn("peer")
+    await migrate_dsn(dsn)
+    world = World(args.workspaces)
+    await seed(dsn, world, args.rows)
+    saves = await peer.plan_saves(dsn, world, specs(world, args.commands, seed=args.seed, prefix="cmd"))
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("CHECKPOINT; SELECT pg_stat_reset_shared('wal')")
+        probe = Probe(trees={"postgres": pg.pid}).start()
+        result = await peer.run_peer(dsn, saves, cap=world.cap, concurrency=args.concurrency)
+        n = max(1, len(result.latencies_s))
+        cpu = probe.figures(n)
+        wal = await conn.fetchrow("SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal")
+    finally:
+        await conn.close()
+    print(f"\nPeer: {n:,} saves at {n / result.elapsed_s:.0f}/s, statuses {dict(result.statuses)}")
+    print(f"  PostgreSQL CPU ms per save: {cpu.get('postgres_cpu_ms_per_command')}")
+    print(f"  WAL per save: {wal['wal_records'] / n:.1f} records, {wal['wal_fpi'] / n:.2f} full-page images,"
+          f" {int(wal['wal_bytes']) / n:,.0f} bytes")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commands", type=int, default=8000)
@@ -130,12 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16, help="the worker's MEMORY_PARTITIONS")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--peer", action="store_true", help="then profile the peer on a database seeded alike")
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="memory-profile-"))
     pg = PostgresServer(root / "pg", settings=PROFILED_PG)
     try:
         pg.start()
         asyncio.run(profile(args, root, pg))
+        if args.peer:
+            asyncio.run(profile_peer(args, pg))
     finally:
         for run in list(load.LIVE):
             run.stop()
