@@ -16,8 +16,11 @@
 --   nothing: worker/services/base.py, republishes(), has the rule.
 -- - Every function that reported a repeat's pending outbox rows (memory_create_context,
 --   memory_record_result, memory_create_save and memory_create_batch) now reports the
---   stored events and applied_by instead; memory_outbox_write becomes memory_fill_events,
---   which builds the events without writing them anywhere.
+--   stored events and applied_by instead. memory_outbox_write is gone: the request carries
+--   the events finished but for what only the save knows (the new id; after an eviction the
+--   forgotten row and the notice), which memory_create_save sets in place with jsonb_set
+--   (one rewrite of the array for a plain save; building the array element by element
+--   measured about 0.1 ms per create, make bench-profile).
 -- - The outbox table stays, only to be drained: rows an older worker left unpublished are
 --   published by every worker at start-up (worker/consuming/outbox/legacy.py), and the hourly
 --   prune removes them a week after. Nothing writes new rows to it.
@@ -33,27 +36,6 @@ DROP FUNCTION memory_worker.memory_create_batch(jsonb);
 DROP FUNCTION memory_worker.memory_create_save(jsonb);
 DROP FUNCTION memory_worker.memory_record_result(text, text, text, jsonb);
 DROP FUNCTION memory_worker.memory_outbox_write(text, jsonb, bigint, bigint, text, jsonb);
-
--- A create's events, in order, with what only the database knows filled in: the new memory's
--- id and, after an eviction, the forgotten row and the eviction notice. The two events that
--- only an eviction has are left out of a plain save.
-CREATE FUNCTION memory_worker.memory_fill_events(p_events jsonb, p_new_id bigint, p_victim_id bigint,
-                                                 p_victim_content text, p_notice jsonb) RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-               'subject', ev ->> 'subject', 'headers', ev -> 'headers',
-               'payload', CASE ev ->> 'fill'
-                   WHEN 'saved' THEN CASE WHEN p_victim_id IS NULL
-                       THEN jsonb_set(ev -> 'payload', '{memory_id}', to_jsonb(p_new_id))
-                       ELSE jsonb_set(ev -> 'payload', '{memory_id}', to_jsonb(p_new_id)) || jsonb_build_object(
-                           'evicted', jsonb_build_object('memory_id', p_victim_id, 'content', p_victim_content),
-                           'notice', p_notice) END
-                   WHEN 'evicted' THEN (ev -> 'payload') || jsonb_build_object('memory_id', p_victim_id,
-                       'content_forgotten', p_victim_content, 'replaced_by', p_new_id)
-                   ELSE ev -> 'payload' END) ORDER BY n), '[]'::jsonb)
-    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS t(ev, n)
-    WHERE p_victim_id IS NOT NULL OR NOT (ev ->> 'only_on_evict')::boolean;
-$$;
 
 -- Store a result that changed nothing (a refusal before persistence: no events). A command
 -- stored already (by a concurrent delivery) is reported as such, with what it stored; the
@@ -100,6 +82,8 @@ DECLARE
     v_stored_ws  text;
     v_events     jsonb;
     v_applied_by bigint;
+    v_saved_at   text := p ->> 'saved_at';  -- the memory.saved event's place in p.events
+    v_evictions  jsonb;
 BEGIN
     PERFORM memory_lock_owner(v_scope, p ->> 'owner_id');
 
@@ -217,7 +201,20 @@ BEGIN
             RETURNING personal_memory_id INTO v_new_id;
         END IF;
         v_result := jsonb_set(v_result, '{data,memory_id}', to_jsonb(v_new_id));
-        v_events := memory_fill_events(p -> 'events', v_new_id, v_victim_id, v_victim_content, v_notice);
+        -- The events: p.events with the new id in memory.saved; after an eviction also the
+        -- forgotten row and the notice there, then p.eviction_events (memory.evicted, filled
+        -- in, and the eviction metric).
+        v_events := jsonb_set(p -> 'events', ARRAY[v_saved_at, 'payload', 'memory_id'], to_jsonb(v_new_id));
+        IF v_victim_id IS NOT NULL THEN
+            v_events := jsonb_set(v_events, ARRAY[v_saved_at, 'payload'], (v_events #> ARRAY[v_saved_at, 'payload'])
+                                  || jsonb_build_object('evicted', jsonb_build_object('memory_id', v_victim_id,
+                                                                                      'content', v_victim_content),
+                                                        'notice', v_notice));
+            v_evictions := p -> 'eviction_events';
+            v_events := v_events || jsonb_set(v_evictions, '{0,payload}', (v_evictions #> '{0,payload}')
+                        || jsonb_build_object('memory_id', v_victim_id, 'content_forgotten', v_victim_content,
+                                              'replaced_by', v_new_id));
+        END IF;
     ELSIF v_outcome IN ('at_cap', 'over_cap') THEN
         v_result := jsonb_set(v_result, '{data,current_count}', to_jsonb(v_count));
     END IF;
