@@ -1,4 +1,4 @@
-"""Events the worker publishes through the outbox (docs/design.md, section 3.5)."""
+"""Events the worker publishes after a command's commit (docs/design.md, section 3.5)."""
 
 from __future__ import annotations
 

@@ -20,12 +20,28 @@ from db.connection import SERVER_SETTINGS, Timeouts
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest, SaveOp
 
 
-class OutboxRow(msgspec.Struct, frozen=True):
-    id: int
+class EventRow(msgspec.Struct, frozen=True):
+    """One event as a command's inbox row keeps it (processed_commands.events) and as it is
+    published: its subject, its headers (Nats-Msg-Id = its event id) and its JSON payload."""
+
     subject: str
     headers: dict[str, str]
     payload: msgspec.Raw
-    command_id: str = ""  # set on rows read by the sweeper
+
+
+class LegacyOutboxRow(msgspec.Struct, frozen=True):
+    """A row of the outbox table an older worker wrote (db/migrations/006_events_in_inbox.sql):
+    published once at start-up, never written any more."""
+
+    id: int
+    command_id: str
+    subject: str
+    headers: dict[str, str]
+    payload: msgspec.Raw
+
+    @property
+    def event(self) -> EventRow:
+        return EventRow(self.subject, self.headers, self.payload)
 
 
 class WorkspaceRow(msgspec.Struct, frozen=True):
@@ -95,7 +111,8 @@ class SeedContextRow(msgspec.Struct, frozen=True):
 class CreateContextRow(msgspec.Struct, frozen=True):
     stored: msgspec.Raw  # JSON null when the command has no stored result (Raw | None decodes only null)
     stored_workspace: str | None
-    pending: list[OutboxRow]
+    events: list[EventRow]  # a stored command's events ([] when none or not stored)
+    applied_by: int | None  # the stream sequence of the delivery that applied a stored command
     workspace: WorkspaceRow | None
     users: list[UserRow]
     # The tenant the stored result was stored for: not in the function's answer, read by the
@@ -105,19 +122,22 @@ class CreateContextRow(msgspec.Struct, frozen=True):
 
 class SaveRow(msgspec.Struct, frozen=True):
     """What a create's write returns: its result and events, or (duplicate) what a command
-    stored before, with the workspace it was stored for and the events still unpublished."""
+    stored before, with the workspace it was stored for, its events and the delivery that
+    applied it."""
 
     duplicate: bool
     result: msgspec.Raw
-    outbox: list[OutboxRow]
+    events: list[EventRow]
     stored_workspace: str | None = None
+    applied_by: int | None = None
     stored_tenant: str | None = None  # as CreateContextRow.stored_tenant, for a duplicate
 
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
 _SAVES = msgspec.json.Decoder(list[SaveRow])
-_OUTBOX = msgspec.json.Decoder(list[OutboxRow])
+_EVENTS = msgspec.json.Decoder(list[EventRow])
+_LEGACY = msgspec.json.Decoder(list[LegacyOutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
@@ -203,13 +223,15 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 @dataclass(frozen=True, slots=True)
 class Stored:
     """A command's stored result, the workspace and tenant it was stored for (tenant None:
-    the row was gone when its tenant was read, so nobody may take it for their own), and the
-    events a crash left unpublished."""
+    the row was gone when its tenant was read, so nobody may take it for their own), its
+    events, and the MEMORY_COMMANDS stream sequence of the delivery that applied it (None:
+    unknown, for rows stored before db/migrations/006_events_in_inbox.sql)."""
 
     result: bytes
     workspace_id: str | None
     tenant: str | None
-    pending: list[OutboxRow]
+    events: list[EventRow]
+    applied_by: int | None
 
 
 class Tx:
@@ -220,27 +242,27 @@ class Tx:
         self.tenant = tenant  # the repository's: what seen_before() compares a stored row's with
 
     async def stored(self, command_id: str) -> Stored | None:
-        """A repeat's stored result and the events a crash left unpublished, or None."""
+        """A repeat's stored result, its events and the delivery that applied it, or None."""
         row = await self.conn.fetchrow(
-            "SELECT result, workspace_id, tenant, memory_pending_outbox($1) AS pending"
-            " FROM processed_commands WHERE command_id = $1", command_id)
+            "SELECT result, workspace_id, tenant, events, applied_by FROM processed_commands WHERE command_id = $1",
+            command_id)
         if row is None:
             return None
-        return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], _OUTBOX.decode(row["pending"]))
+        events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
+        return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"])
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
-                           result_json: bytes) -> bytes:
-        """Store a result; returns it as stored, so a first answer and a repeat are byte-identical."""
+                           result_json: bytes, events: Sequence[EventRow] = (),
+                           applied_by: int | None = None) -> bytes:
+        """Store a result with the command's events (in publish order) and the delivery that
+        applied it, in one row; returns the result as stored, so a first answer and a repeat
+        are byte-identical."""
         stored: str = await self.conn.fetchval(
-            "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING result",
-            command_id, kind, workspace_id, status, result_json.decode())
+            "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, events, applied_by)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7) RETURNING result",
+            command_id, kind, workspace_id, status, result_json.decode(),
+            encode(list(events)).decode() if events else None, applied_by)
         return stored.encode()
-
-    async def write_outbox(self, command_id: str, events_json: bytes) -> list[OutboxRow]:
-        raw = await self.conn.fetchval(
-            "SELECT memory_outbox_write($1, $2::jsonb, NULL, NULL, NULL, NULL)", command_id, events_json.decode())
-        return _OUTBOX.decode(raw)
 
     async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
         raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())
@@ -319,8 +341,8 @@ class Tx:
 
 
 def _save_row(row: asyncpg.Record) -> SaveRow:
-    return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _OUTBOX.decode(row["outbox"]),
-                   row["stored_workspace"])
+    return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _EVENTS.decode(row["events"]),
+                   row["stored_workspace"], row["applied_by"])
 
 
 _Reported = TypeVar("_Reported", CreateContextRow, SaveRow)
@@ -387,12 +409,13 @@ class MemoryRepository:
     def stored_of(row: CreateContextRow) -> Stored | None:
         """The context's report of a command seen before (its stored result), or None."""
         stored = bytes(row.stored)
-        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.stored_tenant, row.pending)
+        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.stored_tenant, row.events,
+                                                    row.applied_by)
 
     @staticmethod
     def stored_by_save(row: SaveRow) -> Stored:
         """What a write found stored before it (row.duplicate)."""
-        return Stored(bytes(row.result), row.stored_workspace, row.stored_tenant, row.outbox)
+        return Stored(bytes(row.result), row.stored_workspace, row.stored_tenant, row.events, row.applied_by)
 
     async def create_save(self, request: CreateSaveRequest) -> SaveRow:
         """memory_create_save(): one round trip, one transaction (evicting saves included:
@@ -444,6 +467,17 @@ class MemoryRepository:
             command_id, workspace_id, self.tenant)
         return raw.encode() if raw is not None else None
 
+    async def stored_command(self, command_id: str, workspace_id: str) -> Stored | None:
+        """stored_result() with the command's events and the delivery that applied it."""
+        row = await self._pool.fetchrow(
+            "SELECT result, events, applied_by FROM processed_commands"
+            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
+            command_id, workspace_id, self.tenant)
+        if row is None:
+            return None
+        events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
+        return Stored(row["result"].encode(), workspace_id, self.tenant, events, row["applied_by"])
+
     async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
         """The command kind and stored result of a processed command of this workspace."""
         row = await self._pool.fetchrow(
@@ -451,31 +485,29 @@ class MemoryRepository:
             command_id, workspace_id, self.tenant)
         return (row["kind"], row["result"].encode()) if row is not None else None
 
-    async def outbox_backlog(self) -> tuple[int, float]:
-        """Unpublished outbox rows and the age in seconds of the oldest (0 when none)."""
-        row = await self._pool.fetchrow(
-            "SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age"
-            " FROM outbox WHERE published_at IS NULL AND tenant = $1", self.tenant)
-        if row is None:  # an aggregate without GROUP BY always answers one row
-            return 0, 0.0
-        return row["n"], row["age"]
-
     async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
         pruned: int = await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
         return pruned
 
-    async def mark_published(self, ids: Sequence[int]) -> None:
+    async def legacy_outbox(self, limit: int, after_id: int = 0) -> list[LegacyOutboxRow]:
+        """Rows an older worker left unpublished in the outbox table, oldest first, after
+        `after_id` (db/migrations/006_events_in_inbox.sql): this tenant's only."""
+        raw = await self._pool.fetchval(
+            "SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'command_id', command_id, 'subject', subject,"
+            " 'headers', headers, 'payload', payload) ORDER BY id), '[]'::jsonb)"
+            " FROM (SELECT * FROM outbox WHERE published_at IS NULL AND id > $2 AND tenant = $3"
+            "       ORDER BY id LIMIT $1) o",
+            limit, after_id, self.tenant,
+        )
+        return _LEGACY.decode(raw)
+
+    async def mark_legacy_published(self, ids: Sequence[int]) -> None:
         await self._pool.execute(
             "UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[]) AND published_at IS NULL", list(ids)
         )
 
-    async def unpublished(self, older_than_seconds: float, limit: int, after_id: int = 0) -> list[OutboxRow]:
-        """Rows a crash left behind (older than the in-flight window), oldest first, after `after_id`."""
-        raw = await self._pool.fetchval(
-            "SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'subject', subject,"
-            " 'headers', headers, 'payload', payload, 'command_id', command_id) ORDER BY id), '[]'::jsonb)"
-            " FROM (SELECT * FROM outbox WHERE published_at IS NULL AND id > $3 AND tenant = $4"
-            "       AND created_at < now() - make_interval(secs => $1) ORDER BY id LIMIT $2) o",
-            older_than_seconds, limit, after_id, self.tenant,
-        )
-        return _OUTBOX.decode(raw)
+    async def legacy_outbox_backlog(self) -> int:
+        """This tenant's outbox rows still unpublished (an older worker's, which start-up could not publish)."""
+        n: int = await self._pool.fetchval(
+            "SELECT count(*) FROM outbox WHERE published_at IS NULL AND tenant = $1", self.tenant)
+        return n

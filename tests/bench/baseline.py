@@ -3,7 +3,7 @@
 For every command the worker makes two calls (worker/services/create_memory.py):
 
     SELECT memory_create_context($1, $2, $3, $4)                 -- read what the decision needs
-    SELECT * FROM memory_create_save($1::jsonb)                   -- lock, inbox, count, evict, insert, outbox
+    SELECT * FROM memory_create_save($1::jsonb)                   -- lock, inbox (with the events), count, evict, insert
 
 (a save that evicts completes its notice's eviction card inside that one statement). Here
 the worker's own code builds each request: CreateMemoryService runs against a
@@ -14,8 +14,9 @@ prepared statements (what asyncpg does), at the worker's concurrency. The one ad
 primary-key read of the request row, folded into the context statement so the number of
 round trips stays the worker's.
 
-Not included: publishing the events and marking them published (batched, off the hot path
-in the worker), so the baseline is the database's rate for the command's transaction alone.
+Each request carries a delivery's stream sequence (`applied_by`, stored with the command's
+events in its inbox row), as the worker's do. Not included: publishing the events (NATS, after
+commit), so the baseline is the database's rate for the command's transaction alone.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
     async def one(i: int) -> None:
         cmd = commands[i]
         try:
-            await service.run(cmd)
+            await service.run(cmd, i + 1)  # a stream sequence, as a delivery's
         except _Captured as captured:
             may_evict = int(bool(_MAY_EVICT.decode(captured.request).may_evict))
             out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, parse_tool_args(cmd.tool_args))), cmd.persona.lineage_id,

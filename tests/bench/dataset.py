@@ -237,11 +237,11 @@ ORDER BY random();
 """
 
 
-# A live database's inbox holds every command of the last INBOX_RETENTION_DAYS, and its
-# outbox the published events of the last days: commands processed before the run, here
-# HISTORY_PREFIX + <n> (no bench command has that prefix), spread over the last 5 days (inside the
-# outbox's 7-day retention, so the pruner leaves them alone during the run), each with its
-# result and two published events of realistic size. Without them the inbox and outbox are empty when
+# A live database's inbox holds every command of the last INBOX_RETENTION_DAYS, each with its
+# events: commands processed before the run, here HISTORY_PREFIX + <n> (no bench command has
+# that prefix), spread over the last 5 days (inside every retention, so the pruner leaves them
+# alone during the run), each with its result and two events of realistic size in its row
+# (db/migrations/006_events_in_inbox.sql). Without them the inbox is empty when
 # the worker's sessions plan their queries, and PostgreSQL keeps those plans (sequential
 # scans of a table it believes empty) while the run fills the tables: every create then
 # costs more than the one before (measured: 942 creates/s over the first 4,000 of a run,
@@ -249,24 +249,21 @@ ORDER BY random();
 # autovacuum's first ANALYZE, not a live one.
 HISTORY_PREFIX = "history-"
 _SEED_INBOX_HISTORY = """
-INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at)
+INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at, events, applied_by)
 SELECT $4::text || g, 'create', ($1::bigint + g % $2)::text, 'memory_saved_successfully',
        jsonb_build_object('type', 'memory.create.result', 'command_id', $4::text || g,
                           'data', jsonb_build_object('status', 'memory_saved_successfully', 'memory_id', g,
                                                      'content', 'History note ' || g || repeat(' of a saved fact', 40))),
-       now() - make_interval(secs => g * 432000.0 / $3)
+       now() - make_interval(secs => g * 432000.0 / $3),
+       (SELECT jsonb_agg(jsonb_build_object(
+                   'subject', CASE WHEN k = 1 THEN 'cache.invalidate.' ELSE 'memory.saved.' END || ($1::bigint + g % $2)::text,
+                   'headers', jsonb_build_object('Nats-Msg-Id', $4::text || g || '-' || k),
+                   'payload', jsonb_build_object('command_id', $4::text || g,
+                                                 'content', 'History note ' || g || repeat(' of a saved fact', 20)))
+                 ORDER BY k)
+        FROM generate_series(1, 2) k),
+       g
 FROM generate_series(1, $3) g;
-"""
-
-_SEED_OUTBOX_HISTORY = """
-INSERT INTO outbox (command_id, subject, headers, payload, created_at, published_at)
-SELECT $4::text || g,
-       CASE WHEN k = 1 THEN 'cache.invalidate.' ELSE 'memory.saved.' END || ($1::bigint + g % $2)::text,
-       jsonb_build_object('Nats-Msg-Id', $4::text || g || '-' || k),
-       jsonb_build_object('command_id', $4::text || g, 'content', 'History note ' || g || repeat(' of a saved fact', 20)),
-       now() - make_interval(secs => g * 432000.0 / $3), now() - make_interval(secs => g * 432000.0 / $3)
-FROM generate_series(1, $3) g, generate_series(1, 2) k
-ORDER BY g, k;
 """
 
 
@@ -284,7 +281,7 @@ class SeedReport:
 
 async def seed(dsn: str, world: World, background_rows: int, history: int = 20_000) -> SeedReport:
     """Write the directory, the at-cap owners, `background_rows` rows of other owners, and
-    `history` commands processed before the run (inbox rows and their published events)."""
+    `history` commands processed before the run (inbox rows with their events)."""
     import time
 
     started = time.perf_counter()
@@ -304,7 +301,6 @@ async def seed(dsn: str, world: World, background_rows: int, history: int = 20_0
             await conn.execute(_SEED_PERSONAL_MEMORIES, USER_BASE, full, world.cap, BG_USER_BASE, per_owner,
                                world.users_per_workspace)
             await conn.execute(_SEED_INBOX_HISTORY, WS_BASE, world.workspaces, history, HISTORY_PREFIX)
-            await conn.execute(_SEED_OUTBOX_HISTORY, WS_BASE, world.workspaces, history, HISTORY_PREFIX)
         # Trim the background to exactly the asked number of rows (owners split it unevenly).
         extra = bg_owners * per_owner - background_rows
         if extra > 0:

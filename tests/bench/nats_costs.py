@@ -8,7 +8,7 @@ the bot's publish (one by one, or in an atomic batch as MemoryClient sends comma
 together), the delivery and acknowledgement of a pull in the partition's priority group (on a
 limits stream as now, on a work-queue stream as before; one ack each, or one for the pull's
 batch with AckPolicy.ALL), the purge of what was acknowledged, the events (two per create, in
-atomic batches as the outbox sends them) and the reply.
+atomic batches as the event publisher sends them) and the reply.
 
     python -m tests.bench.nats_costs                # 4,000 messages per operation
     python -m tests.bench.nats_costs --messages 20000 --rounds 2

@@ -2,7 +2,7 @@
 
 Per save: count the owner's rows, and insert (at the cap with decay permitted: delete the one
 dormant row first, as the worker would). Plain autocommit statements on an asyncpg pool: no
-owner lock (so it can overshoot the cap under concurrency), no inbox, no outbox, no events,
+owner lock (so it can overshoot the cap under concurrency), no inbox, no events,
 no queue, no result message. The bot already knows its internal server and user ids (from
 its own caches), so none are looked up per save.
 """

@@ -210,7 +210,7 @@ async def _worker_run(root: Path, pg: PostgresServer, dsn: str, world: World, ar
             # Each point on a quiet disk, like each run: the checkpoint and writeback the
             # previous (maximum-rate) run left behind would otherwise land in this point's tail.
             await _settle(pg)
-            await asyncio.sleep(1.0)  # let the outbox relay catch up between points
+            await asyncio.sleep(1.0)  # let the machine settle between points
             rate = max(1.0, share * max_rate)
             count = max(50, int(rate * args.sweep_seconds))
             paced = [command(world, s)

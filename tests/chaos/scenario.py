@@ -295,14 +295,6 @@ class Db:
                 raise AssertionError(f"only {done} of {at_least} commands have a stored result after {timeout}s")
             await asyncio.sleep(0.05)
 
-    async def wait_outbox_drained(self, timeout: float) -> int:
-        deadline = time.monotonic() + timeout
-        while True:
-            left = await self.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL")
-            if left == 0 or time.monotonic() > deadline:
-                return left
-            await asyncio.sleep(0.1)
-
     async def close(self) -> None:
         if self.conn is not None and not self.conn.is_closed():
             await self.conn.close()
@@ -349,6 +341,20 @@ async def dead_letters(nc) -> int:
     return (await nc.jetstream().stream_info(subjects.DLQ_STREAM)).state.messages
 
 
+async def wait_commands_acknowledged(nc, timeout: float) -> int:
+    """Wait until every command in MEMORY_COMMANDS is acknowledged; returns how many are not.
+    A command is acknowledged only once its events are stored in MEMORY_EVENTS, so 0 also
+    means no applied command's events are still waiting (what the outbox backlog was)."""
+    js = nc.jetstream()
+    deadline = time.monotonic() + timeout
+    while True:
+        left = sum(info.num_ack_pending + info.num_pending
+                   for info in await js.consumers_info(subjects.COMMANDS_STREAM))
+        if left == 0 or time.monotonic() > deadline:
+            return left
+        await asyncio.sleep(0.1)
+
+
 # --------------------------------------------------------------------------- worker log
 
 def log_counts(text: str) -> dict[str, int]:
@@ -359,11 +365,11 @@ def log_counts(text: str) -> dict[str, int]:
         "redelivered": sum(1 for e in commands if e.get("deliveries", 1) > 1),
         # Committed by a worker that died before acknowledging: answered from the inbox.
         "committed_before_crash": sum(1 for e in commands if e.get("deliveries", 1) > 1 and e.get("duplicate")),
-        "swept_at_start": sum(e.get("swept_outbox_rows", 0) for e in entries if e.get("event") == "worker_ready"),
+        # Commands whose events MEMORY_EVENTS did not store after commit (handed back, republished).
+        "events_not_stored": sum(1 for e in entries if e.get("events_not_stored")),
         "waiting_for_dependency": sum(1 for e in entries if e.get("event") == "waiting_for_dependency"),
         "nats_disconnected": sum(1 for e in entries if e.get("event") == "nats_disconnected"),
         "nats_reconnected": sum(1 for e in entries if e.get("event") == "nats_reconnected"),
-        "outbox_retry": sum(1 for e in entries if e.get("event") == "outbox_retry"),
         # Failures counted toward MAX_DELIVER (not classified as a dependency being away).
         "command_retry": sum(1 for e in entries if e.get("event") == "command_retry"),
         "dead_lettered": sum(1 for e in commands if e.get("status") == "dead_lettered"),
@@ -494,10 +500,12 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
     # 6. Events: exactly the expected ids, each stored once; invalidation before saved.
     expected_ids: dict[str, str] = {}  # event id -> command id
     invalidations: dict[str, list[str]] = defaultdict(list)  # command id -> its invalidation ids
-    # Eviction metrics have opaque ids: only the worker's outbox links them to their command.
+    # Eviction metrics have opaque ids: only the events stored with the command's inbox row link
+    # them to their command.
     metric_ids: dict[str, list[str]] = defaultdict(list)
-    for row in await db.fetch("SELECT command_id, headers->>'Nats-Msg-Id' AS id FROM outbox"
-                              " WHERE subject = $1", subjects.METRIC_EVICTION_SUBJECT):
+    for row in await db.fetch("SELECT command_id, e -> 'headers' ->> 'Nats-Msg-Id' AS id FROM processed_commands,"
+                              " jsonb_array_elements(events) e WHERE e ->> 'subject' = $1",
+                              subjects.METRIC_EVICTION_SUBJECT):
         metric_ids[row["command_id"]].append(row["id"])
     for cid, result in results.items():
         if result["data"]["status"] not in SAVED_STATUSES:
@@ -513,7 +521,7 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
         if result["data"]["status"] == codes.SAVED_WITH_EVICTION:
             expected_ids[f"{cid}:evicted"] = cid
             if len(metric_ids[cid]) != 1:
-                rep.problem(f"{cid}: {len(metric_ids[cid])} eviction metrics in the outbox, want 1")
+                rep.problem(f"{cid}: {len(metric_ids[cid])} eviction metrics stored with the command, want 1")
             expected_ids.update(dict.fromkeys(metric_ids[cid], cid))
     events = await read_events(bot.nc)
     rep.events, rep.expected_events = len(events), len(expected_ids)

@@ -22,7 +22,7 @@ import asyncio
 import random
 import time
 
-from tests.chaos.scenario import Bot, Db, Scenario, dead_letters, log_counts, verify
+from tests.chaos.scenario import Bot, Db, Scenario, dead_letters, log_counts, verify, wait_commands_acknowledged
 from tests.support.env import env_int
 
 ACK_WAIT = 20
@@ -87,7 +87,7 @@ async def test_worker_rides_out_postgres_then_nats_restart(chaos_servers, chaos_
 
         await db.wait_processed(n, timeout=60.0 + 2 * ACK_WAIT + n / 50)
         mark("all processed")
-        unpublished = await db.wait_outbox_drained(timeout=30.0)
+        unacknowledged = await wait_commands_acknowledged(bot.nc, timeout=30.0)
         report = await verify(scenario, db, bot, replies_required=False)
         dlq = await dead_letters(bot.nc)
     finally:
@@ -97,7 +97,7 @@ async def test_worker_rides_out_postgres_then_nats_restart(chaos_servers, chaos_
     print(f"\nCHAOS outages: commands={report.commands} lost={report.lost} duplicated={report.duplicated} "
           f"unexpected_events={report.unexpected} events={report.events} statuses={dict(report.statuses)} "
           f"waiting_for_dependency={counts['waiting_for_dependency']} nats_disconnected={counts['nats_disconnected']} "
-          f"nats_reconnected={counts['nats_reconnected']} outbox_retry={counts['outbox_retry']} "
+          f"nats_reconnected={counts['nats_reconnected']} events_not_stored={counts['events_not_stored']} "
           f"command_retry={counts['command_retry']} "
           f"redelivered={counts['redelivered']} committed_before_outage={counts['committed_before_crash']} "
           f"bot_publish_retries={bot.publish_retries} bot_duplicate_acks={bot.duplicate_acks} "
@@ -108,7 +108,7 @@ async def test_worker_rides_out_postgres_then_nats_restart(chaos_servers, chaos_
     assert counts["waiting_for_dependency"] > 0, "no waiting_for_dependency in the worker log"
     assert counts["nats_disconnected"] > 0, "no nats_disconnected in the worker log"
     assert bot.publish_retries > 0, "the NATS outage never made the bot retry: it did not happen mid-publish"
-    assert unpublished == 0, f"{unpublished} outbox rows never published"
+    assert unacknowledged == 0, f"{unacknowledged} commands never acknowledged (events never stored?)"
     assert dlq == 0, f"{dlq} commands dead-lettered"
     assert report.problems == [], "\n".join(report.problems)
     assert report.lost == 0 and report.duplicated == 0

@@ -192,7 +192,7 @@ async def test_killing_the_stream_leader_and_a_worker_loses_nothing(cluster_setu
 
         # Commands the dead worker held come back after ACK_WAIT_SECONDS (20).
         await eventually(lambda: _at_least(db, n), 60 + n / 20, f"{n} stored results")
-        await eventually(lambda: _outbox_drained(db), 30, "the outbox drained")
+        await eventually(lambda: _all_acknowledged(cjs), 30, "every command acknowledged (its events stored)")
         done_at = time.monotonic() - started
 
         # The killed node comes back with its data and catches up.
@@ -230,8 +230,10 @@ async def _at_least(db: asyncpg.Connection, count: int) -> bool:
     return await processed(db) >= count
 
 
-async def _outbox_drained(db: asyncpg.Connection) -> bool:
-    return await db.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0
+async def _all_acknowledged(js) -> bool:
+    """A command is acknowledged only once its events are stored in MEMORY_EVENTS."""
+    infos = await js.consumers_info(subjects.COMMANDS_STREAM)
+    return all(i.num_ack_pending + i.num_pending == 0 for i in infos)
 
 
 async def _stream_leader(js) -> str:

@@ -82,10 +82,12 @@ async def personal_memories(db: asyncpg.Pool, user_disc_id: str) -> list[asyncpg
 
 
 async def eviction_metric_ids(db: asyncpg.Pool, command_id: str) -> list[str]:
-    """The opaque event ids of a command's eviction metrics, from the worker's outbox (the
-    only place that links them to the command; the wire does not)."""
-    rows = await db.fetch("SELECT headers->>'Nats-Msg-Id' AS id FROM outbox WHERE command_id = $1"
-                          " AND subject = 'metrics.memory_eviction' ORDER BY id", command_id)
+    """The opaque event ids of a command's eviction metrics, from the events stored with its
+    inbox row (the only place that links them to the command; the wire does not)."""
+    rows = await db.fetch("SELECT e -> 'headers' ->> 'Nats-Msg-Id' AS id FROM processed_commands,"
+                          " jsonb_array_elements(coalesce(events, '[]')) WITH ORDINALITY AS t(e, n)"
+                          " WHERE command_id = $1 AND e ->> 'subject' = 'metrics.memory_eviction' ORDER BY n",
+                          command_id)
     return [r["id"] for r in rows]
 
 

@@ -7,6 +7,7 @@ in, reading the stream from the start finds all of them.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import msgspec
@@ -162,7 +163,7 @@ async def test_a_refusal_publishes_nothing(e2e_worker, memory, bot_db, nc):
 
 
 async def test_events_follow_the_commit_and_precede_the_result(e2e_worker, memory, bot_db, nc):
-    """Section 4 step 9: after commit, the outbox rows are published (cache.invalidate first),
+    """Section 4 step 9: after commit, the events stored with the inbox row are published (cache.invalidate first),
     then the result. One subscription sees everything in the order the server delivered it,
     as a bot that is also a cache node would."""
     ws = unique()
@@ -193,11 +194,8 @@ async def test_events_follow_the_commit_and_precede_the_result(e2e_worker, memor
     assert [s for s, _ in seen] == [invalidate_subject, saved_subject, reply_to]
     assert rows_when_saved == [[result.data.memory_id]]
 
-    # The relay marks what it published, so its sweeper will not publish it again.
-    async def all_marked() -> bool:
-        return await bot_db.fetchval(
-            "SELECT count(*) = 2 AND count(*) FILTER (WHERE published_at IS NULL) = 0"
-            " FROM outbox WHERE command_id = $1", result.command_id)
-
-    await wait_until(all_marked, timeout=10.0)
+    # The events were kept with the command's inbox row, the one write besides the memory row.
+    stored = await bot_db.fetchval("SELECT jsonb_agg(e ->> 'subject') FROM processed_commands,"
+                                   " jsonb_array_elements(events) e WHERE command_id = $1", result.command_id)
+    assert json.loads(stored) == [invalidate_subject, saved_subject]
 

@@ -19,7 +19,8 @@ What it counts (each with examples, so a finding can be followed up):
   one, or a memory id the database never had) or stored before their transaction began;
 - acked commands dead-lettered instead of applied (counted as lost in the table: the bot
   was told the save failed, though an operator can replay them);
-- outbox rows left unpublished;
+- commands left unacknowledged in MEMORY_COMMANDS (a command is acknowledged only once its
+  events are stored, so one left there may be an applied command whose events never were);
 - time to serve again after the fault healed (from the schedule's probe).
 """
 
@@ -112,10 +113,16 @@ async def connect_db(dsn: str) -> asyncpg.Connection:
     return await asyncpg.connect(dsn, server_settings={"search_path": SEARCH_PATH})
 
 
+async def unacknowledged(nc: nats.NATS) -> list[tuple[str, int]]:
+    """(consumer, commands) of every MEMORY_COMMANDS consumer holding commands not yet acknowledged."""
+    infos = await nc.jetstream().consumers_info("MEMORY_COMMANDS")
+    return [(i.name, i.num_ack_pending + i.num_pending) for i in infos if i.num_ack_pending + i.num_pending]
+
+
 async def wait_settled(db_dsn: str, history: list[Sent], nc: nats.NATS, timeout_s: float) -> float | None:
     """Wait until every acknowledged command has a stored result (or is one of the dead
-    letters) and the outbox is empty; returns when that was (time.monotonic()), or None if
-    it never was within timeout_s."""
+    letters) and every command in MEMORY_COMMANDS is acknowledged (its events stored);
+    returns when that was (time.monotonic()), or None if it never was within timeout_s."""
     acked = {s.command_id for s in history if s.acked_at is not None}
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -123,9 +130,9 @@ async def wait_settled(db_dsn: str, history: list[Sent], nc: nats.NATS, timeout_
             db = await connect_db(db_dsn)
             try:
                 stored = {r["command_id"] for r in await db.fetch("SELECT command_id FROM processed_commands")}
-                left = await db.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL")
             finally:
                 await db.close()
+            left = len(await unacknowledged(nc))
             dead = (await nc.jetstream().stream_info("MEMORY_DLQ")).state.messages
             if len(acked - stored) <= dead and left == 0:
                 return time.monotonic()
@@ -197,7 +204,6 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
                                   " FROM server_memories m JOIN servers s USING (server_id)")
         per_owner = await db.fetch("SELECT s.server_disc_id AS workspace, count(*) AS n FROM server_memories m"
                                    " JOIN servers s USING (server_id) GROUP BY 1 HAVING count(*) > $1", cap)
-        unpublished = await db.fetch("SELECT id, subject FROM outbox WHERE published_at IS NULL")
     finally:
         await db.close()
     results = {r["command_id"]: json.loads(r["result"]) for r in rows}
@@ -320,5 +326,5 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
     v.found("invalidation after save", late)
     v.found("events of no commit", no_commit)
     v.found("events before their commit", early)
-    v.found("outbox rows unpublished", [(r["id"], r["subject"]) for r in unpublished])
+    v.found("commands unacknowledged", await unacknowledged(events_nc))
     return v

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import nats
+from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from tests.cluster.nats_deploy import PASSWORDS
 from tests.faults.bot import Bot
@@ -15,7 +16,7 @@ from tests.faults.harness import CAP, FaultCluster
 # A result deleted is a lost command and an answer that differs from what is stored; a
 # memory row added to a full workspace is a command applied twice and a cap exceeded.
 BREAKS = {"acked but lost": 1, "answered differently": 1, "applied twice": 1, "above cap": 1,
-          "events duplicated": 1, "outbox rows unpublished": 1}
+          "events duplicated": 1, "commands unacknowledged": 1}
 
 
 async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verdict:
@@ -35,7 +36,9 @@ async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verd
         # An event published again under a new message id (the same event_id).
         event = await admin.jetstream().get_last_msg("MEMORY_EVENTS", f"memory.saved.server.{gone.workspace_id}")
         await admin.jetstream().publish(event.subject, event.data, headers={"Nats-Msg-Id": "sabotage-copy"})
-        await db.execute("UPDATE outbox SET published_at = NULL WHERE id = (SELECT max(id) FROM outbox)")
+        # A reader of MEMORY_COMMANDS that takes a command and never acknowledges it.
+        await admin.jetstream().add_consumer("MEMORY_COMMANDS", ConsumerConfig(
+            durable_name="sabotage-never-acks", deliver_policy=DeliverPolicy.ALL))
         return await check(name, bot, cluster.database_url, admin, cap=CAP)
     finally:
         await admin.close()

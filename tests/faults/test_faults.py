@@ -6,7 +6,7 @@ PostgreSQL and the whole MEMORY_EVENTS stream.
 
 The guarantee under test: everything JetStream acknowledged is applied exactly once, in
 each workspace's publish order, under the cap, with its events once each after the commit
-and the outbox drained; and the system serves again after the heal.
+and every command acknowledged (its events stored); and the system serves again after the heal.
 
     make test-faults          every schedule, faults held 20 s
     FAULT_SCHEDULES=pause-worker,full-disk-leader pytest -s tests/faults

@@ -70,10 +70,19 @@ def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *,
     return new_create(**{**fields, "retrieval": retrieval or {}})
 
 
-async def outbox_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:
-    """The subjects a command wrote to the outbox, in publish order."""
-    return [r[0] for r in await conn.fetch("SELECT subject FROM outbox WHERE command_id = $1 ORDER BY id",
-                                           command_id)]
+async def event_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:
+    """The subjects of the events a command stored with its inbox row, in publish order."""
+    return [r[0] for r in await conn.fetch(
+        "SELECT e ->> 'subject' FROM processed_commands, jsonb_array_elements(coalesce(events, '[]')) WITH ORDINALITY"
+        " AS t(e, n) WHERE command_id = $1 ORDER BY n", command_id)]
+
+
+async def stored_event_count(conn: asyncpg.Connection, command_id: str) -> int:
+    """How many events a command stored with its inbox row (0 without a row)."""
+    n: int = await conn.fetchval(
+        "SELECT coalesce(sum(jsonb_array_length(coalesce(events, '[]'))), 0) FROM processed_commands"
+        " WHERE command_id = $1", command_id)
+    return n
 
 
 @asynccontextmanager

@@ -29,7 +29,7 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.commands import ReinforceMemories
 from contracts.results import InvalidCommandResult
-from db.repository import MemoryRepository, create_pool
+from db.repository import EventRow, MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields
@@ -376,24 +376,26 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
 
 
 async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbox(pg_server, template_db):
-    """What a crash leaves (an unpublished outbox row) is swept by its own bot's worker only,
-    into its own account; a stored result is found by its own bot's worker only."""
+    """A stored result and its events are found by its own bot's worker only; what an older
+    worker left in the outbox table is drained by its own bot's worker only, into its own
+    account."""
     database_url = await clone_database(pg_server, template_db)
     pools = {t.name: await create_pool(database_url, min_size=1, max_size=2, tenant=t.name) for t in (TOMORI, KAEDE)}
     repos = {name: MemoryRepository(pool, name) for name, pool in pools.items()}
     try:
         ws, cid = unique(), unique("c-")
+        event = EventRow(subjects.saved_subject("server", ws), {}, msgspec.Raw(b'{"content": "tomori\'s"}'))
         async with repos["tomori"].owner_transaction([]) as tx:
-            await tx.store_result(cid, "reinforce", ws, "reinforced", b'{"secret": "tomori"}')
-            await tx.write_outbox(cid, json.dumps([{"subject": subjects.saved_subject("server", ws), "headers": {},
-                                                    "payload": {"content": "tomori's"}}]).encode())
-        await pools["tomori"].execute("UPDATE outbox SET created_at = now() - interval '1 hour' WHERE command_id = $1",
-                                      cid)
-        leftovers = {name: [r for r in await repo.unpublished(60, 100) if r.command_id == cid]
+            await tx.store_result(cid, "reinforce", ws, "reinforced", b'{"secret": "tomori"}', [event], applied_by=5)
+        await pools["tomori"].execute("INSERT INTO outbox (command_id, subject, payload) VALUES ($1, $2, '{}')",
+                                      cid, subjects.saved_subject("server", ws))
+        leftovers = {name: [r for r in await repo.legacy_outbox(100) if r.command_id == cid]
                      for name, repo in repos.items()}
         assert [r.subject for r in leftovers["tomori"]] == [subjects.saved_subject("server", ws)]
         assert leftovers["kaede"] == []
-        assert (await repos["kaede"].outbox_backlog())[0] == 0 < (await repos["tomori"].outbox_backlog())[0]
+        assert await repos["kaede"].legacy_outbox_backlog() == 0 < await repos["tomori"].legacy_outbox_backlog()
+        assert (await repos["tomori"].stored_command(cid, ws)).events == [event]
+        assert await repos["kaede"].stored_command(cid, ws) is None
 
         assert await repos["tomori"].stored_result(cid, ws) == b'{"secret": "tomori"}'
         assert await repos["kaede"].stored_result(cid, ws) is None
@@ -401,8 +403,10 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbo
             stored = await tx.stored(cid)
         # Kaede's worker sees Tomori's row for what it is: the same workspace, another bot's.
         assert stored is not None and (stored.workspace_id, stored.tenant) == (ws, "tomori")
-        refused = msgspec.json.decode(seen_before(reinforce_of(ws, cid), stored, "kaede").result)
+        answer = seen_before(reinforce_of(ws, cid), stored, "kaede", delivery=5)
+        refused = msgspec.json.decode(answer.result)
         assert refused["data"]["status"] == codes.COMMAND_INVALID and "another bot" in refused["error"]
+        assert answer.events == []  # never another bot's events, even under the same stream sequence
         row = await pools["tomori"].fetchrow("SELECT workspace_id, tenant FROM processed_commands"
                                              " WHERE command_id = $1", cid)
         assert (row["workspace_id"], row["tenant"]) == (ws, "tomori")

@@ -1,4 +1,5 @@
-"""Streams, partitions and the outbox on a real nats-server of this module's own."""
+"""Streams, partitions, the event publisher and the drain of the old outbox on a real nats-server
+of this module's own."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import pytest
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
-from db.repository import MemoryRepository
+from db.repository import EventRow, MemoryRepository
 from tests.support.partitions import partition_of
+from worker.consuming import metrics
 from worker.consuming.administration import streams
 from worker.consuming.intake.partitions import PartitionConsumers
-from worker.consuming.outbox.publisher import OutboxPublisher
+from worker.consuming.outbox.legacy import drain_legacy_outbox
+from worker.consuming.outbox.publisher import EventPublisher
 
 from ..conftest import unique
 from .helpers import raw_consumer_info
@@ -81,17 +84,25 @@ async def test_a_consumer_setting_the_server_refuses_is_a_clear_error(nc):
         await streams.ensure_partition_consumer(nc, refused)
 
 
-async def _insert_outbox(pool, command_id: str, n: int) -> list[int]:
+def _events(command_id: str, n: int, subject: str | None = None) -> list[EventRow]:
+    """A command's events as its inbox row keeps them."""
+    out = []
+    for i in range(n):
+        eid = f"{command_id}:e{i}"
+        out.append(EventRow(subject or f"cache.invalidate.user.{command_id}", {"Nats-Msg-Id": eid},
+                            msgspec.Raw(msgspec.json.encode({"event_id": eid, "n": i}))))
+    return out
+
+
+async def _insert_legacy_outbox(pool, command_id: str, n: int, subject: str | None = None) -> list[int]:
+    """Rows as a worker before db/migrations/006 wrote them to the outbox table."""
     ids = []
     async with pool.acquire() as conn:
-        for i in range(n):
-            eid = f"{command_id}:e{i}"
+        for event in _events(command_id, n, subject):
             ids.append(await conn.fetchval(
-                "INSERT INTO outbox (command_id, subject, headers, payload, created_at)"
-                " VALUES ($1, $2, $3::jsonb, $4::jsonb, now() - interval '1 minute') RETURNING id",
-                command_id, f"cache.invalidate.user.{command_id}",
-                msgspec.json.encode({"Nats-Msg-Id": eid}).decode(),
-                msgspec.json.encode({"event_id": eid, "n": i}).decode()))
+                "INSERT INTO outbox (command_id, subject, headers, payload) VALUES ($1, $2, $3::jsonb, $4::jsonb)"
+                " RETURNING id", command_id, event.subject, msgspec.json.encode(event.headers).decode(),
+                bytes(event.payload).decode()))
     return ids
 
 
@@ -112,46 +123,49 @@ async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
     return out
 
 
-async def test_sweeper_publishes_rows_a_crash_left_behind_in_order_and_once(js, pool):
-    cid = unique("crash")
-    ids = await _insert_outbox(pool, cid, 25)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), sweep_age=1.0)
-
-    assert await outbox.sweep() == 25
-    # Marked published: a second sweep finds nothing. Even if marking had been lost, a
-    # re-publish would be dropped by the stream's duplicate window.
-    assert await outbox.sweep() == 0
+async def _unpublished(pool, command_ids: list[str]) -> list[str]:
     async with pool.acquire() as conn:
-        await conn.execute("UPDATE outbox SET published_at = NULL WHERE id = ANY($1)", ids)
-    assert await outbox.sweep() == 25
-
-    events = await _events_for(js, f"cache.invalidate.user.{cid}")
-    assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(25))
-    assert Counter(m.headers["Nats-Msg-Id"] for m in events).most_common(1)[0][1] == 1
+        rows = await conn.fetch("SELECT command_id FROM outbox WHERE published_at IS NULL AND command_id = ANY($1)"
+                                " ORDER BY id", command_ids)
+    return [r[0] for r in rows]
 
 
-async def test_sweeper_leaves_rows_still_in_flight_to_their_handler(js, pool):
-    cid = unique("fresh")
-    async with pool.acquire() as conn:
-        await conn.execute(
-            "INSERT INTO outbox (command_id, subject, payload) VALUES ($1, 'cache.invalidate.user.x', '{}')", cid)
-    assert await OutboxPublisher(js, MemoryRepository(pool), sweep_age=30.0).sweep() == 0
-
-
-async def test_published_rows_are_marked_in_batches(js, pool):
-    cid = unique("batch")
-    ids = await _insert_outbox(pool, cid, 3)
+async def test_the_outbox_an_older_worker_left_is_drained_at_start_up_in_order_and_once(js, pool):
+    """An upgrade loses nothing: rows an older worker left unpublished are published, each
+    command's in order, and marked published; a second drain (the next start-up, or a second
+    worker starting at once that read them too) stores nothing twice."""
+    first, second = unique("legacy-a"), unique("legacy-b")
+    ids = await _insert_legacy_outbox(pool, first, 25) + await _insert_legacy_outbox(pool, second, 3)
     repo = MemoryRepository(pool)
-    rows = await repo.unpublished(0.0, 1000)
-    outbox = OutboxPublisher(js, repo)
-    await outbox.publish([r for r in rows if r.id in ids])
-    async with pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE id = ANY($1) AND published_at IS NULL",
-                                   ids) == 3
-    await outbox.flush()
-    async with pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE id = ANY($1) AND published_at IS NULL",
-                                   ids) == 0
+    events = EventPublisher(js)
+
+    assert await drain_legacy_outbox(events, repo) >= 28
+    assert await _unpublished(pool, [first, second]) == []
+    assert metrics.REGISTRY.get_sample_value("memory_outbox_backlog") == 0
+    assert await drain_legacy_outbox(events, repo) == 0
+    async with pool.acquire() as conn:  # as if the marking had been lost: published again, stored once
+        await conn.execute("UPDATE outbox SET published_at = NULL WHERE id = ANY($1)", ids)
+    assert await drain_legacy_outbox(events, repo) == 28
+
+    for cid, n in ((first, 25), (second, 3)):
+        stored = await _events_for(js, f"cache.invalidate.user.{cid}")
+        assert [msgspec.json.decode(m.data)["n"] for m in stored] == list(range(n))
+        assert Counter(m.headers["Nats-Msg-Id"] for m in stored).most_common(1)[0][1] == 1
+
+
+async def test_an_old_row_that_cannot_be_published_is_left_for_the_next_start_up_and_counted(js, pool):
+    bad, good = unique("legacy-bad"), unique("legacy-good")
+    # No stream captures this subject: publishing it fails every time.
+    await _insert_legacy_outbox(pool, bad, 1, subject="nowhere.at.all")
+    await _insert_legacy_outbox(pool, good, 3)
+
+    await drain_legacy_outbox(EventPublisher(js, ack_timeout=2.0), MemoryRepository(pool))
+
+    assert await _unpublished(pool, [bad, good]) == [bad]
+    assert len(await _events_for(js, f"cache.invalidate.user.{good}")) == 3
+    assert metrics.REGISTRY.get_sample_value("memory_outbox_backlog") >= 1
+    async with pool.acquire() as conn:  # not left for other tests' drains
+        await conn.execute("UPDATE outbox SET published_at = now() WHERE command_id = $1", bad)
 
 
 async def test_concurrent_migrations_apply_each_file_once(pg_server):
@@ -168,79 +182,58 @@ async def test_concurrent_migrations_apply_each_file_once(pg_server):
     assert sorted(names) == sorted(m.name for m in available())
 
 
-async def test_a_row_that_cannot_be_published_does_not_hold_back_the_others(js, pool):
-    bad, good = unique("bad"), unique("good")
-    async with pool.acquire() as conn:
-        # No stream captures this subject: publishing it fails every time.
-        await conn.execute(
-            "INSERT INTO outbox (command_id, subject, headers, payload, created_at)"
-            " VALUES ($1, 'nowhere.at.all', $2::jsonb, '{}', now() - interval '1 minute')", bad,
-            '{"Nats-Msg-Id": "x"}')
-    await _insert_outbox(pool, good, 3)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), sweep_age=1.0, ack_timeout=2.0)
-
-    assert await outbox.sweep() == 3
-    async with pool.acquire() as conn:
-        left = await conn.fetch("SELECT command_id FROM outbox WHERE published_at IS NULL"
-                                " AND command_id = ANY($1)", [bad, good])
-    assert [r[0] for r in left] == [bad]
+async def test_a_commands_events_are_stored_in_order_and_invalidations_first(js):
+    cid = unique("order")
+    events = _events(cid, 3) + _events(f"{cid}-saved", 2, subject=subjects.saved_subject("server", cid))
+    await EventPublisher(js).publish(events)
+    stored = await _events_for(js, f"cache.invalidate.user.{cid}")
+    assert [msgspec.json.decode(m.data)["n"] for m in stored] == [0, 1, 2]
+    saved = await _events_for(js, subjects.saved_subject("server", cid))
+    assert stored[-1].metadata.sequence.stream < saved[0].metadata.sequence.stream
 
 
-async def _rows_of(pool, command_id: str, n: int):
-    ids = await _insert_outbox(pool, command_id, n)
-    return [r for r in await MemoryRepository(pool).unpublished(0.0, 10_000) if r.id in ids]
-
-
-async def test_rows_of_several_commands_go_out_as_one_atomic_batch_in_order(js, nc, pool):
+async def test_events_of_several_commands_go_out_as_one_atomic_batch_in_order(js, nc):
     first, second = unique("atomic-a"), unique("atomic-b")
-    groups = [await _rows_of(pool, first, 5), await _rows_of(pool, second, 5)]
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
+    groups = [_events(first, 5), _events(second, 5)]
 
-    assert await outbox.publish_together(groups)
+    assert await EventPublisher(js, nc=nc).publish_together(groups)
 
     for cid in (first, second):
         events = await _events_for(js, f"cache.invalidate.user.{cid}")
         assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(5))
-    # Handed to the batched marking like any published row.
-    await outbox.flush()
-    async with pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = ANY($1) AND published_at IS NULL",
-                                   [first, second]) == 0
 
 
-async def test_a_batch_holding_an_already_published_row_is_refused_whole_and_left_to_the_single_path(js, nc, pool):
+async def test_a_batch_holding_an_already_published_event_is_refused_whole_and_left_to_the_single_path(js, nc):
     """JetStream rejects an atomic batch with a duplicate Nats-Msg-Id outright: nothing of it
     is stored, the caller is told, and publishing command by command then stores the rest."""
     done, fresh = unique("atomic-done"), unique("atomic-fresh")
-    published = await _rows_of(pool, done, 4)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
-    await outbox.publish(published)
-    new_rows = await _rows_of(pool, fresh, 4)
+    published = _events(done, 4)
+    events = EventPublisher(js, nc=nc)
+    await events.publish(published)
+    new_events = _events(fresh, 4)
 
-    assert not await outbox.publish_together([published, new_rows])
+    assert not await events.publish_together([published, new_events])
     assert await _events_for(js, f"cache.invalidate.user.{fresh}") == []
 
-    await outbox.publish(published)
-    await outbox.publish(new_rows)
+    await events.publish(published)
+    await events.publish(new_events)
     assert len(await _events_for(js, f"cache.invalidate.user.{done}")) == 4
     assert len(await _events_for(js, f"cache.invalidate.user.{fresh}")) == 4
 
 
-async def test_too_few_rows_for_a_batch_are_left_to_the_single_path(js, nc, pool):
-    rows = await _rows_of(pool, unique("atomic-small"), 2)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
-    assert not await outbox.publish_together([rows])
-    assert not await OutboxPublisher(js, MemoryRepository(pool)).publish_together([rows * 10])
+async def test_too_few_events_for_a_batch_are_left_to_the_single_path(js, nc):
+    events = _events(unique("atomic-small"), 2)
+    assert not await EventPublisher(js, nc=nc).publish_together([events])
+    assert not await EventPublisher(js).publish_together([events * 10])
 
 
-async def test_commands_publishing_at_once_share_one_atomic_batch(js, nc, pool):
+async def test_commands_publishing_at_once_share_one_atomic_batch(js, nc):
     """Handlers that publish at the same moment: one atomic batch for all of them (the stored
-    events carry its batch id), each command's rows in order, all marked published."""
+    events carry its batch id), each command's events in order."""
     ids = [unique(f"together-{i}") for i in range(6)]
-    groups = [await _rows_of(pool, cid, 3) for cid in ids]
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
+    publisher = EventPublisher(js, nc=nc)
 
-    await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups))
+    await asyncio.gather(*(publisher.publish_coalesced(_events(cid, 3)) for cid in ids))
 
     batches = set()
     for cid in ids:
@@ -248,23 +241,19 @@ async def test_commands_publishing_at_once_share_one_atomic_batch(js, nc, pool):
         assert [msgspec.json.decode(m.data)["n"] for m in events] == list(range(3))
         batches |= {(m.headers or {}).get("Nats-Batch-Id") for m in events}
     assert len(batches - {None}) == 1 and None not in batches
-    await outbox.flush()
-    async with pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = ANY($1) AND published_at IS NULL",
-                                   ids) == 0
 
 
-async def test_a_refused_shared_batch_still_stores_every_command_once(js, nc, pool):
-    """One command's rows were published before: JetStream refuses the whole atomic batch by
-    that Nats-Msg-Id, and every command's rows then go out on their own, each stored once."""
+async def test_a_refused_shared_batch_still_stores_every_command_once(js, nc):
+    """One command's events were published before: JetStream refuses the whole atomic batch by
+    that Nats-Msg-Id, and every command's events then go out on their own, each stored once."""
     done = unique("together-done")
-    published = await _rows_of(pool, done, 4)
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc)
-    await outbox.publish(published)
+    published = _events(done, 4)
+    publisher = EventPublisher(js, nc=nc)
+    await publisher.publish(published)
     fresh = [unique(f"together-fresh-{i}") for i in range(4)]
-    groups = [published] + [await _rows_of(pool, cid, 4) for cid in fresh]
+    groups = [published] + [_events(cid, 4) for cid in fresh]
 
-    await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups))
+    await asyncio.gather(*(publisher.publish_coalesced(events) for events in groups))
 
     for cid in [done, *fresh]:
         events = await _events_for(js, f"cache.invalidate.user.{cid}")
@@ -273,18 +262,14 @@ async def test_a_refused_shared_batch_still_stores_every_command_once(js, nc, po
             assert all("Nats-Batch-Id" not in (m.headers or {}) for m in events)
 
 
-async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, nc, pool):
+async def test_a_command_whose_events_cannot_be_stored_fails_alone(js, nc):
     bad, good = unique("together-bad"), unique("together-good")
-    async with pool.acquire() as conn:
-        # No stream captures this subject: publishing it fails every time.
-        await conn.execute(
-            "INSERT INTO outbox (command_id, subject, headers, payload) VALUES ($1, 'nowhere.at.all', $2::jsonb, '{}')",
-            bad, '{"Nats-Msg-Id": "' + bad + '"}')
-    bad_rows = [r for r in await MemoryRepository(pool).unpublished(0.0, 10_000) if r.command_id == bad]
-    outbox = OutboxPublisher(js, MemoryRepository(pool), nc=nc, ack_timeout=2.0)
-    good_groups = [await _rows_of(pool, f"{good}-{i}", 3) for i in range(3)]
+    # No stream captures this subject: publishing it fails every time.
+    bad_events = _events(bad, 1, subject="nowhere.at.all")
+    publisher = EventPublisher(js, nc=nc, ack_timeout=2.0)
+    good_groups = [_events(f"{good}-{i}", 3) for i in range(3)]
 
-    results = await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in [*good_groups, bad_rows]),
+    results = await asyncio.gather(*(publisher.publish_coalesced(events) for events in [*good_groups, bad_events]),
                                    return_exceptions=True)
 
     assert [r is None for r in results] == [True, True, True, False]
@@ -292,21 +277,21 @@ async def test_a_command_whose_rows_cannot_be_stored_fails_alone(js, nc, pool):
         assert len(await _events_for(js, f"cache.invalidate.user.{good}-{i}")) == 3
 
 
-async def test_a_publish_cancelled_on_its_own_fails_its_command_like_an_error(js, nc, pool):
-    """Only the caller whose rows were not stored hears of it, and as an ordinary error: a
+async def test_a_publish_cancelled_on_its_own_fails_its_command_like_an_error(js, nc):
+    """Only the caller whose events were not stored hears of it, and as an ordinary error: a
     CancelledError would slip past the handler's error path and leave the command unsettled."""
 
-    class CancelsOne(OutboxPublisher):
-        async def publish(self, rows):
-            if rows[0].command_id == doomed:
+    class CancelsOne(EventPublisher):
+        async def publish(self, events):
+            if events[0].headers["Nats-Msg-Id"].startswith(doomed):
                 raise asyncio.CancelledError()
-            await super().publish(rows)
+            await super().publish(events)
 
     doomed, fine = unique("together-cancelled"), unique("together-fine")
-    groups = [await _rows_of(pool, doomed, 1), await _rows_of(pool, fine, 1)]  # too few rows for a batch
-    outbox = CancelsOne(js, MemoryRepository(pool), nc=nc)
+    groups = [_events(doomed, 1), _events(fine, 1)]  # too few events for a batch
+    publisher = CancelsOne(js, nc=nc)
 
-    results = await asyncio.gather(*(outbox.publish_coalesced(rows) for rows in groups), return_exceptions=True)
+    results = await asyncio.gather(*(publisher.publish_coalesced(events) for events in groups), return_exceptions=True)
 
     assert isinstance(results[0], RuntimeError) and results[1] is None
     assert len(await _events_for(js, f"cache.invalidate.user.{fine}")) == 1

@@ -19,7 +19,14 @@ from worker.domain.model import Limits, StoredMemory
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
-from .helpers import GOOD_RETRIEVAL, add_personal_memories, add_server_memories, personal_save, server_save
+from .helpers import (
+    GOOD_RETRIEVAL,
+    add_personal_memories,
+    add_server_memories,
+    personal_save,
+    server_save,
+    stored_event_count,
+)
 
 
 def service(pool, **limits) -> CreateMemoryService:
@@ -75,7 +82,7 @@ async def test_200_concurrent_saves_at_the_cap_without_eviction_are_all_refused(
         assert handled.events == []
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == cap
-        assert await conn.fetchval("SELECT count(*) FROM outbox") == 0
+        assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE events IS NOT NULL") == 0
 
 
 async def test_concurrent_saves_below_the_cap_stop_exactly_at_it(pool):
@@ -195,7 +202,7 @@ async def test_a_save_whose_insert_fails_after_its_delete_keeps_the_old_memory(p
         assert ids == old
         assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
                                    cmd.command_id) == 0
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = $1", cmd.command_id) == 0
+        assert await stored_event_count(conn, cmd.command_id) == 0
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -280,7 +287,7 @@ async def test_a_repeated_command_returns_the_stored_result_and_changes_nothing(
     assert sum(not h.duplicate for h in results) == 1
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 1
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = $1", cmd.command_id) == 2
+        assert await stored_event_count(conn, cmd.command_id) == 2
 
 
 async def test_privacy_is_read_again_under_the_lock(pool):

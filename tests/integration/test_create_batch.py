@@ -21,7 +21,14 @@ from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
 from worker.services.create_memory import CreateMemoryService, Save
 
 from ..conftest import unique
-from .helpers import GOOD_RETRIEVAL, add_server_memories, outbox_subjects, personal_save, server_save
+from .helpers import (
+    GOOD_RETRIEVAL,
+    add_server_memories,
+    event_subjects,
+    personal_save,
+    server_save,
+    stored_event_count,
+)
 
 LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
 
@@ -99,13 +106,13 @@ async def test_a_batch_ends_each_command_as_running_it_alone_would(pool):
     assert evicted.data.content_forgotten == "old #0"
     assert "forgotten" in evicted.notice["title"]  # the eviction notice, filled in under the lock
 
-    # Committed: every answer is the stored result, byte for byte, with its events in the outbox.
+    # Committed: every answer is the stored result, byte for byte, with its events in its inbox row.
     repo = MemoryRepository(pool)
     async with pool.acquire() as conn:
         for kind, handled in zip(kinds, in_batch):
             cmd = together[kind]
             assert await repo.stored_result(cmd.command_id, cmd.workspace_id) == handled.result
-            assert await outbox_subjects(conn, cmd.command_id) == [e.subject for e in handled.events]
+            assert await event_subjects(conn, cmd.command_id) == [e.subject for e in handled.events]
 
 
 async def test_commands_of_one_owner_in_a_batch_see_each_other_in_order(pool):
@@ -190,7 +197,7 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
                                    good.command_id) == 0
-        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE command_id = $1", good.command_id) == 0
+        assert await stored_event_count(conn, good.command_id) == 0
         assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                    " WHERE s.server_disc_id = $1", ws) == 0
     # And the same command alone still goes through.

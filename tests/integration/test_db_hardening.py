@@ -166,12 +166,14 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
                                 ReinforceMemories)
     assert OP_RESULT_DECODER.decode((await ReinforceService(repo).run(reinforce)).result).success
 
-    # The outbox relay, the result lookup, the backlog gauge and the pruning.
-    rows = await repo.unpublished(0.0, 100)
-    assert {r.id for r in handled.events} <= {r.id for r in rows}
-    await repo.mark_published([r.id for r in rows])
+    # The give-up path's read, the result lookup, the start-up drain of the old outbox and the pruning.
+    stored = await repo.stored_command(cmd.command_id, ws)
+    assert stored is not None and stored.events == handled.events
     assert await repo.stored_result(cmd.command_id, ws) == handled.result
-    await repo.outbox_backlog()
+    await owner.execute("INSERT INTO outbox (command_id, subject, payload) VALUES ('legacy', 's', '{}')")
+    legacy = await repo.legacy_outbox(100)
+    await repo.mark_legacy_published([r.id for r in legacy])
+    assert await repo.legacy_outbox_backlog() == 0
     await owner.execute("UPDATE processed_commands SET processed_at = $1 WHERE command_id = $2",
                         datetime.now(UTC) - timedelta(days=400), personal.command_id)
     assert await repo.prune(30, 7) >= 1
@@ -273,10 +275,10 @@ async def test_injection_strings_in_every_create_field_are_stored_verbatim(role_
         notice = result["notice"]
         assert notice["thought_log"]["source_url"] == text, notice
         assert notice["thought_log"]["card"]["footer"] == f"Saved by {text}"
-        outbox = [json.loads(r["payload"]) for r in await owner.fetch(
-            "SELECT payload::text AS payload FROM outbox WHERE command_id = $1 ORDER BY id", f"{text} c{i}")]
-        assert [p["command_id"] for p in outbox] == [f"{text} c{i}"] * 2
-        assert outbox[0]["key"] == ws and outbox[1]["content"] == text and outbox[1]["owner_id"] == ws
+        events = [e["payload"] for e in json.loads(await owner.fetchval(
+            "SELECT events::text FROM processed_commands WHERE command_id = $1", f"{text} c{i}"))]
+        assert [p["command_id"] for p in events] == [f"{text} c{i}"] * 2
+        assert events[0]["key"] == ws and events[1]["content"] == text and events[1]["owner_id"] == ws
 
         personal = RESULT_DECODER.decode((await create.run(personal_cmd)).result)
         assert personal.data.status == "memory_saved_successfully", (text, personal)
@@ -326,6 +328,6 @@ async def test_injection_strings_in_a_manual_add_are_stored_verbatim(role_pool, 
 
 async def _intact(owner: asyncpg.Connection) -> None:
     """Nothing the strings ask for happened: every table is there and has its rows."""
-    for table in ("users", "servers", "server_memories", "outbox", "processed_commands"):
+    for table in ("users", "servers", "server_memories", "processed_commands"):
         assert await owner.fetchval(f"SELECT count(*) FROM {table}") > 0, table
     assert await owner.fetchval("SELECT has_schema_privilege('memory_worker', 'public', 'CREATE')") is False

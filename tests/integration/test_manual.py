@@ -22,7 +22,7 @@ from worker.services.base import Handled
 from worker.services.manual import ManualMemoryService
 
 from ..conftest import unique
-from .helpers import add_personal_memories, add_server_memories, module_database, outbox_subjects
+from .helpers import add_personal_memories, add_server_memories, event_subjects, module_database
 
 LINEAGE = 7
 MANAGER = "300000000000000001"
@@ -86,7 +86,7 @@ async def test_server_add_writes_a_protected_manual_row_with_parsed_tags_and_its
     async with pool.acquire() as conn:
         row = await server_row(conn, result.data.memory_id)
         teacher = await conn.fetchval("SELECT user_disc_id FROM users WHERE user_id = $1", row["user_id"])
-        subjects_ = await outbox_subjects(conn, result.command_id)
+        subjects_ = await event_subjects(conn, result.command_id)
     assert row["server_id"] == server_id and row["persona_lineage_id"] == LINEAGE and row["persona_id"] == 1
     assert row["content"] == "{user} likes tea"  # trimmed, never sanitized
     assert list(row["tags"]) == ["tea", "#general", "a", "b", "c"]
@@ -125,7 +125,7 @@ async def test_bad_content_is_refused_and_writes_nothing(pool, content, expected
     assert handled.events == [] and result.invalidated == []
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 0
-        assert await outbox_subjects(conn, result.command_id) == []
+        assert await event_subjects(conn, result.command_id) == []
         assert await conn.fetchval("SELECT status FROM processed_commands WHERE command_id = $1",
                                    result.command_id) == expected
 
@@ -158,7 +158,7 @@ async def test_add_at_the_cap_is_refused_and_never_evicts(pool):
     async with pool.acquire() as conn:
         left = [r[0] for r in await conn.fetch(
             "SELECT server_memory_id FROM server_memories WHERE server_id = $1 ORDER BY 1", server_id)]
-        assert await outbox_subjects(conn, result.command_id) == []
+        assert await event_subjects(conn, result.command_id) == []
     assert left == ids
 
 
@@ -217,7 +217,7 @@ async def test_every_edit_of_an_unprotected_row_protects_it_without_touching_rei
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     async with pool.acquire() as conn:
         after = await server_row(conn, memory_id)
-        subjects_ = await outbox_subjects(conn, result.command_id)
+        subjects_ = await event_subjects(conn, result.command_id)
     expected_content = {"content": "{user} prefers green tea"}.get(change, "old #0")
     expected_tags = {"tags-only": ["tea", "#kitchen"], "content-none": ["coffee"]}.get(change, ["tea"])
     assert (after["content"], list(after["tags"])) == (expected_content, expected_tags)
@@ -242,7 +242,7 @@ async def test_an_identical_edit_of_a_protected_row_is_unchanged_and_writes_noth
     assert result.invalidated == [] and handled.events == []
     async with pool.acquire() as conn:
         assert dict(await server_row(conn, memory_id)) == dict(before)
-        assert await outbox_subjects(conn, result.command_id) == []
+        assert await event_subjects(conn, result.command_id) == []
 
 
 async def test_a_tag_case_change_of_a_protected_row_is_an_update(pool):
@@ -294,7 +294,7 @@ async def test_remove_deletes_the_row_and_announces_it(pool):
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     async with pool.acquire() as conn:
         assert await server_row(conn, memory_id) is None
-        assert await outbox_subjects(conn, result.command_id) == [
+        assert await event_subjects(conn, result.command_id) == [
             f"cache.invalidate.tomori_state.{ws}", f"memory.removed.server.{ws}"]
     removed = payloads(handled)[1]
     assert (removed["scope"], removed["owner_id"], removed["lineage_id"]) == ("server", ws, LINEAGE)
@@ -443,7 +443,7 @@ async def test_personal_add_is_blocked_only_by_full_privacy(pool, privacy, expec
     assert result.data.status == expected
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT * FROM personal_memories WHERE user_id = $1", user_id)
-        subjects_ = await outbox_subjects(conn, result.command_id)
+        subjects_ = await event_subjects(conn, result.command_id)
     if expected == codes.ADDED:
         assert result.invalidated == [CacheKey("user", me)]
         [row] = rows
@@ -523,7 +523,7 @@ async def test_a_host_adds_to_its_open_proxy_identitys_personal_memories(pool, h
     async with pool.acquire() as conn:
         row = await personal_row(conn, result.data.memory_id)
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", host_uid) == 0
-        assert await outbox_subjects(conn, result.command_id) == [
+        assert await event_subjects(conn, result.command_id) == [
             f"cache.invalidate.user.{proxy}", f"memory.saved.personal.{proxy}"]
     assert (row["user_id"], row["content"], row["manually_written"]) == (proxy_uid, "Nova loves storms", True)
     assert payloads(handled)[1]["owner_id"] == proxy
@@ -615,7 +615,7 @@ async def test_batch_trims_drops_blanks_and_dedupes_against_itself_and_existing_
         rows = await conn.fetch("SELECT server_memory_id, content, tags, manually_written, source"
                                 " FROM server_memories WHERE server_id = $1 AND source = 'manual' ORDER BY 1",
                                 server_id)
-        subjects_ = await outbox_subjects(conn, result.command_id)
+        subjects_ = await event_subjects(conn, result.command_id)
     assert [r[0] for r in rows] == ids
     assert [r[1] for r in rows] == ["plays chess", "sings", "hikes"]  # the typed entry comes last
     assert all(list(r[2]) == ["hobby"] and r[3] for r in rows)
@@ -663,7 +663,7 @@ async def test_batch_over_the_cap_is_all_or_nothing_with_available_and_requested
     async with pool.acquire() as conn:
         contents = sorted(r[0] for r in await conn.fetch(
             "SELECT content FROM server_memories WHERE server_id = $1", server_id))
-        assert await outbox_subjects(conn, over.command_id) == []
+        assert await event_subjects(conn, over.command_id) == []
     assert contents == ["a", "b", "old #0", "old #1", "old #2"]
 
 
@@ -722,7 +722,7 @@ async def test_the_same_command_twice_has_one_effect_and_one_result(pool, action
                                     " WHERE s.server_disc_id = $1", ws)
         assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
                                    cmd.command_id) == 1
-        events = await outbox_subjects(conn, cmd.command_id)
+        events = await event_subjects(conn, cmd.command_id)
     assert count == {"add": 2, "add_batch": 4, "edit": 1, "remove": 0}[action]
     assert len(events) == {"add": 2, "add_batch": 4, "edit": 2, "remove": 2}[action]
 

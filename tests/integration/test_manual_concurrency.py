@@ -29,8 +29,8 @@ from .helpers import (
     add_personal_memories,
     add_server_memories,
     envelope,
+    event_subjects,
     module_database,
-    outbox_subjects,
     personal_save,
     server_save,
 )
@@ -172,7 +172,7 @@ async def test_an_edit_after_the_row_was_evicted_is_not_found(pool, scope):
     assert edited.data.status == codes.NOT_FOUND
     assert check_consistent(owner, edited.data.status, [first, *rest], await owner.rows()) == "evicted"
     async with pool.acquire() as conn:
-        assert await outbox_subjects(conn, edited.command_id) == []
+        assert await event_subjects(conn, edited.command_id) == []
 
 
 async def test_concurrent_manual_adds_stop_exactly_at_the_cap(pool):
@@ -214,7 +214,7 @@ async def test_twenty_concurrent_seeds_of_one_new_identity_seed_exactly_once(poo
         rows = await conn.fetch("SELECT personal_memory_id, persona_lineage_id, source FROM personal_memories"
                                 " WHERE user_id = $1", proxy_uid)
         seeds = await conn.fetch("SELECT memory_id FROM bio_seeds WHERE user_id = $1", proxy_uid)
-        events = {c.command_id: await outbox_subjects(conn, c.command_id) for c in cmds}
+        events = {c.command_id: await event_subjects(conn, c.command_id) for c in cmds}
     assert [(r[0], r[1], r[2]) for r in rows] == [(seeded.data.memory_id, 0, "bio_seed")]
     assert [r[0] for r in seeds] == [seeded.data.memory_id]
     assert {cid: subjects_ for cid, subjects_ in events.items() if subjects_} == {

@@ -96,7 +96,8 @@ class Done:
     kind: str
     cmd: Any
     result: Any
-    events: tuple[str, ...]  # the subjects of its outbox rows (nothing publishes them here)
+    events: tuple[str, ...]  # the subjects of the events stored with it (nothing publishes them here)
+    delivery: int  # the stream sequence it was applied under
 
 
 def manual_cmd(ws: str, *, scope: str, actor: str, action: str, lineage: int, **fields: Any) -> ManualMemory:
@@ -131,6 +132,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
             self.command_ids: set[str] = set()
             self.last_id = {"server": 0, "personal": 0}
             self.steps = itertools.count()
+            self.deliveries = itertools.count(1)  # stand-ins for MEMORY_COMMANDS stream sequences
             self.decay_ws = f"ws-decay-{uuid.uuid4().hex[:8]}"
             self.plain_ws = f"ws-plain-{uuid.uuid4().hex[:8]}"
             self.workspaces = (self.decay_ws, self.plain_ws)
@@ -227,11 +229,11 @@ def test_the_system_matches_its_model(pg_server, template_db):
 
         # --- helpers --------------------------------------------------------------------------
 
-        def remember(self, kind: str, cmd: Any, result: Any, handled: Any) -> None:
+        def remember(self, kind: str, cmd: Any, result: Any, handled: Any, delivery: int) -> None:
             seen[f"{kind}: {result.data.status}"] += 1
             assert cmd.command_id not in self.command_ids
             self.command_ids.add(cmd.command_id)
-            self.history.append(Done(kind, cmd, result, tuple(m.subject for m in handled.events)))
+            self.history.append(Done(kind, cmd, result, tuple(m.subject for m in handled.events), delivery))
 
         def content(self, what: str) -> str:
             return f"{what} {next(self.steps)} {uuid.uuid4().hex[:6]}"
@@ -276,9 +278,10 @@ def test_the_system_matches_its_model(pg_server, template_db):
                 user = owner[1]
                 cmd = personal_save(ws, user, self.users[user], content, lineage=lineage, retrieval=retrieval)
 
-            handled = self.run(self.create.run(cmd))
+            delivery = next(self.deliveries)
+            handled = self.run(self.create.run(cmd, delivery))
             result = RESULT_DECODER.decode(handled.result)
-            self.remember("create", cmd, result, handled)
+            self.remember("create", cmd, result, handled, delivery)
             assert not handled.duplicate
 
             count = self.model.count(owner, lineage)
@@ -318,9 +321,10 @@ def test_the_system_matches_its_model(pg_server, template_db):
             return ws, user, ("personal", user)
 
         def run_manual(self, cmd: ManualMemory) -> Any:
-            handled = self.run(self.manual.run(cmd))
+            delivery = next(self.deliveries)
+            handled = self.run(self.manual.run(cmd, delivery))
             result = OP_RESULT_DECODER.decode(handled.result)
-            self.remember("manual", cmd, result, handled)
+            self.remember("manual", cmd, result, handled, delivery)
             assert not handled.duplicate
             return result, [m.subject for m in handled.events]
 
@@ -408,9 +412,10 @@ def test_the_system_matches_its_model(pg_server, template_db):
                           + [("server", NO_SUCH_ID), ("personal", NO_SUCH_ID)])
             refs = data.draw(st.lists(st.sampled_from(sorted(candidates)), max_size=6), label="memories")
             cmd = reinforce_cmd(ws, lineage, refs)
-            handled = self.run(self.reinforce_service.run(cmd))
+            delivery = next(self.deliveries)
+            handled = self.run(self.reinforce_service.run(cmd, delivery))
             result = OP_RESULT_DECODER.decode(handled.result)
-            self.remember("reinforce", cmd, result, handled)
+            self.remember("reinforce", cmd, result, handled, delivery)
             # Server rows of this workspace and exact lineage; personal rows of any user, of this
             # lineage or global. Anything else is ignored.
             hit = set()
@@ -438,13 +443,15 @@ def test_the_system_matches_its_model(pg_server, template_db):
         def deliver_again(self, data) -> None:
             done = data.draw(st.sampled_from(self.history), label="repeat of")
             service = {"create": self.create, "manual": self.manual, "reinforce": self.reinforce_service}[done.kind]
-            handled = self.run(service.run(done.cmd))
+            # A redelivery of the message that applied it, or another message with its command id.
+            same = data.draw(st.booleans(), label="the same message")
+            handled = self.run(service.run(done.cmd, done.delivery if same else next(self.deliveries)))
             decoder = RESULT_DECODER if done.kind == "create" else OP_RESULT_DECODER
             assert handled.duplicate
             assert decoder.decode(handled.result) == done.result
-            # Nothing publishes the outbox here, so the repeat hands back the same, still pending
-            # events (for the handler to publish), and writes none.
-            assert tuple(m.subject for m in handled.events) == done.events
+            # The same message hands back the events stored with the command (for the handler to
+            # publish again), another message none; neither writes any.
+            assert tuple(m.subject for m in handled.events) == (done.events if same else ())
             seen[f"repeat of {done.kind}"] += 1
 
         # --- after every step: the database is the model --------------------------------------

@@ -25,8 +25,8 @@ from .helpers import (
     add_personal_memories,
     add_server_memories,
     envelope,
+    event_subjects,
     module_database,
-    outbox_subjects,
     server_save,
 )
 
@@ -86,7 +86,7 @@ async def test_reinforce_marks_only_server_rows_of_the_lineage_in_this_workspace
     async with pool.acquire() as conn:
         after = {r[0]: dict(r) for r in await conn.fetch(
             "SELECT * FROM server_memories WHERE server_id IN ($1, $2)", server_id, other_id)}
-        assert await outbox_subjects(conn, cmd.command_id) == []
+        assert await event_subjects(conn, cmd.command_id) == []
         assert await conn.fetchval("SELECT status FROM processed_commands WHERE command_id = $1",
                                    cmd.command_id) == codes.REINFORCED
     for memory_id in mine:  # nothing but the two reinforcement columns changes
@@ -202,7 +202,7 @@ async def test_seed_writes_one_global_bio_memory_with_its_events(pool, host_priv
     assert (list(row["tags"]), row["last_reinforced_at"]) == ([], None)
     assert seeds == [row["personal_memory_id"]]
     async with pool.acquire() as conn:
-        assert await outbox_subjects(conn, cmd.command_id) == [
+        assert await event_subjects(conn, cmd.command_id) == [
             f"cache.invalidate.user.{proxy}", f"memory.saved.personal.{proxy}"]
     saved = msgspec.json.decode(bytes(handled.events[1].payload))
     assert (saved["owner_id"], saved["lineage_id"], saved["source"], saved["manually_written"]) == (
@@ -250,7 +250,7 @@ async def test_seed_skips_and_writes_nothing(pool, case):
     assert result.data.reason
     assert result.invalidated == [] and handled.events == []
     async with pool.acquire() as conn:
-        assert await outbox_subjects(conn, cmd.command_id) == []
+        assert await event_subjects(conn, cmd.command_id) == []
         assert await conn.fetchval("SELECT status FROM processed_commands WHERE command_id = $1",
                                    cmd.command_id) == codes.SKIPPED
         assert await conn.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"

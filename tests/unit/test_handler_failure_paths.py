@@ -38,7 +38,7 @@ def _message(subject: str, data: bytes) -> _Message:
 
 
 class _FailingService:
-    async def run(self, cmd):
+    async def run(self, cmd, delivery=None):
         raise asyncpg.DataError("value out of range")  # permanent: given up at once
 
     def failure_result(self, cmd) -> bytes:

@@ -25,7 +25,6 @@ from db.requests import (
     RecordOp,
     SaveOp,
 )
-from worker.domain.events import EventTemplate
 from worker.domain.eviction_notice import EvictionNoticeTemplate
 
 _CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
@@ -38,7 +37,6 @@ FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
     "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, SaveOp)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
-    "memory_outbox_write": {"ev": (EventTemplate,)},
     "memory_eviction_notice": {"p_template": (EvictionNoticeTemplate,), "v_notice": (NoticePlan,)},
 }
 

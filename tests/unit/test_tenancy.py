@@ -51,7 +51,7 @@ def test_without_a_tenant_every_lineage_is_accepted_and_a_seed_names_none():
 
 
 def stored(workspace: str | None, tenant: str | None) -> Stored:
-    return Stored(b'{"stored": true}', workspace, tenant, [])
+    return Stored(b'{"stored": true}', workspace, tenant, [], None)
 
 
 def test_a_stored_result_answers_only_a_command_of_its_own_workspace_and_tenant():

@@ -1,6 +1,6 @@
 """The worker process's composition root: the database, the NATS connection, the streams,
-the outbox, the result lookup and the per-partition consumers, started in that order and
-stopped in reverse."""
+the event publisher (after draining the outbox older workers left), the result lookup and the
+per-partition consumers, started in that order and stopped in reverse."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
 from worker.consuming.lookup.answer import result_lookup
 from worker.consuming.lookup.outcomes import CommandOutcomes
+from worker.consuming.outbox.legacy import drain_legacy_outbox
 from worker.consuming.outbox.prune import prune_forever
-from worker.consuming.outbox.publisher import OutboxPublisher
+from worker.consuming.outbox.publisher import EventPublisher
 from worker.consuming.replication_check import check_replication, watch_replication
 from worker.services.base import CommandService
 from worker.services.create_batch import BatchedCreateService
@@ -70,9 +71,9 @@ def _serving(service: object) -> CommandService:
     return cast(CommandService, service)
 
 
-def build_handler(nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher, repo: MemoryRepository,
+def build_handler(nc: NatsClient, js: JetStreamContext, events: EventPublisher, repo: MemoryRepository,
                   settings: Settings) -> CommandHandler:
-    return CommandHandler(nc, js, outbox, build_services(repo, settings), repo.stored_result,
+    return CommandHandler(nc, js, events, build_services(repo, settings), repo.stored_command,
                           max_deliver=settings.max_deliver, reply_prefixes=settings.reply_subject_prefixes,
                           max_command_bytes=settings.max_command_bytes, tenant_lineages=settings.tenant_lineages)
 
@@ -99,10 +100,9 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         await streams.provision(js, nc, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
                                 replicas=settings.stream_replicas, in_flight=settings.partition_in_flight,
                                 retention=retention, tenant=settings.tenant)
-        outbox = await _open_outbox(stack, js, nc, repo)
-        swept = await outbox.sweep()  # leftovers of a crash go out before anything new
-        tasks = [asyncio.create_task(outbox.run(), name="outbox-relay"),
-                 asyncio.create_task(prune_forever(repo, settings.inbox_retention_days), name="prune"),
+        events = await _open_publisher(stack, js, nc)
+        drained = await drain_legacy_outbox(events, repo)  # an older worker's leftovers go out before anything new
+        tasks = [asyncio.create_task(prune_forever(repo, settings.inbox_retention_days), name="prune"),
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
                                                     reply_prefixes=settings.reply_subject_prefixes),
                                      name="command-retention"),
@@ -110,7 +110,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         stack.push_async_callback(_cancel, tasks)
         lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
                                      cb=result_lookup(repo, CommandOutcomes(repo, js, settings.reply_subject_prefixes)))
-        consumers = await _start_consumers(stack, nc, js, outbox, repo, settings)
+        consumers = await _start_consumers(stack, nc, js, events, repo, settings)
         if settings.metrics_port:
             # Serving starts only now, with the consumers bound: ready while connected and not stopping.
             http = await metrics.serve_http(settings.metrics_host, settings.metrics_port,
@@ -118,7 +118,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             stack.push_async_callback(_close_server, http)
         metrics.READY.set(1)
         log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
-                 swept_outbox_rows=swept)
+                 legacy_outbox_rows=drained)
         if ready is not None:
             ready.set()
         await stop.wait()
@@ -128,34 +128,33 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
     log.info("worker_stopped")
 
 
-async def _open_outbox(stack: contextlib.AsyncExitStack, js: JetStreamContext, nc: NatsClient,
-                       repo: MemoryRepository) -> OutboxPublisher:
+async def _open_publisher(stack: contextlib.AsyncExitStack, js: JetStreamContext, nc: NatsClient) -> EventPublisher:
     # Atomic batches only where the stream takes them (nats-server 2.12+ with allow_atomic):
     # elsewhere the batch headers would be ignored and the messages stored one by one.
     atomic = bool((await js.stream_info(subjects.EVENTS_STREAM)).config.allow_atomic)
     if not atomic:
         log.warning("atomic_publish_unavailable", stream=subjects.EVENTS_STREAM,
                     note="events are published command by command")
-    outbox = OutboxPublisher(js, repo, nc=nc if atomic else None)
-    stack.push_async_callback(outbox.stop)
-    return outbox
+    events = EventPublisher(js, nc=nc if atomic else None)
+    stack.push_async_callback(events.stop)
+    return events
 
 
 async def _start_consumers(stack: contextlib.AsyncExitStack, nc: NatsClient, js: JetStreamContext,
-                           outbox: OutboxPublisher, repo: MemoryRepository, settings: Settings) -> PartitionConsumers:
-    handler = build_handler(nc, js, outbox, repo, settings)
+                           events: EventPublisher, repo: MemoryRepository, settings: Settings) -> PartitionConsumers:
+    handler = build_handler(nc, js, events, repo, settings)
     stack.push_async_callback(handler.aclose, float(settings.ack_wait_seconds))
     consumers = PartitionConsumers(js, nc, handler, settings.memory_partitions,
                                    in_flight=settings.partition_in_flight, ack_wait_s=float(settings.ack_wait_seconds))
-    # On the stack too: should anything below fail, the loops stop before outbox and pool close.
+    # On the stack too: should anything below fail, the loops stop before the publisher and pool close.
     stack.push_async_callback(consumers.stop, float(settings.ack_wait_seconds))
     await consumers.start()
     return consumers
 
 
 async def _stop_taking_work(lookups: Subscription, consumers: PartitionConsumers, timeout: float) -> None:
-    """First stop taking work and let the commands in hand finish (they still need the outbox
-    and the pool); the exit stack then stops the relay, flushes, and closes the pool. The
+    """First stop taking work and let the commands in hand finish (they still need the
+    publisher and the pool); the exit stack then stops the publisher and closes the pool. The
     timeout is long enough for a command in hand (statement and lock timeouts plus publishing),
     short with the connection closed: nothing can be settled, and it is redelivered anyway."""
     log.info("worker_stopping")

@@ -1,4 +1,4 @@
-"""The events a command emits, built before they are written to the outbox (docs/design.md, section 3.5).
+"""The events a command emits, built before they are stored with its inbox row (docs/design.md, section 3.5).
 
 For a create the database fills in only what it alone knows (the new memory id, the evicted
 row), so the event shapes live here, next to the contracts, not in SQL. Event ids derive
@@ -6,7 +6,7 @@ from the command id: a command retried after a crash emits the same ids, and Jet
 de-duplication and any consumer can recognise the repeat. The eviction metric is the
 exception: its id is random (docs/design.md, section 3.5), so a metric sample leads back to no command,
 workspace or content. It is still retry-safe: it is chosen once, in the transaction that
-stores the outbox row, and every publish of that row carries it.
+stores the command's inbox row with its events, and every publish of that event carries it.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def removed(command_id: str, occurred_at: str, *, scope: Scope, owner_id: str, l
 
 def save_events(cmd: CreateMemory, plan: SavePlan, occurred_at: str, *, notice: NoticePlan | None = None
                 ) -> list[EventTemplate]:
-    """Outbox rows of a model save, in publish order: invalidations first, then what was saved."""
+    """The events of a model save, in publish order: invalidations first, then what was saved."""
     cid = cmd.command_id
     out = invalidations(cid, plan.invalidate, occurred_at, "memory_saved")
     out.append(saved(cid, occurred_at, scope=plan.scope, workspace_id=cmd.workspace_id, owner_id=plan.owner_id,

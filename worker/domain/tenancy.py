@@ -7,10 +7,11 @@ blacklist), so the worker keeps two things apart there itself:
 
 - lineages: a tenant's commands may name only its own lineages (TENANT_LINEAGES) and lineage 0
   (a user's global personal memories, which belong to the user, not to a bot);
-- stored results: each inbox and outbox row carries the tenant that stored it (its `tenant`
-  column, db/migrations/004_tenants.sql), so a repeat never takes another tenant's result for
-  its own (worker/services/base.py, seen_before), a result lookup never finds one, and an
-  outbox sweep never publishes another tenant's events.
+- stored results: each inbox row (and each row of the old outbox table) carries the tenant that
+  stored it (its `tenant` column, db/migrations/004_tenants.sql), so a repeat never takes
+  another tenant's result or events for its own (worker/services/base.py, seen_before), a
+  result lookup never finds one, and the start-up drain of the old outbox never publishes
+  another tenant's events.
 
 Pure functions: no I/O.
 """

@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, overload
 
 import asyncpg
+import msgspec
 
 from contracts.codec import encode
 from contracts.commands import Envelope
-from db.repository import OutboxRow, Stored
+from db.repository import EventRow, Stored
 from worker.domain import messages
+from worker.domain.events import EventTemplate
 
 
 @dataclass(frozen=True, slots=True)
 class Handled:
-    """What the handler does after the database: publish `events`, then reply `result`."""
+    """What the handler does after the database: publish `events` (stored in MEMORY_EVENTS
+    before anything else), then reply `result`, then acknowledge."""
 
     result: bytes
-    events: list[OutboxRow]
+    events: list[EventRow]
     duplicate: bool
 
 
 class CommandService(Protocol):
-    async def run(self, cmd: Envelope) -> Handled:
-        """Apply the command once (the inbox answers repeats) and return what to publish."""
+    async def run(self, cmd: Envelope, delivery: int | None = None) -> Handled:
+        """Apply the command once (the inbox answers repeats) and return what to publish.
+
+        `delivery`: the MEMORY_COMMANDS stream sequence of the message being handled, stored
+        with the command's events so that only a redelivery of this message publishes them
+        again (republishes()); None for a caller without a delivery.
+        """
 
     def failure_result(self, cmd: Envelope) -> bytes:
         """The answer when the worker gives up on the command."""
@@ -38,18 +46,52 @@ def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
     return table == "processed_commands"
 
 
+def event_rows(templates: Sequence[EventTemplate]) -> list[EventRow]:
+    """Events the service built whole (nothing for the database to fill in), as stored."""
+    return [EventRow(t.subject, t.headers, msgspec.Raw(encode(t.payload))) for t in templates]
+
+
+def republishes(stored: Stored, delivery: int | None) -> bool:
+    """Does answering this delivery of a command seen before publish its stored events again?
+
+    The rule: only a delivery of the very stream message that applied the command does
+    (`delivery` is that message's MEMORY_COMMANDS sequence, stored as `applied_by`).
+
+    Why that is enough: a message is acknowledged only after its command's events were
+    stored in MEMORY_EVENTS (the handler publishes, then replies, then acks; the give-up path
+    publishes before it acks too). So a message that comes back may have died between commit
+    and publish, and its redelivery publishes the events; should they have been stored after
+    all (the crash came between publish and ack), each carries Nats-Msg-Id = its event id and
+    the stream stores it once within its duplicate window (DUPLICATE_WINDOW_S, 10 minutes; a
+    redelivery comes ACK_WAIT_SECONDS after the delivery). The one case left: events stored,
+    the ack lost, and the redelivery more than the window later (a NATS outage between
+    publish and ack that outlasts it) stores them twice, as the outbox's sweeper did when a
+    worker died between publishing and marking its rows.
+
+    Why no other message may: for a different message with the same command id (a bot
+    re-sending under a derived message id, a dead letter replayed days later), the message
+    that applied the command was either acknowledged, so the events are stored already,
+    perhaps longer ago than the duplicate window, and publishing them again would store them
+    twice; or it is still unacknowledged, and its own redelivery publishes them. A row stored
+    before the events moved into the inbox (applied_by None) never republishes: its events
+    are in the old outbox table, which start-up drains.
+    """
+    return delivery is not None and stored.applied_by == delivery
+
+
 @overload
-def seen_before(cmd: Envelope, stored: Stored, tenant: str) -> Handled: ...
+def seen_before(cmd: Envelope, stored: Stored, tenant: str, delivery: int | None = None) -> Handled: ...
 @overload
-def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | None: ...
-def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | None:
+def seen_before(cmd: Envelope, stored: Stored | None, tenant: str, delivery: int | None = None) -> Handled | None: ...
+def seen_before(cmd: Envelope, stored: Stored | None, tenant: str, delivery: int | None = None) -> Handled | None:
     """Was this command seen before? The one place that decides; every path that can find a
     stored result asks here: the create's context read and its locked save (which may find a
     racing delivery's result), a refusal's store, and the other commands' locked read.
 
     `tenant`: the bot this worker serves ('' for none), which a stored row must have been
     stored for to be this command's. None: not seen, go on. Otherwise the answer: the stored
-    result with the events a crash left unpublished. Command ids must be unique across
+    result, with the stored events when this delivery republishes them (republishes()).
+    Command ids must be unique across
     workspaces and bots; a clash is refused rather than answered with another workspace's or
     another bot's result.
     """
@@ -58,7 +100,7 @@ def seen_before(cmd: Envelope, stored: Stored | None, tenant: str) -> Handled | 
     if stored.tenant != tenant or (stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id):
         reason = "command_id was already used by a command of another workspace or another bot: use a fresh, unique id"
         return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
-    return Handled(stored.result, stored.pending, duplicate=True)
+    return Handled(stored.result, stored.events if republishes(stored, delivery) else [], duplicate=True)
 
 
 async def once(cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled:

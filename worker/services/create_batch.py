@@ -24,6 +24,9 @@ from worker.services.base import Handled
 from worker.services.create_memory import Answered, CreateMemoryService, Refusal, Save
 from worker.shared.coalescer import Coalescer
 
+# A create and the stream sequence of its delivery (CreateMemoryService.run's `delivery`).
+_Delivered = tuple[CreateMemory, int | None]
+
 
 class DuplicateInBatch(Exception):
     """Two deliveries of one command id in one batch: they run one by one instead."""
@@ -34,11 +37,17 @@ class BatchedCreateService:
                  runners: int = 1, observe: Callable[[int], None] = lambda size: None) -> None:
         self._service = service
         self._repo = repo
-        self._coalesce = Coalescer(self.run_batch, service.run, max_batch=max_batch, runners=runners,
+        self._coalesce = Coalescer(self._run_delivered, self._run_one, max_batch=max_batch, runners=runners,
                                    observe=observe)
 
-    async def run(self, cmd: CreateMemory) -> Handled:
-        return await self._coalesce(cmd)
+    async def run(self, cmd: CreateMemory, delivery: int | None = None) -> Handled:
+        return await self._coalesce((cmd, delivery))
+
+    async def _run_one(self, item: _Delivered) -> Handled:
+        return await self._service.run(*item)
+
+    async def _run_delivered(self, items: Sequence[_Delivered]) -> list[Handled]:
+        return await self.run_batch([cmd for cmd, _ in items], [delivery for _, delivery in items])
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
         return self._service.failure_result(cmd)
@@ -46,9 +55,12 @@ class BatchedCreateService:
     async def aclose(self, timeout: float) -> None:
         await self._coalesce.aclose(timeout)
 
-    async def run_batch(self, cmds: Sequence[CreateMemory]) -> list[Handled]:
+    async def run_batch(self, cmds: Sequence[CreateMemory],
+                        deliveries: Sequence[int | None] | None = None) -> list[Handled]:
+        """`deliveries`: each command's, as for CreateMemoryService.run (None: none of them has one)."""
         if len({cmd.command_id for cmd in cmds}) < len(cmds):
             raise DuplicateInBatch()
+        applied_by = list(deliveries) if deliveries is not None else [None] * len(cmds)
         args = [parse_tool_args(cmd.tool_args) for cmd in cmds]
         contexts = await self._repo.create_contexts([
             CreateContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, a)), cmd.persona.lineage_id)
@@ -56,7 +68,7 @@ class BatchedCreateService:
         answered: dict[int, Handled] = {}
         ops: dict[int, RecordOp | SaveOp] = {}  # by command index, in command order
         for index, (cmd, a, context) in enumerate(zip(cmds, args, contexts, strict=True)):
-            match self._service.step(cmd, a, context):
+            match self._service.step(cmd, a, context, applied_by[index]):
                 case Answered(handled):
                     answered[index] = handled
                 case Refusal(result):
@@ -69,5 +81,5 @@ class BatchedCreateService:
             owners = lock_order(op.plan.owner for op in ops.values() if isinstance(op, SaveOp))
             saved = await self._repo.create_batch(CreateBatchRequest(owners, list(ops.values())))
             for index, row in zip(ops, saved, strict=True):
-                answered[index] = self._service.handled(cmds[index], row)
+                answered[index] = self._service.handled(cmds[index], row, applied_by[index])
         return [answered[index] for index in range(len(cmds))]

@@ -73,31 +73,34 @@ class CreateMemoryService:
         self._repo = repo
         self._limits = limits
 
-    def step(self, cmd: CreateMemory, args: ToolArguments | InvalidArguments, row: CreateContextRow) -> CreateStep:
-        """`args`: parse_tool_args(cmd.tool_args), which also named the ids `row` was read for."""
-        answer = seen_before(cmd, self._repo.stored_of(row), self._repo.tenant)
+    def step(self, cmd: CreateMemory, args: ToolArguments | InvalidArguments, row: CreateContextRow,
+             delivery: int | None = None) -> CreateStep:
+        """`args`: parse_tool_args(cmd.tool_args), which also named the ids `row` was read for;
+        `delivery`: as for run()."""
+        answer = seen_before(cmd, self._repo.stored_of(row), self._repo.tenant, delivery)
         if answer is not None:
             return Answered(answer)
         decision = decide_save(cmd, args, context_from_row(row), self._limits, datetime.now(UTC),
                                rows.notice_settings(row.workspace))
         if isinstance(decision, CommandResult):
             return Refusal(decision)
-        return Save(CreateSaveRequest.of(cmd, decision))
+        return Save(CreateSaveRequest.of(cmd, decision, delivery))
 
-    def handled(self, cmd: CreateMemory, row: SaveRow) -> Handled:
+    def handled(self, cmd: CreateMemory, row: SaveRow, delivery: int | None = None) -> Handled:
         """What a write returned: the command's own result, or the answer to a repeat it found."""
         if row.duplicate:
-            return seen_before(cmd, self._repo.stored_by_save(row), self._repo.tenant)
-        return Handled(bytes(row.result), row.outbox, duplicate=False)
+            return seen_before(cmd, self._repo.stored_by_save(row), self._repo.tenant, delivery)
+        return Handled(bytes(row.result), row.events, duplicate=False)
 
-    async def run(self, cmd: CreateMemory) -> Handled:
-        return await once(cmd, lambda: self._run(cmd))
+    async def run(self, cmd: CreateMemory, delivery: int | None = None) -> Handled:
+        """The create, with its events stored in its inbox row (applied_by = `delivery`)."""
+        return await once(cmd, lambda: self._run(cmd, delivery))
 
-    async def _run(self, cmd: CreateMemory) -> Handled:
+    async def _run(self, cmd: CreateMemory, delivery: int | None) -> Handled:
         args = parse_tool_args(cmd.tool_args)
         row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd, args),
                                               cmd.persona.lineage_id)
-        match self.step(cmd, args, row):
+        match self.step(cmd, args, row, delivery):
             case Answered(handled):
                 return handled
             case Refusal(result):
@@ -106,7 +109,7 @@ class CreateMemoryService:
                 written = await self._repo.create_save(request)
             case step:
                 assert_never(step)
-        return self.handled(cmd, written)
+        return self.handled(cmd, written, delivery)
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
         return encode(messages.db_error(cmd))

@@ -17,7 +17,7 @@ from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
 from worker.domain.owner import cache_key
 from worker.services import rows
-from worker.services.base import Handled, once, seen_before
+from worker.services.base import Handled, event_rows, once, seen_before
 
 
 def owner_of(cmd: ManualMemory) -> str:
@@ -45,13 +45,13 @@ class ManualMemoryService:
         self._repo = repo
         self._limits = limits
 
-    async def run(self, cmd: ManualMemory) -> Handled:
-        return await once(cmd, lambda: self._run(cmd))
+    async def run(self, cmd: ManualMemory, delivery: int | None = None) -> Handled:
+        return await once(cmd, lambda: self._run(cmd, delivery))
 
-    async def _run(self, cmd: ManualMemory) -> Handled:
+    async def _run(self, cmd: ManualMemory, delivery: int | None) -> Handled:
         owner_id = owner_of(cmd)
         async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
-            repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant)
+            repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant, delivery)
             if repeat is not None:
                 return repeat
             row = await tx.manual_context(ManualContextRequest(
@@ -61,11 +61,10 @@ class ManualMemoryService:
             ))
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
-            result_json = encode(result)
+            stored_events = event_rows(pending)
             result_json = await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, result.data.status,
-                                                result_json)
-            outbox = await tx.write_outbox(cmd.command_id, encode(pending)) if pending else []
-        return Handled(result_json, outbox, duplicate=False)
+                                                encode(result), stored_events, delivery)
+        return Handled(result_json, stored_events, duplicate=False)
 
     def failure_result(self, cmd: ManualMemory) -> bytes:
         return encode(op_results.failed(cmd.command_id, "the change could not be saved; try again shortly"))

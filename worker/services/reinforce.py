@@ -13,7 +13,8 @@ class ReinforceService:
     def __init__(self, repo: MemoryRepository) -> None:
         self._repo = repo
 
-    async def run(self, cmd: ReinforceMemories) -> Handled:
+    async def run(self, cmd: ReinforceMemories, delivery: int | None = None) -> Handled:
+        """No events: nothing for a redelivery to publish again, so `delivery` is not stored."""
         return await once(cmd, lambda: self._run(cmd))
 
     async def _run(self, cmd: ReinforceMemories) -> Handled:

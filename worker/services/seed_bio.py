@@ -13,7 +13,7 @@ from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import Limits, SeedPlan
 from worker.domain.owner import cache_key
 from worker.services import rows
-from worker.services.base import Handled, once, seen_before
+from worker.services.base import Handled, event_rows, once, seen_before
 
 
 class SeedBioService:
@@ -22,15 +22,15 @@ class SeedBioService:
         self._limits = limits
         self._max_units = max_units
 
-    async def run(self, cmd: SeedBio) -> Handled:
-        return await once(cmd, lambda: self._run(cmd))
+    async def run(self, cmd: SeedBio, delivery: int | None = None) -> Handled:
+        return await once(cmd, lambda: self._run(cmd, delivery))
 
-    async def _run(self, cmd: SeedBio) -> Handled:
+    async def _run(self, cmd: SeedBio, delivery: int | None) -> Handled:
         cid = cmd.command_id
         # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
         # transaction, makes every later seed a no-op whatever its command id.
         async with self._repo.owner_transaction([("personal", cmd.identity_user_id)]) as tx:
-            repeat = seen_before(cmd, await tx.stored(cid), tx.tenant)
+            repeat = seen_before(cmd, await tx.stored(cid), tx.tenant, delivery)
             if repeat is not None:
                 return repeat
             row = await tx.seed_context(cmd.identity_user_id, cmd.workspace_id)
@@ -53,11 +53,10 @@ class SeedBioService:
                 result = op_results.seeded(cid, memory_id, [key])
             else:
                 result = op_results.skipped(cid, decision.reason)
-            result_json = encode(result)
+            stored_events = event_rows(pending)
             result_json = await tx.store_result(cid, "seed_bio", cmd.workspace_id, result.data.status,
-                                                result_json)
-            outbox = await tx.write_outbox(cid, encode(pending)) if pending else []
-        return Handled(result_json, outbox, duplicate=False)
+                                                encode(result), stored_events, delivery)
+        return Handled(result_json, stored_events, duplicate=False)
 
     def failure_result(self, cmd: SeedBio) -> bytes:
         return encode(op_results.failed(cmd.command_id, "the bio could not be saved"))

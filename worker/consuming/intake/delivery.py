@@ -47,7 +47,8 @@ class DeadLetter:
 @dataclass(frozen=True, slots=True)
 class AnswerStored:
     """The command was applied after all (the failure came after commit): its stored result
-    is the answer, and the outbox sweeper publishes its events."""
+    is the answer, sent once the events stored with it are in MEMORY_EVENTS (when this
+    delivery applied it: worker/services/base.py, republishes())."""
 
 
 Decision = Ack | Retry | GiveUp

@@ -1,4 +1,5 @@
-"""The command handler: decode, run the service, publish events, reply, acknowledge, and the
+"""The command handler: decode, run the service, publish events, reply, acknowledge (in that
+order: a command is acknowledged only once its events are stored), and the
 one canonical log line per command. Thin on purpose: rules live in worker/domain, persistence
 in the services and db/, and what becomes of a delivery (ack, nak with a delay, dead letter,
 the stored answer) is decided in worker/consuming/intake/delivery.py; this module carries the
@@ -23,19 +24,21 @@ from contracts.codec import encode
 from contracts.commands import COMMAND_TYPES, Envelope, decoder_for
 from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
 from contracts.subjects import DEFAULT_REPLY_PREFIXES
+from db.repository import Stored
 from worker.consuming import dead_letters, metrics
 from worker.consuming.intake import delivery
 from worker.consuming.intake.delivery import retry_delay as retry_delay
 from worker.consuming.intake.failures import FailureLedger, is_permanent, is_unavailable
-from worker.consuming.outbox.publisher import OutboxPublisher
+from worker.consuming.outbox.publisher import EventPublisher
 from worker.consuming.probe import answerable
 from worker.domain import messages, tenancy
-from worker.services.base import CommandService, Handled
+from worker.services.base import CommandService, Handled, republishes
 from worker.shared.jetstream import stream_seq
 
 log = structlog.get_logger("worker")
 
-StoredResult = Callable[[str, str], Awaitable[bytes | None]]
+# The stored result of a command of a workspace, with its events (MemoryRepository.stored_command).
+StoredCommand = Callable[[str, str], Awaitable[Stored | None]]
 
 
 # Every result, whatever its command, has data.status: enough for the canonical log line.
@@ -82,18 +85,18 @@ class _Decoded:
 
 
 class CommandHandler:
-    def __init__(self, nc: NatsClient, js: JetStreamContext, outbox: OutboxPublisher,
-                 services: Mapping[str, CommandService], stored_result: StoredResult, *, max_deliver: int,
+    def __init__(self, nc: NatsClient, js: JetStreamContext, events: EventPublisher,
+                 services: Mapping[str, CommandService], stored_command: StoredCommand, *, max_deliver: int,
                  reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536,
                  tenant_lineages: frozenset[int] | None = None) -> None:
         self._conn = nc
         self._js = js
-        self._outbox = outbox
+        self._events = events
         missing = sorted(set(COMMAND_TYPES) - set(services))
         if missing:  # every kind the decoder accepts has a service: no delivery finds none
             raise ValueError(f"no service for the command kinds {missing}")
         self._services = services
-        self._stored_result = stored_result
+        self._stored_command = stored_command
         # Enforced here, not by the consumer (whose max_deliver is unlimited): a message whose
         # dead-lettering fails must be delivered again, never dropped by the server.
         self._max_deliver = max_deliver
@@ -128,16 +131,22 @@ class CommandHandler:
         if poison is not None:
             return await self._give_up(d, command, RuntimeError(
                 f"delivered {deliveries} times without completing (worker crash or hang?)"), poison, None)
+        handled: Handled | None = None
+        events_stored = False
         try:
             running = time.perf_counter()
-            handled: Handled = await command.service.run(decoded)
+            handled = await command.service.run(decoded, d.seq)
             applied = time.perf_counter()
-            await self._outbox.publish_coalesced(handled.events)
-            published = time.perf_counter()
+            await self._events.publish_coalesced(handled.events)
+            published, events_stored = time.perf_counter(), True
             if decoded.reply_to:
                 await self._conn.publish(decoded.reply_to, handled.result)
             await msg.ack()
         except Exception as exc:
+            if handled is not None and handled.events and not events_stored:
+                # Committed, events not stored: the redelivery of this message publishes them.
+                metrics.EVENTS_NOT_STORED.inc()
+                d.log = d.log.bind(events_not_stored=len(handled.events))
             return await self._failed(d, command, exc)
         if deliveries > 1:
             self._failures.forget(d.seq)
@@ -236,15 +245,19 @@ class CommandHandler:
                        first_failed_at: datetime | None) -> bool:
         cmd = command.cmd
         try:
-            stored = await self._stored_result(cmd.command_id, cmd.workspace_id)
+            stored = await self._stored_command(cmd.command_id, cmd.workspace_id)
             outcome = delivery.give_up_with(give_up, stored=stored is not None)
+            if stored is not None and republishes(stored, d.seq):
+                # Applied by this very message: its events are stored before it is acked.
+                await self._events.publish_coalesced(stored.events)
             if isinstance(outcome, delivery.DeadLetter):
                 await dead_letters.dead_letter(
                     self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
                     payload=d.msg.data, reason=outcome.reason, error=repr(exc), deliveries=d.deliveries,
                     first_failed_at=first_failed_at, stream_seq=d.seq)
             if cmd.reply_to:
-                await self._conn.publish(cmd.reply_to, stored if stored is not None else command.service.failure_result(cmd))
+                await self._conn.publish(cmd.reply_to,
+                                         stored.result if stored is not None else command.service.failure_result(cmd))
             await d.msg.ack()
             self._failures.forget(d.seq)
         except Exception as dlq_exc:

@@ -1,2 +1,2 @@
-"""After the commit: the outbox relay that publishes each command's events, and the pruning
-of what was published and answered long ago."""
+"""After the commit: publishing each command's events (stored with its inbox row), draining
+the outbox table older workers left, and the pruning of what was answered long ago."""

@@ -1,4 +1,5 @@
-"""Rows of the inbox and the outbox past their retention, removed once an hour."""
+"""Rows of the inbox, and of the outbox table older workers wrote, past their retention,
+removed once an hour."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from worker.consuming.background import cancel_requested
 
 log = structlog.get_logger("worker")
 
-# Published events stay in the outbox this long after publishing (the stream keeps 7 days).
+# Drained rows of the old outbox stay this long after publishing (the stream keeps 7 days).
 OUTBOX_RETENTION_DAYS = 7
 PRUNE_INTERVAL_S = 3600.0
 
