@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import nats
-from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from tests.cluster.nats_deploy import PASSWORDS
 from tests.faults.bot import Bot
-from tests.faults.checker import SAVED, Verdict, check, connect_db
+from tests.faults.checker import SAVED, Verdict, check, connect_db, unacknowledged
 from tests.faults.harness import CAP, FaultCluster
+from tests.support.waiting import wait_until
 
 # A result deleted is a lost command and an answer that differs from what is stored; a
 # memory row added to a full workspace is a command applied twice and a cap exceeded.
@@ -36,10 +36,25 @@ async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verd
         # An event published again under a new message id (the same event_id).
         event = await admin.jetstream().get_last_msg("MEMORY_EVENTS", f"memory.saved.server.{gone.workspace_id}")
         await admin.jetstream().publish(event.subject, event.data, headers={"Nats-Msg-Id": "sabotage-copy"})
-        # A reader of MEMORY_COMMANDS that takes a command and never acknowledges it.
-        await admin.jetstream().add_consumer("MEMORY_COMMANDS", ConsumerConfig(
-            durable_name="sabotage-never-acks", deliver_policy=DeliverPolicy.ALL))
+        # A command stored after the workers stopped: nobody acknowledges it (as one whose
+        # events were never stored would stay unacknowledged).
+        await _publish_unconsumed(cluster, bot)
+        await wait_until(lambda: _some_unacknowledged(admin), timeout=10.0, what="the command stored")
         return await check(name, bot, cluster.database_url, admin, cap=CAP)
     finally:
         await admin.close()
         await db.close()
+
+
+async def _publish_unconsumed(cluster: FaultCluster, bot: Bot) -> None:
+    nc = await nats.connect(cluster.nats_urls, user=bot.user, password=bot.password, inbox_prefix="_INBOX.bot.tomori")
+    try:
+        ack = await nc.jetstream().publish("memory.create.sabotage", b"{}", headers={"Nats-Msg-Id": "sabotage-unacked"},
+                                           stream="MEMORY_COMMANDS", timeout=5.0)
+        assert ack.seq > 0
+    finally:
+        await nc.close()
+
+
+async def _some_unacknowledged(admin: nats.NATS) -> bool:
+    return bool(await unacknowledged(admin))
