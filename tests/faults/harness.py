@@ -160,15 +160,32 @@ class FaultCluster:
 
     # ------------------------------------------------------------------ replication
 
-    def _on_primary(self, host: str, sql: str, *args) -> object:
+    def _on_primary(self, host: str, sql: str, *args, database: str = "postgres") -> object:
         async def query() -> object:
-            conn = await asyncpg.connect(self.node_url(host, "postgres"), timeout=5)
+            conn = await asyncpg.connect(self.node_url(host, database), timeout=5)
             try:
                 return await conn.fetchval(sql, *args)
             finally:
                 await conn.close()
 
         return self.net.run_on(host, asyncio.run, query())
+
+    def commits(self, host: str) -> int:
+        """Commands whose results `host` holds."""
+        count = self._on_primary(host, "SELECT count(*) FROM memory_worker.processed_commands", database=DATABASE)
+        assert isinstance(count, int)
+        return count
+
+    def stop_receiving(self, standby: str) -> None:
+        """`standby` receives no more WAL, for certain: its primary_conninfo emptied, and its WAL
+        receiver gone. (A network cut was seen to leave a stream already open flowing.)"""
+        self._on_primary(standby, "ALTER SYSTEM SET primary_conninfo = ''")
+        self._on_primary(standby, "SELECT pg_reload_conf()")
+        deadline = time.monotonic() + REPLICATION_TIMEOUT_S
+        while self._on_primary(standby, "SELECT count(*) FROM pg_stat_wal_receiver"):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{standby} still receives WAL {REPLICATION_TIMEOUT_S}s after its conninfo was emptied")
+            time.sleep(0.1)
 
     def wait_streaming(self, primary: str, standby: str, *, state: str | None = None) -> None:
         """Until `standby` streams from `primary` (and, given, is in that sync_state)."""

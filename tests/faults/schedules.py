@@ -252,6 +252,9 @@ async def corrupt_minority(run: Run) -> None:
 # How long the WAL stream to the standby is cut before the primary dies: commits made in that
 # window are on the primary alone, unless they waited for the standby.
 WAL_CUT_S = 2.0
+# What the asynchronous control's primary commits alone before it dies, and how long that may take.
+COMMITS_ALONE = 20
+COMMITS_ALONE_BOUND_S = 15.0
 # A failover's detection: how long after the primary died the standby is promoted.
 PROMOTE_AFTER_S = 1.5
 
@@ -273,10 +276,23 @@ async def failover_kill_primary(run: Run) -> None:
     c = run.cluster
     old, new = c.primary, c.standby
     c.net.cut(old, new)
-    await run.hold(WAL_CUT_S)
+    alone = ""
+    if c.replication == "async":
+        # The negative control: the standby surely misses what the primary commits from now on,
+        # and the primary dies only once it has committed some creates alone (bounded).
+        await asyncio.to_thread(c.stop_receiving, new)
+        since = await asyncio.to_thread(c.commits, old)
+        await run.hold(WAL_CUT_S)
+        deadline = time.monotonic() + COMMITS_ALONE_BOUND_S
+        while (committed := await asyncio.to_thread(c.commits, old) - since) < COMMITS_ALONE \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        alone = f" (its WAL receiver stopped too; {committed} commands committed on {old} alone)"
+    else:
+        await run.hold(WAL_CUT_S)
     killed = c.kill_database(old)
     c.net.heal()
-    run.note(f"{c.replication} replication: the WAL stream {old} -> {new} cut for {WAL_CUT_S:.0f}s, then the "
+    run.note(f"{c.replication} replication: the WAL stream {old} -> {new} cut for {WAL_CUT_S:.0f}s{alone}, then the "
              f"primary {old} SIGKILLed ({killed} processes); {new} promoted {PROMOTE_AFTER_S}s later and the "
              f"service address moved to it")
     await run.hold(PROMOTE_AFTER_S)
