@@ -246,10 +246,7 @@ class Tx:
         row = await self.conn.fetchrow(
             "SELECT result, workspace_id, tenant, events, applied_by FROM processed_commands WHERE command_id = $1",
             command_id)
-        if row is None:
-            return None
-        events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
-        return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"])
+        return None if row is None else _stored(row)
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes, events: Sequence[EventRow] = (),
@@ -338,6 +335,12 @@ class Tx:
             " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)",
             workspace_id, lineage_id, list(server_ids), list(personal_ids))
         return count
+
+
+def _stored(row: asyncpg.Record) -> Stored:
+    """A processed_commands row (result, workspace_id, tenant, events, applied_by) as a Stored."""
+    events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
+    return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"])
 
 
 def _save_row(row: asyncpg.Record) -> SaveRow:
@@ -462,21 +465,17 @@ class MemoryRepository:
 
     async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
         """The stored result of a command of this workspace and tenant (never another's)."""
-        raw = await self._pool.fetchval(
-            "SELECT result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
-            command_id, workspace_id, self.tenant)
-        return raw.encode() if raw is not None else None
+        stored = await self.stored_command(command_id, workspace_id)
+        return None if stored is None else stored.result
 
     async def stored_command(self, command_id: str, workspace_id: str) -> Stored | None:
-        """stored_result() with the command's events and the delivery that applied it."""
+        """A command of this workspace and tenant as stored: its result, its events and the
+        delivery that applied it."""
         row = await self._pool.fetchrow(
-            "SELECT result, events, applied_by FROM processed_commands"
+            "SELECT result, workspace_id, tenant, events, applied_by FROM processed_commands"
             " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
             command_id, workspace_id, self.tenant)
-        if row is None:
-            return None
-        events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
-        return Stored(row["result"].encode(), workspace_id, self.tenant, events, row["applied_by"])
+        return None if row is None else _stored(row)
 
     async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
         """The command kind and stored result of a processed command of this workspace."""

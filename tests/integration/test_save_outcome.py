@@ -28,7 +28,11 @@ async def test_the_sql_enum_has_exactly_the_python_outcomes_in_order(pool):
     assert labels == [outcome.value for outcome in SaveOutcome]
 
 
-def _request(step: object) -> dict:
+async def _request(pool, cmd) -> dict:
+    """The memory_create_save() argument the service builds for `cmd` after its real context read."""
+    args = parse_tool_args(cmd.tool_args)
+    row = await MemoryRepository(pool).create_context(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, args)), 7)
+    step = CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, args, row)
     assert isinstance(step, Save), step
     decoded: dict = msgspec.json.decode(encode(step.request))
     return decoded
@@ -39,9 +43,8 @@ async def test_a_server_save_carries_one_result_per_reachable_outcome_keyed_by_i
     async with pool.acquire() as conn:
         await add_server(conn, ws, decay=True)
     cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
-    row = await MemoryRepository(pool).create_context(cmd.command_id, ws, [], 7)
 
-    request = _request(CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, parse_tool_args(cmd.tool_args), row))
+    request = await _request(pool, cmd)
 
     # Decay on and retrieval usable: it may evict. A server's memories know no privacy.
     assert set(request["results"]) == {"saved", "saved_with_eviction", "at_cap", "over_cap"}
@@ -53,9 +56,8 @@ async def test_a_save_that_may_not_evict_carries_no_eviction_result(pool):
     async with pool.acquire() as conn:
         await add_server(conn, ws, decay=False)
     cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
-    row = await MemoryRepository(pool).create_context(cmd.command_id, ws, [], 7)
 
-    request = _request(CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, parse_tool_args(cmd.tool_args), row))
+    request = await _request(pool, cmd)
 
     assert set(request["results"]) == {"saved", "at_cap", "over_cap"}
     assert request["eviction_notice"] is None
@@ -67,10 +69,8 @@ async def test_a_personal_save_carries_a_result_for_every_outcome(pool):
         await add_server(conn, ws, decay=True)
         await add_user(conn, f"u-{ws}", nickname="Mika")
     cmd = personal_save(ws, f"u-{ws}", "Mika", "likes tea", retrieval=GOOD_RETRIEVAL)
-    args = parse_tool_args(cmd.tool_args)
-    row = await MemoryRepository(pool).create_context(cmd.command_id, ws, list(lookup_ids(cmd, args)), 7)
 
-    request = _request(CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, args, row))
+    request = await _request(pool, cmd)
 
     assert request["scope"] == "personal"
     assert set(request["results"]) == {outcome.value for outcome in SaveOutcome}
