@@ -1,5 +1,5 @@
 """Explicit SQL. The owner lock is taken only by the SQL function memory_lock_owner(), which
-two places call: memory_create_save() (the create hot path: one round trip, one transaction)
+two places call: memory_create_batch() (the create hot path: one round trip, one transaction)
 and MemoryRepository.owner_transaction() (the panels, reinforcement and bio seeds: a Python
 transaction that reads, decides and writes under the lock)."""
 
@@ -8,16 +8,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import asyncpg
 import msgspec
 
 from contracts.codec import encode
 from contracts.events import Source
+from contracts.results import CommandResult
 from db import directory
 from db.connection import SERVER_SETTINGS, Timeouts
-from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest, SaveOp
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest, RecordOp
+from worker.domain.events import SavedFacts
 
 
 class EventRow(msgspec.Struct, frozen=True):
@@ -109,34 +111,48 @@ class SeedContextRow(msgspec.Struct, frozen=True):
 
 
 class CreateContextRow(msgspec.Struct, frozen=True):
-    stored: msgspec.Raw  # JSON null when the command has no stored result (Raw | None decodes only null)
+    # A command seen before (stored not None): its result as stored, the workspace and tenant it
+    # was stored for, its events (kept whole, or for a create's save `event_facts` to rebuild
+    # them from, with `event_time`) and the delivery that applied it.
+    stored: str | None
     stored_workspace: str | None
-    events: list[EventRow]  # a stored command's events ([] when none or not stored)
-    applied_by: int | None  # the stream sequence of the delivery that applied a stored command
+    stored_tenant: str | None
+    events: list[EventRow]
+    event_facts: SavedFacts | None
+    event_time: str | None
+    applied_by: int | None
     workspace: WorkspaceRow | None
     users: list[UserRow]
-    # The tenant the stored result was stored for: not in the function's answer, read by the
-    # repository when there is a stored result (MemoryRepository._with_stored_tenants).
-    stored_tenant: str | None = None
 
 
-class SaveRow(msgspec.Struct, frozen=True):
-    """What a create's write returns: its result and events, or (duplicate) what a command
-    stored before, with the workspace it was stored for, its events and the delivery that
-    applied it."""
+@dataclass(frozen=True, slots=True)
+class SaveRow:
+    """One op's row of memory_create_batch(), in op order: a command stored before (duplicate,
+    with what was stored), a save that wrote (`outcome` saved or saved_with_eviction, the
+    result as stored, the facts and time of its events), a save that wrote nothing (`outcome`,
+    `current_count`; nothing stored), or a refusal stored (outcome None, the result)."""
 
     duplicate: bool
-    result: msgspec.Raw
+    outcome: str | None
+    result: bytes | None
+    current_count: int | None
+    event_time: str | None
+    stored_workspace: str | None
+    stored_tenant: str | None
+    applied_by: int | None
     events: list[EventRow]
-    stored_workspace: str | None = None
-    applied_by: int | None = None
-    stored_tenant: str | None = None  # as CreateContextRow.stored_tenant, for a duplicate
+    event_facts: SavedFacts | None
+
+    @property
+    def stored(self) -> bool:
+        """The op's result is stored (it wrote, or was a refusal, or was stored before)."""
+        return self.result is not None
 
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
-_SAVES = msgspec.json.Decoder(list[SaveRow])
 _EVENTS = msgspec.json.Decoder(list[EventRow])
+_FACTS = msgspec.json.Decoder(SavedFacts)
 _LEGACY = msgspec.json.Decoder(list[LegacyOutboxRow])
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
@@ -225,13 +241,24 @@ class Stored:
     """A command's stored result, the workspace and tenant it was stored for (tenant None:
     the row was gone when its tenant was read, so nobody may take it for their own), its
     events, and the MEMORY_COMMANDS stream sequence of the delivery that applied it (None:
-    unknown, for rows stored before db/migrations/006_events_in_inbox.sql)."""
+    unknown, for rows stored before db/migrations/006_events_in_inbox.sql).
+
+    The events are kept whole (`events`), or for a create's save rebuilt from its result,
+    `facts` and `event_time` (db/migrations/007_compact_save.sql; worker/services/base.py,
+    `published_events`)."""
 
     result: bytes
     workspace_id: str | None
     tenant: str | None
     events: list[EventRow]
     applied_by: int | None
+    facts: SavedFacts | None = None
+    event_time: str | None = None
+
+
+# A processed_commands row as _stored() reads it (the columns every stored lookup selects).
+_STORED_COLUMNS = ("result::text AS result, workspace_id, tenant, events, applied_by, event_facts,"
+                   " memory_event_time(processed_at) AS event_time")
 
 
 class Tx:
@@ -244,8 +271,7 @@ class Tx:
     async def stored(self, command_id: str) -> Stored | None:
         """A repeat's stored result, its events and the delivery that applied it, or None."""
         row = await self.conn.fetchrow(
-            "SELECT result, workspace_id, tenant, events, applied_by FROM processed_commands WHERE command_id = $1",
-            command_id)
+            f"SELECT {_STORED_COLUMNS} FROM processed_commands WHERE command_id = $1", command_id)
         return None if row is None else _stored(row)
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
@@ -256,7 +282,7 @@ class Tx:
         are byte-identical."""
         stored: str = await self.conn.fetchval(
             "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, events, applied_by)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7) RETURNING result",
+            " VALUES ($1, $2, $3, $4, $5::json, $6::jsonb, $7) RETURNING result::text",
             command_id, kind, workspace_id, status, result_json.decode(),
             encode(list(events)).decode() if events else None, applied_by)
         return stored.encode()
@@ -338,21 +364,19 @@ class Tx:
 
 
 def _stored(row: asyncpg.Record) -> Stored:
-    """A processed_commands row (result, workspace_id, tenant, events, applied_by) as a Stored."""
+    """A processed_commands row (`_STORED_COLUMNS`) as a Stored."""
     events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
-    return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"])
+    facts = _FACTS.decode(row["event_facts"]) if row["event_facts"] is not None else None
+    return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"], facts,
+                  row["event_time"])
 
 
 def _save_row(row: asyncpg.Record) -> SaveRow:
-    return SaveRow(row["duplicate"], msgspec.Raw(row["result"].encode()), _EVENTS.decode(row["events"]),
-                   row["stored_workspace"], row["applied_by"])
-
-
-_Reported = TypeVar("_Reported", CreateContextRow, SaveRow)
-
-
-def _reports_stored(row: CreateContextRow | SaveRow) -> bool:
-    return row.duplicate if isinstance(row, SaveRow) else bytes(row.stored) != b"null"
+    result, events, facts = row["result"], row["events"], row["event_facts"]
+    return SaveRow(row["duplicate"], row["outcome"], None if result is None else result.encode(),
+                   row["current_count"], row["event_time"], row["stored_workspace"], row["stored_tenant"],
+                   row["applied_by"], _EVENTS.decode(events) if events is not None else [],
+                   _FACTS.decode(facts) if facts is not None else None)
 
 
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
@@ -406,62 +430,41 @@ class MemoryRepository:
         raw = await self._pool.fetchval(
             "SELECT memory_create_context($1, $2, $3, $4)", command_id, workspace_id, list(ids), lineage_id
         )
-        return (await self._with_stored_tenants([_CONTEXT.decode(raw)], lambda: [command_id]))[0]
+        return _CONTEXT.decode(raw)
 
     @staticmethod
     def stored_of(row: CreateContextRow) -> Stored | None:
         """The context's report of a command seen before (its stored result), or None."""
-        stored = bytes(row.stored)
-        return None if stored == b"null" else Stored(stored, row.stored_workspace, row.stored_tenant, row.events,
-                                                    row.applied_by)
+        if row.stored is None:
+            return None
+        return Stored(row.stored.encode(), row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
+                      row.event_facts, row.event_time)
 
     @staticmethod
     def stored_by_save(row: SaveRow) -> Stored:
-        """What a write found stored before it (row.duplicate)."""
-        return Stored(bytes(row.result), row.stored_workspace, row.stored_tenant, row.events, row.applied_by)
+        """What a write found stored before it (row.duplicate), or stored itself."""
+        if row.result is None:
+            raise ValueError("the op stored nothing")
+        return Stored(row.result, row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
+                      row.event_facts, row.event_time)
 
     async def create_save(self, request: CreateSaveRequest) -> SaveRow:
-        """memory_create_save(): one round trip, one transaction (evicting saves included:
-        the eviction notice is completed inside it)."""
-        row = await self._pool.fetchrow("SELECT * FROM memory_create_save($1::jsonb)", encode(request).decode())
-        return (await self._with_stored_tenants([_save_row(row)], lambda: [request.command_id]))[0]
+        """One save: memory_create_batch() with one op (one round trip, one transaction)."""
+        return (await self.create_batch(CreateBatchRequest([request.owner], [request])))[0]
+
+    async def record_result(self, command_id: str, workspace_id: str, result: CommandResult) -> SaveRow:
+        """Store a refusal (no lock: it wrote nothing), or report what a concurrent delivery stored."""
+        return (await self.create_batch(CreateBatchRequest([], [RecordOp.of(command_id, workspace_id, result)])))[0]
 
     async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
         """memory_create_context() of several commands in one round trip, in order."""
         raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", encode(requests).decode())
-        return await self._with_stored_tenants(_CONTEXTS.decode(raw), lambda: [r.command_id for r in requests])
+        return _CONTEXTS.decode(raw)
 
     async def create_batch(self, batch: CreateBatchRequest) -> list[SaveRow]:
         """memory_create_batch(): the saves and refusals of several commands, one transaction."""
-        rows = _SAVES.decode(await self._pool.fetchval("SELECT memory_create_batch($1::jsonb)", encode(batch).decode()))
-        return await self._with_stored_tenants(rows, lambda: [
-            op.plan.command_id if isinstance(op, SaveOp) else op.command_id for op in batch.ops])
-
-    async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes) -> SaveRow:
-        """memory_record_result(): store a refusal, or report what a concurrent delivery stored."""
-        row = await self._pool.fetchrow(
-            "SELECT * FROM memory_record_result($1, $2, $3, $4::jsonb)", command_id, kind, workspace_id,
-            result_json.decode())
-        return (await self._with_stored_tenants([_save_row(row)], lambda: [command_id]))[0]
-
-    async def _with_stored_tenants(self, rows: list[_Reported], command_ids: Callable[[], list[str]]) -> list[_Reported]:
-        """The rows, each that reports a stored result given the tenant it was stored for.
-
-        The create's functions (001, 002) report a stored row's workspace but not its tenant;
-        rather than redefine them, the tenant is read here, one statement and only when a row
-        reports a stored result (a repeat, or an id clash): the path of a new command is
-        untouched. An inbox row's tenant never changes; a row pruned meanwhile reads as None,
-        which no worker takes for its own. `command_ids`: the rows' command ids, in order.
-        """
-        if not any(_reports_stored(row) for row in rows):
-            return rows
-        ids = command_ids()
-        found = await self._pool.fetch(
-            "SELECT command_id, tenant FROM processed_commands WHERE command_id = ANY($1::text[])",
-            [cid for cid, row in zip(ids, rows, strict=True) if _reports_stored(row)])
-        tenants = {r["command_id"]: r["tenant"] for r in found}
-        return [msgspec.structs.replace(row, stored_tenant=tenants.get(cid)) if _reports_stored(row) else row
-                for cid, row in zip(ids, rows, strict=True)]
+        rows = await self._pool.fetch("SELECT * FROM memory_create_batch($1::jsonb)", encode(batch).decode())
+        return [_save_row(row) for row in rows]
 
     async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
         """The stored result of a command of this workspace and tenant (never another's)."""
@@ -472,15 +475,15 @@ class MemoryRepository:
         """A command of this workspace and tenant as stored: its result, its events and the
         delivery that applied it."""
         row = await self._pool.fetchrow(
-            "SELECT result, workspace_id, tenant, events, applied_by FROM processed_commands"
-            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
-            command_id, workspace_id, self.tenant)
+            f"SELECT {_STORED_COLUMNS} FROM processed_commands WHERE command_id = $1 AND workspace_id = $2"
+            " AND tenant = $3", command_id, workspace_id, self.tenant)
         return None if row is None else _stored(row)
 
     async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
         """The command kind and stored result of a processed command of this workspace."""
         row = await self._pool.fetchrow(
-            "SELECT kind, result FROM processed_commands WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
+            "SELECT kind, result::text AS result FROM processed_commands"
+            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
             command_id, workspace_id, self.tenant)
         return (row["kind"], row["result"].encode()) if row is not None else None
 

@@ -10,43 +10,31 @@ from __future__ import annotations
 
 import msgspec
 
+from contracts.codec import encode
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
-from worker.domain.events import EventTemplate
-from worker.domain.eviction_notice import EvictionNoticeTemplate
-from worker.domain.model import SaveOutcome, Scope
-from worker.domain.save import CreateSave
+from worker.domain.events import SavedFacts
+from worker.domain.model import Scope
+from worker.domain.save import CreateSave, EvictionPlan
 
 __all__ = [
     "CreateBatchRequest",
-    "EventOut",
     "CreateContextRequest",
     "CreateSaveRequest",
     "ManualContextRequest",
     "RecordOp",
-    "SaveOp",
+    "split_at_memory_id",
 ]
 
 
-class EventOut(msgspec.Struct, frozen=True):
-    """An event as a command's inbox row stores it and as it is published (db.repository.EventRow)."""
-
-    subject: str
-    headers: dict[str, str]
-    payload: msgspec.Raw | object
-
-
-def split_events(templates: list[EventTemplate]) -> tuple[list[EventOut], int, list[EventOut]]:
-    """A save's planned events (worker/domain/events.py, save_events) as memory_create_save
-    takes them: every save's, the index of memory.saved among them, and an eviction's own
-    (memory.evicted first)."""
-    always = [t for t in templates if not t.only_on_evict]
-    evicting = [t for t in templates if t.only_on_evict]
-    saved_at = next(i for i, t in enumerate(always) if t.fill == "saved")
-    if not evicting or evicting[0].fill != "evicted":
-        raise ValueError("an eviction's events start with memory.evicted")
-    return ([EventOut(t.subject, t.headers, t.payload) for t in always], saved_at,
-            [EventOut(t.subject, t.headers, t.payload) for t in evicting])
+def split_at_memory_id(result: CommandResult) -> tuple[str, str]:
+    """A save's result as JSON, cut where its memory id goes: the database stores head, the
+    new id and tail, and parses nothing. Encoded with two ids, the two encodings differ in
+    exactly one place, the id's, whatever the strings around it hold."""
+    zero = encode(msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=0))).decode()
+    one = encode(msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=1))).decode()
+    at = next(i for i, (a, b) in enumerate(zip(zero, one, strict=True)) if a != b)
+    return zero[:at], zero[at + 1:]
 
 
 class CreateContextRequest(msgspec.Struct, frozen=True):
@@ -58,49 +46,46 @@ class CreateContextRequest(msgspec.Struct, frozen=True):
     lineage_id: int
 
 
-class CreateSaveRequest(msgspec.Struct, frozen=True):
-    """The argument of memory_create_save(): the plan, the result of every outcome, the events."""
+class CreateSaveRequest(msgspec.Struct, frozen=True, tag_field="type", tag="save"):
+    """A save in memory_create_batch(): the plan, and what the save stores when it writes.
+
+    The plain save's result travels as text cut at its memory id (`split_at_memory_id`), and
+    is stored as it was encoded; a save that may evict also carries the eviction's result and
+    notice template, which the database completes with the forgotten row. `facts` are stored
+    with the result for the events (worker/domain/events.py, `create_events`); after an
+    eviction with `eviction.facts` and the forgotten row's id.
+    """
 
     command_id: str
+    workspace_id: str
     scope: Scope
     owner_id: str
-    workspace_id: str
     user_id: int | None
     teacher_id: str | None
     lineage_id: int
     persona_id: int
     content: str
-    source: str
-    manually_written: bool
     cap: int
-    may_evict: bool
-    decay_days: int
     proxy: bool  # a proxy identity: its hosts are checked again under the lock
-    results: dict[SaveOutcome, CommandResult]
-    # The events as stored and published, in order, but for what only the save knows: every
-    # save's (invalidations, then memory.saved at `saved_at`, whose memory_id, and after an
-    # eviction evicted and notice, the SQL sets), then an eviction's own (memory.evicted, its
-    # ids and content set by the SQL, and the eviction metric), appended only on eviction.
-    events: list[EventOut]
-    saved_at: int
-    eviction_events: list[EventOut]
-    eviction_notice: EvictionNoticeTemplate | None  # set exactly when the save may evict
+    status: str  # the plain save's data.status
+    result_head: str
+    result_tail: str
+    facts: SavedFacts
+    eviction: EvictionPlan | None  # set exactly when the save may evict
     # The MEMORY_COMMANDS stream sequence of the delivery applying the command, stored with
-    # its events (worker/services/base.py, republishes()); None without a delivery.
+    # its result (worker/services/base.py, republishes()); None without a delivery.
     applied_by: int | None = None
 
     @classmethod
     def of(cls, cmd: CreateMemory, save: CreateSave, applied_by: int | None = None) -> CreateSaveRequest:
-        """A model's save (source "model", never written by hand) as the SQL reads it."""
+        """A model's save as the SQL reads it."""
         plan = save.plan
-        events, saved_at, eviction_events = split_events(save.events)
+        head, tail = split_at_memory_id(save.result)
         return cls(
-            command_id=cmd.command_id, scope=plan.scope, owner_id=plan.owner_id, workspace_id=cmd.workspace_id,
-            user_id=plan.user_id, teacher_id=save.teacher_id, lineage_id=plan.lineage_id,
-            persona_id=plan.persona_id, content=plan.content, source="model", manually_written=False,
-            cap=plan.cap, may_evict=plan.may_evict, decay_days=plan.decay_days, proxy=save.proxy,
-            results=save.results, events=events, saved_at=saved_at, eviction_events=eviction_events,
-            eviction_notice=save.eviction_notice, applied_by=applied_by,
+            command_id=cmd.command_id, workspace_id=cmd.workspace_id, scope=plan.scope, owner_id=plan.owner_id,
+            user_id=plan.user_id, teacher_id=save.teacher_id, lineage_id=plan.lineage_id, persona_id=plan.persona_id,
+            content=plan.content, cap=plan.cap, proxy=save.proxy, status=save.result.data.status,
+            result_head=head, result_tail=tail, facts=save.facts, eviction=save.eviction, applied_by=applied_by,
         )
 
     @property
@@ -109,25 +94,25 @@ class CreateSaveRequest(msgspec.Struct, frozen=True):
         return (self.scope, self.owner_id)
 
 
-class RecordOp(msgspec.Struct, frozen=True):
-    """A refusal in memory_create_batch(): memory_record_result()'s arguments."""
+class RecordOp(msgspec.Struct, frozen=True, tag_field="type", tag="record"):
+    """A refusal in memory_create_batch(): its result stored as encoded (`result`, JSON text),
+    nothing else written."""
 
     command_id: str
     workspace_id: str
-    result: CommandResult
+    status: str
+    result: str
 
-
-class SaveOp(msgspec.Struct, frozen=True):
-    """A save in memory_create_batch(): memory_create_save(plan)."""
-
-    plan: CreateSaveRequest
+    @classmethod
+    def of(cls, command_id: str, workspace_id: str, result: CommandResult) -> RecordOp:
+        return cls(command_id, workspace_id, result.data.status, encode(result).decode())
 
 
 class CreateBatchRequest(msgspec.Struct, frozen=True):
     """The argument of memory_create_batch(): the owners to lock first, in lock order, then the ops."""
 
     owners: list[tuple[str, str]]
-    ops: list[RecordOp | SaveOp]
+    ops: list[CreateSaveRequest | RecordOp]
 
 
 class ManualContextRequest(msgspec.Struct, frozen=True):

@@ -3,10 +3,10 @@
 For every command the worker makes two calls (worker/services/create_memory.py):
 
     SELECT memory_create_context($1, $2, $3, $4)                 -- read what the decision needs
-    SELECT * FROM memory_create_save($1::jsonb)                   -- lock, inbox (with the events), count, evict, insert
+    SELECT * FROM memory_create_batch($1::jsonb)                  -- lock, count, evict, insert, inbox
 
-(a save that evicts completes its notice's eviction card inside that one statement). Here
-the worker's own code builds each request: CreateMemoryService runs against a
+(a batch of one op; a save that evicts completes its notice's eviction card inside that one
+statement). Here the worker's own code builds each request: CreateMemoryService runs against a
 repository whose create_save() captures the JSON instead of sending it, for every command of
 the run. The requests go into a table of the bench database, and a pgbench script takes the
 next one per transaction and makes exactly the worker's calls with it, as parameters of
@@ -14,8 +14,8 @@ prepared statements (what asyncpg does), at the worker's concurrency. The one ad
 primary-key read of the request row, folded into the context statement so the number of
 round trips stays the worker's.
 
-Each request carries a delivery's stream sequence (`applied_by`, stored with the command's
-events in its inbox row), as the worker's do. Not included: publishing the events (NATS, after
+Each request carries a delivery's stream sequence (`applied_by`, stored in the command's inbox
+row), as the worker's do. Not included: publishing the events (NATS, after
 commit), so the baseline is the database's rate for the command's transaction alone.
 """
 
@@ -35,9 +35,10 @@ import msgspec
 
 from contracts.codec import encode
 from contracts.commands import CreateMemory
+from contracts.results import CommandResult
 from db.connection import SEARCH_PATH
 from db.repository import MemoryRepository, create_pool
-from db.requests import CreateSaveRequest
+from db.requests import CreateBatchRequest, CreateSaveRequest
 from tests.bench.dataset import HISTORY_PREFIX
 from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits
@@ -60,10 +61,10 @@ class _CapturingRepository(MemoryRepository):
     """The real context read; the save is captured, not sent."""
 
     async def create_save(self, request: CreateSaveRequest):
-        raise _Captured(encode(request))
+        raise _Captured(encode(CreateBatchRequest([request.owner], [request])))
 
-    async def record_result(self, command_id: str, kind: str, workspace_id: str, result_json: bytes):
-        raise _Refused(result_json)
+    async def record_result(self, command_id: str, workspace_id: str, result: CommandResult):
+        raise _Refused(encode(result))
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,7 @@ class Request:
 
 async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
                          concurrency: int = 16) -> list[Request]:
-    """The worker's memory_create_save() argument for every command, built by the worker's code."""
+    """The worker's memory_create_batch() argument for every command, built by the worker's code."""
     pool = await create_pool(dsn, min_size=1, max_size=concurrency)
     service = CreateMemoryService(_CapturingRepository(pool), limits)
     out: list[Request | None] = [None] * len(commands)
@@ -89,7 +90,7 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
         try:
             await service.run(cmd, i + 1)  # a stream sequence, as a delivery's
         except _Captured as captured:
-            may_evict = int(bool(_MAY_EVICT.decode(captured.request).may_evict))
+            may_evict = int(_MAY_EVICT.decode(captured.request).ops[0].eviction is not None)
             out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, parse_tool_args(cmd.tool_args))), cmd.persona.lineage_id,
                              may_evict, captured.request.decode())
             return
@@ -109,8 +110,12 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
     return [r for r in out if r is not None]
 
 
+class _Eviction(msgspec.Struct):
+    eviction: dict | None = None
+
+
 class _MayEvict(msgspec.Struct):
-    may_evict: bool = False
+    ops: list[_Eviction]
 
 
 _MAY_EVICT = msgspec.json.Decoder(_MayEvict)
@@ -137,7 +142,7 @@ async def store_requests(dsn: str, requests: list[Request]) -> None:
 # MemoryRepository issue it: two autocommit statements.
 SCRIPT = r"""
 SELECT r.body, memory_create_context(r.command_id, r.workspace_id, r.ids, r.lineage_id) AS context FROM bench_requests r WHERE r.i = (SELECT nextval('bench_next')) \gset
-SELECT * FROM memory_create_save(:body::jsonb);
+SELECT count(*) FROM memory_create_batch(:body::jsonb);
 """
 
 

@@ -237,11 +237,11 @@ ORDER BY random();
 """
 
 
-# A live database's inbox holds every command of the last INBOX_RETENTION_DAYS, each with its
-# events: commands processed before the run, here HISTORY_PREFIX + <n> (no bench command has
-# that prefix), spread over the last 5 days (inside every retention, so the pruner leaves them
-# alone during the run), each with its result and two events of realistic size in its row
-# (db/migrations/006_events_in_inbox.sql). Without them the inbox is empty when
+# A live database's inbox holds every command of the last INBOX_RETENTION_DAYS: commands
+# processed before the run, here HISTORY_PREFIX + <n> (no bench command has that prefix), spread
+# over the last 5 days (inside every retention, so the pruner leaves them alone during the run),
+# each with a result of realistic size and the facts its events are rebuilt from, as a create's
+# save stores them (db/migrations/007_compact_save.sql). Without them the inbox is empty when
 # the worker's sessions plan their queries, and PostgreSQL keeps those plans (sequential
 # scans of a table it believes empty) while the run fills the tables: every create then
 # costs more than the one before (measured: 942 creates/s over the first 4,000 of a run,
@@ -249,19 +249,13 @@ ORDER BY random();
 # autovacuum's first ANALYZE, not a live one.
 HISTORY_PREFIX = "history-"
 _SEED_INBOX_HISTORY = """
-INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at, events, applied_by)
+INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at, event_facts, applied_by)
 SELECT $4::text || g, 'create', ($1::bigint + g % $2)::text, 'memory_saved_successfully',
-       jsonb_build_object('type', 'memory.create.result', 'command_id', $4::text || g,
-                          'data', jsonb_build_object('status', 'memory_saved_successfully', 'memory_id', g,
-                                                     'content', 'History note ' || g || repeat(' of a saved fact', 40))),
+       json_build_object('command_id', $4::text || g, 'success', true, 'message', 'Memory saved successfully',
+                         'data', json_build_object('status', 'memory_saved_successfully', 'memory_id', g,
+                                                   'content_saved', 'History note ' || g || repeat(' of a saved fact', 30))),
        now() - make_interval(secs => g * 432000.0 / $3),
-       (SELECT jsonb_agg(jsonb_build_object(
-                   'subject', CASE WHEN k = 1 THEN 'cache.invalidate.' ELSE 'memory.saved.' END || ($1::bigint + g % $2)::text,
-                   'headers', jsonb_build_object('Nats-Msg-Id', $4::text || g || '-' || k),
-                   'payload', jsonb_build_object('command_id', $4::text || g,
-                                                 'content', 'History note ' || g || repeat(' of a saved fact', 20)))
-                 ORDER BY k)
-        FROM generate_series(1, 2) k),
+       jsonb_build_object('scope', 'server', 'owner_id', ($1::bigint + g % $2)::text),
        g
 FROM generate_series(1, $3) g;
 """

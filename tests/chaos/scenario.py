@@ -500,12 +500,11 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
     # 6. Events: exactly the expected ids, each stored once; invalidation before saved.
     expected_ids: dict[str, str] = {}  # event id -> command id
     invalidations: dict[str, list[str]] = defaultdict(list)  # command id -> its invalidation ids
-    # Eviction metrics have opaque ids: only the events stored with the command's inbox row link
+    # Eviction metrics have opaque ids: only the facts stored with the command's inbox row link
     # them to their command.
     metric_ids: dict[str, list[str]] = defaultdict(list)
-    for row in await db.fetch("SELECT command_id, e -> 'headers' ->> 'Nats-Msg-Id' AS id FROM processed_commands,"
-                              " jsonb_array_elements(events) e WHERE e ->> 'subject' = $1",
-                              subjects.METRIC_EVICTION_SUBJECT):
+    for row in await db.fetch("SELECT command_id, event_facts ->> 'metric_event_id' AS id FROM processed_commands"
+                              " WHERE event_facts ? 'evicted_id'"):
         metric_ids[row["command_id"]].append(row["id"])
     for cid, result in results.items():
         if result["data"]["status"] not in SAVED_STATUSES:

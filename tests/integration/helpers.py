@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from contracts.commands import CreateMemory
+from db.repository import EventRow, MemoryRepository
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
+from worker.services.base import published_events
 
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
 
@@ -71,18 +73,19 @@ def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *,
 
 
 async def event_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:
-    """The subjects of the events a command stored with its inbox row, in publish order."""
+    """The subjects of the events a command (not a create: create_events_stored) stored whole
+    with its inbox row, in publish order."""
     return [r[0] for r in await conn.fetch(
         "SELECT e ->> 'subject' FROM processed_commands, jsonb_array_elements(coalesce(events, '[]')) WITH ORDINALITY"
         " AS t(e, n) WHERE command_id = $1 ORDER BY n", command_id)]
 
 
-async def stored_event_count(conn: asyncpg.Connection, command_id: str) -> int:
-    """How many events a command stored with its inbox row (0 without a row)."""
-    n: int = await conn.fetchval(
-        "SELECT coalesce(sum(jsonb_array_length(coalesce(events, '[]'))), 0) FROM processed_commands"
-        " WHERE command_id = $1", command_id)
-    return n
+async def create_events_stored(pool: asyncpg.Pool, cmd: CreateMemory) -> list[EventRow]:
+    """The events a create's inbox row publishes when its delivery comes back: rebuilt from
+    its stored result and event facts (worker/services/base.py, published_events); [] without
+    a row."""
+    stored = await MemoryRepository(pool).stored_command(cmd.command_id, cmd.workspace_id)
+    return [] if stored is None else published_events(cmd, stored)
 
 
 @asynccontextmanager

@@ -1,4 +1,4 @@
-"""tests/support/capacity_rule.py is the specification memory_create_save() follows: one table of
+"""tests/support/capacity_rule.py is the specification memory_create_batch() follows: one table of
 cases, each answered by the pure functions and by the real SQL, both held to the table's
 expected outcome and victim, so a difference between the rule and the SQL fails here."""
 
@@ -7,17 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import msgspec
 from msgspec import UNSET
 
-from contracts.codec import RESULT_DECODER, encode
+from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
 from tests.support.capacity_rule import capacity_action, capacity_outcome, choose_eviction, counts_toward_cap
 from tests.support.directory import add_server, add_user
 from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits, SaveOutcome, Scope, StoredMemory
 from worker.domain.targets import lookup_ids
-from worker.services.create_memory import CreateMemoryService, Save
+from worker.services.base import Handled
+from worker.services.create_memory import CreateMemoryService, Refusal, Save
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, personal_save, server_save
@@ -114,8 +114,8 @@ async def _owner_with_rows(conn, case: Case, now: datetime) -> tuple[str, str | 
 
 
 async def sql_answer(pool, case: Case, ws: str, user: str | None) -> tuple[SaveOutcome, str | None, object]:
-    """What memory_create_save() does: the outcome whose result it stored, what it forgot, and
-    the count a refusal reports."""
+    """What memory_create_batch() does: the outcome it chose under the lock, what it forgot,
+    and the count the refusal (worded and stored after it, as the worker does) reports."""
     repo = MemoryRepository(pool)
     service = CreateMemoryService(repo, Limits(max_server_memories=CAP, max_personal_memories=CAP))
     cmd = (server_save(ws, "new", retrieval=GOOD_RETRIEVAL) if user is None
@@ -123,12 +123,14 @@ async def sql_answer(pool, case: Case, ws: str, user: str | None) -> tuple[SaveO
     args = parse_tool_args(cmd.tool_args)
     step = service.step(cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), LINEAGE))
     assert isinstance(step, Save), step
-    results = msgspec.json.decode(encode(step.request))["results"]
-    result = RESULT_DECODER.decode((await service.run(cmd)).result)
-    chosen = [SaveOutcome(label) for label, r in results.items()
-              if (r["data"]["status"], r["error"]) == (result.data.status, result.error)]
-    assert len(chosen) == 1, (result, chosen)
-    return chosen[0], result.data.content_forgotten, result.data.current_count
+    row = await repo.create_save(step.request)
+    answer = service.written(cmd, step, row)
+    if isinstance(answer, Refusal):  # the save wrote nothing: its refusal is stored next
+        answer = service.written(cmd, answer, await repo.record_result(cmd.command_id, ws, answer.result))
+    assert isinstance(answer, Handled), answer
+    result = RESULT_DECODER.decode(answer.result)
+    assert result == RESULT_DECODER.decode(await repo.stored_result(cmd.command_id, ws) or b"null")
+    return SaveOutcome(row.outcome), result.data.content_forgotten, result.data.current_count
 
 
 async def test_the_capacity_rule_and_the_sql_answer_every_case_of_one_table(pool):

@@ -34,6 +34,13 @@ async def _real_violation(pool, table: str) -> asyncpg.UniqueViolationError:
     raise AssertionError("no unique violation")
 
 
+async def _stored_by(pool, command_id: str, workspace_id: str, result: bytes) -> None:
+    """A result another delivery (or another bot's worker, by the pool's tenant) stored first."""
+    await pool.execute("INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
+                       " VALUES ($1, 'create', $2, 'x', $3::json) ON CONFLICT (command_id) DO NOTHING",
+                       command_id, workspace_id, result.decode())
+
+
 async def _workspace(pool) -> str:
     ws = unique()
     async with pool.acquire() as conn:
@@ -96,7 +103,7 @@ async def test_a_result_another_workspace_stored_meanwhile_is_refused_as_a_clash
 
     async def context_then_clash(*args, **kwargs):
         row = await original(*args, **kwargs)
-        await repo.record_result(cmd.command_id, "create", other, b'{"data": {"status": "x"}, "other": true}')
+        await _stored_by(pool, cmd.command_id, other, b'{"data": {"status": "x"}, "other": true}')
         return row
 
     repo.create_context = context_then_clash
@@ -144,7 +151,7 @@ async def test_a_result_another_bot_stored_meanwhile_for_this_workspace_is_refus
         service = CreateMemoryService(kaede, LIMITS)
         handled = await _run_with_a_write_after_the_context(
             service, kaede, cmd, batched,
-            lambda: tomori.record_result(cmd.command_id, "create", ws, b'{"data": {"status": "x"}, "tomori": true}'))
+            lambda: _stored_by(pools[1], cmd.command_id, ws, b'{"data": {"status": "x"}, "tomori": true}'))
         result = RESULT_DECODER.decode(handled.result)
         assert handled.duplicate and result.data.status == "memory_command_invalid"
         assert "another bot" in result.error and b"tomori" not in handled.result
@@ -177,7 +184,7 @@ async def test_a_result_this_bots_racing_delivery_stored_meanwhile_is_the_answer
         service = CreateMemoryService(kaede, LIMITS)
         stored = b'{"command_id": "%s", "data": {"status": "stored first"}}' % cmd.command_id.encode()
         handled = await _run_with_a_write_after_the_context(
-            service, kaede, cmd, batched, lambda: kaede.record_result(cmd.command_id, "create", ws, stored))
+            service, kaede, cmd, batched, lambda: _stored_by(kaede_pool, cmd.command_id, ws, stored))
         assert handled.duplicate and msgspec.json.decode(handled.result)["data"]["status"] == "stored first"
         # A fresh repository, without the hook: the repeat reads the stored row.
         again = await CreateMemoryService(MemoryRepository(kaede_pool, "kaede"), LIMITS).run(cmd)

@@ -1,6 +1,7 @@
 """A command's events kept with its inbox row and published after commit, before its ack
-(db/migrations/006_events_in_inbox.sql), on a real nats-server and PostgreSQL, through the
-worker's own handler and partition consumers:
+(db/migrations/006_events_in_inbox.sql; a create's rebuilt from what its save stored,
+007_compact_save.sql), on a real nats-server and PostgreSQL, through the worker's own handler
+and partition consumers:
 
 - events only after commit, each command's invalidations stored before the rest;
 - nothing lost when the worker fails between commit and publish: the command is not acked,
@@ -10,8 +11,10 @@ worker's own handler and partition consumers:
   message id, a replayed dead letter) publishes nothing, even past the duplicate window;
 - the give-up path publishes an applied command's events before it acks, and never
   dead-letters it;
-- creates (alone or batched) and panels store their events the same way (the bio seed's:
-  tests/integration/test_reinforce_and_seed.py), and nothing writes the old outbox table.
+- creates (alone or batched) and panels publish from their inbox rows the same way (a
+  create's row holds what its events are rebuilt from, a panel's the events themselves; the
+  bio seed's: tests/integration/test_reinforce_and_seed.py), and nothing writes the old
+  outbox table.
 
 The failure "between commit and publish" is a publisher that raises for a chosen command:
 before storing anything (the worker died or lost NATS first), or after storing (the ack was
@@ -30,6 +33,8 @@ import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
+from contracts.commands import Envelope as CommandEnvelope
+from contracts.commands import decoder_for
 from db.repository import EventRow, MemoryRepository
 from tests.support import fresh_nats
 from tests.support.commands import command_payload, create_fields
@@ -39,6 +44,7 @@ from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
 from worker.consuming.outbox.publisher import EventPublisher
+from worker.services.base import published_events
 from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
@@ -114,6 +120,7 @@ class Bot:
         self.js = nc.jetstream()
         self.inbox = f"_INBOX.bot.{unique()}"
         self.answers: list[dict] = []
+        self.sent: dict[str, CommandEnvelope] = {}  # by command id: what was sent, decoded
 
     async def __aenter__(self) -> Bot:
         self.sub = await self.nc.subscribe(self.inbox, cb=self._answer)
@@ -127,6 +134,7 @@ class Bot:
 
     async def send(self, kind: str, fields: dict, *, command_id: str, msg_id: str | None = None) -> None:
         data = json.dumps(command_payload(fields, command_id=command_id, reply_to=self.inbox)).encode()
+        self.sent[command_id] = decoder_for(kind).decode(data)
         await self.js.publish(subjects.command_subject(kind, fields["workspace_id"]), data,
                               headers={"Nats-Msg-Id": msg_id or command_id}, stream=subjects.COMMANDS_STREAM)
 
@@ -166,9 +174,12 @@ async def acked(js) -> None:
     await wait_until(nothing_pending, timeout=30.0, what="every command acknowledged")
 
 
-async def inbox_events(pool, command_id: str) -> list[str]:
-    raw = await pool.fetchval("SELECT events FROM processed_commands WHERE command_id = $1", command_id)
-    return [e["headers"]["Nats-Msg-Id"] for e in json.loads(raw)] if raw else []
+async def inbox_events(pool, bot: Bot, command_id: str) -> list[str]:
+    """The Nats-Msg-Ids of the events the command's inbox row publishes for a redelivery:
+    kept whole, or for a create's save rebuilt from what it stored."""
+    cmd = bot.sent[command_id]
+    stored = await MemoryRepository(pool).stored_command(command_id, cmd.workspace_id)
+    return [] if stored is None else [e.headers["Nats-Msg-Id"] for e in published_events(cmd, stored)]
 
 
 def save(ws: str, content: str) -> dict:
@@ -185,7 +196,7 @@ async def test_events_go_out_after_commit_invalidations_first_and_once(nc, worke
     events = await stored_events(js, cid)
     assert [s for s, _, _ in events] == [subjects.invalidate_subject("tomori_state", ws),
                                          subjects.saved_subject("server", ws)]
-    assert [i for _, i, _ in events] == await inbox_events(pool, cid)
+    assert [i for _, i, _ in events] == await inbox_events(pool, bot, cid)
     assert worker.uncommitted == []
 
 
@@ -202,7 +213,7 @@ async def test_a_failure_between_commit_and_publish_loses_nothing(nc, worker, po
     await acked(js)
     # Published twice: the first attempt failed, the redelivery published the same events.
     calls = [ids for c, ids in worker.calls if c == cid]
-    assert len(calls) == 2 and calls[0] == calls[1] == await inbox_events(pool, cid)
+    assert len(calls) == 2 and calls[0] == calls[1] == await inbox_events(pool, bot, cid)
     events = await stored_events(js, cid)
     assert [i for _, i, _ in events] == calls[0]
     assert await pool.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
@@ -261,7 +272,7 @@ async def test_the_same_message_redelivered_past_the_duplicate_window_still_publ
         await bot.answered(cid)
     await acked(js)
     events = await stored_events(js, cid)
-    assert [i for _, i, _ in events] == await inbox_events(pool, cid) and len(events) == 2
+    assert [i for _, i, _ in events] == await inbox_events(pool, bot, cid) and len(events) == 2
 
 
 async def test_giving_up_on_an_applied_command_publishes_its_events_and_never_dead_letters_it(nc, worker, pool):
@@ -278,15 +289,15 @@ async def test_giving_up_on_an_applied_command_publishes_its_events_and_never_de
     await acked(js)
     assert answer["data"]["status"] == "memory_saved_successfully", answer
     assert len([c for c, _ in worker.calls if c == cid]) == MAX_DELIVER + 3
-    assert [i for _, i, _ in await stored_events(js, cid)] == await inbox_events(pool, cid)
+    assert [i for _, i, _ in await stored_events(js, cid)] == await inbox_events(pool, bot, cid)
     dlq = await js.stream_info(subjects.DLQ_STREAM)
     assert dlq.state.messages == 0
 
 
 async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker, pool):
     """Creates (several at once, so some share a batch), a panel add and a bio seed: each
-    command's events are in its inbox row, published from there once, invalidations first;
-    the outbox table is never written."""
+    command's inbox row publishes the events it published (a create's rebuilt), once,
+    invalidations first; the outbox table is never written."""
     js = nc.jetstream()
     ws = unique()
     async with Bot(nc) as bot:
@@ -302,6 +313,6 @@ async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker
     await acked(js)
     for cid in [*creates, panel]:
         events = await stored_events(js, cid)
-        assert [i for _, i, _ in events] == await inbox_events(pool, cid) != []
+        assert [i for _, i, _ in events] == await inbox_events(pool, bot, cid) != []
         assert events[0][0].startswith(subjects.INVALIDATE_PREFIX)
     assert await pool.fetchval("SELECT count(*) FROM outbox") == 0

@@ -1,5 +1,5 @@
 """The create's context read and its save are planned once per session, not on every call
-(db/migrations/001_baseline.sql, 005_one_save_path.sql).
+(db/migrations/001_baseline.sql, 005_one_save_path.sql, 007_compact_save.sql).
 
 auto_explain shows the plan PostgreSQL ran for the query inside memory_create_context: a plan
 made for one call has that call's values in its conditions, a generic plan has `$n`.
@@ -13,6 +13,7 @@ import asyncpg
 
 from contracts.codec import encode
 from db.repository import MemoryRepository
+from db.requests import CreateBatchRequest
 from tests.support.directory import add_server, add_user
 from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits
@@ -51,9 +52,10 @@ async def test_the_context_read_runs_a_generic_plan_after_many_calls(database_ur
 
 
 async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_the_other_scope(database_url, pool):
-    """memory_create_save (db/migrations/005_one_save_path.sql) writes the count and the victim's
-    choice once for both scopes; its plans are generic (made once, `$n` in the conditions), the
-    other scope's table is behind a one-time filter, and the victim is an index walk."""
+    """memory_create_batch (db/migrations/007_compact_save.sql, as 005_one_save_path.sql made the
+    save) writes the count and the victim's choice once for both scopes; its plans are generic
+    (made once, `$n` in the conditions), the other scope's table is behind a one-time filter, and
+    the victim is an index walk."""
     ws = unique()
     async with pool.acquire() as conn:
         server_id = await add_server(conn, ws, decay=True)
@@ -64,19 +66,19 @@ async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_
     step = CreateMemoryService(repo, Limits(max_server_memories=20)).step(
         cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), 7))
     assert isinstance(step, Save), step
-    request = encode(step.request).decode()
-    save = "SELECT (memory_create_save(jsonb_set($1::jsonb, '{command_id}', to_jsonb($2::text)))).result"
+    request = encode(CreateBatchRequest([step.request.owner], [step.request])).decode()
+    save = "SELECT outcome FROM memory_create_batch(jsonb_set($1::jsonb, '{ops,0,command_id}', to_jsonb($2::text)))"
 
     conn = await asyncpg.connect(database_url)
     plans: list[str] = []
     try:
         for i in range(8):  # each replaces one of the 20 dormant rows: the owner stays at the cap
-            assert "saved_with_eviction" in await conn.fetchval(save, request, f"{cmd.command_id}-{i}")
+            assert await conn.fetchval(save, request, f"{cmd.command_id}-{i}") == "saved_with_eviction"
         await conn.execute("LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;"
                            " SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;"
                            " SET client_min_messages = notice")
         conn.add_log_listener(lambda _conn, message: plans.append(message.message))
-        assert "saved_with_eviction" in await conn.fetchval(save, request, f"{cmd.command_id}-probe")
+        assert await conn.fetchval(save, request, f"{cmd.command_id}-probe") == "saved_with_eviction"
     finally:
         await conn.close()
 

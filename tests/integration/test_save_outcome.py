@@ -1,7 +1,9 @@
 """The outcomes of a save are one set of labels in Python and in SQL (worker/domain/outcome.py,
-db/migrations/002_save_outcome.sql), and the request carries a result for every one. So are
-the privacy levels (worker/domain/model.py's Privacy): the schema's CHECK and what the locked
-save reads. A request carries the result of every outcome its save can reach."""
+db/migrations/002_save_outcome.sql). So are the privacy levels (worker/domain/model.py's
+Privacy): the schema's CHECK and what the locked save reads. A request carries only what its
+save stores when it writes (db/migrations/007_compact_save.sql): a save that writes stores the
+result as the worker encoded it, with the new id (and after an eviction the forgotten row and
+the facts its events need); one that writes nothing stores nothing and reports its count."""
 
 from __future__ import annotations
 
@@ -10,17 +12,20 @@ import re
 import msgspec
 import pytest
 
-from contracts.codec import encode
+from contracts.codec import RESULT_DECODER, encode
+from contracts.results import SAVED
 from db.repository import MemoryRepository
 from tests.support.directory import add_server, add_user
+from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits, Privacy, SaveOutcome
 from worker.domain.outcome import SQL_TYPE
 from worker.domain.targets import lookup_ids
-from worker.services.create_memory import CreateMemoryService, Save
+from worker.services.base import Handled
+from worker.services.create_memory import CreateMemoryService, Refusal, Save
 
 from ..conftest import unique
-from .helpers import GOOD_RETRIEVAL, personal_save, server_save
+from .helpers import GOOD_RETRIEVAL, add_server_memories, personal_save, server_save
 
 
 async def test_the_sql_enum_has_exactly_the_python_outcomes_in_order(pool):
@@ -28,52 +33,103 @@ async def test_the_sql_enum_has_exactly_the_python_outcomes_in_order(pool):
     assert labels == [outcome.value for outcome in SaveOutcome]
 
 
-async def _request(pool, cmd) -> dict:
-    """The memory_create_save() argument the service builds for `cmd` after its real context read."""
+async def _step(pool, cmd) -> tuple[MemoryRepository, CreateMemoryService, Save]:
+    """The save the service plans for `cmd` after its real context read."""
+    repo = MemoryRepository(pool)
+    service = CreateMemoryService(repo, Limits())
     args = parse_tool_args(cmd.tool_args)
-    row = await MemoryRepository(pool).create_context(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, args)), 7)
-    step = CreateMemoryService(MemoryRepository(pool), Limits()).step(cmd, args, row)
+    step = service.step(cmd, args, await repo.create_context(cmd.command_id, cmd.workspace_id,
+                                                             list(lookup_ids(cmd, args)), 7))
     assert isinstance(step, Save), step
-    decoded: dict = msgspec.json.decode(encode(step.request))
-    return decoded
+    return repo, service, step
 
 
-async def test_a_server_save_carries_one_result_per_reachable_outcome_keyed_by_its_label(pool):
+@pytest.mark.parametrize("decay", [False, True])
+async def test_a_save_request_carries_only_what_its_save_stores_when_it_writes(pool, decay):
     ws = unique()
     async with pool.acquire() as conn:
-        await add_server(conn, ws, decay=True)
-    cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
+        await add_server(conn, ws, decay=decay)
+    _, _, step = await _step(pool, server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL))
 
-    request = await _request(pool, cmd)
+    request = msgspec.json.decode(encode(step.request))
 
-    # Decay on and retrieval usable: it may evict. A server's memories know no privacy.
-    assert set(request["results"]) == {"saved", "saved_with_eviction", "at_cap", "over_cap"}
-    assert request["eviction_notice"] is not None
+    # The plain save's result cut at its id; the eviction's only when the plan may evict; no
+    # result of an outcome that writes nothing, no events.
+    assert set(request) >= {"result_head", "result_tail", "status", "facts"}
+    assert (request["eviction"] is not None) is decay
+    assert "results" not in request and "events" not in request
+    assert len(encode(step.request)) < (3000 if decay else 1500)
 
 
-async def test_a_save_that_may_not_evict_carries_no_eviction_result(pool):
+async def test_a_plain_saves_result_is_stored_as_encoded_with_its_new_id_and_answers_repeats_byte_for_byte(pool):
     ws = unique()
     async with pool.acquire() as conn:
-        await add_server(conn, ws, decay=False)
-    cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
+        await add_server(conn, ws)
+    cmd = server_save(ws, 'says "memory_id":0 and 0')
+    repo, service, step = await _step(pool, cmd)
 
-    request = await _request(pool, cmd)
+    row = await repo.create_save(step.request)
 
-    assert set(request["results"]) == {"saved", "at_cap", "over_cap"}
-    assert request["eviction_notice"] is None
+    assert (row.outcome, row.duplicate) == ("saved", False)
+    result = RESULT_DECODER.decode(row.result)
+    assert result.data.memory_id and result.data.content_saved == 'says "memory_id":0 and 0'
+    expected = msgspec.structs.replace(step.save.result, data=msgspec.structs.replace(
+        step.save.result.data, memory_id=result.data.memory_id))
+    assert row.result == encode(expected)  # stored as the worker encoded it, nothing reformatted
+    assert await repo.stored_result(cmd.command_id, ws) == row.result
+    assert (await service.run(cmd)).result == row.result  # the repeat's answer
+    async with pool.acquire() as conn:
+        facts = await conn.fetchval("SELECT event_facts::text FROM processed_commands WHERE command_id = $1",
+                                    cmd.command_id)
+    assert msgspec.json.decode(facts) == {"scope": "server", "owner_id": ws}
 
 
-async def test_a_personal_save_carries_a_result_for_every_outcome(pool):
+async def test_an_evicting_save_stores_the_forgotten_row_and_the_metric_id_for_its_events(pool):
     ws = unique()
     async with pool.acquire() as conn:
-        await add_server(conn, ws, decay=True)
-        await add_user(conn, f"u-{ws}", nickname="Mika")
-    cmd = personal_save(ws, f"u-{ws}", "Mika", "likes tea", retrieval=GOOD_RETRIEVAL)
+        server_id = await add_server(conn, ws, decay=True)
+        await add_server_memories(conn, server_id, 7, [90] * 100)
+    cmd = server_save(ws, "replaces one", retrieval=GOOD_RETRIEVAL)
+    repo, _, step = await _step(pool, cmd)
+    assert step.save.eviction is not None
 
-    request = await _request(pool, cmd)
+    row = await repo.create_save(step.request)
 
-    assert request["scope"] == "personal"
-    assert set(request["results"]) == {outcome.value for outcome in SaveOutcome}
+    assert row.outcome == "saved_with_eviction"
+    result = RESULT_DECODER.decode(row.result)
+    assert result.data.content_forgotten == "old #0" and "forgotten" in result.notice["title"]
+    async with pool.acquire() as conn:
+        facts = msgspec.json.decode(await conn.fetchval(
+            "SELECT event_facts::text FROM processed_commands WHERE command_id = $1", cmd.command_id))
+        victim = await conn.fetchval("SELECT min(server_memory_id) FROM server_memories WHERE server_id = $1"
+                                     " AND content LIKE 'old #%'", server_id)
+    assert facts["evicted_id"] < victim  # the first (oldest) legacy row is gone
+    assert (facts["decay_days"], facts["metric_event_id"]) == (
+        step.save.eviction.facts.decay_days, step.save.eviction.facts.metric_event_id)
+
+
+@pytest.mark.parametrize("decay", [False, True])
+async def test_a_save_that_writes_nothing_stores_nothing_and_reports_the_count_it_read(pool, decay):
+    """At the cap with nothing eligible (decay off; or on, every row recent): the save's
+    transaction stores nothing, and reports the outcome and count for the worker to word."""
+    ws = unique()
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=decay)
+        await add_server_memories(conn, server_id, 7, [1] * 100)
+    cmd = server_save(ws, "no room", retrieval=GOOD_RETRIEVAL)
+    repo, service, step = await _step(pool, cmd)
+
+    row = await repo.create_save(step.request)
+
+    assert (row.outcome, row.current_count, row.result) == ("at_cap", 100, None)
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
+                                   cmd.command_id) == 0
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 100
+    handled = await service.run(cmd)  # the whole create: worded, then stored
+    result = RESULT_DECODER.decode(handled.result)
+    assert (result.data.status, result.data.current_count) == ("memory_save_failed_limit_exceeded", 100)
+    assert await repo.stored_result(cmd.command_id, ws) == handled.result and handled.events == []
 
 
 async def test_the_schema_allows_exactly_the_python_privacy_levels(pool):
@@ -97,17 +153,17 @@ async def test_the_locked_save_reads_each_privacy_level_as_python_names_it(pool,
     async with pool.acquire() as conn:
         await add_server(conn, ws)
         await add_user(conn, user)
-    repo = MemoryRepository(pool)
     cmd = personal_save(ws, user, "Mika", "{user} likes tea")
-    args = parse_tool_args(cmd.tool_args)
-    step = CreateMemoryService(repo, Limits()).step(
-        cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), 7))
-    assert isinstance(step, Save), step
+    repo, _, step = await _step(pool, cmd)
     async with pool.acquire() as conn:
         await conn.execute("UPDATE users SET privacy_level = $2 WHERE user_disc_id = $1", user, int(level))
 
-    written = await repo.create_save(step.request)
+    row = await repo.create_save(step.request)
 
-    expected = step.request.results[SAVE_BY_LEVEL[level]]
-    got = msgspec.json.decode(bytes(written.result))
-    assert (got["data"]["status"], got["error"]) == (expected.data.status, expected.error)
+    assert row.outcome == SAVE_BY_LEVEL[level].value
+    answer = CreateMemoryService(repo, Limits()).written(cmd, step, row)
+    if level is Privacy.OPEN:
+        assert isinstance(answer, Handled) and RESULT_DECODER.decode(answer.result).data.status == SAVED
+    else:
+        assert isinstance(answer, Refusal) and row.result is None  # nothing stored by the save
+        assert answer.result == messages.privacy_restricted(cmd, "Mika", level)

@@ -1,8 +1,8 @@
 """The capacity and eviction rule under the owner lock, in Python: the executable
-specification memory_create_save() follows (docs/design.md, section 5).
+specification memory_create_batch() follows (docs/design.md, section 5).
 
 The counting and the choice of a victim run where the owner's rows are, inside
-memory_create_save() (db/migrations/005_one_save_path.sql), which counts, picks the victim
+memory_create_batch() (db/migrations/007_compact_save.sql), which counts, picks the victim
 and names a SaveOutcome in one statement; no product code calls these functions, so they
 live with the tests. They say the whole rule plainly enough to read and to test without a
 database: tests/unit/test_capacity.py tests the rule itself, and tests/integration/

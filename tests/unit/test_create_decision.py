@@ -16,11 +16,8 @@ from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.capacity import eviction_permitted
 from worker.domain.create import decide_create, limit_refusal
-from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SaveOutcome, SavePlan, Workspace
-from worker.domain.notice import NoticeSettings
-from worker.domain.outcome import reachable_outcomes
+from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SavePlan, Workspace
 from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
-from worker.domain.save import save_request
 from worker.domain.targets import lookup_ids
 
 WORKSPACE = "500000000000000001"
@@ -616,20 +613,3 @@ def test_an_unknown_privacy_level_is_named_as_full_as_the_save_under_the_lock_na
     from worker.domain import messages
 
     assert messages.privacy_restricted("c1", "Mika", 7) == messages.privacy_restricted("c1", "Mika", 2)
-
-
-
-@pytest.mark.parametrize(("tool_args", "decay", "reachable"), [
-    (server_args(), False, {"saved", "at_cap", "over_cap"}),
-    (server_args(), True, {"saved", "saved_with_eviction", "at_cap", "over_cap"}),
-    (personal_args(), False, {"saved", "at_cap", "over_cap", "privacy_partial", "privacy_full", "host_protected"}),
-    (personal_args(), True, {outcome.value for outcome in SaveOutcome}),
-])
-def test_a_save_request_carries_the_result_of_exactly_the_outcomes_it_can_reach(tool_args, decay, reachable):
-    """Only what memory_create_save() can pick: an eviction when the plan permits one, privacy
-    and host protection for a person's memories."""
-    cmd = command(tool_args, retrieval=READY)
-    save = save_request(cmd, planned(decide(cmd, context(Workspace(memory_decay_enabled=decay)))),
-                        datetime(2025, 1, 2, tzinfo=UTC), NoticeSettings())
-    assert {outcome.value for outcome in save.results} == reachable
-    assert set(save.results) == reachable_outcomes(save.plan)

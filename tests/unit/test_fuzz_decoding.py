@@ -15,7 +15,6 @@ lone surrogate escapes, invalid UTF-8) are spliced into otherwise valid JSON tex
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -235,9 +234,9 @@ def check_create_decision(cmd: CreateMemory, ctx: CreateContext, limits: Limits 
         assert "\x00" not in decision.content
         assert 0 < utf16_length(decision.content) <= limits.max_memory_length
         assert decision.scope in ("server", "personal")
-        # What goes to PostgreSQL (jsonb refuses \u0000): every prepared result, event and notice.
+        # What goes to PostgreSQL (jsonb refuses \u0000): every prepared result and notice.
         for notices in NOTICE_SETTINGS:
-            request = CreateSaveRequest.of(cmd, save_request(cmd, decision, datetime(2025, 1, 1, tzinfo=UTC), notices))
+            request = CreateSaveRequest.of(cmd, save_request(cmd, decision, notices))
             assert_no_nul(encode(request))
         return
     assert isinstance(decision, CommandResult), decision

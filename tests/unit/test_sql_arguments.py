@@ -23,18 +23,18 @@ from db.requests import (
     CreateSaveRequest,
     ManualContextRequest,
     RecordOp,
-    SaveOp,
 )
 from worker.domain.eviction_notice import EvictionNoticeTemplate
 
 _CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
 _DROP = re.compile(r"DROP FUNCTION memory_worker\.(\w+)\(")
 _READ = re.compile(r"\b(\w+)\s*->>?\s*'(\w+)'")
+_PATH = re.compile(r"\b(\w+)\s*#>>?\s*'\{([\w,]+)\}'")
 
 # function -> the JSON value each of its variables holds, by the type that makes it.
 FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "memory_create_save": {"p": (CreateSaveRequest,), "v_result": (CommandResult,), "h": (HostRow,)},
-    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, SaveOp)},
+    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, CreateSaveRequest),
+                            "e": (RecordOp, CreateSaveRequest), "v_result": (CommandResult,), "h": (HostRow,)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
     "memory_eviction_notice": {"p_template": (EvictionNoticeTemplate,), "v_notice": (NoticePlan,)},
@@ -57,7 +57,8 @@ def live_functions() -> dict[str, str]:
 
 def keys_of(kind: type) -> set[str]:
     if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
-        return {field.encode_name for field in msgspec.structs.fields(kind)}
+        tag = kind.__struct_config__.tag_field  # a tagged union's member says which it is
+        return {field.encode_name for field in msgspec.structs.fields(kind)} | ({tag} if tag else set())
     if dataclasses.is_dataclass(kind):
         return {field.name for field in dataclasses.fields(kind)}
     return set(typing.get_type_hints(kind))  # a TypedDict
@@ -67,7 +68,39 @@ def reads(body: str) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for variable, key in _READ.findall(body):
         found.setdefault(variable, set()).add(key)
+    for variable, path in _PATH.findall(body):
+        found.setdefault(variable, set()).add(path.split(",")[0])
     return found
+
+
+def _field_types(kind: type) -> dict[str, object]:
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        hints = typing.get_type_hints(kind)
+        return {field.encode_name: hints[field.name] for field in msgspec.structs.fields(kind)}
+    return dict(typing.get_type_hints(kind))
+
+
+def _classes(hint: object) -> list[type]:
+    """The Structs, dataclasses and TypedDicts a field's type names (through Optional and unions)."""
+    args = typing.get_args(hint)
+    if args:
+        return [kind for arg in args for kind in _classes(arg)]
+    return [hint] if isinstance(hint, type) and (issubclass(hint, msgspec.Struct) or dataclasses.is_dataclass(hint)
+                                                 or typing.is_typeddict(hint)) else []
+
+
+def path_misses(kinds: tuple[type, ...], path: list[str]) -> bool:
+    """A `#>` path none of `kinds` has, key by key, where each step's type is known."""
+    for key in path:
+        fields = {}
+        for kind in kinds:
+            fields.update(_field_types(kind))
+        if key not in fields:
+            return True
+        kinds = tuple(_classes(fields[key]))
+        if not kinds:  # a plain value or JSON the types do not describe: nothing more to check
+            return False
+    return False
 
 
 def test_every_key_the_live_sql_reads_is_a_field_of_the_type_that_feeds_it() -> None:
@@ -81,6 +114,9 @@ def test_every_key_the_live_sql_reads_is_a_field_of_the_type_that_feeds_it() -> 
             assert variable in read, f"{function} no longer reads {variable}: drop it from FEEDS"
             fields = set().union(*(keys_of(kind) for kind in kinds))
             missing += [f"{function}: {variable} ->> '{key}'" for key in sorted(read[variable] - fields)]
+        for variable, path in _PATH.findall(live[function]):
+            if path_misses(feeds[variable], path.split(",")):
+                missing.append(f"{function}: {variable} #> '{{{path}}}'")
     assert not missing, missing
 
 
@@ -92,3 +128,9 @@ def test_every_live_function_reading_json_keys_is_checked() -> None:
 def test_a_renamed_key_is_caught() -> None:
     body = "v_scope text := p ->> 'scope'; v_cap integer := (p ->> 'capacity')::integer;"
     assert reads(body)["p"] - keys_of(CreateSaveRequest) == {"capacity"}
+
+
+def test_a_renamed_key_in_a_path_is_caught() -> None:
+    assert not path_misses((CreateSaveRequest,), ["eviction", "facts", "decay_days"])
+    assert path_misses((CreateSaveRequest,), ["eviction", "facts", "decay"])
+    assert path_misses((CreateSaveRequest,), ["evict", "notice"])

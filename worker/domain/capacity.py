@@ -3,9 +3,9 @@
 A create's save is decided in two places. Here, with no rows: whether a save at the cap may
 replace a row at all (`eviction_permitted`, once per create, into the SavePlan), the lineage
 no automatic save may touch, and why a refusing capacity action refused (`limit_reason`, the
-limit_exceeded text). Under the lock, where the owner's rows are: memory_create_save()
-(db/migrations/005_one_save_path.sql) counts, picks the victim and names a SaveOutcome in one
-statement. That half's executable specification is tests/support/capacity_rule.py, which
+limit_exceeded text). Under the lock, where the owner's rows are: memory_create_batch()
+(db/migrations/007_compact_save.sql, as 005_one_save_path.sql wrote it) counts, picks the
+victim and names a SaveOutcome in one statement. That half's executable specification is tests/support/capacity_rule.py, which
 tests/integration/test_capacity_conformance.py runs as one table against the real SQL, so
 the two cannot drift apart: change the rule there first, then in the SQL.
 """

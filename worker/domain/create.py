@@ -125,12 +125,10 @@ def decide_create(cmd: CreateMemory, args: ToolArguments | InvalidArguments, ctx
     return _plan(cmd, ctx, limits, target, content)
 
 
-def limit_refusal(cmd: CreateMemory, plan: SavePlan, action: CapacityAction) -> CommandResult:
-    """The refusal of a save the capacity rule refused (`refuse_at_cap` or `refuse_over_cap`).
-
-    `data.current_count` is 0 here: the database sets it to the count it read under the lock.
-    """
+def limit_refusal(cmd: CreateMemory, plan: SavePlan, action: CapacityAction, current_count: int = 0) -> CommandResult:
+    """The refusal of a save the capacity rule refused (`refuse_at_cap` or `refuse_over_cap`);
+    `current_count` is the owner's count the database read under the lock."""
     reason = limit_reason(action, plan.may_evict)
     if reason is None:
         raise ValueError(f"{action} is not a refusing capacity action")
-    return messages.limit_exceeded(cmd, plan, 0, reason, plan.eviction_blocked)
+    return messages.limit_exceeded(cmd, plan, current_count, reason, plan.eviction_blocked)

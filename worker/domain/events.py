@@ -1,12 +1,15 @@
-"""The events a command emits, built before they are stored with its inbox row (docs/design.md, section 3.5).
+"""The events a command emits (docs/design.md, section 3.5).
 
-For a create the database fills in only what it alone knows (the new memory id, the evicted
-row), so the event shapes live here, next to the contracts, not in SQL. Event ids derive
-from the command id: a command retried after a crash emits the same ids, and JetStream's
+The event shapes live here, next to the contracts, not in SQL. Event ids derive from the
+command id: a command retried after a crash emits the same ids, and JetStream's
 de-duplication and any consumer can recognise the repeat. The eviction metric is the
 exception: its id is random (docs/design.md, section 3.5), so a metric sample leads back to no command,
-workspace or content. It is still retry-safe: it is chosen once, in the transaction that
-stores the command's inbox row with its events, and every publish of that event carries it.
+workspace or content. It is still retry-safe: it is chosen once, before the save, and stored
+with the command's inbox row (`SavedFacts`), and every publish of that event carries it.
+
+A create's events are built after its save, from what the save stored: its result, the
+command, and `SavedFacts` (what only the save knew). So a redelivery that publishes them
+again (worker/services/base.py) builds the very same events from the same row.
 """
 
 from __future__ import annotations
@@ -27,17 +30,35 @@ from contracts.events import (
     Source,
 )
 from contracts.notice import NoticePlan
-from contracts.results import CacheKey
+from contracts.results import CacheKey, CommandResult
 
-from .model import SavePlan, Scope
+from .model import Scope
 
 
 class EventTemplate(msgspec.Struct, frozen=True):
     subject: str
     headers: dict[str, str]
     payload: msgspec.Raw | object
-    fill: str | None = None  # "saved" | "evicted": which ids the database fills in
-    only_on_evict: bool = False
+
+
+class SavedFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a model save's events say that its stored result and its command do not, kept
+    with its inbox row (processed_commands.event_facts): whose memory it is, and after an
+    eviction the forgotten row's id (set by the database), the decay days and the eviction
+    metric's event id (chosen before the save: `EvictionFacts`)."""
+
+    scope: Scope
+    owner_id: str
+    evicted_id: int | None = None
+    decay_days: int | None = None
+    metric_event_id: str | None = None
+
+
+class EvictionFacts(msgspec.Struct, frozen=True):
+    """The part of `SavedFacts` a save stores only when it forgets a row."""
+
+    decay_days: int
+    metric_event_id: str
 
 
 def event_id(command_id: str, suffix: str) -> str:
@@ -64,8 +85,8 @@ def invalidations(command_id: str, keys: tuple[CacheKey, ...] | list[CacheKey], 
 
 def saved(command_id: str, occurred_at: str, *, scope: Scope, workspace_id: str, owner_id: str, lineage_id: int,
           memory_id: int, content: str, source: Source, manually_written: bool,
-          evicted: EvictedMemory | None = None, notice: NoticePlan | None = None, suffix: str = "saved",
-          fill: str | None = None) -> EventTemplate:
+          evicted: EvictedMemory | None = None, notice: NoticePlan | dict[str, object] | None = None,
+          suffix: str = "saved") -> EventTemplate:
     eid = event_id(command_id, suffix)
     return EventTemplate(
         subject=subjects.saved_subject(scope, owner_id),
@@ -75,7 +96,6 @@ def saved(command_id: str, occurred_at: str, *, scope: Scope, workspace_id: str,
                             memory_id=memory_id, content=content, source=source,
                             manually_written=manually_written, evicted=evicted,
                             notice=None if notice is None else dict(notice)),
-        fill=fill,
     )
 
 
@@ -90,27 +110,38 @@ def removed(command_id: str, occurred_at: str, *, scope: Scope, owner_id: str, l
     )
 
 
-def save_events(cmd: CreateMemory, plan: SavePlan, occurred_at: str, *, notice: NoticePlan | None = None
-                ) -> list[EventTemplate]:
-    """The events of a model save, in publish order: invalidations first, then what was saved."""
+def create_events(cmd: CreateMemory, result: CommandResult, facts: SavedFacts, occurred_at: str
+                  ) -> list[EventTemplate]:
+    """The events of a model save that wrote, in publish order: invalidations first, then
+    memory.saved, and after an eviction memory.evicted and the eviction metric. `result` is
+    the result as stored (its memory id, contents and notice are the events'); `occurred_at`
+    when the save's transaction ran."""
     cid = cmd.command_id
-    out = invalidations(cid, plan.invalidate, occurred_at, "memory_saved")
-    out.append(saved(cid, occurred_at, scope=plan.scope, workspace_id=cmd.workspace_id, owner_id=plan.owner_id,
-                     lineage_id=plan.lineage_id, memory_id=0, content=plan.content, source="model",
-                     manually_written=False, notice=notice, fill="saved"))
+    data = result.data
+    if data.memory_id is None or data.content_saved is None:
+        raise ValueError(f"the result of {cid!r} is not a save's: {data.status}")
+    forgot = facts.evicted_id
+    out = invalidations(cid, result.invalidated, occurred_at, "memory_saved")
+    out.append(saved(cid, occurred_at, scope=facts.scope, workspace_id=cmd.workspace_id, owner_id=facts.owner_id,
+                     lineage_id=cmd.persona.lineage_id, memory_id=data.memory_id, content=data.content_saved,
+                     source="model", manually_written=False, notice=result.notice,
+                     evicted=None if forgot is None else EvictedMemory(forgot, data.content_forgotten or "")))
+    if forgot is None:
+        return out
+    if facts.decay_days is None or facts.metric_event_id is None:
+        raise ValueError(f"the eviction of {cid!r} was stored without its decay days and metric id")
     eid = event_id(cid, "evicted")
     out.append(EventTemplate(
-        subject=subjects.evicted_subject(plan.scope, plan.owner_id),
+        subject=subjects.evicted_subject(facts.scope, facts.owner_id),
         headers={"Nats-Msg-Id": eid},
-        payload=MemoryEvicted(event_id=eid, command_id=cid, occurred_at=occurred_at, scope=plan.scope,
-                              owner_id=plan.owner_id, lineage_id=plan.lineage_id, memory_id=0,
-                              content_forgotten="", replaced_by=0, decay_days=plan.decay_days),
-        fill="evicted", only_on_evict=True,
+        payload=MemoryEvicted(event_id=eid, command_id=cid, occurred_at=occurred_at, scope=facts.scope,
+                              owner_id=facts.owner_id, lineage_id=cmd.persona.lineage_id, memory_id=forgot,
+                              content_forgotten=data.content_forgotten or "", replaced_by=data.memory_id,
+                              decay_days=facts.decay_days),
     ))
     out.append(EventTemplate(
         subject=subjects.METRIC_EVICTION_SUBJECT,
-        headers={"Nats-Msg-Id": opaque_event_id()},
-        payload=MemoryEvictionMetric(scope=plan.scope, decay_days=plan.decay_days),
-        only_on_evict=True,
+        headers={"Nats-Msg-Id": facts.metric_event_id},
+        payload=MemoryEvictionMetric(scope=facts.scope, decay_days=facts.decay_days),
     ))
     return out

@@ -2,7 +2,7 @@
 
 Which row is forgotten is known only inside the save's locked transaction, and the eviction
 card shows it. So the planner (worker/domain/notice.py) plans the eviction notice here with an
-empty forgotten content, and memory_create_save(), having chosen the row, completes it in the
+empty forgotten content, and memory_create_batch(), having chosen the row, completes it in the
 same transaction with memory_eviction_notice() (db/migrations/002_save_outcome.sql): the
 card's "Forgotten" field, cut to the field limit as `truncate_field` cuts, and the expand
 action and attachment, whose full text ends with the forgotten content. Those three pieces

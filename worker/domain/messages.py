@@ -139,7 +139,7 @@ def invalid_content(cmd: CreateMemory | str, tool_scope: ToolScope, length: int,
 
 
 def privacy_restricted(cmd: CreateMemory | str, label: str, privacy_level: int) -> CommandResult:
-    # A level the schema does not know reads as full, as under the lock (memory_create_save).
+    # A level the schema does not know reads as full, as under the lock (memory_create_batch).
     setting = _PRIVACY_NAMES.get(privacy_level, "full")
     text = (
         f"{label} has limited what I may remember about them (privacy setting: {setting}), so no "

@@ -9,11 +9,11 @@ from typing import Protocol, overload
 import asyncpg
 import msgspec
 
-from contracts.codec import encode
-from contracts.commands import Envelope
+from contracts.codec import RESULT_DECODER, encode
+from contracts.commands import CreateMemory, Envelope
 from db.repository import EventRow, Stored
 from worker.domain import messages
-from worker.domain.events import EventTemplate
+from worker.domain.events import EventTemplate, create_events
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,18 @@ def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
 def event_rows(templates: Sequence[EventTemplate]) -> list[EventRow]:
     """Events the service built whole (nothing for the database to fill in), as stored."""
     return [EventRow(t.subject, t.headers, msgspec.Raw(encode(t.payload))) for t in templates]
+
+
+def published_events(cmd: Envelope, stored: Stored) -> list[EventRow]:
+    """The events of a stored command, as it published them: kept whole in its inbox row, or
+    for a create's save (`stored.facts`) rebuilt from its stored result, the facts only the
+    save knew and the time its transaction ran (db/migrations/007_compact_save.sql). The
+    first publish and every republish build them here, so they are the same events."""
+    if stored.facts is None:
+        return stored.events
+    if not isinstance(cmd, CreateMemory) or stored.event_time is None:
+        raise ValueError(f"a create's save stored {cmd.command_id!r}: its events are built from a create")
+    return event_rows(create_events(cmd, RESULT_DECODER.decode(stored.result), stored.facts, stored.event_time))
 
 
 def republishes(stored: Stored, delivery: int | None) -> bool:
@@ -100,7 +112,8 @@ def seen_before(cmd: Envelope, stored: Stored | None, tenant: str, delivery: int
     if stored.tenant != tenant or (stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id):
         reason = "command_id was already used by a command of another workspace or another bot: use a fresh, unique id"
         return Handled(encode(messages.invalid_command(cmd.command_id, reason)), [], duplicate=True)
-    return Handled(stored.result, stored.events if republishes(stored, delivery) else [], duplicate=True)
+    return Handled(stored.result, published_events(cmd, stored) if republishes(stored, delivery) else [],
+                   duplicate=True)
 
 
 async def once(cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled:

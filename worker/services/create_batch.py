@@ -3,9 +3,10 @@
 A workspace has one command in flight at a time (worker/consuming/intake/partitions.py), so the creates in
 flight at once are of different workspaces. They go to the database together: one round trip reads
 every context, the pure decisions run, and one transaction (memory_create_batch) saves them
-all, each under its owner's lock taken up front in a fixed order. Per command this is
-exactly what CreateMemoryService.run does (its step() and handled()); only the round trips and the
-commit are shared.
+all, each under its owner's lock taken up front in a fixed order; the refusals of saves that
+wrote nothing are stored by one more statement, when there are any. Per command this is
+exactly what CreateMemoryService.run does (its step() and written()); only the round trips and
+the commit are shared.
 Should the batch fail, every command runs again on its own (Coalescer), so errors, retries
 and dead letters stay per command.
 """
@@ -17,7 +18,7 @@ from typing import assert_never
 
 from contracts.commands import CreateMemory
 from db.repository import MemoryRepository, lock_order
-from db.requests import CreateBatchRequest, CreateContextRequest, RecordOp, SaveOp
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, RecordOp
 from worker.domain.arguments import parse_tool_args
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled
@@ -66,20 +67,28 @@ class BatchedCreateService:
             CreateContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, a)), cmd.persona.lineage_id)
             for cmd, a in zip(cmds, args, strict=True)])
         answered: dict[int, Handled] = {}
-        ops: dict[int, RecordOp | SaveOp] = {}  # by command index, in command order
+        writes: dict[int, Refusal | Save] = {}  # by command index, in command order
         for index, (cmd, a, context) in enumerate(zip(cmds, args, contexts, strict=True)):
             match self._service.step(cmd, a, context, applied_by[index]):
                 case Answered(handled):
                     answered[index] = handled
-                case Refusal(result):
-                    ops[index] = RecordOp(cmd.command_id, cmd.workspace_id, result)
-                case Save(request):
-                    ops[index] = SaveOp(request)
+                case Refusal() | Save() as write:
+                    writes[index] = write
                 case step:
                     assert_never(step)
-        if ops:
-            owners = lock_order(op.plan.owner for op in ops.values() if isinstance(op, SaveOp))
-            saved = await self._repo.create_batch(CreateBatchRequest(owners, list(ops.values())))
-            for index, row in zip(ops, saved, strict=True):
-                answered[index] = self._service.handled(cmds[index], row, applied_by[index])
+        while writes:  # at most twice: the saves and refusals, then the refusals of saves that wrote nothing
+            ops: list[CreateSaveRequest | RecordOp] = [
+                write.request if isinstance(write, Save)
+                else RecordOp.of(cmds[index].command_id, cmds[index].workspace_id, write.result)
+                for index, write in writes.items()]
+            owners = lock_order(op.owner for op in ops if isinstance(op, CreateSaveRequest))
+            rows = await self._repo.create_batch(CreateBatchRequest(owners, ops))
+            refused: dict[int, Refusal | Save] = {}
+            for (index, write), row in zip(writes.items(), rows, strict=True):
+                answer = self._service.written(cmds[index], write, row, applied_by[index])
+                if isinstance(answer, Handled):
+                    answered[index] = answer
+                else:
+                    refused[index] = answer
+            writes = refused
         return [answered[index] for index in range(len(cmds))]

@@ -4,20 +4,21 @@
    all the pure decision needs for the ids they name, and whether the command was seen before
    (seen_before() decides what that means).
 2. Decision: decide_save() (worker/domain/save.py) refuses with a finished result, or plans a
-   save carrying the finished result of every SaveOutcome, the events, and for a save that may
-   evict the eviction notice's template: everything is planned once, there.
-3. Transaction: a refusal is stored (memory_record_result); a save is memory_create_save()
-   (its argument: db/requests.py), which takes the owner's lock, chooses the outcome under it,
-   completes the eviction notice and stores the result: one statement, evicting or not.
+   save carrying what it stores when it writes.
+3. Transaction: memory_create_batch() (its argument: db/requests.py) stores a refusal, or
+   saves: it takes the owner's lock, chooses the outcome under it, completes the eviction
+   notice and stores the result, in one statement. A save that ends writing nothing (at the
+   cap, privacy read again) stores nothing there: its refusal is worded now
+   (worker/domain/outcome.py) and stored like any refusal, in a statement of its own.
+4. The events of a save that wrote are built from what it stored (published_events()).
 
 worker/services/create_batch.py runs steps 1 and 3 for many commands in one round trip each;
-step() is the part both share.
+step() and written() are the parts both share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import assert_never
 
 from contracts.codec import encode
@@ -27,11 +28,12 @@ from db.repository import CreateContextRow, MemoryRepository, SaveRow
 from db.requests import CreateSaveRequest
 from worker.domain import messages
 from worker.domain.arguments import InvalidArguments, ToolArguments, parse_tool_args
-from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity
-from worker.domain.save import decide_save
+from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SaveOutcome
+from worker.domain.outcome import WRITES, refused_under_lock
+from worker.domain.save import CreateSave, decide_save
 from worker.domain.targets import lookup_ids
 from worker.services import rows
-from worker.services.base import Handled, once, seen_before
+from worker.services.base import Handled, once, published_events, seen_before
 
 
 def context_from_row(row: CreateContextRow) -> CreateContext:
@@ -52,15 +54,17 @@ class Answered:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A refusal to store (memory_record_result)."""
+    """A refusal to store (a 'record' op of memory_create_batch): decided before the lock, or
+    by a save that wrote nothing."""
 
     result: CommandResult
 
 
 @dataclass(frozen=True, slots=True)
 class Save:
-    """A save to attempt under the owner's lock (memory_create_save)."""
+    """A save to attempt under the owner's lock (memory_create_batch)."""
 
+    save: CreateSave
     request: CreateSaveRequest
 
 
@@ -80,36 +84,48 @@ class CreateMemoryService:
         answer = seen_before(cmd, self._repo.stored_of(row), self._repo.tenant, delivery)
         if answer is not None:
             return Answered(answer)
-        decision = decide_save(cmd, args, context_from_row(row), self._limits, datetime.now(UTC),
-                               rows.notice_settings(row.workspace))
+        decision = decide_save(cmd, args, context_from_row(row), self._limits, rows.notice_settings(row.workspace))
         if isinstance(decision, CommandResult):
             return Refusal(decision)
-        return Save(CreateSaveRequest.of(cmd, decision, delivery))
+        return Save(decision, CreateSaveRequest.of(cmd, decision, delivery))
 
-    def handled(self, cmd: CreateMemory, row: SaveRow, delivery: int | None = None) -> Handled:
-        """What a write returned: the command's own result, or the answer to a repeat it found."""
+    def written(self, cmd: CreateMemory, step: Refusal | Save, row: SaveRow, delivery: int | None = None
+                ) -> Handled | Refusal:
+        """What a write returned: the command's answer (its own result and events, or the answer
+        to a repeat it found stored), or for a save that wrote nothing the refusal to store."""
         if row.duplicate:
             return seen_before(cmd, self._repo.stored_by_save(row), self._repo.tenant, delivery)
-        return Handled(bytes(row.result), row.events, duplicate=False)
+        if row.outcome is not None and (outcome := SaveOutcome(row.outcome)) not in WRITES:
+            if not isinstance(step, Save):
+                raise ValueError(f"a refusal's write reported the outcome {outcome}")
+            return Refusal(refused_under_lock(cmd, step.save.plan, outcome, row.current_count))
+        stored = self._repo.stored_by_save(row)
+        return Handled(stored.result, published_events(cmd, stored), duplicate=False)
 
     async def run(self, cmd: CreateMemory, delivery: int | None = None) -> Handled:
-        """The create, with its events stored in its inbox row (applied_by = `delivery`)."""
+        """The create, with its result (and what its events are built from) stored in its
+        inbox row (applied_by = `delivery`)."""
         return await once(cmd, lambda: self._run(cmd, delivery))
 
     async def _run(self, cmd: CreateMemory, delivery: int | None) -> Handled:
         args = parse_tool_args(cmd.tool_args)
         row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd, args),
                                               cmd.persona.lineage_id)
-        match self.step(cmd, args, row, delivery):
-            case Answered(handled):
-                return handled
-            case Refusal(result):
-                written = await self._repo.record_result(cmd.command_id, "create", cmd.workspace_id, encode(result))
-            case Save(request):
-                written = await self._repo.create_save(request)
-            case step:
-                assert_never(step)
-        return self.handled(cmd, written, delivery)
+        step = self.step(cmd, args, row, delivery)
+        while True:  # at most twice: a save that wrote nothing, then its refusal
+            match step:
+                case Answered(handled):
+                    return handled
+                case Refusal(result):
+                    written = await self._repo.record_result(cmd.command_id, cmd.workspace_id, result)
+                case Save(_, request):
+                    written = await self._repo.create_save(request)
+                case _:
+                    assert_never(step)
+            answer = self.written(cmd, step, written, delivery)
+            if isinstance(answer, Handled):
+                return answer
+            step = answer
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
         return encode(messages.db_error(cmd))

@@ -32,7 +32,7 @@ from worker.consuming.intake.failures import FailureLedger, is_permanent, is_una
 from worker.consuming.outbox.publisher import EventPublisher
 from worker.consuming.probe import answerable
 from worker.domain import messages, tenancy
-from worker.services.base import CommandService, Handled, republishes
+from worker.services.base import CommandService, Handled, published_events, republishes
 from worker.shared.jetstream import stream_seq
 
 log = structlog.get_logger("worker")
@@ -249,7 +249,7 @@ class CommandHandler:
             outcome = delivery.give_up_with(give_up, stored=stored is not None)
             if stored is not None and republishes(stored, d.seq):
                 # Applied by this very message: its events are stored before it is acked.
-                await self._events.publish_coalesced(stored.events)
+                await self._events.publish_coalesced(published_events(cmd, stored))
             if isinstance(outcome, delivery.DeadLetter):
                 await dead_letters.dead_letter(
                     self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,

@@ -1,0 +1,297 @@
+-- Summary: a create's save takes only what it may store and stores its result as sent; its events are rebuilt, not stored.
+-- The database's work per create (issue 27, fourth round, second part). Until now every create
+-- sent memory_create_save() a result for every outcome its save could reach and every event
+-- finished but for the new id (about 5.4 kB of JSON, parsed whole by PostgreSQL), and stored
+-- the events with its result (about 1.9 kB, compressed inline). Now:
+--
+-- - The request carries only the plain save's result, split where the new memory id goes
+--   (result_head, the id, result_tail: no JSON is parsed to store it), and for a save that
+--   may evict the eviction's result and notice template. A save that ends writing nothing (at
+--   or over the cap, privacy or a host's protection read again under the lock) stores
+--   nothing here: the function reports the outcome and the count, and the worker words the
+--   refusal (worker/domain/outcome.py) and stores it with a second call, which reports a
+--   repeat's result if one was stored meanwhile.
+-- - processed_commands.result is json, not jsonb: the result is stored as the worker encoded
+--   it and read back byte for byte (a repeat's answer is the first answer's bytes). Rows
+--   stored before keep their text.
+-- - A create's events are not stored: the worker rebuilds them from the stored result, the
+--   command (which every delivery that republishes carries: worker/services/base.py) and
+--   event_facts, what only the save knew (the owner, and after an eviction the forgotten
+--   row's id, the decay days and the eviction metric's event id). Their occurred_at is the
+--   row's processed_at, formatted by memory_event_time(). Other kinds still store their
+--   events whole in `events`.
+-- - One function for every create write: memory_create_batch() takes the owners to lock and
+--   the ops (saves and refusals to store) and returns one row per op; memory_create_save()
+--   and memory_record_result() are gone, a lone create is a batch of one.
+-- - The context read and the batch report a stored command whole (result text, workspace,
+--   tenant, events or event facts, the delivery that applied it), so nothing is read twice.
+--
+-- The ALTER of `result` rewrites processed_commands once (at INBOX_RETENTION_DAYS of
+-- history, deploy/README.md, "Upgrading"). Stop the workers of the older version first: they
+-- call the functions dropped here. p is db/requests.py's CreateBatchRequest
+-- (tests/unit/test_sql_arguments.py holds the keys read here to its fields).
+
+ALTER TABLE memory_worker.processed_commands ALTER COLUMN result TYPE json USING result::json;
+ALTER TABLE memory_worker.processed_commands ADD COLUMN event_facts jsonb;
+
+DROP FUNCTION memory_worker.memory_create_batch(jsonb);
+DROP FUNCTION memory_worker.memory_create_save(jsonb);
+DROP FUNCTION memory_worker.memory_record_result(text, text, text, jsonb);
+
+-- The events' occurred_at: when the command's transaction ran (its processed_at), in one
+-- format whatever the session's time zone, so an event rebuilt later carries the same text.
+CREATE FUNCTION memory_worker.memory_event_time(p_at timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"');
+$$;
+
+-- The writes of several creates in one transaction (worker/services/create_batch.py; a lone
+-- create is a batch of one): p.owners locked first, in the caller's order, then each op in
+-- order. An op is a refusal decided before the lock (type 'record': its result stored as is)
+-- or a save (type 'save'). One row per op, in order:
+--
+-- - a command stored already (a repeat that raced the original): duplicate, with what was
+--   stored; worker/services/base.py's seen_before() decides what it answers and publishes;
+-- - a save that wrote: its outcome (saved, saved_with_eviction), the result as stored, the
+--   event facts and time its events are built from;
+-- - a save that wrote nothing: its outcome and the count read under the lock, nothing stored;
+-- - a refusal stored: outcome NULL, the result as stored.
+CREATE FUNCTION memory_worker.memory_create_batch(p jsonb)
+RETURNS TABLE (duplicate boolean, outcome text, result text, current_count integer, event_time text,
+               stored_workspace text, stored_tenant text, applied_by bigint, events jsonb, event_facts jsonb)
+LANGUAGE plpgsql AS $$
+DECLARE
+    owner        jsonb;
+    op           jsonb;
+    v_seen       boolean;
+    v_time       text := memory_event_time(now());  -- every row of this transaction has it
+    v_command_id text;
+    v_scope      text;
+    v_lineage    bigint;
+    v_cap        integer;
+    v_owner      integer;  -- servers.server_id or users.user_id: the owner's key in its table
+    v_counted    bigint[];  -- the lineages whose rows count toward the cap
+    v_privacy    integer;
+    v_hosts      integer;
+    v_protecting integer;
+    v_count      integer;
+    v_victim_id  bigint;
+    v_victim_content text;
+    v_new_id     bigint;
+    v_outcome    save_outcome;
+    v_result     jsonb;
+    v_text       text;
+    v_status     text;
+    v_notice     jsonb;
+    v_facts      jsonb;
+BEGIN
+    FOR owner IN SELECT value FROM jsonb_array_elements(p -> 'owners') LOOP
+        PERFORM memory_lock_owner(owner ->> 0, owner ->> 1);
+    END LOOP;
+    -- Repeats are rare: one look for all ops, and a look per op only when one was found.
+    v_seen := EXISTS (SELECT 1 FROM processed_commands pc
+                      WHERE pc.command_id IN (SELECT e ->> 'command_id' FROM jsonb_array_elements(p -> 'ops') e));
+    FOR op IN SELECT value FROM jsonb_array_elements(p -> 'ops') LOOP
+        v_command_id := op ->> 'command_id';
+        IF v_seen THEN
+            RETURN QUERY SELECT true, NULL::text, pc.result::text, NULL::integer, memory_event_time(pc.processed_at),
+                                pc.workspace_id, pc.tenant, pc.applied_by, pc.events, pc.event_facts
+                         FROM processed_commands pc WHERE pc.command_id = v_command_id;
+            IF FOUND THEN
+                CONTINUE;
+            END IF;
+        END IF;
+
+        IF op ->> 'type' = 'record' THEN
+            -- A refusal: a plain insert, as for a save (a repeat slipping past the look above
+            -- fails the transaction whole, and the caller runs the command once more).
+            INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)
+            VALUES (v_command_id, 'create', op ->> 'workspace_id', op ->> 'status', (op ->> 'result')::json);
+            RETURN QUERY SELECT false, NULL::text, op ->> 'result', NULL::integer, v_time, op ->> 'workspace_id',
+                                NULL::text, NULL::bigint, NULL::jsonb, NULL::jsonb;
+            CONTINUE;
+        END IF;
+
+        v_scope := op ->> 'scope';
+        v_lineage := (op ->> 'lineage_id')::bigint;  -- TomoriBot's lineages are bigint
+        v_cap := (op ->> 'cap')::integer;
+        v_outcome := NULL;
+        v_count := NULL;
+        v_victim_id := NULL;
+        v_victim_content := NULL;
+        -- The owner, and what only the lock can tell about it.
+        IF v_scope = 'server' THEN
+            SELECT s.server_id INTO v_owner FROM directory_workspaces() s WHERE s.server_disc_id = op ->> 'workspace_id';
+            IF v_owner IS NULL THEN
+                -- The one directory write, the same in both modes: a workspace the bot never
+                -- registered gets a servers row (every other column has a default).
+                INSERT INTO servers (server_disc_id) VALUES (op ->> 'workspace_id')
+                ON CONFLICT (server_disc_id) DO NOTHING;
+                SELECT s.server_id INTO v_owner FROM directory_workspaces() s WHERE s.server_disc_id = op ->> 'workspace_id';
+            END IF;
+            v_counted := ARRAY[v_lineage];
+        ELSE
+            v_owner := (op ->> 'user_id')::integer;
+            -- A user's global rows (lineage 0) count against every lineage's cap.
+            v_counted := ARRAY[v_lineage, 0];
+            -- Privacy is read again under the lock: a user who just opted out is never saved.
+            SELECT u.privacy_level INTO v_privacy FROM directory_users() u WHERE u.user_id = v_owner;
+            IF v_privacy IS DISTINCT FROM 0 THEN
+                -- Fails closed: a vanished user row, or any level but 0 and 1, reads as full privacy
+                -- (worker/domain/model.py's Privacy: 0 open, 1 partial, 2 full).
+                v_outcome := CASE WHEN v_privacy = 1 THEN 'privacy_partial' ELSE 'privacy_full' END;
+            ELSIF (op ->> 'proxy')::boolean THEN
+                -- So are a proxy identity's hosts: one at full privacy, one blacklisted here, or
+                -- none left linked, and nothing is saved.
+                SELECT count(*), count(*) FILTER (WHERE (h ->> 'privacy_level')::integer >= 2
+                                                     OR (h ->> 'blacklisted')::boolean)
+                INTO v_hosts, v_protecting
+                FROM jsonb_array_elements(memory_proxy_hosts(v_owner, op ->> 'workspace_id')) h;
+                IF v_hosts = 0 OR v_protecting > 0 THEN
+                    v_outcome := 'host_protected';
+                END IF;
+            END IF;
+        END IF;
+
+        IF v_outcome IS NULL THEN
+            -- `owned` is both tables' rows under one shape (005_one_save_path.sql says why it
+            -- is planned well); counts_toward_cap(): the lineages in v_counted.
+            WITH owned AS (
+                SELECT 'server'::text AS scope, m.server_id AS owner, m.persona_lineage_id AS lineage
+                FROM server_memories m
+                UNION ALL
+                SELECT 'personal'::text, m.user_id, m.persona_lineage_id FROM personal_memories m
+            )
+            SELECT count(*) INTO v_count FROM owned o
+            WHERE o.scope = v_scope AND o.owner = v_owner AND o.lineage = ANY (v_counted);
+
+            IF v_count = v_cap AND jsonb_typeof(op -> 'eviction') = 'object' THEN  -- the plan may evict
+                -- is_eligible() and eviction_order_key(): never reinforced first, then least
+                -- recently reinforced; ties by age, then id (an index walk: the *_eviction indexes).
+                WITH owned AS (
+                    SELECT 'server'::text AS scope, m.server_id AS owner, m.server_memory_id AS id,
+                           m.persona_lineage_id AS lineage, m.manually_written, m.created_at, m.last_reinforced_at,
+                           m.content
+                    FROM server_memories m
+                    UNION ALL
+                    SELECT 'personal'::text, m.user_id, m.personal_memory_id, m.persona_lineage_id, m.manually_written,
+                           m.created_at, m.last_reinforced_at, m.content
+                    FROM personal_memories m
+                )
+                SELECT o.id, o.content INTO v_victim_id, v_victim_content FROM owned o
+                WHERE o.scope = v_scope AND o.owner = v_owner
+                  AND o.lineage = v_lineage AND v_lineage <> 0 AND NOT o.manually_written
+                  AND coalesce(o.last_reinforced_at, o.created_at)
+                      < now() - make_interval(days => (op #>> '{eviction,facts,decay_days}')::integer)
+                ORDER BY o.last_reinforced_at IS NOT NULL, o.last_reinforced_at, o.created_at, o.id
+                LIMIT 1;
+            END IF;
+
+            -- The capacity rule: capacity_action() of tests/support/capacity_rule.py.
+            v_outcome := CASE
+                WHEN v_count < v_cap THEN 'saved'
+                WHEN v_count > v_cap THEN 'over_cap'
+                WHEN v_victim_id IS NOT NULL THEN 'saved_with_eviction'
+                ELSE 'at_cap' END;
+        END IF;
+
+        IF v_outcome NOT IN ('saved', 'saved_with_eviction') THEN
+            -- Nothing written, nothing stored: the caller words this refusal and stores it.
+            RETURN QUERY SELECT false, v_outcome::text, NULL::text, v_count, NULL::text, NULL::text, NULL::text,
+                                NULL::bigint, NULL::jsonb, NULL::jsonb;
+            CONTINUE;
+        END IF;
+
+        -- The write: the two tables' columns differ (a server row names its persona and teacher).
+        IF v_scope = 'server' THEN
+            IF v_victim_id IS NOT NULL THEN
+                DELETE FROM server_memories WHERE server_memory_id = v_victim_id;
+            END IF;
+            INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content,
+                                         manually_written, source)
+            VALUES (v_owner, (op ->> 'persona_id')::integer, v_lineage,
+                    (SELECT u.user_id FROM directory_users() u WHERE u.user_disc_id = op ->> 'teacher_id'),
+                    op ->> 'content', false, 'model')
+            RETURNING server_memory_id INTO v_new_id;
+        ELSE
+            IF v_victim_id IS NOT NULL THEN
+                DELETE FROM personal_memories WHERE personal_memory_id = v_victim_id;
+            END IF;
+            INSERT INTO personal_memories (user_id, persona_lineage_id, content, manually_written, source)
+            VALUES (v_owner, v_lineage, op ->> 'content', false, 'model')
+            RETURNING personal_memory_id INTO v_new_id;
+        END IF;
+
+        v_facts := op -> 'facts';
+        IF v_victim_id IS NULL THEN
+            -- The plain save's result as the worker encoded it, with the new id in its place.
+            v_text := (op ->> 'result_head') || v_new_id || (op ->> 'result_tail');
+            v_status := op ->> 'status';
+        ELSE
+            -- The eviction's: its notice completed with the forgotten content (002_save_outcome.sql).
+            v_notice := memory_eviction_notice(op #> '{eviction,notice}', v_victim_content);
+            v_result := op #> '{eviction,result}';
+            v_result := v_result || jsonb_build_object(
+                'notice', v_notice,
+                'data', (v_result -> 'data') || jsonb_build_object('memory_id', v_new_id,
+                                                                   'content_forgotten', v_victim_content));
+            v_text := v_result::text;
+            v_status := v_result #>> '{data,status}';
+            v_facts := v_facts || (op #> '{eviction,facts}') || jsonb_build_object('evicted_id', v_victim_id);
+        END IF;
+
+        -- A plain insert: should a repeat slip past the look above, the transaction fails whole
+        -- and the caller runs the command once more.
+        INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, applied_by, event_facts)
+        VALUES (v_command_id, 'create', op ->> 'workspace_id', v_status, v_text::json,
+                (op ->> 'applied_by')::bigint, v_facts);
+        RETURN QUERY SELECT false, v_outcome::text, v_text, NULL::integer, v_time, op ->> 'workspace_id',
+                            NULL::text, (op ->> 'applied_by')::bigint, NULL::jsonb, v_facts;
+    END LOOP;
+END;
+$$;
+
+-- Planned once per session (001_baseline.sql and 005_one_save_path.sql say why).
+ALTER FUNCTION memory_worker.memory_create_batch(jsonb) SET plan_cache_mode = force_generic_plan;
+
+-- The create's context read (006's), reporting a stored command whole: its result as the text
+-- stored (a JSON string, so its bytes survive), and the tenant, event facts and event time.
+CREATE OR REPLACE FUNCTION memory_worker.memory_create_context(p_command_id text, p_workspace_id text, p_ids text[],
+                                                            p_lineage_id bigint) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'stored', pc.result::text,
+        'stored_workspace', pc.workspace_id,
+        'stored_tenant', pc.tenant,
+        'events', coalesce(pc.events, '[]'::jsonb),
+        'event_facts', pc.event_facts,
+        'event_time', memory_event_time(pc.processed_at),
+        'applied_by', pc.applied_by,
+        'workspace', (SELECT jsonb_build_object(
+                        'server_id', s.server_id,
+                        'self_teaching_enabled', s.self_teaching_enabled,
+                        'personal_memories_enabled', s.personal_memories_enabled,
+                        'memory_decay_enabled', s.memory_decay_enabled,
+                        'memory_decay_days', s.memory_decay_days,
+                        'tool_notice_verbosity', s.tool_notice_verbosity,
+                        'tool_notice_hidden_keys', s.tool_notice_hidden_keys,
+                        'thought_log_channel_id', s.thought_log_channel_id,
+                        'private_channel_ids', s.private_channel_ids)
+                      FROM directory_workspaces() s WHERE s.server_disc_id = p_workspace_id),
+        'users', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                        'user_id', u.user_id, 'disc_id', u.user_disc_id,
+                        'nickname', u.nickname, 'privacy_level', u.privacy_level,
+                        'persona_nickname', pn.nickname,
+                        'proxy_hosts', CASE WHEN i.user_id IS NOT NULL
+                                            THEN memory_proxy_hosts(u.user_id, p_workspace_id) END)), '[]'::jsonb)
+                  FROM directory_users() u
+                  LEFT JOIN directory_persona_nicknames() pn ON pn.user_id = u.user_id AND pn.lineage_id = p_lineage_id
+                  LEFT JOIN directory_proxy_identities() i ON i.user_id = u.user_id
+                  WHERE u.user_disc_id = ANY (p_ids))
+    )
+    FROM (SELECT NULL) one
+    LEFT JOIN processed_commands pc ON pc.command_id = p_command_id;
+$$;
+
+-- Planned once per session, as before (001_baseline.sql says why); CREATE OR REPLACE reset it.
+ALTER FUNCTION memory_worker.memory_create_context(text, text, text[], bigint) SET plan_cache_mode = force_generic_plan;
