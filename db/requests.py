@@ -33,8 +33,14 @@ def split_at_memory_id(result: CommandResult) -> tuple[str, str]:
     exactly one place, the id's, whatever the strings around it hold."""
     zero = encode(msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=0))).decode()
     one = encode(msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=1))).decode()
-    at = next(i for i, (a, b) in enumerate(zip(zero, one, strict=True)) if a != b)
-    return zero[:at], zero[at + 1:]
+    low, high = 0, len(zero) - 1  # the one difference is in zero[low:high + 1]: halved by slice compares
+    while low < high:
+        middle = (low + high) // 2
+        if zero[low:middle + 1] == one[low:middle + 1]:
+            low = middle + 1
+        else:
+            high = middle
+    return zero[:low], zero[low + 1:]
 
 
 class CreateContextRequest(msgspec.Struct, frozen=True):

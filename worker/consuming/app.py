@@ -17,7 +17,7 @@ from nats.js import JetStreamContext
 from contracts import subjects
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
-from worker.consuming import connection, metrics
+from worker.consuming import collector, connection, metrics
 from worker.consuming.administration import streams
 from worker.consuming.administration.retention import retain_forever as retention_loop
 from worker.consuming.connection import NatsConnectionClosed
@@ -116,6 +116,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             http = await metrics.serve_http(settings.metrics_host, settings.metrics_port,
                                             healthy=lambda: nc.is_connected and not stop.is_set() and not closed.is_set())
             stack.push_async_callback(_close_server, http)
+        collector.settle_after_start()
         metrics.READY.set(1)
         log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
                  legacy_outbox_rows=drained)
