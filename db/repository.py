@@ -115,6 +115,7 @@ class CreateContextRow(msgspec.Struct, frozen=True):
     # was stored for, its events (kept whole, or for a create's save `event_facts` to rebuild
     # them from, with `event_time`) and the delivery that applied it.
     stored: str | None
+    stored_kind: str | None
     stored_workspace: str | None
     stored_tenant: str | None
     events: list[EventRow]
@@ -137,6 +138,7 @@ class SaveRow:
     result: bytes | None
     current_count: int | None
     event_time: str | None
+    stored_kind: str | None
     stored_workspace: str | None
     stored_tenant: str | None
     applied_by: int | None
@@ -245,19 +247,20 @@ class Stored:
 
     The events are kept whole (`events`), or for a create's save rebuilt from its result,
     `facts` and `event_time` (db/migrations/007_compact_save.sql; worker/services/base.py,
-    `published_events`)."""
+    `published_events`): `kind` says which."""
 
     result: bytes
     workspace_id: str | None
     tenant: str | None
     events: list[EventRow]
     applied_by: int | None
+    kind: str | None = None
     facts: SavedFacts | None = None
     event_time: str | None = None
 
 
 # A processed_commands row as _stored() reads it (the columns every stored lookup selects).
-_STORED_COLUMNS = ("result::text AS result, workspace_id, tenant, events, applied_by, event_facts,"
+_STORED_COLUMNS = ("result::text AS result, kind, workspace_id, tenant, events, applied_by, event_facts,"
                    " memory_event_time(processed_at) AS event_time")
 
 
@@ -367,14 +370,15 @@ def _stored(row: asyncpg.Record) -> Stored:
     """A processed_commands row (`_STORED_COLUMNS`) as a Stored."""
     events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
     facts = _FACTS.decode(row["event_facts"]) if row["event_facts"] is not None else None
-    return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"], facts,
-                  row["event_time"])
+    return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"], row["kind"],
+                  facts, row["event_time"])
 
 
 def _save_row(row: asyncpg.Record) -> SaveRow:
     result, events, facts = row["result"], row["events"], row["event_facts"]
     return SaveRow(row["duplicate"], row["outcome"], None if result is None else result.encode(),
-                   row["current_count"], row["event_time"], row["stored_workspace"], row["stored_tenant"],
+                   row["current_count"], row["event_time"], row["stored_kind"], row["stored_workspace"],
+                   row["stored_tenant"],
                    row["applied_by"], _EVENTS.decode(events) if events is not None else [],
                    _FACTS.decode(facts) if facts is not None else None)
 
@@ -438,7 +442,7 @@ class MemoryRepository:
         if row.stored is None:
             return None
         return Stored(row.stored.encode(), row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
-                      row.event_facts, row.event_time)
+                      row.stored_kind, row.event_facts, row.event_time)
 
     @staticmethod
     def stored_by_save(row: SaveRow) -> Stored:
@@ -446,7 +450,7 @@ class MemoryRepository:
         if row.result is None:
             raise ValueError("the op stored nothing")
         return Stored(row.result, row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
-                      row.event_facts, row.event_time)
+                      row.stored_kind, row.event_facts, row.event_time)
 
     async def create_save(self, request: CreateSaveRequest) -> SaveRow:
         """One save: memory_create_batch() with one op (one round trip, one transaction)."""

@@ -13,7 +13,8 @@ import msgspec
 from contracts.codec import encode
 from contracts.commands import CreateMemory
 from contracts.results import CommandResult
-from worker.domain.events import SavedFacts
+from worker.domain.events import EvictionFacts, SavedFacts
+from worker.domain.eviction_notice import EvictionNoticeTemplate
 from worker.domain.model import Scope
 from worker.domain.save import CreateSave, EvictionPlan
 
@@ -22,25 +23,79 @@ __all__ = [
     "CreateContextRequest",
     "CreateSaveRequest",
     "ManualContextRequest",
+    "EvictionRequest",
     "RecordOp",
-    "split_at_memory_id",
+    "cut_result",
+    "evicted_pieces",
+    "saved_pieces",
 ]
 
 
-def split_at_memory_id(result: CommandResult) -> tuple[str, str]:
-    """A save's result as JSON, cut where its memory id goes: the database stores head, the
-    new id and tail, and parses nothing. Encoded with two ids, the two encodings differ in
-    exactly one place, the id's, whatever the strings around it hold."""
-    zero = encode(msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=0))).decode()
-    one = encode(msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=1))).decode()
-    low, high = 0, len(zero) - 1  # the one difference is in zero[low:high + 1]: halved by slice compares
+def _span(base: str, other: str) -> tuple[int, int]:
+    """Where `base` differs from `other`, an encoding of the same result with one value
+    changed: the value's place in `base`, found by halving (slice compares, not a loop over
+    characters). Whatever the strings around it hold, that is the one place they differ."""
+    shorter = min(len(base), len(other))
+    low, high = 0, shorter  # the common prefix's length is in [low, high]
     while low < high:
-        middle = (low + high) // 2
-        if zero[low:middle + 1] == one[low:middle + 1]:
-            low = middle + 1
+        middle = (low + high + 1) // 2
+        if base[low:middle] == other[low:middle]:
+            low = middle
         else:
-            high = middle
-    return zero[:low], zero[low + 1:]
+            high = middle - 1
+    prefix = low
+    low, high = 0, shorter - prefix  # the common suffix's length, never overlapping the prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if base[len(base) - middle:len(base) - low] == other[len(other) - middle:len(other) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return prefix, len(base) - low
+
+
+def cut_result(result: CommandResult, *variants: CommandResult) -> list[str]:
+    """`result` as JSON, cut out where each of `variants` (the same result with one value
+    changed) differs from it: the database puts its facts into the cuts and stores the
+    pieces joined, parsing nothing, and the result is stored as the worker encoded it."""
+    base = encode(result).decode()
+    pieces, at = [], 0
+    for start, end in sorted(_span(base, encode(variant).decode()) for variant in variants):
+        pieces.append(base[at:start])
+        at = end
+    pieces.append(base[at:])
+    return pieces
+
+
+def _with_data(result: CommandResult, **data: object) -> CommandResult:
+    return msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, **data))
+
+
+def saved_pieces(result: CommandResult) -> list[str]:
+    """A plain save's result cut where its memory id goes: [before, after]."""
+    return cut_result(_with_data(result, memory_id=0), _with_data(result, memory_id=1))
+
+
+def evicted_pieces(result: CommandResult) -> list[str]:
+    """A save that evicts: its result cut where the new id, the forgotten content (inside its
+    quotes, as escaped JSON) and the notice go, in that order: four pieces."""
+    base = msgspec.structs.replace(_with_data(result, memory_id=0, content_forgotten=""), notice=None)
+    return cut_result(base, _with_data(base, memory_id=1), _with_data(base, content_forgotten="x"),
+                      msgspec.structs.replace(base, notice={}))
+
+
+class EvictionRequest(msgspec.Struct, frozen=True):
+    """What a save that may evict stores when it does: its result in four pieces
+    (`evicted_pieces`), the notice's template and the facts its events add."""
+
+    status: str
+    result: list[str]
+    notice: EvictionNoticeTemplate
+    facts: EvictionFacts
+
+    @classmethod
+    def of(cls, plan: EvictionPlan) -> EvictionRequest:
+        return cls(plan.result.data.status, evicted_pieces(plan.result), plan.notice, plan.facts)
 
 
 class CreateContextRequest(msgspec.Struct, frozen=True):
@@ -55,11 +110,12 @@ class CreateContextRequest(msgspec.Struct, frozen=True):
 class CreateSaveRequest(msgspec.Struct, frozen=True, tag_field="type", tag="save"):
     """A save in memory_create_batch(): the plan, and what the save stores when it writes.
 
-    The plain save's result travels as text cut at its memory id (`split_at_memory_id`), and
-    is stored as it was encoded; a save that may evict also carries the eviction's result and
-    notice template, which the database completes with the forgotten row. `facts` are stored
-    with the result for the events (worker/domain/events.py, `create_events`); after an
-    eviction with `eviction.facts` and the forgotten row's id.
+    The plain save's result travels as text cut at its memory id (`saved_pieces`) and is
+    stored as the worker encoded it; a save that may evict also carries the eviction's
+    (`EvictionRequest`), which the database completes with the forgotten row and the notice
+    it makes from the template. `facts` are stored with the result for the events
+    (worker/domain/events.py, `create_events`); after an eviction with `eviction.facts` and
+    the forgotten row's id.
     """
 
     command_id: str
@@ -74,10 +130,9 @@ class CreateSaveRequest(msgspec.Struct, frozen=True, tag_field="type", tag="save
     cap: int
     proxy: bool  # a proxy identity: its hosts are checked again under the lock
     status: str  # the plain save's data.status
-    result_head: str
-    result_tail: str
+    result: list[str]  # saved_pieces()
     facts: SavedFacts
-    eviction: EvictionPlan | None  # set exactly when the save may evict
+    eviction: EvictionRequest | None  # set exactly when the save may evict
     # The MEMORY_COMMANDS stream sequence of the delivery applying the command, stored with
     # its result (worker/services/base.py, republishes()); None without a delivery.
     applied_by: int | None = None
@@ -86,12 +141,12 @@ class CreateSaveRequest(msgspec.Struct, frozen=True, tag_field="type", tag="save
     def of(cls, cmd: CreateMemory, save: CreateSave, applied_by: int | None = None) -> CreateSaveRequest:
         """A model's save as the SQL reads it."""
         plan = save.plan
-        head, tail = split_at_memory_id(save.result)
         return cls(
             command_id=cmd.command_id, workspace_id=cmd.workspace_id, scope=plan.scope, owner_id=plan.owner_id,
             user_id=plan.user_id, teacher_id=save.teacher_id, lineage_id=plan.lineage_id, persona_id=plan.persona_id,
             content=plan.content, cap=plan.cap, proxy=save.proxy, status=save.result.data.status,
-            result_head=head, result_tail=tail, facts=save.facts, eviction=save.eviction, applied_by=applied_by,
+            result=saved_pieces(save.result), facts=save.facts,
+            eviction=None if save.eviction is None else EvictionRequest.of(save.eviction), applied_by=applied_by,
         )
 
     @property

@@ -4,9 +4,9 @@
 -- finished but for the new id (about 5.4 kB of JSON, parsed whole by PostgreSQL), and stored
 -- the events with its result (about 1.9 kB, compressed inline). Now:
 --
--- - The request carries only the plain save's result, split where the new memory id goes
---   (result_head, the id, result_tail: no JSON is parsed to store it), and for a save that
---   may evict the eviction's result and notice template. A save that ends writing nothing (at
+-- - The request carries only the plain save's result, cut where the new memory id goes (no
+--   JSON is parsed to store it), and for a save that may evict the eviction's result, cut
+--   where the id, the forgotten content and the notice go, and the notice's template. A save that ends writing nothing (at
 --   or over the cap, privacy or a host's protection read again under the lock) stores
 --   nothing here: the function reports the outcome and the count, and the worker words the
 --   refusal (worker/domain/outcome.py) and stores it with a second call, which reports a
@@ -16,23 +16,31 @@
 --   stored before keep their text.
 -- - A create's events are not stored: the worker rebuilds them from the stored result, the
 --   command (which every delivery that republishes carries: worker/services/base.py) and
---   event_facts, what only the save knew (the owner, and after an eviction the forgotten
---   row's id, the decay days and the eviction metric's event id). Their occurred_at is the
---   row's processed_at, formatted by memory_event_time(). Other kinds still store their
---   events whole in `events`.
+--   event_facts, what only the save knew (a person's memory's owner, and after an eviction
+--   the forgotten row's id, the decay days and the eviction metric's event id; NULL for a
+--   plain save of a server's memory, whose result and command say everything). Their
+--   occurred_at is the row's processed_at, formatted by memory_event_time(). Other kinds
+--   still store their events whole in `events`.
+-- - processed_at's index, which only the hourly prune reads, is a BRIN: the inbox is
+--   appended in time order, and a BRIN costs an insert nothing (a B-tree entry was about
+--   66 bytes of WAL and an index insert per command).
 -- - One function for every create write: memory_create_batch() takes the owners to lock and
 --   the ops (saves and refusals to store) and returns one row per op; memory_create_save()
 --   and memory_record_result() are gone, a lone create is a batch of one.
--- - The context read and the batch report a stored command whole (result text, workspace,
---   tenant, events or event facts, the delivery that applied it), so nothing is read twice.
+-- - The context read and the batch report a stored command whole (result text, kind,
+--   workspace, tenant, events or event facts, the delivery that applied it), so nothing is
+--   read twice.
 --
 -- The ALTER of `result` rewrites processed_commands once (at INBOX_RETENTION_DAYS of
 -- history, deploy/README.md, "Upgrading"). Stop the workers of the older version first: they
 -- call the functions dropped here. p is db/requests.py's CreateBatchRequest
 -- (tests/unit/test_sql_arguments.py holds the keys read here to its fields).
 
+DROP INDEX memory_worker.processed_commands_processed_at;
 ALTER TABLE memory_worker.processed_commands ALTER COLUMN result TYPE json USING result::json;
 ALTER TABLE memory_worker.processed_commands ADD COLUMN event_facts jsonb;
+CREATE INDEX processed_commands_processed_at ON memory_worker.processed_commands USING brin (processed_at)
+    WITH (autosummarize = on);
 
 DROP FUNCTION memory_worker.memory_create_batch(jsonb);
 DROP FUNCTION memory_worker.memory_create_save(jsonb);
@@ -58,7 +66,8 @@ $$;
 -- - a refusal stored: outcome NULL, the result as stored.
 CREATE FUNCTION memory_worker.memory_create_batch(p jsonb)
 RETURNS TABLE (duplicate boolean, outcome text, result text, current_count integer, event_time text,
-               stored_workspace text, stored_tenant text, applied_by bigint, events jsonb, event_facts jsonb)
+               stored_kind text, stored_workspace text, stored_tenant text, applied_by bigint, events jsonb,
+               event_facts jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
     owner        jsonb;
@@ -79,10 +88,9 @@ DECLARE
     v_victim_content text;
     v_new_id     bigint;
     v_outcome    save_outcome;
-    v_result     jsonb;
     v_text       text;
+    v_forgotten  text;
     v_status     text;
-    v_notice     jsonb;
     v_facts      jsonb;
 BEGIN
     FOR owner IN SELECT value FROM jsonb_array_elements(p -> 'owners') LOOP
@@ -95,7 +103,7 @@ BEGIN
         v_command_id := op ->> 'command_id';
         IF v_seen THEN
             RETURN QUERY SELECT true, NULL::text, pc.result::text, NULL::integer, memory_event_time(pc.processed_at),
-                                pc.workspace_id, pc.tenant, pc.applied_by, pc.events, pc.event_facts
+                                pc.kind, pc.workspace_id, pc.tenant, pc.applied_by, pc.events, pc.event_facts
                          FROM processed_commands pc WHERE pc.command_id = v_command_id;
             IF FOUND THEN
                 CONTINUE;
@@ -107,8 +115,8 @@ BEGIN
             -- fails the transaction whole, and the caller runs the command once more).
             INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)
             VALUES (v_command_id, 'create', op ->> 'workspace_id', op ->> 'status', (op ->> 'result')::json);
-            RETURN QUERY SELECT false, NULL::text, op ->> 'result', NULL::integer, v_time, op ->> 'workspace_id',
-                                NULL::text, NULL::bigint, NULL::jsonb, NULL::jsonb;
+            RETURN QUERY SELECT false, NULL::text, op ->> 'result', NULL::integer, v_time, 'create'::text,
+                                op ->> 'workspace_id', NULL::text, NULL::bigint, NULL::jsonb, NULL::jsonb;
             CONTINUE;
         END IF;
 
@@ -198,7 +206,7 @@ BEGIN
         IF v_outcome NOT IN ('saved', 'saved_with_eviction') THEN
             -- Nothing written, nothing stored: the caller words this refusal and stores it.
             RETURN QUERY SELECT false, v_outcome::text, NULL::text, v_count, NULL::text, NULL::text, NULL::text,
-                                NULL::bigint, NULL::jsonb, NULL::jsonb;
+                                NULL::text, NULL::bigint, NULL::jsonb, NULL::jsonb;
             CONTINUE;
         END IF;
 
@@ -222,22 +230,22 @@ BEGIN
             RETURNING personal_memory_id INTO v_new_id;
         END IF;
 
-        v_facts := op -> 'facts';
+        v_facts := nullif(op -> 'facts', '{}'::jsonb);
         IF v_victim_id IS NULL THEN
             -- The plain save's result as the worker encoded it, with the new id in its place.
-            v_text := (op ->> 'result_head') || v_new_id || (op ->> 'result_tail');
+            v_text := (op #>> '{result,0}') || v_new_id || (op #>> '{result,1}');
             v_status := op ->> 'status';
         ELSE
-            -- The eviction's: its notice completed with the forgotten content (002_save_outcome.sql).
-            v_notice := memory_eviction_notice(op #> '{eviction,notice}', v_victim_content);
-            v_result := op #> '{eviction,result}';
-            v_result := v_result || jsonb_build_object(
-                'notice', v_notice,
-                'data', (v_result -> 'data') || jsonb_build_object('memory_id', v_new_id,
-                                                                   'content_forgotten', v_victim_content));
-            v_text := v_result::text;
-            v_status := v_result #>> '{data,status}';
-            v_facts := v_facts || (op #> '{eviction,facts}') || jsonb_build_object('evicted_id', v_victim_id);
+            -- The eviction's, with the new id, the forgotten content (escaped, inside the
+            -- quotes the worker left) and the notice completed with it (002_save_outcome.sql).
+            v_forgotten := to_json(v_victim_content)::text;
+            v_text := (op #>> '{eviction,result,0}') || v_new_id || (op #>> '{eviction,result,1}')
+                      || substr(v_forgotten, 2, length(v_forgotten) - 2) || (op #>> '{eviction,result,2}')
+                      || memory_eviction_notice(op #> '{eviction,notice}', v_victim_content)::text
+                      || (op #>> '{eviction,result,3}');
+            v_status := op #>> '{eviction,status}';
+            v_facts := coalesce(v_facts, '{}'::jsonb) || (op #> '{eviction,facts}')
+                       || jsonb_build_object('evicted_id', v_victim_id);
         END IF;
 
         -- A plain insert: should a repeat slip past the look above, the transaction fails whole
@@ -245,7 +253,7 @@ BEGIN
         INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, applied_by, event_facts)
         VALUES (v_command_id, 'create', op ->> 'workspace_id', v_status, v_text::json,
                 (op ->> 'applied_by')::bigint, v_facts);
-        RETURN QUERY SELECT false, v_outcome::text, v_text, NULL::integer, v_time, op ->> 'workspace_id',
+        RETURN QUERY SELECT false, v_outcome::text, v_text, NULL::integer, v_time, 'create'::text, op ->> 'workspace_id',
                             NULL::text, (op ->> 'applied_by')::bigint, NULL::jsonb, v_facts;
     END LOOP;
 END;
@@ -261,6 +269,7 @@ CREATE OR REPLACE FUNCTION memory_worker.memory_create_context(p_command_id text
 LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
         'stored', pc.result::text,
+        'stored_kind', pc.kind,
         'stored_workspace', pc.workspace_id,
         'stored_tenant', pc.tenant,
         'events', coalesce(pc.events, '[]'::jsonb),

@@ -240,8 +240,8 @@ ORDER BY random();
 # A live database's inbox holds every command of the last INBOX_RETENTION_DAYS: commands
 # processed before the run, here HISTORY_PREFIX + <n> (no bench command has that prefix), spread
 # over the last 5 days (inside every retention, so the pruner leaves them alone during the run),
-# each with a result of realistic size and the facts its events are rebuilt from, as a create's
-# save stores them (db/migrations/007_compact_save.sql). Without them the inbox is empty when
+# each with a result of realistic size, as a server's plain save stores it
+# (db/migrations/007_compact_save.sql). Without them the inbox is empty when
 # the worker's sessions plan their queries, and PostgreSQL keeps those plans (sequential
 # scans of a table it believes empty) while the run fills the tables: every create then
 # costs more than the one before (measured: 942 creates/s over the first 4,000 of a run,
@@ -255,7 +255,7 @@ SELECT $4::text || g, 'create', ($1::bigint + g % $2)::text, 'memory_saved_succe
                          'data', json_build_object('status', 'memory_saved_successfully', 'memory_id', g,
                                                    'content_saved', 'History note ' || g || repeat(' of a saved fact', 30))),
        now() - make_interval(secs => g * 432000.0 / $3),
-       jsonb_build_object('scope', 'server', 'owner_id', ($1::bigint + g % $2)::text),
+       NULL,  -- a server's plain save: its result and command say all its events do
        g
 FROM generate_series(1, $3) g;
 """

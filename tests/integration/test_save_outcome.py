@@ -55,7 +55,7 @@ async def test_a_save_request_carries_only_what_its_save_stores_when_it_writes(p
 
     # The plain save's result cut at its id; the eviction's only when the plan may evict; no
     # result of an outcome that writes nothing, no events.
-    assert set(request) >= {"result_head", "result_tail", "status", "facts"}
+    assert set(request) >= {"result", "status", "facts"} and len(request["result"]) == 2
     assert (request["eviction"] is not None) is decay
     assert "results" not in request and "events" not in request
     assert len(encode(step.request)) < (3000 if decay else 1500)
@@ -79,9 +79,9 @@ async def test_a_plain_saves_result_is_stored_as_encoded_with_its_new_id_and_ans
     assert await repo.stored_result(cmd.command_id, ws) == row.result
     assert (await service.run(cmd)).result == row.result  # the repeat's answer
     async with pool.acquire() as conn:
-        facts = await conn.fetchval("SELECT event_facts::text FROM processed_commands WHERE command_id = $1",
+        facts = await conn.fetchval("SELECT event_facts FROM processed_commands WHERE command_id = $1",
                                     cmd.command_id)
-    assert msgspec.json.decode(facts) == {"scope": "server", "owner_id": ws}
+    assert facts is None  # its result and command say everything its events do
 
 
 async def test_an_evicting_save_stores_the_forgotten_row_and_the_metric_id_for_its_events(pool):

@@ -5,6 +5,8 @@ tests/integration/test_save_outcome.py runs the same against the SQL."""
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
 from hypothesis import given
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from contracts import results as codes
 from contracts.codec import RESULT_DECODER, encode
 from contracts.events import MemoryEvicted, MemoryEvictionMetric, MemorySaved
-from db.requests import CreateSaveRequest, split_at_memory_id
+from db.requests import CreateSaveRequest, evicted_pieces, saved_pieces
 from tests.unit.test_create_decision import READY, command, context, decide, personal_args, planned, server_args
 from worker.domain.events import SavedFacts, create_events
 from worker.domain.model import SaveOutcome, Workspace
@@ -39,7 +41,8 @@ def test_a_save_carries_an_eviction_exactly_when_its_plan_may_evict(tool_args, d
         assert save.eviction.facts.decay_days == save.plan.decay_days
         assert save.eviction.facts.metric_event_id.startswith("metric:")
     assert save.result.data.status == codes.SAVED
-    assert save.facts == SavedFacts(scope=save.plan.scope, owner_id=save.plan.owner_id)
+    # The owner only where the result and command do not name it: a person's memory.
+    assert save.facts == SavedFacts(owner_id=save.plan.owner_id if save.plan.scope == "personal" else None)
 
 
 def test_the_eviction_metric_id_is_chosen_once_per_save_and_leads_back_to_nothing():
@@ -95,19 +98,39 @@ def test_a_result_cut_at_its_memory_id_is_the_result_with_any_id_in_its_place(co
     result = codes.CommandResult(command_id=command_id, success=True, message="Memory saved successfully",
                                  data=codes.ResultData(status=codes.SAVED, scope="server_wide", memory_id=0,
                                                        content_saved=content, reason=content))
-    head, tail = split_at_memory_id(result)
+    before, after = saved_pieces(result)
     result.data.memory_id = memory_id
-    assert (head + str(memory_id) + tail).encode() == encode(result)
+    assert (before + str(memory_id) + after).encode() == encode(result)
+
+
+@given(content=st.lists(st.one_of(_TRICKY, st.text(max_size=8)), max_size=6).map("".join),
+       forgotten=st.lists(st.one_of(_TRICKY, st.text(max_size=8)), max_size=6).map("".join),
+       notice=st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=8), st.none(), st.integers()),
+                              max_size=4),
+       memory_id=st.integers(min_value=1, max_value=2**63 - 1))
+def test_an_eviction_result_cut_where_the_database_fills_it_in_is_that_result(content, forgotten, notice, memory_id):
+    """The database joins the pieces with the new id, the forgotten content escaped as its
+    to_json() escapes a string (quotes dropped), and the notice as JSON."""
+    result = codes.CommandResult(command_id=content or "c", success=True, message="Memory saved successfully",
+                                 data=codes.ResultData(status=codes.SAVED_WITH_EVICTION, scope="server_wide",
+                                                       memory_id=0, content_saved=content, content_forgotten=""),
+                                 notice={"title": content})
+    first, second, third, fourth = evicted_pieces(result)
+    escaped = json.dumps(forgotten, ensure_ascii=False)[1:-1]
+    joined = first + str(memory_id) + second + escaped + third + json.dumps(notice) + fourth
+    expected = msgspec.structs.replace(result, notice=notice, data=msgspec.structs.replace(
+        result.data, memory_id=memory_id, content_forgotten=forgotten))
+    assert msgspec.json.decode(joined) == msgspec.json.decode(encode(expected))
 
 
 def test_the_request_carries_the_plain_result_cut_and_nothing_for_outcomes_that_write_nothing():
     cmd, save = _save(personal_args(), decay=True)
     request = msgspec.json.decode(encode(CreateSaveRequest.of(cmd, save, 42)))
     assert request["type"] == "save" and request["applied_by"] == 42
-    assert RESULT_DECODER.decode(request["result_head"] + "7" + request["result_tail"]).data.memory_id == 7
+    assert RESULT_DECODER.decode(request["result"][0] + "7" + request["result"][1]).data.memory_id == 7
     assert request["status"] == codes.SAVED
-    assert request["eviction"]["result"]["data"]["status"] == codes.SAVED_WITH_EVICTION
-    assert request["facts"] == {"scope": "personal", "owner_id": save.plan.owner_id}
+    assert request["eviction"]["status"] == codes.SAVED_WITH_EVICTION and len(request["eviction"]["result"]) == 4
+    assert request["facts"] == {"owner_id": save.plan.owner_id}
     assert "results" not in request and "events" not in request
 
 
@@ -150,6 +173,20 @@ def test_an_evicting_saves_events_name_the_forgotten_row_and_carry_the_metric_id
             evicted.payload.decay_days) == (9, 413, "an old fact", save.plan.decay_days)
     assert isinstance(metric.payload, MemoryEvictionMetric)
     assert metric.headers == {"Nats-Msg-Id": save.eviction.facts.metric_event_id}
+
+
+def test_a_server_saves_events_need_no_facts_the_result_and_command_name_its_owner():
+    cmd, save = _save(server_args(), decay=False)
+    assert encode(save.facts) == b"{}"
+    invalidate, saved = create_events(cmd, _stored(save.result, 8), None, "t")
+    assert saved.subject == f"memory.saved.server.{cmd.workspace_id}"
+    assert isinstance(saved.payload, MemorySaved) and saved.payload.owner_id == cmd.workspace_id
+
+
+def test_a_persons_memory_stored_without_its_owner_builds_no_events():
+    cmd, save = _save(personal_args(), decay=False)
+    with pytest.raises(ValueError, match="without its owner"):
+        create_events(cmd, _stored(save.result, 8), None, "t")
 
 
 def test_the_same_stored_row_builds_the_same_events():

@@ -14,7 +14,6 @@ import typing
 import msgspec
 
 from contracts.notice import NoticePlan
-from contracts.results import CommandResult
 from db import migrate
 from db.repository import HostRow
 from db.requests import (
@@ -34,7 +33,7 @@ _PATH = re.compile(r"\b(\w+)\s*#>>?\s*'\{([\w,]+)\}'")
 # function -> the JSON value each of its variables holds, by the type that makes it.
 FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
     "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, CreateSaveRequest),
-                            "e": (RecordOp, CreateSaveRequest), "v_result": (CommandResult,), "h": (HostRow,)},
+                            "e": (RecordOp, CreateSaveRequest), "h": (HostRow,)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
     "memory_eviction_notice": {"p_template": (EvictionNoticeTemplate,), "v_notice": (NoticePlan,)},

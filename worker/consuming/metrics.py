@@ -8,6 +8,8 @@ from collections.abc import Callable
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from worker.domain.model import SCOPE_OF
+
 log = structlog.get_logger("metrics")
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -51,8 +53,6 @@ DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
                                    registry=REGISTRY)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
-# Result status -> eviction scope: a save that evicted is the only status that forgot something.
-_EVICTED_SCOPE = {"server_wide": "server", "target_user": "personal"}
 
 
 def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: bool,
@@ -62,7 +62,7 @@ def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: 
     if deliveries > 1:
         REDELIVERIES.labels(kind).inc()
     if evicted_scope and not duplicate:
-        EVICTIONS.labels(_EVICTED_SCOPE.get(evicted_scope, evicted_scope)).inc()
+        EVICTIONS.labels(SCOPE_OF.get(evicted_scope, evicted_scope)).inc()
 
 
 async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:

@@ -32,7 +32,7 @@ from contracts.events import (
 from contracts.notice import NoticePlan
 from contracts.results import CacheKey, CommandResult
 
-from .model import Scope
+from .model import SCOPE_OF, Scope
 
 
 class EventTemplate(msgspec.Struct, frozen=True):
@@ -43,12 +43,12 @@ class EventTemplate(msgspec.Struct, frozen=True):
 
 class SavedFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What a model save's events say that its stored result and its command do not, kept
-    with its inbox row (processed_commands.event_facts): whose memory it is, and after an
-    eviction the forgotten row's id (set by the database), the decay days and the eviction
-    metric's event id (chosen before the save: `EvictionFacts`)."""
+    with its inbox row (processed_commands.event_facts, NULL when there is nothing: a plain
+    save of a server's memory): whose memory a person's memory is (a server's is its
+    workspace's), and after an eviction the forgotten row's id (set by the database), the
+    decay days and the eviction metric's event id (chosen before the save: `EvictionFacts`)."""
 
-    scope: Scope
-    owner_id: str
+    owner_id: str | None = None
     evicted_id: int | None = None
     decay_days: int | None = None
     metric_event_id: str | None = None
@@ -110,19 +110,24 @@ def removed(command_id: str, occurred_at: str, *, scope: Scope, owner_id: str, l
     )
 
 
-def create_events(cmd: CreateMemory, result: CommandResult, facts: SavedFacts, occurred_at: str
+def create_events(cmd: CreateMemory, result: CommandResult, facts: SavedFacts | None, occurred_at: str
                   ) -> list[EventTemplate]:
     """The events of a model save that wrote, in publish order: invalidations first, then
     memory.saved, and after an eviction memory.evicted and the eviction metric. `result` is
-    the result as stored (its memory id, contents and notice are the events'); `occurred_at`
-    when the save's transaction ran."""
+    the result as stored (its memory id, contents, scope and notice are the events');
+    `occurred_at` when the save's transaction ran."""
     cid = cmd.command_id
     data = result.data
-    if data.memory_id is None or data.content_saved is None:
+    scope = SCOPE_OF.get(data.scope or "")
+    if data.memory_id is None or data.content_saved is None or scope is None:
         raise ValueError(f"the result of {cid!r} is not a save's: {data.status}")
+    facts = facts or SavedFacts()
+    owner = cmd.workspace_id if scope == "server" else facts.owner_id
+    if owner is None:
+        raise ValueError(f"the save of {cid!r}, a person's memory, was stored without its owner")
     forgot = facts.evicted_id
     out = invalidations(cid, result.invalidated, occurred_at, "memory_saved")
-    out.append(saved(cid, occurred_at, scope=facts.scope, workspace_id=cmd.workspace_id, owner_id=facts.owner_id,
+    out.append(saved(cid, occurred_at, scope=scope, workspace_id=cmd.workspace_id, owner_id=owner,
                      lineage_id=cmd.persona.lineage_id, memory_id=data.memory_id, content=data.content_saved,
                      source="model", manually_written=False, notice=result.notice,
                      evicted=None if forgot is None else EvictedMemory(forgot, data.content_forgotten or "")))
@@ -132,16 +137,16 @@ def create_events(cmd: CreateMemory, result: CommandResult, facts: SavedFacts, o
         raise ValueError(f"the eviction of {cid!r} was stored without its decay days and metric id")
     eid = event_id(cid, "evicted")
     out.append(EventTemplate(
-        subject=subjects.evicted_subject(facts.scope, facts.owner_id),
+        subject=subjects.evicted_subject(scope, owner),
         headers={"Nats-Msg-Id": eid},
-        payload=MemoryEvicted(event_id=eid, command_id=cid, occurred_at=occurred_at, scope=facts.scope,
-                              owner_id=facts.owner_id, lineage_id=cmd.persona.lineage_id, memory_id=forgot,
+        payload=MemoryEvicted(event_id=eid, command_id=cid, occurred_at=occurred_at, scope=scope,
+                              owner_id=owner, lineage_id=cmd.persona.lineage_id, memory_id=forgot,
                               content_forgotten=data.content_forgotten or "", replaced_by=data.memory_id,
                               decay_days=facts.decay_days),
     ))
     out.append(EventTemplate(
         subject=subjects.METRIC_EVICTION_SUBJECT,
         headers={"Nats-Msg-Id": facts.metric_event_id},
-        payload=MemoryEvictionMetric(scope=facts.scope, decay_days=facts.decay_days),
+        payload=MemoryEvictionMetric(scope=scope, decay_days=facts.decay_days),
     ))
     return out

@@ -12,6 +12,9 @@ from contracts.results import CacheKey, ManualStatus
 
 Scope = Literal["server", "personal"]
 ToolScope = Literal["server_wide", "target_user"]
+# A model save's memory scope, from the scope its result names in the tool's words: the
+# memories of a server are `server_wide`, a person's `target_user` (worker/domain/create.py).
+SCOPE_OF: Mapping[str, Scope] = {"server_wide": "server", "target_user": "personal"}
 
 
 class Privacy(IntEnum):

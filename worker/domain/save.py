@@ -71,7 +71,7 @@ def save_request(cmd: CreateMemory, plan: SavePlan, settings: NoticeSettings) ->
         teacher_id=cmd.triggerer.id if cmd.triggerer else None,
         proxy=plan.scope == "personal" and is_synthetic_id(plan.owner_id),
         result=result,
-        facts=SavedFacts(scope=plan.scope, owner_id=plan.owner_id),
+        facts=SavedFacts(owner_id=plan.owner_id if plan.scope == "personal" else None),
         eviction=eviction,
     )
 

@@ -52,15 +52,19 @@ def event_rows(templates: Sequence[EventTemplate]) -> list[EventRow]:
 
 
 def published_events(cmd: Envelope, stored: Stored) -> list[EventRow]:
-    """The events of a stored command, as it published them: kept whole in its inbox row, or
-    for a create's save (`stored.facts`) rebuilt from its stored result, the facts only the
-    save knew and the time its transaction ran (db/migrations/007_compact_save.sql). The
-    first publish and every republish build them here, so they are the same events."""
-    if stored.facts is None:
+    """The events of a stored command, as it published them: kept whole in its inbox row
+    (every kind but a create, and a create stored before db/migrations/007_compact_save.sql),
+    or for a create rebuilt from its stored result (a refusal has none), the facts only its
+    save knew and the time its transaction ran. The first publish and every republish build
+    them here, so they are the same events."""
+    if stored.events or stored.kind != "create":
         return stored.events
+    result = RESULT_DECODER.decode(stored.result)
+    if not result.success:
+        return []
     if not isinstance(cmd, CreateMemory) or stored.event_time is None:
-        raise ValueError(f"a create's save stored {cmd.command_id!r}: its events are built from a create")
-    return event_rows(create_events(cmd, RESULT_DECODER.decode(stored.result), stored.facts, stored.event_time))
+        raise ValueError(f"{cmd.command_id!r} was stored by a create's save: its events are built from the create")
+    return event_rows(create_events(cmd, result, stored.facts, stored.event_time))
 
 
 def republishes(stored: Stored, delivery: int | None) -> bool:
