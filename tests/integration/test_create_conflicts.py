@@ -49,16 +49,21 @@ async def _workspace(pool) -> str:
 
 
 class FailingSaves(MemoryRepository):
-    """The save fails with `violation` the first `times` times, then saves for real."""
+    """The save fails with `violation` the first `times` times, then saves for real. The
+    counts are kept in one dict, which the repository's sessions (shallow copies) share."""
 
     def __init__(self, pool, violation: asyncpg.UniqueViolationError, times: int) -> None:
         super().__init__(pool)
-        self.violation, self.left, self.saves = violation, times, 0
+        self.violation, self.counts = violation, {"left": times, "saves": 0}
+
+    @property
+    def saves(self) -> int:
+        return self.counts["saves"]
 
     async def create_save(self, *args, **kwargs):
-        self.saves += 1
-        if self.left:
-            self.left -= 1
+        self.counts["saves"] += 1
+        if self.counts["left"]:
+            self.counts["left"] -= 1
             raise self.violation
         return await super().create_save(*args, **kwargs)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 
 import structlog
@@ -55,10 +56,16 @@ READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry
 
 
 
+# The labelled series of the per-command metrics, looked up once per label set (prometheus_client
+# takes a lock and builds a key on every labels() call).
+_commands = functools.cache(COMMANDS.labels)
+_duration = functools.cache(DURATION.labels)
+
+
 def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: bool,
             evicted_scope: str | None = None) -> None:
-    COMMANDS.labels(kind, status).inc()
-    DURATION.labels(kind).observe(seconds)
+    _commands(kind, status).inc()
+    _duration(kind).observe(seconds)
     if deliveries > 1:
         REDELIVERIES.labels(kind).inc()
     if evicted_scope and not duplicate:

@@ -15,6 +15,7 @@ ambiguous. Beyond the spec:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -71,8 +72,11 @@ _MENTION = re.compile(r"<@!?(\d{17,20})>")
 _MATRIX_SUFFIX = re.compile(r"\s+\(Matrix\)$")
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
-    """Trim, drop leading `@`, lowercase, collapse whitespace."""
+    """Trim, drop leading `@`, lowercase, collapse whitespace. Cached: a conversation's
+    participants and members come with every create of it, so the same names are compared
+    again and again."""
     return " ".join(text.strip().lstrip("@").lower().split())
 
 

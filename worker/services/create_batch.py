@@ -19,7 +19,7 @@ from typing import assert_never
 from contracts.commands import CreateMemory
 from db.repository import MemoryRepository, lock_order
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, RecordOp
-from worker.domain.arguments import parse_tool_args
+from worker.domain.arguments import InvalidArguments, ToolArguments, parse_tool_args
 from worker.domain.targets import lookup_ids
 from worker.services.base import Handled
 from worker.services.create_memory import Answered, CreateMemoryService, Refusal, Save
@@ -61,9 +61,14 @@ class BatchedCreateService:
         """`deliveries`: each command's, as for CreateMemoryService.run (None: none of them has one)."""
         if len({cmd.command_id for cmd in cmds}) < len(cmds):
             raise DuplicateInBatch()
-        applied_by = list(deliveries) if deliveries is not None else [None] * len(cmds)
+        applied_by: list[int | None] = list(deliveries) if deliveries is not None else [None] * len(cmds)
         args = [parse_tool_args(cmd.tool_args) for cmd in cmds]
-        contexts = await self._repo.create_contexts([
+        async with self._repo.session() as db:  # the reads and the writes on one connection
+            return await self._run_on(db, cmds, args, applied_by)
+
+    async def _run_on(self, db: MemoryRepository, cmds: Sequence[CreateMemory],
+                      args: list[ToolArguments | InvalidArguments], applied_by: list[int | None]) -> list[Handled]:
+        contexts = await db.create_contexts([
             CreateContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, a)), cmd.persona.lineage_id)
             for cmd, a in zip(cmds, args, strict=True)])
         answered: dict[int, Handled] = {}
@@ -82,7 +87,7 @@ class BatchedCreateService:
                 else RecordOp.of(cmds[index].command_id, cmds[index].workspace_id, write.result)
                 for index, write in writes.items()]
             owners = lock_order(op.owner for op in ops if isinstance(op, CreateSaveRequest))
-            rows = await self._repo.create_batch(CreateBatchRequest(owners, ops))
+            rows = await db.create_batch(CreateBatchRequest(owners, ops))
             refused: dict[int, Refusal | Save] = {}
             for (index, write), row in zip(writes.items(), rows, strict=True):
                 answer = self._service.written(cmds[index], write, row, applied_by[index])

@@ -109,23 +109,24 @@ class CreateMemoryService:
 
     async def _run(self, cmd: CreateMemory, delivery: int | None) -> Handled:
         args = parse_tool_args(cmd.tool_args)
-        row = await self._repo.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd, args),
-                                              cmd.persona.lineage_id)
-        step = self.step(cmd, args, row, delivery)
-        while True:  # at most twice: a save that wrote nothing, then its refusal
-            match step:
-                case Answered(handled):
-                    return handled
-                case Refusal(result):
-                    written = await self._repo.record_result(cmd.command_id, cmd.workspace_id, result)
-                case Save(_, request):
-                    written = await self._repo.create_save(request)
-                case _:
-                    assert_never(step)
-            answer = self.written(cmd, step, written, delivery)
-            if isinstance(answer, Handled):
-                return answer
-            step = answer
+        async with self._repo.session() as db:  # the read and the writes on one connection
+            row = await db.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd, args),
+                                          cmd.persona.lineage_id)
+            step = self.step(cmd, args, row, delivery)
+            while True:  # at most twice: a save that wrote nothing, then its refusal
+                match step:
+                    case Answered(handled):
+                        return handled
+                    case Refusal(result):
+                        written = await db.record_result(cmd.command_id, cmd.workspace_id, result)
+                    case Save(_, request):
+                        written = await db.create_save(request)
+                    case _:
+                        assert_never(step)
+                answer = self.written(cmd, step, written, delivery)
+                if isinstance(answer, Handled):
+                    return answer
+                step = answer
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
         return encode(messages.db_error(cmd))

@@ -43,13 +43,14 @@ class Coalescer(Generic[T, R]):
         self._live = 0  # runners started and not yet past their last look at _waiting
 
     async def __call__(self, item: T) -> R:
-        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()  # once: on Python 3.11 each call asks the kernel for the pid
+        future: asyncio.Future[R] = loop.create_future()
         self._waiting.append((item, future))
         # _live, not the set of tasks: a runner counts until its last look at _waiting, with no
         # await in between, so a call arriving as the last runner leaves always starts one.
         if self._live < self._runners:
             self._live += 1
-            task = asyncio.create_task(self._drain())
+            task = loop.create_task(self._drain())
             self._running.add(task)
             task.add_done_callback(self._running.discard)
         return await future

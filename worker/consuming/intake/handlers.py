@@ -69,11 +69,17 @@ class _Delivery:
     deliveries: int
     seq: int
     started: float
-    log: Any  # structlog's bound logger, bound with more as the command is read
+    context: dict[str, Any]  # what every log line of the delivery says, more as the command is read
 
     @property
     def kind(self) -> str:
         return self.subject.kind
+
+    @property
+    def log(self) -> Any:
+        """A logger bound with the context (the failure paths); the success path's one line
+        passes the context itself, binding nothing."""
+        return log.bind(**self.context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +125,13 @@ class CommandHandler:
         subject = subjects.parse_stored(msg.subject)
         deliveries = msg.metadata.num_delivered
         d = _Delivery(msg, subject, deliveries, stream_seq(msg), started,
-                      log.bind(kind=subject.kind, subject=subject.original, deliveries=deliveries,
-                               queued_ms=_queued_ms(msg)))
+                      {"kind": subject.kind, "subject": subject.original, "deliveries": deliveries,
+                       "queued_ms": _queued_ms(msg)})
         decoded = self._admit(d)
         if isinstance(decoded, Invalid):
             return await self._reject_invalid(d, decoded)
         command = _Decoded(decoded, self._services[subject.kind])  # _decode admits only COMMAND_TYPES
-        d.log = d.log.bind(command_id=decoded.command_id, workspace=decoded.workspace_id)
+        d.context.update(command_id=decoded.command_id, workspace=decoded.workspace_id)
         # Deliveries this process spent waiting out an outage are not the command's doing.
         poison = delivery.before_running(self._failures.counted_deliveries(d.seq, deliveries), self._max_deliver)
         if poison is not None:
@@ -146,7 +152,7 @@ class CommandHandler:
             if handled is not None and handled.events and not events_stored:
                 # Committed, events not stored: the redelivery of this message publishes them.
                 metrics.EVENTS_NOT_STORED.inc()
-                d.log = d.log.bind(events_not_stored=len(handled.events))
+                d.context["events_not_stored"] = len(handled.events)
             return await self._failed(d, command, exc)
         if deliveries > 1:
             self._failures.forget(d.seq)
@@ -156,8 +162,8 @@ class CommandHandler:
         # Where the time went: the service (its database round trips and the planning between
         # them, with any wait for a batch shared with other commands), then storing the events
         # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.
-        d.log.info("command", status=data.status, duplicate=handled.duplicate, events=len(handled.events),
-                   duration_ms=_ms(started), db_ms=_ms(running, applied), events_ms=_ms(applied, published))
+        log.info("command", **d.context, status=data.status, duplicate=handled.duplicate, events=len(handled.events),
+                 duration_ms=_ms(started), db_ms=_ms(running, applied), events_ms=_ms(applied, published))
         return False
 
     def _admit(self, d: _Delivery) -> Envelope | Invalid:
@@ -208,7 +214,7 @@ class CommandHandler:
         """Poison never blocks its partition: dead-letter it, answer if we can, move on."""
         reason = invalid.reason
         command_id, reply_to = answerable(d.msg.data, self._reply_prefixes)
-        d.log = d.log.bind(command_id=command_id)
+        d.context["command_id"] = command_id
         try:
             await dead_letters.dead_letter(
                 self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,

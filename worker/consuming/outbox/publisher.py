@@ -83,7 +83,8 @@ class EventPublisher:
                                          stream=EVENTS_STREAM)
             for event in events
         ]
-        await asyncio.wait_for(asyncio.gather(*futures), self._ack_timeout)
+        async with asyncio.timeout(self._ack_timeout):  # a deadline; wait_for wraps the wait in more futures
+            await asyncio.gather(*futures)
 
     async def stop(self) -> None:
         """Shared batches still being stored finish first (their commands are acked after)."""
