@@ -71,14 +71,45 @@ def _with_data(result: CommandResult, **data: object) -> CommandResult:
     return msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, **data))
 
 
+# Values put where the database's facts go, which no result holds by chance: an encoding in
+# which each appears exactly once is cut at them (one encode); one that holds a mark twice or
+# more (a command quoting it) is cut by the differences of encodings instead (cut_result).
+_ID_MARK = 7_331_913_557_194_620_181
+_TEXT_MARK = "\u2063fact\u2063"
+_NOTICE_MARK = {"\u2063notice\u2063": 0}
+_MARKS = (str(_ID_MARK), encode(_TEXT_MARK).decode()[1:-1], encode(_NOTICE_MARK).decode())
+
+
+def _cut_at_marks(text: str, marks: tuple[str, ...]) -> list[str] | None:
+    spans = []
+    for mark in marks:
+        start = text.find(mark)
+        if start < 0 or text.find(mark, start + 1) >= 0:
+            return None
+        spans.append((start, start + len(mark)))
+    pieces, at = [], 0
+    for start, end in sorted(spans):
+        pieces.append(text[at:start])
+        at = end
+    pieces.append(text[at:])
+    return pieces
+
+
 def saved_pieces(result: CommandResult) -> list[str]:
     """A plain save's result cut where its memory id goes: [before, after]."""
-    return cut_result(_with_data(result, memory_id=0), _with_data(result, memory_id=1))
+    marked = encode(_with_data(result, memory_id=_ID_MARK)).decode()
+    return (_cut_at_marks(marked, _MARKS[:1])
+            or cut_result(_with_data(result, memory_id=0), _with_data(result, memory_id=1)))
 
 
 def evicted_pieces(result: CommandResult) -> list[str]:
     """A save that evicts: its result cut where the new id, the forgotten content (inside its
     quotes, as escaped JSON) and the notice go, in that order: four pieces."""
+    marked = msgspec.structs.replace(_with_data(result, memory_id=_ID_MARK, content_forgotten=_TEXT_MARK),
+                                     notice=_NOTICE_MARK)
+    pieces = _cut_at_marks(encode(marked).decode(), _MARKS)
+    if pieces is not None:
+        return pieces
     base = msgspec.structs.replace(_with_data(result, memory_id=0, content_forgotten=""), notice=None)
     return cut_result(base, _with_data(base, memory_id=1), _with_data(base, content_forgotten="x"),
                       msgspec.structs.replace(base, notice={}))

@@ -87,8 +87,10 @@ def test_an_outcome_that_writes_has_no_refusal(outcome):
         refused_under_lock(cmd, save.plan, outcome, 50)
 
 
-# Strings that look like the id's place: JSON of a memory id, digits, quotes, escapes.
-_TRICKY = st.sampled_from(['"memory_id":0', '"memory_id":1,', "0", "1", '\\"', "{user} 0", "\u2028", "\x01"])
+# Strings that look like the id's place (JSON of a memory id, digits, quotes, escapes) or are
+# the marks the cut looks for (db/requests.py): a result quoting one is cut the other way.
+_TRICKY = st.sampled_from(['"memory_id":0', '"memory_id":1,', "0", "1", '\\"', "{user} 0", "\u2028", "\x01",
+                           "7331913557194620181", "\u2063fact\u2063", '{"\u2063notice\u2063":0}'])
 
 
 @given(content=st.lists(st.one_of(_TRICKY, st.text(max_size=8)), max_size=6).map("".join),
@@ -121,6 +123,20 @@ def test_an_eviction_result_cut_where_the_database_fills_it_in_is_that_result(co
     expected = msgspec.structs.replace(result, notice=notice, data=msgspec.structs.replace(
         result.data, memory_id=memory_id, content_forgotten=forgotten))
     assert msgspec.json.decode(joined) == msgspec.json.decode(encode(expected))
+
+
+@pytest.mark.parametrize("quoted", ["7331913557194620181", "\u2063fact\u2063", '{"\u2063notice\u2063":0}'])
+def test_a_result_quoting_a_mark_is_cut_by_its_differences_the_same_way(quoted):
+    result = codes.CommandResult(command_id="c-1", success=True, message="Memory saved successfully",
+                                 data=codes.ResultData(status=codes.SAVED_WITH_EVICTION, scope="server_wide",
+                                                       memory_id=0, content_saved=quoted, content_forgotten=""),
+                                 notice={"title": quoted})
+    first, second, third, fourth = evicted_pieces(result)
+    joined = first + "12" + second + "old" + third + '{"t":1}' + fourth
+    assert msgspec.json.decode(joined) == msgspec.json.decode(encode(msgspec.structs.replace(
+        result, notice={"t": 1}, data=msgspec.structs.replace(result.data, memory_id=12, content_forgotten="old"))))
+    before, after = saved_pieces(result)
+    assert before.endswith('"memory_id":') and after.startswith(',"content_saved"')
 
 
 def test_the_request_carries_the_plain_result_cut_and_nothing_for_outcomes_that_write_nothing():
