@@ -1,7 +1,8 @@
 """Publishing a command's events to MEMORY_EVENTS, after its commit and before its ack.
 
-The events are stored with the command's inbox row (processed_commands.events, written by the
-statement that stores its result); the handler publishes them right after commit, so that
+The inbox row holds what the events are published from (processed_commands.events, or for a
+create its result and event_facts: worker/services/base.py, published_events), written by the
+statement that stores the result; the handler publishes them right after commit, so that
 `cache.invalidate` reaches cache nodes before the bot gets its result, and acknowledges the
 command only once they are stored. Handlers publishing at the same moment share one JetStream
 atomic batch (`publish_coalesced`). Every event carries `Nats-Msg-Id` = its event id, so
