@@ -84,11 +84,17 @@ async def test_a_plain_saves_result_is_stored_as_encoded_with_its_new_id_and_ans
     assert facts is None  # its result and command say everything its events do
 
 
-async def test_an_evicting_save_stores_the_forgotten_row_and_the_metric_id_for_its_events(pool):
+async def _server_at_cap(pool, *, decay: bool, age_days: float) -> tuple[str, int]:
+    """A workspace with decay on or off whose server memories (lineage 7) fill the cap of 100."""
     ws = unique()
     async with pool.acquire() as conn:
-        server_id = await add_server(conn, ws, decay=True)
-        await add_server_memories(conn, server_id, 7, [90] * 100)
+        server_id = await add_server(conn, ws, decay=decay)
+        await add_server_memories(conn, server_id, 7, [age_days] * 100)
+    return ws, server_id
+
+
+async def test_an_evicting_save_stores_the_forgotten_row_and_the_metric_id_for_its_events(pool):
+    ws, server_id = await _server_at_cap(pool, decay=True, age_days=90)
     cmd = server_save(ws, "replaces one", retrieval=GOOD_RETRIEVAL)
     repo, _, step = await _step(pool, cmd)
     assert step.save.eviction is not None
@@ -112,10 +118,7 @@ async def test_an_evicting_save_stores_the_forgotten_row_and_the_metric_id_for_i
 async def test_a_save_that_writes_nothing_stores_nothing_and_reports_the_count_it_read(pool, decay):
     """At the cap with nothing eligible (decay off; or on, every row recent): the save's
     transaction stores nothing, and reports the outcome and count for the worker to word."""
-    ws = unique()
-    async with pool.acquire() as conn:
-        server_id = await add_server(conn, ws, decay=decay)
-        await add_server_memories(conn, server_id, 7, [1] * 100)
+    ws, server_id = await _server_at_cap(pool, decay=decay, age_days=1)
     cmd = server_save(ws, "no room", retrieval=GOOD_RETRIEVAL)
     repo, service, step = await _step(pool, cmd)
 
