@@ -146,11 +146,6 @@ class SaveRow:
     events: list[EventRow]
     event_facts: SavedFacts | None
 
-    @property
-    def stored(self) -> bool:
-        """The op's result is stored (it wrote, or was a refusal, or was stored before)."""
-        return self.result is not None
-
 
 _CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
@@ -241,10 +236,9 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Stored:
-    """A command's stored result, the workspace and tenant it was stored for (tenant None:
-    the row was gone when its tenant was read, so nobody may take it for their own), its
-    events, and the MEMORY_COMMANDS stream sequence of the delivery that applied it (None:
-    unknown, for rows stored before db/migrations/006_events_in_inbox.sql).
+    """A command's stored result, the workspace and tenant it was stored for, its events, and
+    the MEMORY_COMMANDS stream sequence of the delivery that applied it (None: unknown, for
+    rows stored before db/migrations/006_events_in_inbox.sql).
 
     The events are kept whole (`events`), or for a create's save rebuilt from its result,
     `facts` and `event_time` (db/migrations/007_compact_save.sql; worker/services/base.py,
@@ -426,7 +420,11 @@ class MemoryRepository:
         not reused, should a call fail uncleanly): for a create's or a batch's context read
         and writes, which run one after the other. Taking and giving back a pooled connection
         costs about as much client CPU as a short call itself (asyncpg's pool shields each
-        release in a task of its own), so a create alone paid it twice."""
+        release in a task of its own), so a create alone paid it twice.
+
+        The session is a shallow copy: the same class (a test's subclass keeps its overrides)
+        and attributes, but its own `_pool`; state a subclass keeps in its attributes is shared
+        with the session only through mutable objects."""
         async with connection(self._raw_pool) as conn:
             bound = copy.copy(self)  # the same repository (a test's subclass too), on `conn`
             bound._pool = conn
@@ -457,12 +455,13 @@ class MemoryRepository:
         return Stored(row.stored.encode(), row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
                       row.stored_kind, row.event_facts, row.event_time)
 
-    @staticmethod
-    def stored_by_save(row: SaveRow) -> Stored:
-        """What a write found stored before it (row.duplicate), or stored itself."""
+    def stored_by_write(self, row: SaveRow) -> Stored:
+        """What a write found stored before it (row.duplicate), or stored itself (for this
+        repository's tenant)."""
         if row.result is None:
             raise ValueError("the op stored nothing")
-        return Stored(row.result, row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
+        tenant = row.stored_tenant if row.duplicate else self.tenant
+        return Stored(row.result, row.stored_workspace, tenant, row.events, row.applied_by,
                       row.stored_kind, row.event_facts, row.event_time)
 
     async def create_save(self, request: CreateSaveRequest) -> SaveRow:

@@ -1,6 +1,8 @@
 """The arguments of the SQL functions that take one JSON document, as db/repository.py encodes them.
 
-Each Struct is what one function reads with `p ->> 'key'` / `p -> 'key'`.
+Each Struct is what one function reads with `p ->> 'key'` / `p -> 'key'`. A save's results
+travel as JSON text cut where the database puts its facts (`saved_pieces`,
+`evicted_pieces`), so it stores them as encoded and builds no jsonb.
 tests/unit/test_sql_arguments.py names the Struct that feeds each function, reads the live
 definition of the function in db/migrations/ and fails when it reads a key its Struct does not
 have, so a key renamed on either side is caught before a create reads NULL.
@@ -54,17 +56,26 @@ def _span(base: str, other: str) -> tuple[int, int]:
     return prefix, len(base) - low
 
 
+def _cut(text: str, spans: list[tuple[int, int]]) -> list[str]:
+    """`text` without the spans, in pieces. The spans come in the order the database fills
+    them; should the contract's field order ever put them otherwise, this fails instead of
+    letting a fact land in another's place."""
+    if spans != sorted(spans):
+        raise ValueError("the result's fields are not in the order the database fills them in")
+    pieces, at = [], 0
+    for start, end in spans:
+        pieces.append(text[at:start])
+        at = end
+    pieces.append(text[at:])
+    return pieces
+
+
 def cut_result(result: CommandResult, *variants: CommandResult) -> list[str]:
     """`result` as JSON, cut out where each of `variants` (the same result with one value
     changed) differs from it: the database puts its facts into the cuts and stores the
-    pieces joined, parsing nothing, and the result is stored as the worker encoded it."""
+    pieces joined, building no jsonb, and the result is stored as the worker encoded it."""
     base = encode(result).decode()
-    pieces, at = [], 0
-    for start, end in sorted(_span(base, encode(variant).decode()) for variant in variants):
-        pieces.append(base[at:start])
-        at = end
-    pieces.append(base[at:])
-    return pieces
+    return _cut(base, [_span(base, encode(variant).decode()) for variant in variants])
 
 
 def _with_data(result: CommandResult, **data: object) -> CommandResult:
@@ -87,12 +98,7 @@ def _cut_at_marks(text: str, marks: tuple[str, ...]) -> list[str] | None:
         if start < 0 or text.find(mark, start + 1) >= 0:
             return None
         spans.append((start, start + len(mark)))
-    pieces, at = [], 0
-    for start, end in sorted(spans):
-        pieces.append(text[at:start])
-        at = end
-    pieces.append(text[at:])
-    return pieces
+    return _cut(text, spans)
 
 
 def saved_pieces(result: CommandResult) -> list[str]:

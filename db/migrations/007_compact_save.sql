@@ -4,9 +4,10 @@
 -- finished but for the new id (about 5.4 kB of JSON, parsed whole by PostgreSQL), and stored
 -- the events with its result (about 1.9 kB, compressed inline). Now:
 --
--- - The request carries only the plain save's result, cut where the new memory id goes (no
---   JSON is parsed to store it), and for a save that may evict the eviction's result, cut
---   where the id, the forgotten content and the notice go, and the notice's template. A save that ends writing nothing (at
+-- - The request carries only the plain save's result, cut where the new memory id goes (the
+--   database joins the pieces and builds no jsonb to store it), and for a save that may evict
+--   the eviction's result, cut where the id, the forgotten content and the notice go, and
+--   the notice's template. A save that ends writing nothing (at
 --   or over the cap, privacy or a host's protection read again under the lock) stores
 --   nothing here: the function reports the outcome and the count, and the worker words the
 --   refusal (worker/domain/outcome.py) and stores it with a second call, which reports a
@@ -21,9 +22,6 @@
 --   plain save of a server's memory, whose result and command say everything). Their
 --   occurred_at is the row's processed_at, formatted by memory_event_time(). Other kinds
 --   still store their events whole in `events`.
--- - processed_at's index, which only the hourly prune reads, is a BRIN: the inbox is
---   appended in time order, and a BRIN costs an insert nothing (a B-tree entry was about
---   66 bytes of WAL and an index insert per command).
 -- - One function for every create write: memory_create_batch() takes the owners to lock and
 --   the ops (saves and refusals to store) and returns one row per op; memory_create_save()
 --   and memory_record_result() are gone, a lone create is a batch of one.
@@ -36,11 +34,8 @@
 -- call the functions dropped here. p is db/requests.py's CreateBatchRequest
 -- (tests/unit/test_sql_arguments.py holds the keys read here to its fields).
 
-DROP INDEX memory_worker.processed_commands_processed_at;
 ALTER TABLE memory_worker.processed_commands ALTER COLUMN result TYPE json USING result::json;
 ALTER TABLE memory_worker.processed_commands ADD COLUMN event_facts jsonb;
-CREATE INDEX processed_commands_processed_at ON memory_worker.processed_commands USING brin (processed_at)
-    WITH (autosummarize = on);
 
 DROP FUNCTION memory_worker.memory_create_batch(jsonb);
 DROP FUNCTION memory_worker.memory_create_save(jsonb);
@@ -48,8 +43,9 @@ DROP FUNCTION memory_worker.memory_record_result(text, text, text, jsonb);
 
 -- The events' occurred_at: when the command's transaction ran (its processed_at), in one
 -- format whatever the session's time zone, so an event rebuilt later carries the same text.
+-- STABLE, as to_char is, so that it is inlined where it is called.
 CREATE FUNCTION memory_worker.memory_event_time(p_at timestamptz) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"');
 $$;
 
@@ -111,12 +107,19 @@ BEGIN
         END IF;
 
         IF op ->> 'type' = 'record' THEN
-            -- A refusal: a plain insert, as for a save (a repeat slipping past the look above
-            -- fails the transaction whole, and the caller runs the command once more).
+            -- A refusal writes nothing else, so a racing delivery's row stored meanwhile is
+            -- simply its answer (a save cannot do that: see its insert below).
             INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)
-            VALUES (v_command_id, 'create', op ->> 'workspace_id', op ->> 'status', (op ->> 'result')::json);
-            RETURN QUERY SELECT false, NULL::text, op ->> 'result', NULL::integer, v_time, 'create'::text,
-                                op ->> 'workspace_id', NULL::text, NULL::bigint, NULL::jsonb, NULL::jsonb;
+            VALUES (v_command_id, 'create', op ->> 'workspace_id', op ->> 'status', (op ->> 'result')::json)
+            ON CONFLICT (command_id) DO NOTHING;
+            IF FOUND THEN
+                RETURN QUERY SELECT false, NULL::text, op ->> 'result', NULL::integer, v_time, 'create'::text,
+                                    op ->> 'workspace_id', NULL::text, NULL::bigint, NULL::jsonb, NULL::jsonb;
+            ELSE
+                RETURN QUERY SELECT true, NULL::text, pc.result::text, NULL::integer, memory_event_time(pc.processed_at),
+                                    pc.kind, pc.workspace_id, pc.tenant, pc.applied_by, pc.events, pc.event_facts
+                             FROM processed_commands pc WHERE pc.command_id = v_command_id;
+            END IF;
             CONTINUE;
         END IF;
 
@@ -249,7 +252,7 @@ BEGIN
         END IF;
 
         -- A plain insert: should a repeat slip past the look above, the transaction fails whole
-        -- and the caller runs the command once more.
+        -- (this command's memory row with it) and the caller runs the command once more.
         INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, applied_by, event_facts)
         VALUES (v_command_id, 'create', op ->> 'workspace_id', v_status, v_text::json,
                 (op ->> 'applied_by')::bigint, v_facts);

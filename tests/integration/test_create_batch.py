@@ -12,13 +12,13 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
-from db.requests import CreateBatchRequest, CreateContextRequest
+from db.requests import CreateBatchRequest, CreateContextRequest, RecordOp
 from tests.support.directory import add_server, add_user
 from worker.consuming import metrics
 from worker.domain.arguments import parse_tool_args
 from worker.domain.model import Limits
 from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
-from worker.services.create_memory import CreateMemoryService, Save
+from worker.services.create_memory import CreateMemoryService, Refusal, Save
 
 from ..conftest import unique
 from .helpers import (
@@ -200,3 +200,29 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
                                    " WHERE s.server_disc_id = $1", ws) == 0
     # And the same command alone still goes through.
     assert RESULT_DECODER.decode((await batched.run(good)).result).data.status == status.SAVED
+
+
+async def test_a_refusal_stored_meanwhile_by_another_delivery_is_its_answer_and_the_batch_goes_on(pool):
+    """A refusal writes nothing but its inbox row, so a racing delivery's row is simply its
+    answer: the batch's other saves commit, nothing runs twice."""
+    single, _ = services(pool)
+    ws = unique()
+    good, refused = server_save(ws, "saved in the same batch"), server_save(unique(), "")  # blank: refused
+    repo = MemoryRepository(pool)
+    contexts = await repo.create_contexts([CreateContextRequest(c.command_id, c.workspace_id, [], 7)
+                                           for c in (good, refused)])
+    save = single.step(good, parse_tool_args(good.tool_args), contexts[0])
+    refusal = single.step(refused, parse_tool_args(refused.tool_args), contexts[1])
+    assert isinstance(save, Save) and isinstance(refusal, Refusal), (save, refusal)
+    # The other delivery of `refused` stores its answer between the context read and the batch.
+    async with pool.acquire() as conn:
+        await conn.execute("INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
+                           " VALUES ($1, 'create', $2, 'x', '{\"stored\": \"first\"}')",
+                           refused.command_id, refused.workspace_id)
+
+    rows = await repo.create_batch(CreateBatchRequest(
+        [save.request.owner], [save.request, RecordOp.of(refused.command_id, refused.workspace_id, refusal.result)]))
+
+    assert (rows[0].outcome, rows[0].duplicate) == ("saved", False)
+    assert rows[1].duplicate and rows[1].result == b'{"stored": "first"}'
+    assert await repo.stored_result(good.command_id, ws) == rows[0].result  # committed

@@ -477,7 +477,7 @@ def _plan(scope: str = "server") -> SavePlan:
 def test_at_cap_with_eviction_not_permitted(scope: str) -> None:
     plan = _plan(scope)
     assert plan.eviction_blocked is not None and "memory decay is turned off for this server" in plan.eviction_blocked
-    result = refused(limit_refusal(command(server_args()), plan, "refuse_at_cap"), codes.LIMIT_EXCEEDED)
+    result = refused(limit_refusal(command(server_args()), plan, "refuse_at_cap", 0), codes.LIMIT_EXCEEDED)
     assert (result.data.current_count, result.data.max_allowed) == (0, plan.cap)
     assert "memory decay is turned off" in result.error  # type: ignore[operator]
     assert ("/personal memories" if scope == "personal" else "/memories") in result.error  # type: ignore[operator]
@@ -486,12 +486,12 @@ def test_at_cap_with_eviction_not_permitted(scope: str) -> None:
 
 def test_at_cap_with_nothing_eligible() -> None:
     evictable = dataclasses.replace(_plan(), eviction_blocked=None)
-    result = refused(limit_refusal(command(server_args()), evictable, "refuse_at_cap"), codes.LIMIT_EXCEEDED)
+    result = refused(limit_refusal(command(server_args()), evictable, "refuse_at_cap", 0), codes.LIMIT_EXCEEDED)
     assert "written by hand" in result.error and "30 days" in result.error  # type: ignore[operator]
 
 
 def test_over_cap() -> None:
-    result = refused(limit_refusal(command(server_args()), _plan(), "refuse_over_cap"), codes.LIMIT_EXCEEDED)
+    result = refused(limit_refusal(command(server_args()), _plan(), "refuse_over_cap", 0), codes.LIMIT_EXCEEDED)
     assert "more memories than the current limit of 50" in result.error  # type: ignore[operator]
 
 
@@ -578,7 +578,7 @@ def test_every_create_status_is_reachable() -> None:
         decide(command(personal_args("nobody"))).data.status,
         decide(command(server_args("a" * 1001))).data.status,
         decide(command(personal_args()), context(users={ALICE: KnownUser(1, ALICE, privacy_level=1)})).data.status,
-        limit_refusal(cmd, plan, "refuse_at_cap").data.status,
+        limit_refusal(cmd, plan, "refuse_at_cap", 0).data.status,
         messages.db_error(cmd).data.status,
         messages.saved(cmd, plan, 1, None).data.status,
         messages.saved(cmd, plan, 1, "old").data.status,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from contracts import results as codes
 from contracts.codec import RESULT_DECODER, encode
 from contracts.events import MemoryEvicted, MemoryEvictionMetric, MemorySaved
-from db.requests import CreateSaveRequest, evicted_pieces, saved_pieces
+from db.requests import CreateSaveRequest, cut_result, evicted_pieces, saved_pieces
 from tests.unit.test_create_decision import READY, command, context, decide, personal_args, planned, server_args
 from worker.domain.events import SavedFacts, create_events
 from worker.domain.model import SaveOutcome, Workspace
@@ -219,3 +219,13 @@ def test_a_refusal_has_no_events_to_build():
     with pytest.raises(ValueError, match="not a save"):
         create_events(cmd, refusal, save.facts, "t")
 
+
+
+def test_facts_asked_for_out_of_the_order_the_database_fills_them_fail_loudly():
+    """The database fills the cuts in order (id, forgotten content, notice): a contract whose
+    fields came in another order must fail here, not store a fact in another's place."""
+    result = codes.CommandResult(command_id="c-1", success=True, data=codes.ResultData(
+        status=codes.SAVED_WITH_EVICTION, memory_id=0, content_forgotten=""))
+    with pytest.raises(ValueError, match="order"):
+        cut_result(result, msgspec.structs.replace(result, notice={}),
+                   msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=1)))

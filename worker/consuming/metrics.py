@@ -55,7 +55,6 @@ DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 
-
 # The labelled series of the per-command metrics, looked up once per label set (prometheus_client
 # takes a lock and builds a key on every labels() call).
 _commands = functools.cache(COMMANDS.labels)

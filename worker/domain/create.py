@@ -125,7 +125,7 @@ def decide_create(cmd: CreateMemory, args: ToolArguments | InvalidArguments, ctx
     return _plan(cmd, ctx, limits, target, content)
 
 
-def limit_refusal(cmd: CreateMemory, plan: SavePlan, action: CapacityAction, current_count: int = 0) -> CommandResult:
+def limit_refusal(cmd: CreateMemory, plan: SavePlan, action: CapacityAction, current_count: int) -> CommandResult:
     """The refusal of a save the capacity rule refused (`refuse_at_cap` or `refuse_over_cap`);
     `current_count` is the owner's count the database read under the lock."""
     reason = limit_reason(action, plan.may_evict)

@@ -47,7 +47,7 @@ def is_inbox_conflict(exc: asyncpg.UniqueViolationError) -> bool:
 
 
 def event_rows(templates: Sequence[EventTemplate]) -> list[EventRow]:
-    """Events the service built whole (nothing for the database to fill in), as stored."""
+    """Events as they are published (and, for every kind but a create, stored whole)."""
     return [EventRow(t.subject, t.headers, msgspec.Raw(encode(t.payload))) for t in templates]
 
 

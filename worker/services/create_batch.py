@@ -3,8 +3,10 @@
 A workspace has one command in flight at a time (worker/consuming/intake/partitions.py), so the creates in
 flight at once are of different workspaces. They go to the database together: one round trip reads
 every context, the pure decisions run, and one transaction (memory_create_batch) saves them
-all, each under its owner's lock taken up front in a fixed order; the refusals of saves that
-wrote nothing are stored by one more statement, when there are any. Per command this is
+all, each under its owner's lock taken up front in a fixed order. When saves wrote nothing
+(at the cap, privacy read again), their refusals are worded and stored by one more statement
+and transaction, after the first committed; should that one fail, the batch runs again
+command by command and the commands already stored are answered from the inbox. Per command this is
 exactly what CreateMemoryService.run does (its step() and written()); only the round trips and
 the commit are shared.
 Should the batch fail, every command runs again on its own (Coalescer), so errors, retries

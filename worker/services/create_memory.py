@@ -94,12 +94,15 @@ class CreateMemoryService:
         """What a write returned: the command's answer (its own result and events, or the answer
         to a repeat it found stored), or for a save that wrote nothing the refusal to store."""
         if row.duplicate:
-            return seen_before(cmd, self._repo.stored_by_save(row), self._repo.tenant, delivery)
-        if row.outcome is not None and (outcome := SaveOutcome(row.outcome)) not in WRITES:
+            return seen_before(cmd, self._repo.stored_by_write(row), self._repo.tenant, delivery)
+        if row.outcome is None:  # a refusal, stored: it publishes nothing
+            return Handled(self._repo.stored_by_write(row).result, [], duplicate=False)
+        outcome = SaveOutcome(row.outcome)
+        if outcome not in WRITES:
             if not isinstance(step, Save):
                 raise ValueError(f"a refusal's write reported the outcome {outcome}")
             return Refusal(refused_under_lock(cmd, step.save.plan, outcome, row.current_count))
-        stored = self._repo.stored_by_save(row)
+        stored = self._repo.stored_by_write(row)
         return Handled(stored.result, published_events(cmd, stored), duplicate=False)
 
     async def run(self, cmd: CreateMemory, delivery: int | None = None) -> Handled:

@@ -162,8 +162,9 @@ class CommandHandler:
         # Where the time went: the service (its database round trips and the planning between
         # them, with any wait for a batch shared with other commands), then storing the events
         # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.
-        log.info("command", **d.context, status=data.status, duplicate=handled.duplicate, events=len(handled.events),
-                 duration_ms=_ms(started), db_ms=_ms(running, applied), events_ms=_ms(applied, published))
+        log.info("command", **{**d.context, "status": data.status, "duplicate": handled.duplicate,
+                               "events": len(handled.events), "duration_ms": _ms(started),
+                               "db_ms": _ms(running, applied), "events_ms": _ms(applied, published)})
         return False
 
     def _admit(self, d: _Delivery) -> Envelope | Invalid:

@@ -1,0 +1,37 @@
+"""The inbox prune (worker/consuming/outbox/prune.py) on a real database: everything past its
+retention goes, however many batches that takes; nothing younger does."""
+
+from __future__ import annotations
+
+from db.repository import MemoryRepository
+from tests.conftest import unique
+from worker.consuming.outbox.prune import prune_due
+
+
+async def _inbox_rows(pool, prefix: str, count: int, age_days: float) -> None:
+    await pool.execute(
+        "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at)"
+        " SELECT $1 || g, 'create', 'ws', 'memory_saved_successfully', '{}', now() - make_interval(days => $3)"
+        " FROM generate_series(1, $2) g", prefix, count, age_days)
+
+
+async def test_every_row_past_the_retention_goes_in_one_prune_however_many_batches(pool):
+    prefix = unique("prune-")
+    await _inbox_rows(pool, f"{prefix}old-", 23, age_days=40)
+    await _inbox_rows(pool, f"{prefix}young-", 4, age_days=20)
+
+    removed = await prune_due(MemoryRepository(pool), inbox_days=35, batch=5)
+
+    assert removed >= 23  # and whatever else of the shared database was that old
+    left = await pool.fetch("SELECT command_id FROM processed_commands WHERE starts_with(command_id, $1)", prefix)
+    assert sorted(r[0] for r in left) == sorted(f"{prefix}young-{i}" for i in range(1, 5))
+
+
+async def test_a_prune_with_nothing_due_removes_nothing(pool):
+    prefix = unique("prune-")
+    await _inbox_rows(pool, prefix, 3, age_days=1)
+    await prune_due(MemoryRepository(pool), inbox_days=35, batch=5)
+
+    assert await prune_due(MemoryRepository(pool), inbox_days=35, batch=5) == 0
+    assert await pool.fetchval("SELECT count(*) FROM processed_commands WHERE starts_with(command_id, $1)",
+                               prefix) == 3
