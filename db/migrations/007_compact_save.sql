@@ -1,5 +1,6 @@
 -- Summary: a create's save takes only what it may store and stores its result as sent; its events are rebuilt, not stored.
--- The database's work per create (issue 27, fourth round, second part). Until now every create
+-- The database's work per create (tests/bench/README.md, "Round 4 (issue 27), third: a save
+-- that sends only what it stores"). Until now every create
 -- sent memory_create_save() a result for every outcome its save could reach and every event
 -- finished but for the new id (about 5.4 kB of JSON, parsed whole by PostgreSQL), and stored
 -- the events with its result (about 1.9 kB, compressed inline). Now:
