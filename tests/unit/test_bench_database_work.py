@@ -93,6 +93,28 @@ def test_worker_over_peer_ratios():
     assert report.database_comparison(worker, None)["wal_bytes"] is None
 
 
+def test_the_targets_judge_the_figures_of_a_run_and_leave_out_none_it_lacks():
+    results = {
+        "ratios": {"worker_over_peer": 0.5, "worker_over_baseline": 0.49},
+        "database_ratios": {"postgres_cpu": 1.0, "wal_bytes": 1.504},
+        "worker": {"peak_rss_mb": 54.0, "cpu": {"worker_cpu_ms_per_command": 0.21}},
+        "latency_under_load": {"p99_ms_at_12.5": 19.99, "p99_ms_at_25": 20.0},
+    }
+    met = {name: check["met"] for name, check in report.check_targets(results).items()}
+    assert met == {
+        "worker / peer throughput": True, "worker / baseline throughput": False,
+        "p99 at 50% of max rate (ms)": None, "throughput large / small data": None,
+        "worker peak RSS (MB)": True, "PostgreSQL CPU / peer's": True, "WAL bytes / peer's": False,
+        "worker CPU per create (ms)": False, "p99 at 12.5% of max rate (ms)": True,
+        "p99 at 25% of max rate (ms)": False,  # under 20 ms: 20 is not
+    }
+
+
+def test_the_database_ratios_keep_three_digits_for_the_targets():
+    out = report.database_comparison({"database": {"wal_bytes": 3_008.0}}, {"database": {"wal_bytes": 2_000.0}})
+    assert out["wal_bytes"] == 1.504
+
+
 @pytest.mark.parametrize("peer_tables", [{}, {"public.server_memories": {"inserted": 0.7, "updated": 0.0,
                                                                           "deleted": 0.2, "indexes": 3}}])
 def test_the_database_table_lists_whatever_tables_got_writes(peer_tables):
