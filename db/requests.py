@@ -10,6 +10,10 @@ have, so a key renamed on either side is caught before a create reads NULL.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+from typing import NamedTuple
+
 import msgspec
 
 from contracts.codec import encode
@@ -27,33 +31,9 @@ __all__ = [
     "ManualContextRequest",
     "EvictionRequest",
     "RecordOp",
-    "cut_result",
     "evicted_pieces",
     "saved_pieces",
 ]
-
-
-def _span(base: str, other: str) -> tuple[int, int]:
-    """Where `base` differs from `other`, an encoding of the same result with one value
-    changed: the value's place in `base`, found by halving (slice compares, not a loop over
-    characters). Whatever the strings around it hold, that is the one place they differ."""
-    shorter = min(len(base), len(other))
-    low, high = 0, shorter  # the common prefix's length is in [low, high]
-    while low < high:
-        middle = (low + high + 1) // 2
-        if base[low:middle] == other[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = low
-    low, high = 0, shorter - prefix  # the common suffix's length, never overlapping the prefix
-    while low < high:
-        middle = (low + high + 1) // 2
-        if base[len(base) - middle:len(base) - low] == other[len(other) - middle:len(other) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return prefix, len(base) - low
 
 
 def _cut(text: str, spans: list[tuple[int, int]]) -> list[str]:
@@ -70,55 +50,62 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> list[str]:
     return pieces
 
 
-def cut_result(result: CommandResult, *variants: CommandResult) -> list[str]:
-    """`result` as JSON, cut out where each of `variants` (the same result with one value
-    changed) differs from it: the database puts its facts into the cuts and stores the
-    pieces joined, building no jsonb, and the result is stored as the worker encoded it."""
-    base = encode(result).decode()
-    return _cut(base, [_span(base, encode(variant).decode()) for variant in variants])
-
-
 def _with_data(result: CommandResult, **data: object) -> CommandResult:
     return msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, **data))
 
 
-# Values put where the database's facts go, which no result holds by chance: an encoding in
-# which each appears exactly once is cut at them (one encode); one that holds a mark twice or
-# more (a command quoting it) is cut by the differences of encodings instead (cut_result).
-_ID_MARK = 7_331_913_557_194_620_181
-_TEXT_MARK = "\u2063fact\u2063"
-_NOTICE_MARK = {"\u2063notice\u2063": 0}
-_MARKS = (str(_ID_MARK), encode(_TEXT_MARK).decode()[1:-1], encode(_NOTICE_MARK).decode())
+class _Marks(NamedTuple):
+    """Values put where the database's facts go (the new id, the forgotten content, the
+    notice), drawn afresh for each result: the result is encoded once with them and cut where
+    they are. A command cannot quote a value drawn after it was written, so a mark turns up
+    twice only by chance, and then new marks are drawn."""
+
+    memory_id: int
+    text: str
+    notice: dict[str, int]
+
+    def found_as(self) -> tuple[str, str, str]:
+        """How each mark reads in the result's JSON (the text's inside its quotes)."""
+        return str(self.memory_id), encode(self.text).decode()[1:-1], encode(self.notice).decode()
 
 
-def _cut_at_marks(text: str, marks: tuple[str, ...]) -> list[str] | None:
-    spans = []
-    for mark in marks:
-        start = text.find(mark)
-        if start < 0 or text.find(mark, start + 1) >= 0:
-            return None
-        spans.append((start, start + len(mark)))
-    return _cut(text, spans)
+def _fresh_marks() -> _Marks:
+    token = f"{random.getrandbits(64):016x}\u2063"
+    # Told apart by their first letter: neither the text's nor the notice's is in the other.
+    return _Marks(random.randrange(10**18, 2**63), f"\u2063t{token}", {f"\u2063n{token}": 0})
+
+
+# Draws before a result is taken for one the database cannot fill: a chance clash is about
+# 10^-18 a draw, so only a result with no single place for a fact (a contract change) gets here.
+_DRAWS = 3
+
+
+def _cut_at_marks(marked: Callable[[_Marks], CommandResult], facts: int) -> list[str]:
+    """The result `marked` builds with fresh marks in its first `facts` places, cut at them."""
+    for _ in range(_DRAWS):
+        marks = _fresh_marks()
+        text = encode(marked(marks)).decode()
+        spans = []
+        for found in marks.found_as()[:facts]:
+            start = text.find(found)
+            if start < 0 or text.find(found, start + 1) >= 0:
+                break
+            spans.append((start, start + len(found)))
+        else:
+            return _cut(text, spans)
+    raise ValueError("the result has no single place for each of the database's facts")
 
 
 def saved_pieces(result: CommandResult) -> list[str]:
     """A plain save's result cut where its memory id goes: [before, after]."""
-    marked = encode(_with_data(result, memory_id=_ID_MARK)).decode()
-    return (_cut_at_marks(marked, _MARKS[:1])
-            or cut_result(_with_data(result, memory_id=0), _with_data(result, memory_id=1)))
+    return _cut_at_marks(lambda marks: _with_data(result, memory_id=marks.memory_id), 1)
 
 
 def evicted_pieces(result: CommandResult) -> list[str]:
     """A save that evicts: its result cut where the new id, the forgotten content (inside its
     quotes, as escaped JSON) and the notice go, in that order: four pieces."""
-    marked = msgspec.structs.replace(_with_data(result, memory_id=_ID_MARK, content_forgotten=_TEXT_MARK),
-                                     notice=_NOTICE_MARK)
-    pieces = _cut_at_marks(encode(marked).decode(), _MARKS)
-    if pieces is not None:
-        return pieces
-    base = msgspec.structs.replace(_with_data(result, memory_id=0, content_forgotten=""), notice=None)
-    return cut_result(base, _with_data(base, memory_id=1), _with_data(base, content_forgotten="x"),
-                      msgspec.structs.replace(base, notice={}))
+    return _cut_at_marks(lambda marks: msgspec.structs.replace(
+        _with_data(result, memory_id=marks.memory_id, content_forgotten=marks.text), notice=marks.notice), 3)
 
 
 class EvictionRequest(msgspec.Struct, frozen=True):

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from contracts import results as codes
 from contracts.codec import RESULT_DECODER, encode
 from contracts.events import MemoryEvicted, MemoryEvictionMetric, MemorySaved
-from db.requests import CreateSaveRequest, cut_result, evicted_pieces, saved_pieces
+from db import requests
+from db.requests import CreateSaveRequest, evicted_pieces, saved_pieces
 from tests.unit.test_create_decision import READY, command, context, decide, personal_args, planned, server_args
 from worker.domain.events import SavedFacts, create_events
 from worker.domain.model import SaveOutcome, Workspace
@@ -87,8 +88,8 @@ def test_an_outcome_that_writes_has_no_refusal(outcome):
         refused_under_lock(cmd, save.plan, outcome, 50)
 
 
-# Strings that look like the id's place (JSON of a memory id, digits, quotes, escapes) or are
-# the marks the cut looks for (db/requests.py): a result quoting one is cut the other way.
+# Strings that look like the id's place (JSON of a memory id, digits, quotes, escapes) or like
+# the marks the cut draws (db/requests.py).
 _TRICKY = st.sampled_from(['"memory_id":0', '"memory_id":1,', "0", "1", '\\"', "{user} 0", "\u2028", "\x01",
                            "7331913557194620181", "\u2063fact\u2063", '{"\u2063notice\u2063":0}'])
 
@@ -126,7 +127,13 @@ def test_an_eviction_result_cut_where_the_database_fills_it_in_is_that_result(co
 
 
 @pytest.mark.parametrize("quoted", ["7331913557194620181", "\u2063fact\u2063", '{"\u2063notice\u2063":0}'])
-def test_a_result_quoting_a_mark_is_cut_by_its_differences_the_same_way(quoted):
+def test_a_result_quoting_a_mark_drawn_for_it_is_cut_at_fresh_marks_the_same_way(quoted, monkeypatch):
+    """The first marks drawn are the ones the result quotes (as a chance clash would make
+    them): the cut draws again and cuts at the new ones."""
+    clashing = requests._Marks(7331913557194620181, "\u2063fact\u2063", {"\u2063notice\u2063": 0})
+    draws = iter([clashing, clashing])
+    fresh = requests._fresh_marks
+    monkeypatch.setattr(requests, "_fresh_marks", lambda: next(draws, None) or fresh())
     result = codes.CommandResult(command_id="c-1", success=True, message="Memory saved successfully",
                                  data=codes.ResultData(status=codes.SAVED_WITH_EVICTION, scope="server_wide",
                                                        memory_id=0, content_saved=quoted, content_forgotten=""),
@@ -137,6 +144,15 @@ def test_a_result_quoting_a_mark_is_cut_by_its_differences_the_same_way(quoted):
         result, notice={"t": 1}, data=msgspec.structs.replace(result.data, memory_id=12, content_forgotten="old"))))
     before, after = saved_pieces(result)
     assert before.endswith('"memory_id":') and after.startswith(',"content_saved"')
+
+
+def test_a_result_with_no_single_place_for_a_fact_fails_loudly_instead_of_drawing_forever(monkeypatch):
+    clashing = requests._Marks(7331913557194620181, "\u2063fact\u2063", {"\u2063notice\u2063": 0})
+    monkeypatch.setattr(requests, "_fresh_marks", lambda: clashing)
+    result = codes.CommandResult(command_id="c-1", success=True, data=codes.ResultData(
+        status=codes.SAVED, memory_id=0, content_saved="7331913557194620181"))
+    with pytest.raises(ValueError, match="no single place"):
+        saved_pieces(result)
 
 
 def test_the_request_carries_the_plain_result_cut_and_nothing_for_outcomes_that_write_nothing():
@@ -224,8 +240,8 @@ def test_a_refusal_has_no_events_to_build():
 def test_facts_asked_for_out_of_the_order_the_database_fills_them_fail_loudly():
     """The database fills the cuts in order (id, forgotten content, notice): a contract whose
     fields came in another order must fail here, not store a fact in another's place."""
-    result = codes.CommandResult(command_id="c-1", success=True, data=codes.ResultData(
-        status=codes.SAVED_WITH_EVICTION, memory_id=0, content_forgotten=""))
+    text = encode(codes.CommandResult(command_id="c-1", success=True, data=codes.ResultData(
+        status=codes.SAVED_WITH_EVICTION, memory_id=0, content_forgotten=""))).decode()
+    notice, memory_id = text.index('"notice"'), text.index('"memory_id"')
     with pytest.raises(ValueError, match="order"):
-        cut_result(result, msgspec.structs.replace(result, notice={}),
-                   msgspec.structs.replace(result, data=msgspec.structs.replace(result.data, memory_id=1)))
+        requests._cut(text, [(notice, notice + 1), (memory_id, memory_id + 1)])
