@@ -276,14 +276,14 @@ class Tx:
                            result_json: bytes, events: Sequence[EventRow] = (),
                            applied_by: int | None = None) -> bytes:
         """Store a result with the command's events (in publish order) and the delivery that
-        applied it, in one row; returns the result as stored, so a first answer and a repeat
-        are byte-identical."""
-        stored: str = await self.conn.fetchval(
+        applied it, in one row; returns the result as stored: `result` is a json column, which
+        keeps the text as sent, so a first answer and a repeat are byte-identical."""
+        await self.conn.execute(
             "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, events, applied_by)"
-            " VALUES ($1, $2, $3, $4, $5::json, $6::jsonb, $7) RETURNING result::text",
+            " VALUES ($1, $2, $3, $4, $5::json, $6::jsonb, $7)",
             command_id, kind, workspace_id, status, result_json.decode(),
             encode(list(events)).decode() if events else None, applied_by)
-        return stored.encode()
+        return result_json
 
     async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
         raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())
@@ -495,15 +495,8 @@ class MemoryRepository:
             " AND tenant = $3", command_id, workspace_id, self.tenant)
         return None if row is None else _stored(row)
 
-    async def stored_kind_and_result(self, command_id: str, workspace_id: str) -> tuple[str, bytes] | None:
-        """The command kind and stored result of a processed command of this workspace."""
-        row = await self._pool.fetchrow(
-            "SELECT kind, result::text AS result FROM processed_commands"
-            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3",
-            command_id, workspace_id, self.tenant)
-        return (row["kind"], row["result"].encode()) if row is not None else None
-
-    async def prune(self, inbox_days: int, outbox_days: int, batch: int = 5000) -> int:
+    async def prune(self, inbox_days: int, outbox_days: int, batch: int) -> int:
+        """Remove at most `batch` rows past their retention (worker/consuming/outbox/prune.py)."""
         pruned: int = await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
         return pruned
 

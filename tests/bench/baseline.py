@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
-import msgspec
 
 from contracts.codec import encode
 from contracts.commands import CreateMemory
@@ -48,7 +47,7 @@ from worker.services.create_memory import CreateMemoryService
 
 
 class _Captured(Exception):
-    def __init__(self, request: bytes) -> None:
+    def __init__(self, request: CreateSaveRequest) -> None:
         self.request = request
 
 
@@ -61,7 +60,7 @@ class _CapturingRepository(MemoryRepository):
     """The real context read; the save is captured, not sent."""
 
     async def create_save(self, request: CreateSaveRequest):
-        raise _Captured(encode(CreateBatchRequest([request.owner], [request])))
+        raise _Captured(request)
 
     async def record_result(self, command_id: str, workspace_id: str, result: CommandResult):
         raise _Refused(encode(result))
@@ -90,9 +89,10 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
         try:
             await service.run(cmd, i + 1)  # a stream sequence, as a delivery's
         except _Captured as captured:
-            may_evict = int(_MAY_EVICT.decode(captured.request).ops[0].eviction is not None)
+            request = captured.request
+            body = encode(CreateBatchRequest([request.owner], [request])).decode()
             out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, parse_tool_args(cmd.tool_args))), cmd.persona.lineage_id,
-                             may_evict, captured.request.decode())
+                             int(request.eviction is not None), body)
             return
         except _Refused as refused:
             raise RuntimeError(f"bench command {cmd.command_id} is refused before the save: "
@@ -108,17 +108,6 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
     finally:
         await pool.close()
     return [r for r in out if r is not None]
-
-
-class _Eviction(msgspec.Struct):
-    eviction: dict | None = None
-
-
-class _MayEvict(msgspec.Struct):
-    ops: list[_Eviction]
-
-
-_MAY_EVICT = msgspec.json.Decoder(_MayEvict)
 
 
 async def store_requests(dsn: str, requests: list[Request]) -> None:

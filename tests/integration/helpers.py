@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from contracts.commands import CreateMemory
+from contracts.commands import CreateMemory, Envelope
 from db.repository import EventRow, MemoryRepository
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
@@ -73,17 +73,17 @@ def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *,
 
 
 async def event_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:
-    """The subjects of the events a command (not a create: create_events_stored) stored whole
+    """The subjects of the events a command (not a create: inbox_row_events) stored whole
     with its inbox row, in publish order."""
     return [r[0] for r in await conn.fetch(
         "SELECT e ->> 'subject' FROM processed_commands, jsonb_array_elements(coalesce(events, '[]')) WITH ORDINALITY"
         " AS t(e, n) WHERE command_id = $1 ORDER BY n", command_id)]
 
 
-async def create_events_stored(pool: asyncpg.Pool, cmd: CreateMemory) -> list[EventRow]:
-    """The events a create's inbox row publishes when its delivery comes back: rebuilt from
-    its stored result and event facts (worker/services/base.py, published_events); [] without
-    a row."""
+async def inbox_row_events(pool: asyncpg.Pool, cmd: Envelope) -> list[EventRow]:
+    """The events a command's inbox row publishes when its delivery comes back: kept whole,
+    or for a create's save rebuilt from its stored result and event facts
+    (worker/services/base.py, published_events); [] without a row."""
     stored = await MemoryRepository(pool).stored_command(cmd.command_id, cmd.workspace_id)
     return [] if stored is None else published_events(cmd, stored)
 

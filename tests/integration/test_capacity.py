@@ -23,7 +23,7 @@ from .helpers import (
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_server_memories,
-    create_events_stored,
+    inbox_row_events,
     personal_save,
     server_save,
 )
@@ -286,7 +286,7 @@ async def test_a_repeated_command_returns_the_stored_result_and_changes_nothing(
     assert sum(not h.duplicate for h in results) == 1
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 1
-    assert [e.subject for e in await create_events_stored(pool, cmd)] == [
+    assert [e.subject for e in await inbox_row_events(pool, cmd)] == [
         f"cache.invalidate.tomori_state.{ws}", f"memory.saved.server.{ws}"]
 
 

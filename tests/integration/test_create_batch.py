@@ -24,7 +24,7 @@ from ..conftest import unique
 from .helpers import (
     GOOD_RETRIEVAL,
     add_server_memories,
-    create_events_stored,
+    inbox_row_events,
     personal_save,
     server_save,
 )
@@ -111,7 +111,7 @@ async def test_a_batch_ends_each_command_as_running_it_alone_would(pool):
     for kind, handled in zip(kinds, in_batch):
         cmd = together[kind]
         assert await repo.stored_result(cmd.command_id, cmd.workspace_id) == handled.result
-        assert await create_events_stored(pool, cmd) == handled.events
+        assert await inbox_row_events(pool, cmd) == handled.events
 
 
 async def test_commands_of_one_owner_in_a_batch_see_each_other_in_order(pool):

@@ -22,7 +22,7 @@ from contracts.commands import ManualMemory, ReinforceMemories
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique
-from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, create_events_stored
+from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox_row_events
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -177,7 +177,7 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
     assert await repo.legacy_outbox_backlog() == 0
     await owner.execute("UPDATE processed_commands SET processed_at = $1 WHERE command_id = $2",
                         datetime.now(UTC) - timedelta(days=400), personal.command_id)
-    assert await repo.prune(30, 7) >= 1
+    assert await repo.prune(30, 7, 5000) >= 1
 
 
 @pytest.mark.parametrize("statement", [
@@ -277,7 +277,7 @@ async def test_injection_strings_in_every_create_field_are_stored_verbatim(role_
         assert notice["thought_log"]["source_url"] == text, notice
         assert notice["thought_log"]["card"]["footer"] == f"Saved by {text}"
         # The events its inbox row builds again for a redelivery.
-        events = [json.loads(bytes(e.payload)) for e in await create_events_stored(role_pool, server_cmd)]
+        events = [json.loads(bytes(e.payload)) for e in await inbox_row_events(role_pool, server_cmd)]
         assert [p["command_id"] for p in events] == [f"{text} c{i}"] * 2
         assert events[0]["key"] == ws and events[1]["content"] == text and events[1]["owner_id"] == ws
 

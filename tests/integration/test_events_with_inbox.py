@@ -44,7 +44,6 @@ from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
 from worker.consuming.outbox.publisher import EventPublisher
-from worker.services.base import published_events
 from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
@@ -53,6 +52,7 @@ from worker.services.seed_bio import SeedBioService
 from worker.shared.settings import Settings
 
 from ..conftest import unique
+from .helpers import inbox_row_events
 
 server, nc = fresh_nats.server, fresh_nats.nc
 
@@ -175,11 +175,8 @@ async def acked(js) -> None:
 
 
 async def inbox_events(pool, bot: Bot, command_id: str) -> list[str]:
-    """The Nats-Msg-Ids of the events the command's inbox row publishes for a redelivery:
-    kept whole, or for a create's save rebuilt from what it stored."""
-    cmd = bot.sent[command_id]
-    stored = await MemoryRepository(pool).stored_command(command_id, cmd.workspace_id)
-    return [] if stored is None else [e.headers["Nats-Msg-Id"] for e in published_events(cmd, stored)]
+    """The Nats-Msg-Ids of the events the command's inbox row publishes for a redelivery."""
+    return [e.headers["Nats-Msg-Id"] for e in await inbox_row_events(pool, bot.sent[command_id])]
 
 
 def save(ws: str, content: str) -> dict:

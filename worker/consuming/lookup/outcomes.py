@@ -67,11 +67,11 @@ class CommandOutcomes:
         return encode(known)
 
     async def _processed(self, known: CommandOutcome) -> bytes | None:
-        stored = await self._repo.stored_kind_and_result(known.command_id, known.workspace_id)
+        stored = await self._repo.stored_command(known.command_id, known.workspace_id)
         if stored is None:
             return None
-        kind, result = stored
-        return encode(msgspec.structs.replace(known, outcome="processed", kind=kind, result=msgspec.Raw(result)))
+        return encode(msgspec.structs.replace(known, outcome="processed", kind=stored.kind,
+                                              result=msgspec.Raw(stored.result)))
 
     async def _latest_stored(self, tokens: list[str], command_id: str) -> tuple[str, int] | None:
         """(kind, stream sequence) of the command's latest copy in MEMORY_COMMANDS."""
