@@ -479,6 +479,7 @@ def test_at_cap_with_eviction_not_permitted(scope: str) -> None:
     assert plan.eviction_blocked is not None and "memory decay is turned off for this server" in plan.eviction_blocked
     result = refused(limit_refusal(command(server_args()), plan, "refuse_at_cap", 0), codes.LIMIT_EXCEEDED)
     assert (result.data.current_count, result.data.max_allowed) == (0, plan.cap)
+    assert limit_refusal(command(server_args()), plan, "refuse_at_cap", 49).data.current_count == 49
     assert "memory decay is turned off" in result.error  # type: ignore[operator]
     assert ("/personal memories" if scope == "personal" else "/memories") in result.error  # type: ignore[operator]
     assert result.data.scope == plan.tool_scope

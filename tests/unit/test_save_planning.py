@@ -73,6 +73,13 @@ def test_a_refusal_at_the_cap_reports_the_count_read_under_the_lock():
     assert over.data.current_count == 57 and over.error != at_cap.error
 
 
+@pytest.mark.parametrize("outcome", [SaveOutcome.AT_CAP, SaveOutcome.OVER_CAP])
+def test_a_cap_refusal_reported_without_its_count_fails_instead_of_saying_zero(outcome):
+    cmd, save = _save(server_args(), decay=False)
+    with pytest.raises(ValueError, match="without the count"):
+        refused_under_lock(cmd, save.plan, outcome, None)
+
+
 def test_privacy_read_under_the_lock_is_worded_by_the_level_it_found():
     cmd, save = _save(personal_args(), decay=False)
     partial = refused_under_lock(cmd, save.plan, SaveOutcome.PRIVACY_PARTIAL, None)
@@ -227,6 +234,21 @@ def test_the_same_stored_row_builds_the_same_events():
     first = create_events(cmd, result, save.facts, "t")
     again = create_events(cmd, _stored(save.result, 5), save.facts, "t")
     assert [encode(e) for e in first] == [encode(e) for e in again]
+
+
+def test_an_eviction_publishes_the_metric_id_its_request_carried_every_time_it_is_built():
+    """The metric id is drawn once, before the save; the request stores it with the row (the
+    database merges the eviction's facts into the save's, as below), and every build of the
+    events from that row, the first publish and each republish, carries that id."""
+    cmd, save = _save(server_args(), decay=True)
+    assert save.eviction is not None
+    request = msgspec.json.decode(encode(CreateSaveRequest.of(cmd, save, 7)))
+    stored_facts = SavedFacts(**{**request["facts"], **request["eviction"]["facts"], "evicted_id": 3})
+    result = _stored(save.eviction.result, 11, forgotten="old")
+    first = create_events(cmd, result, stored_facts, "t")
+    again = create_events(cmd, _stored(save.eviction.result, 11, forgotten="old"), stored_facts, "t")
+    assert [encode(e) for e in first] == [encode(e) for e in again]
+    assert first[-1].headers == {"Nats-Msg-Id": save.eviction.facts.metric_event_id}
 
 
 def test_a_refusal_has_no_events_to_build():

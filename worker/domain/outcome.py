@@ -32,6 +32,8 @@ def refused_under_lock(cmd: CreateMemory, plan: SavePlan, outcome: SaveOutcome, 
     At the cap, `plan.eviction_blocked` says why no row may be replaced (None: one may, and
     at_cap then means nothing was eligible)."""
     label = plan.target_label or plan.owner_id
+    if outcome in (SaveOutcome.AT_CAP, SaveOutcome.OVER_CAP) and count is None:
+        raise ValueError(f"{outcome} was reported without the count read under the lock")
     match outcome:
         case SaveOutcome.AT_CAP:
             return limit_refusal(cmd, plan, "refuse_at_cap", count or 0)
