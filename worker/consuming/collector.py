@@ -20,18 +20,11 @@ YOUNG_THRESHOLD = 50_000
 OLDER_EVERY = 20
 
 
-_settled = False
-
-
 def settle_after_start() -> None:
-    """Freeze what start-up made and space the collections out: once a process, when the
-    worker is ready (the settings are the whole process's). Objects frozen here and later
-    made part of a cycle are never collected: start-up's are the modules, the pool, the
-    consumers, which live as long as the process."""
-    global _settled
-    if _settled:
-        return
-    _settled = True
+    """Freeze what start-up made and space the collections out, when the worker is ready
+    (app.serve, once a process: the settings are the whole process's). Objects frozen here
+    and later made part of a cycle are never collected: start-up's are the modules, the pool,
+    the consumers, which live as long as the process."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, OLDER_EVERY, OLDER_EVERY)

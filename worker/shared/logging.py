@@ -18,7 +18,7 @@ def _dumps(obj: object, default: object = None, **_: object) -> bytes:
 
 
 def _dumps_text(obj: object, default: object = None, **_: object) -> str:
-    return _json.encode(obj).decode()
+    return _dumps(obj).decode()
 
 
 def configure(log_format: str = "console", level: str = "info") -> None:
