@@ -3,8 +3,8 @@
 `inspect()` only reads. `adopt()` applies everything in one transaction: the worker's schema
 and ledger, the worker's columns on the bot's memory tables (only those missing), the
 worker-owned per-server settings table, the directory functions that read the bot's tables,
-and the worker's migrations. A failure anywhere rolls all of it back; a second run finds
-nothing to add. Bot rows are never rewritten: columns are added with constant defaults (no
+the worker's migrations and its functions (db/functions/). A failure anywhere rolls all of it
+back; a second run finds nothing to add. Bot rows are never rewritten: columns are added with constant defaults (no
 row rewrite, no trigger fires), so every existing row keeps its ids, content, tags and
 timestamps, and reads as `source = 'legacy'`.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from db import facts, migrate
+from db import facts, functions, migrate
 from db.connection import WORKER_SCHEMA
 from worker.domain.model import Limits
 
@@ -160,6 +160,7 @@ async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
         findings.additions += [what for what, _ in await _plan(conn, catalog)]
         findings.additions.append(f"directory functions in {WORKER_SCHEMA} reading the bot's tables as above")
         findings.additions += [f"worker migration {m.name} ({m.summary})" for m in migrate.available()]
+        findings.additions.append(f"the worker's functions in {WORKER_SCHEMA}: {', '.join(functions.files())}")
     return findings
 
 
@@ -188,4 +189,5 @@ async def _adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
         await migrate.apply_directory(conn, await migrate.directory_bodies(conn, "adopted"))
         for migration in migrate.available():
             await migrate.apply_migration(conn, migration)
+        await functions.apply(conn)
     return findings

@@ -234,6 +234,10 @@ def _nickname(catalog: Catalog, sources: list[Source]) -> tuple[str, str]:
     return "NULL::text", join
 
 
+# Every function made here: db/functions/ makes the worker's others, and leaves these alone.
+FUNCTION_NAMES = frozenset({*SIGNATURES, "memory_record_metric", "memory_prune_metric_samples"})
+
+
 def ddl(bodies: dict[str, str]) -> str:
     """CREATE OR REPLACE for every directory function: the same text for the same bodies."""
     reads = [f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{name}() RETURNS TABLE ({SIGNATURES[name]})\n"

@@ -11,7 +11,8 @@ touched). A database is in one of two modes (docs/design.md, section 7.1), recor
 
 A database that holds a bot's tables but was not adopted is refused, naming the command. In
 either mode `migrate` then (re)makes the directory functions (db/facts.py) when what they
-should read changed, and applies the numbered migrations of db/migrations/ not yet applied.
+should read changed, applies the numbered migrations of db/migrations/ not yet applied, and
+(re)makes the worker's own functions (db/functions/) when their files changed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from importlib import resources
 import asyncpg
 import structlog
 
-from db import facts
+from db import facts, functions
 from db.connection import BOT_SCHEMA, DEFAULT_TIMEOUTS, WORKER_SCHEMA, Timeouts, connect
 
 log = structlog.get_logger("migrate")
@@ -97,12 +98,32 @@ async def _applied(conn: asyncpg.Connection) -> set[int]:
     return {r[0] for r in await conn.fetch(f"SELECT version FROM {WORKER_SCHEMA}.schema_migrations")}
 
 
-async def _pending(conn: asyncpg.Connection, current_mode: str) -> tuple[list[Migration], dict[str, str] | None]:
-    """Migrations not applied, and the directory bodies when they must be made again."""
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What migrate() has to do on a database: migrations not applied, the directory bodies
+    when they must be made again, and whether the worker's functions must be."""
+
+    migrations: list[Migration]
+    directory: dict[str, str] | None
+    functions: bool
+
+    def __bool__(self) -> bool:
+        return bool(self.migrations) or self.directory is not None or self.functions
+
+    def needs(self) -> list[str]:
+        """What it is, in words (for a role that may not do it)."""
+        return ([m.name for m in self.migrations]
+                + (["the directory functions (the bot's tables changed)"] if self.directory is not None else [])
+                + (["the worker's functions (db/functions/ changed)"] if self.functions else []))
+
+
+async def _pending(conn: asyncpg.Connection, current_mode: str) -> Pending:
     done = await _applied(conn)
     bodies = await directory_bodies(conn, current_mode)
     stored = await conn.fetchval(f"SELECT directory_fingerprint FROM {WORKER_SCHEMA}.database_mode")
-    return [m for m in available() if m.version not in done], (bodies if stored != fingerprint(bodies) else None)
+    return Pending([m for m in available() if m.version not in done],
+                   bodies if stored != fingerprint(bodies) else None,
+                   await functions.made_from(conn) != functions.fingerprint())
 
 
 async def create_worker_schema(conn: asyncpg.Connection, new_mode: str, bot_version: str | None = None) -> None:
@@ -148,11 +169,9 @@ async def migrate(conn: asyncpg.Connection) -> list[str]:
     NotAdopted on a bot database that `memoryctl adopt` has not adopted.
     """
     current = await mode(conn)
-    if current is not None:
-        migrations, bodies = await _pending(conn, current)
-        if not migrations and bodies is None:
-            return []
-    elif tables := await bot_tables(conn):
+    if current is not None and not await _pending(conn, current):
+        return []
+    if current is None and (tables := await bot_tables(conn)):
         raise NotAdopted(f"this database already holds a bot's tables ({', '.join(tables)}) and was not"
                          f" adopted: {ADOPT_HINT}")
     applied_now: list[str] = []
@@ -166,21 +185,23 @@ async def migrate(conn: asyncpg.Connection) -> list[str]:
                     raise NotAdopted(f"this database holds a bot's tables ({', '.join(tables)}): {ADOPT_HINT}")
                 await _init_standalone(conn)
             current = "standalone"
-        migrations, bodies = await _pending(conn, current)
+        pending = await _pending(conn, current)
         try:
-            if bodies is not None:
+            if pending.directory is not None:
                 async with conn.transaction():
-                    await apply_directory(conn, bodies)
+                    await apply_directory(conn, pending.directory)
                 log.info("directory_functions_made", mode=current)
-            for migration in migrations:
+            for migration in pending.migrations:
                 async with conn.transaction():
                     await apply_migration(conn, migration)
                 applied_now.append(migration.name)
+            if pending.functions:
+                async with conn.transaction():
+                    await functions.apply(conn)
+                log.info("worker_functions_made", fingerprint=functions.fingerprint()[:12])
         except asyncpg.InsufficientPrivilegeError as exc:
             # The worker's own role starts here too: say what the owner must run.
-            what = [m.name for m in migrations] + (["the directory functions (the bot's tables changed)"]
-                                                   if bodies is not None else [])
-            raise RuntimeError(f"the database needs {', '.join(what)}, and this role may not change the"
+            raise RuntimeError(f"the database needs {', '.join(pending.needs())}, and this role may not change the"
                                f" schema ({exc}): run `memoryctl migrate` as the schema owner") from exc
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)

@@ -108,3 +108,27 @@ async def raw_consumer_info(nc, stream: str, durable: str) -> dict:
     """Consumer info as the server sends it: nats-py's ConsumerConfig drops the priority fields."""
     reply = await nc.request(f"$JS.API.CONSUMER.INFO.{stream}.{durable}", b"", timeout=5)
     return json.loads(reply.data)
+
+
+async def migrated_before(pg_server, monkeypatch, version: int) -> str:
+    """A fresh database as a release before migration `version` left it: the migrations before
+    it and no worker functions (db/functions/ holds this release's, which need every
+    migration); the DSN. `monkeypatch` is undone before it returns."""
+    from db import functions, migrate
+    from tests.conftest import unique
+
+    name = f"mig_{unique()}"
+    admin = await asyncpg.connect(pg_server.dsn())
+    await admin.execute(f"CREATE DATABASE {name}")
+    await admin.close()
+    dsn = pg_server.dsn(name)
+    earlier = [m for m in migrate.available() if m.version < version]
+
+    async def not_yet(conn: asyncpg.Connection) -> None:
+        pass
+
+    monkeypatch.setattr(migrate, "available", lambda: earlier)
+    monkeypatch.setattr(functions, "apply", not_yet)
+    assert await migrate.migrate_dsn(dsn) == [m.name for m in earlier]
+    monkeypatch.undo()
+    return dsn

@@ -92,6 +92,7 @@ async def test_the_dry_run_changes_nothing_and_adopting_twice_changes_nothing_th
     migrate = await memoryctl(bot_dsn, "migrate")
     assert migrate.returncode == 0 and "applied: nothing (up to date)" in migrate.stdout, migrate
     assert "directory functions: unchanged" in migrate.stdout, migrate
+    assert "worker functions: unchanged" in migrate.stdout, migrate
     assert await state(bot_dsn) == (adopted_catalog, adopted_rows)
 
 

@@ -23,6 +23,7 @@ from contracts.commands import CreateMemory
 from db import migrate
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import unique
+from tests.integration.helpers import migrated_before
 from tests.support import fresh_nats
 from tests.support.commands import create_bytes, create_fields
 from worker.consuming.administration import streams
@@ -33,18 +34,7 @@ from worker.services.base import seen_before
 server, nc = fresh_nats.server, fresh_nats.nc
 
 
-async def _migrated_before(pg_server, monkeypatch, version: int) -> str:
-    """A fresh database migrated up to (not including) `version`."""
-    name = f"mig_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = pg_server.dsn(name)
-    earlier = [m for m in migrate.available() if m.version < version]
-    monkeypatch.setattr(migrate, "available", lambda: earlier)
-    assert await migrate.migrate_dsn(dsn) == [m.name for m in earlier]
-    monkeypatch.undo()
-    return dsn
+_migrated_before = migrated_before
 
 
 def _from(version: int) -> list[str]:

@@ -9,20 +9,14 @@ import asyncpg
 from db import migrate
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import unique
+from tests.integration.helpers import migrated_before
 
 
 async def test_a_database_migrated_before_004_gets_the_tenant_columns_and_keeps_its_rows(pg_server, monkeypatch):
-    name = f"mig_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = pg_server.dsn(name)
     everything = migrate.available()
-    earlier = [m for m in everything if m.version < 4]
     later = [m.name for m in everything if m.version >= 4]
     assert later[0] == "004_tenants.sql"
-    monkeypatch.setattr(migrate, "available", lambda: earlier)
-    assert await migrate.migrate_dsn(dsn) == [m.name for m in earlier]
+    dsn = await migrated_before(pg_server, monkeypatch, 4)
 
     cid, ws = unique("c-"), unique()
     conn = await asyncpg.connect(dsn)
@@ -30,7 +24,6 @@ async def test_a_database_migrated_before_004_gets_the_tenant_columns_and_keeps_
         await conn.execute("INSERT INTO memory_worker.processed_commands (command_id, kind, workspace_id, status, result)"
                            " VALUES ($1, 'reinforce', $2, 'reinforced', '{\"before\": true}')", cid, ws)
         await conn.execute("INSERT INTO memory_worker.outbox (command_id, subject, payload) VALUES ($1, 's', '{}')", cid)
-        monkeypatch.undo()
         assert await migrate.migrate_dsn(dsn) == later  # 004, then what came after it
         assert await migrate.migrate_dsn(dsn) == []
         assert await conn.fetchval("SELECT tenant FROM memory_worker.processed_commands WHERE command_id = $1",

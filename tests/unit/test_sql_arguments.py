@@ -2,8 +2,7 @@
 feeds it (db/requests.py and the types nested in it): a key renamed on either side fails
 here, instead of reading NULL in a create.
 
-"Live" is each function's last definition in db/migrations/, in the order migrate applies
-them (a function dropped and not made again is not live)."""
+The live functions are the files of db/functions/, one function each."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import typing
 import msgspec
 
 from contracts.notice import NoticePlan
-from db import migrate
+from db import functions
 from db.repository import HostRow
 from db.requests import (
     CreateBatchRequest,
@@ -26,7 +25,6 @@ from db.requests import (
 from worker.domain.eviction_notice import EvictionNoticeTemplate
 
 _CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
-_DROP = re.compile(r"DROP FUNCTION memory_worker\.(\w+)\(")
 _READ = re.compile(r"\b(\w+)\s*->>?\s*'(\w+)'")
 _PATH = re.compile(r"\b(\w+)\s*#>>?\s*'\{([\w,]+)\}'")
 
@@ -43,14 +41,9 @@ FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
 def live_functions() -> dict[str, str]:
     """The body of each live function, by name."""
     live: dict[str, str] = {}
-    for migration in migrate.available():
-        found = [(m.start(), m.group(1), m.group(2)) for m in _CREATE.finditer(migration.sql)]
-        found += [(m.start(), m.group(1), None) for m in _DROP.finditer(migration.sql)]
-        for _, name, body in sorted(found, key=lambda f: f[0]):
-            if body is None:
-                live.pop(name, None)
-            else:
-                live[name] = body
+    for source in functions.files().values():
+        for m in _CREATE.finditer(source):
+            live[m.group(1)] = m.group(2)
     return live
 
 
@@ -106,7 +99,7 @@ def test_every_key_the_live_sql_reads_is_a_field_of_the_type_that_feeds_it() -> 
     live = live_functions()
     missing = []
     for function, feeds in FEEDS.items():
-        assert function in live, f"{function} is not defined by any migration"
+        assert function in live, f"{function} is not defined in db/functions/"
         read = reads(live[function])
         assert read.keys() <= feeds.keys(), f"{function} reads {sorted(read.keys() - feeds.keys())}: name their types"
         for variable, kinds in feeds.items():

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import asyncpg
 
-from db import adopt
+from db import adopt, functions
 from db.connection import connect
 from db.migrate import NotAdopted, available, migrate, mode
 from worker.domain.model import Limits
@@ -17,7 +17,8 @@ from worker.domain.model import Limits
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)",
                    description="Set up an empty database (the standalone layout) or bring the worker's schema up to"
-                               " date, and make the directory functions again when the bot's tables changed. The"
+                               " date, and make the directory functions again when the bot's tables changed and the"
+                               " worker's functions when db/functions/ changed. The"
                                " database: DATABASE_URL, else the one of a running `make run`, else the embedded"
                                " PostgreSQL under MEMORY_DATA_DIR (default .data).")
     p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)",
@@ -32,13 +33,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> int:
     conn = await connect(database_url)
     try:
-        before = await _fingerprint(conn)
+        before = await _fingerprints(conn)
         applied = await migrate(conn)
+        after = await _fingerprints(conn)
         out(f"database mode: {await mode(conn)}")
-        if await _fingerprint(conn) != before:
+        if after[0] != before[0]:
             out("directory functions: made for the tables as they are now")
         else:
             out("directory functions: unchanged (they already read the tables as they are now)")
+        if after[1] != before[1]:
+            out(f"worker functions: made from db/functions/ ({len(functions.files())} files)")
+        else:
+            out("worker functions: unchanged")
     except NotAdopted as exc:
         out(f"memoryctl migrate: {exc}")
         return 2
@@ -50,11 +56,12 @@ async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> 
     return 0
 
 
-async def _fingerprint(conn: asyncpg.Connection) -> str | None:
+async def _fingerprints(conn: asyncpg.Connection) -> tuple[str | None, str | None]:
+    """What the directory functions and the worker's functions were last made from."""
     if await mode(conn) is None:
-        return None
-    fingerprint: str | None = await conn.fetchval("SELECT directory_fingerprint FROM memory_worker.database_mode")
-    return fingerprint
+        return None, None
+    directory: str | None = await conn.fetchval("SELECT directory_fingerprint FROM memory_worker.database_mode")
+    return directory, await functions.made_from(conn)
 
 
 async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,
