@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -16,11 +15,10 @@ import msgspec
 
 from contracts.codec import encode
 from contracts.events import Source
-from contracts.results import CommandResult
 from db import directory
 from db.connection import SERVER_SETTINGS, Timeouts
-from db.requests import CreateBatchRequest, CreateContextRequest, CreateSaveRequest, ManualContextRequest, RecordOp
-from worker.domain.events import SavedFacts
+from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest
+from worker.domain.create_decision import CreateDecision, SaveFacts
 
 
 class EventRow(msgspec.Struct, frozen=True):
@@ -32,19 +30,28 @@ class EventRow(msgspec.Struct, frozen=True):
     payload: msgspec.Raw
 
 
-class LegacyOutboxRow(msgspec.Struct, frozen=True):
-    """A row of the outbox table an older worker wrote (db/migrations/006_events_in_inbox.sql):
-    published once at start-up, never written any more."""
+class StoredCommand(msgspec.Struct, frozen=True):
+    """A command as its inbox row stores it: the one shape every reader gets
+    (memory_stored_command(), db/functions/memory_stored_command.sql).
 
-    id: int
+    A create keeps its `decision` and what its save learned under the lock (`facts`); its
+    answer and events are rendered from them (worker/services/stored.py). Every other kind
+    keeps its `result` as sent, with its `status`, and its `events` whole (so does a create
+    stored before db/migrations/009_decisions.sql, which keeps its result). `applied_by` is the
+    MEMORY_COMMANDS stream sequence of the delivery that applied it (None: unknown, or no
+    delivery); `event_time` when its transaction ran."""
+
     command_id: str
-    subject: str
-    headers: dict[str, str]
-    payload: msgspec.Raw
-
-    @property
-    def event(self) -> EventRow:
-        return EventRow(self.subject, self.headers, self.payload)
+    kind: str
+    workspace_id: str | None
+    tenant: str
+    event_time: str
+    status: str | None = None
+    result: str | None = None
+    events: list[EventRow] | None = None
+    decision: CreateDecision | None = None
+    facts: SaveFacts | None = None
+    applied_by: int | None = None
 
 
 class WorkspaceRow(msgspec.Struct, frozen=True):
@@ -112,46 +119,21 @@ class SeedContextRow(msgspec.Struct, frozen=True):
 
 
 class CreateContextRow(msgspec.Struct, frozen=True):
-    # A command seen before (stored not None): its result as stored, the workspace and tenant it
-    # was stored for, its events (kept whole, or for a create's save `event_facts` to rebuild
-    # them from, with `event_time`) and the delivery that applied it.
-    stored: str | None
-    stored_kind: str | None
-    stored_workspace: str | None
-    stored_tenant: str | None
-    events: list[EventRow]
-    event_facts: SavedFacts | None
-    event_time: str | None
-    applied_by: int | None
+    stored: StoredCommand | None  # the command, if it was seen before
     workspace: WorkspaceRow | None
     users: list[UserRow]
 
 
-@dataclass(frozen=True, slots=True)
-class SaveRow:
-    """One op's row of memory_create_batch(), in op order: a command stored before (duplicate,
-    with what was stored), a save that wrote (`outcome` saved or saved_with_eviction, the
-    result as stored, the facts and time of its events), a save that wrote nothing (`outcome`,
-    `current_count`; nothing stored), or a refusal stored (outcome None, the result)."""
+class BatchRow(msgspec.Struct, frozen=True):
+    """One op's row of memory_create_batch(), in op order: the command as stored, by this op
+    or (`duplicate`) by another delivery before it."""
 
     duplicate: bool
-    outcome: str | None
-    result: bytes | None
-    current_count: int | None
-    event_time: str | None
-    stored_kind: str | None
-    stored_workspace: str | None
-    stored_tenant: str | None
-    applied_by: int | None
-    events: list[EventRow]
-    event_facts: SavedFacts | None
+    stored: StoredCommand
 
 
-_CONTEXT = msgspec.json.Decoder(CreateContextRow)
 _CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
-_EVENTS = msgspec.json.Decoder(list[EventRow])
-_FACTS = msgspec.json.Decoder(SavedFacts)
-_LEGACY = msgspec.json.Decoder(list[LegacyOutboxRow])
+_STORED = msgspec.json.Decoder(StoredCommand)
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
@@ -234,31 +216,6 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return sorted(set(owners))
 
 
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """A command's stored result, the workspace and tenant it was stored for, its events, and
-    the MEMORY_COMMANDS stream sequence of the delivery that applied it (None: unknown, for
-    rows stored before db/migrations/006_events_in_inbox.sql).
-
-    The events are kept whole (`events`), or for a create's save rebuilt from its result,
-    `facts` and `event_time` (db/migrations/007_compact_save.sql; worker/services/base.py,
-    `published_events`): `kind` says which."""
-
-    result: bytes
-    workspace_id: str | None
-    tenant: str | None
-    events: list[EventRow]
-    applied_by: int | None
-    kind: str | None = None
-    facts: SavedFacts | None = None
-    event_time: str | None = None
-
-
-# A processed_commands row as _stored() reads it (the columns every stored lookup selects).
-_STORED_COLUMNS = ("result::text AS result, kind, workspace_id, tenant, events, applied_by, event_facts,"
-                   " memory_event_time(processed_at) AS event_time")
-
-
 class Tx:
     """Statements inside one owner-locked transaction (see MemoryRepository.owner_transaction)."""
 
@@ -266,24 +223,23 @@ class Tx:
         self.conn = conn
         self.tenant = tenant  # the repository's: what seen_before() compares a stored row's with
 
-    async def stored(self, command_id: str) -> Stored | None:
-        """A repeat's stored result, its events and the delivery that applied it, or None."""
-        row = await self.conn.fetchrow(
-            f"SELECT {_STORED_COLUMNS} FROM processed_commands WHERE command_id = $1", command_id)
-        return None if row is None else _stored(row)
+    async def stored(self, command_id: str) -> StoredCommand | None:
+        """The command as stored, if it was seen before."""
+        raw = await self.conn.fetchval(
+            "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1", command_id)
+        return None if raw is None else _STORED.decode(raw)
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes, events: Sequence[EventRow] = (),
-                           applied_by: int | None = None) -> bytes:
+                           applied_by: int | None = None) -> None:
         """Store a result with the command's events (in publish order) and the delivery that
-        applied it, in one row; returns the result as stored: `result` is a json column, which
-        keeps the text as sent, so a first answer and a repeat are byte-identical."""
+        applied it, in one row. `result` is a json column, which keeps the text as sent, so a
+        first answer and a repeat are byte-identical."""
         await self.conn.execute(
             "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, events, applied_by)"
             " VALUES ($1, $2, $3, $4, $5::json, $6::jsonb, $7)",
             command_id, kind, workspace_id, status, result_json.decode(),
             encode(list(events)).decode() if events else None, applied_by)
-        return result_json
 
     async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
         raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())
@@ -361,23 +317,6 @@ class Tx:
         return count
 
 
-def _stored(row: asyncpg.Record) -> Stored:
-    """A processed_commands row (`_STORED_COLUMNS`) as a Stored."""
-    events = _EVENTS.decode(row["events"]) if row["events"] is not None else []
-    facts = _FACTS.decode(row["event_facts"]) if row["event_facts"] is not None else None
-    return Stored(row["result"].encode(), row["workspace_id"], row["tenant"], events, row["applied_by"], row["kind"],
-                  facts, row["event_time"])
-
-
-def _save_row(row: asyncpg.Record) -> SaveRow:
-    result, events, facts = row["result"], row["events"], row["event_facts"]
-    return SaveRow(row["duplicate"], row["outcome"], None if result is None else result.encode(),
-                   row["current_count"], row["event_time"], row["stored_kind"], row["stored_workspace"],
-                   row["stored_tenant"],
-                   row["applied_by"], _EVENTS.decode(events) if events is not None else [],
-                   _FACTS.decode(facts) if facts is not None else None)
-
-
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
 
 
@@ -440,85 +379,26 @@ class MemoryRepository:
             await tx.lock_owners(owners)
             yield tx
 
-    async def create_context(self, command_id: str, workspace_id: str, ids: Sequence[str],
-                             lineage_id: int) -> CreateContextRow:
-        raw = await self._pool.fetchval(
-            "SELECT memory_create_context($1, $2, $3, $4)", command_id, workspace_id, list(ids), lineage_id
-        )
-        return _CONTEXT.decode(raw)
-
-    @staticmethod
-    def stored_of(row: CreateContextRow) -> Stored | None:
-        """The context's report of a command seen before (its stored result), or None."""
-        if row.stored is None:
-            return None
-        return Stored(row.stored.encode(), row.stored_workspace, row.stored_tenant, row.events, row.applied_by,
-                      row.stored_kind, row.event_facts, row.event_time)
-
-    def stored_by_write(self, row: SaveRow) -> Stored:
-        """What a write found stored before it (row.duplicate), or stored itself (for this
-        repository's tenant)."""
-        if row.result is None:
-            raise ValueError("the op stored nothing")
-        tenant = row.stored_tenant if row.duplicate else self.tenant
-        return Stored(row.result, row.stored_workspace, tenant, row.events, row.applied_by,
-                      row.stored_kind, row.event_facts, row.event_time)
-
-    async def create_save(self, request: CreateSaveRequest) -> SaveRow:
-        """One save: memory_create_batch() with one op (one round trip, one transaction)."""
-        return (await self.create_batch(CreateBatchRequest([request.owner], [request])))[0]
-
-    async def record_result(self, command_id: str, workspace_id: str, result: CommandResult) -> SaveRow:
-        """Store a refusal (no lock: it wrote nothing), or report what a concurrent delivery stored."""
-        return (await self.create_batch(CreateBatchRequest([], [RecordOp.of(command_id, workspace_id, result)])))[0]
-
     async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
-        """memory_create_context() of several commands in one round trip, in order."""
+        """memory_create_context() of one or several commands in one round trip, in order."""
         raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", encode(requests).decode())
         return _CONTEXTS.decode(raw)
 
-    async def create_batch(self, batch: CreateBatchRequest) -> list[SaveRow]:
-        """memory_create_batch(): the saves and refusals of several commands, one transaction."""
-        rows = await self._pool.fetch("SELECT * FROM memory_create_batch($1::jsonb)", encode(batch).decode())
-        return [_save_row(row) for row in rows]
+    async def create_batch(self, batch: CreateBatchRequest) -> list[BatchRow]:
+        """memory_create_batch(): the decisions of several creates stored and carried out, one
+        transaction; a row per op, in order."""
+        rows = await self._pool.fetch("SELECT duplicate, stored FROM memory_create_batch($1::jsonb)",
+                                      encode(batch).decode())
+        return [BatchRow(row[0], _STORED.decode(row[1])) for row in rows]
 
-    async def stored_result(self, command_id: str, workspace_id: str) -> bytes | None:
-        """The stored result of a command of this workspace and tenant (never another's)."""
-        stored = await self.stored_command(command_id, workspace_id)
-        return None if stored is None else stored.result
-
-    async def stored_command(self, command_id: str, workspace_id: str) -> Stored | None:
-        """A command of this workspace and tenant as stored: its result, its events and the
-        delivery that applied it."""
-        row = await self._pool.fetchrow(
-            f"SELECT {_STORED_COLUMNS} FROM processed_commands WHERE command_id = $1 AND workspace_id = $2"
-            " AND tenant = $3", command_id, workspace_id, self.tenant)
-        return None if row is None else _stored(row)
-
-    async def prune(self, inbox_days: int, outbox_days: int, batch: int) -> int:
-        """Remove at most `batch` rows past their retention (worker/consuming/outbox/prune.py)."""
-        pruned: int = await self._pool.fetchval("SELECT memory_prune($1, $2, $3)", inbox_days, outbox_days, batch)
-        return pruned
-
-    async def legacy_outbox(self, limit: int, after_id: int = 0) -> list[LegacyOutboxRow]:
-        """Rows an older worker left unpublished in the outbox table, oldest first, after
-        `after_id` (db/migrations/006_events_in_inbox.sql): this tenant's only."""
+    async def stored_command(self, command_id: str, workspace_id: str) -> StoredCommand | None:
+        """A command of this workspace and tenant as stored (never another's)."""
         raw = await self._pool.fetchval(
-            "SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'command_id', command_id, 'subject', subject,"
-            " 'headers', headers, 'payload', payload) ORDER BY id), '[]'::jsonb)"
-            " FROM (SELECT * FROM outbox WHERE published_at IS NULL AND id > $2 AND tenant = $3"
-            "       ORDER BY id LIMIT $1) o",
-            limit, after_id, self.tenant,
-        )
-        return _LEGACY.decode(raw)
+            "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1"
+            " AND pc.workspace_id = $2 AND pc.tenant = $3", command_id, workspace_id, self.tenant)
+        return None if raw is None else _STORED.decode(raw)
 
-    async def mark_legacy_published(self, ids: Sequence[int]) -> None:
-        await self._pool.execute(
-            "UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[]) AND published_at IS NULL", list(ids)
-        )
-
-    async def legacy_outbox_backlog(self) -> int:
-        """This tenant's outbox rows still unpublished (an older worker's, which start-up could not publish)."""
-        n: int = await self._pool.fetchval(
-            "SELECT count(*) FROM outbox WHERE published_at IS NULL AND tenant = $1", self.tenant)
-        return n
+    async def prune(self, inbox_days: int, batch: int) -> int:
+        """Remove at most `batch` inbox rows past their retention (worker/consuming/administration/inbox_prune.py)."""
+        pruned: int = await self._pool.fetchval("SELECT memory_prune($1, $2)", inbox_days, batch)
+        return pruned

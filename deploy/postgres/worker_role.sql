@@ -84,7 +84,7 @@ BEGIN
 END
 $$;
 
--- The worker's own schema (db/connection.py): inbox, outbox, bio seeds, worker-only settings
+-- The worker's own schema (db/connection.py): inbox, bio seeds, worker-only settings
 -- and the functions, the same grants; its ledger and mode row are read, never written.
 GRANT USAGE ON SCHEMA memory_worker TO memory_worker;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA memory_worker TO memory_worker;

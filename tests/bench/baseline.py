@@ -1,22 +1,22 @@
 """The baseline: the worker's own per-command database work, driven by pgbench.
 
-For every command the worker makes two calls (worker/services/create_memory.py):
+For every command the worker makes two calls (worker/services/create_memory.py, a batch of one):
 
-    SELECT memory_create_context($1, $2, $3, $4)                 -- read what the decision needs
+    SELECT memory_create_contexts($1::jsonb)                      -- read what the decision needs
     SELECT * FROM memory_create_batch($1::jsonb)                  -- lock, count, evict, insert, inbox
 
-(a batch of one op; a save that evicts completes its notice's eviction card inside that one
-statement). Here the worker's own code builds each request: CreateMemoryService runs against a
-repository whose create_save() captures the JSON instead of sending it, for every command of
-the run. The requests go into a table of the bench database, and a pgbench script takes the
-next one per transaction and makes exactly the worker's calls with it, as parameters of
-prepared statements (what asyncpg does), at the worker's concurrency. The one addition is the
-primary-key read of the request row, folded into the context statement so the number of
-round trips stays the worker's.
+Here the worker's own code builds each request: CreateMemoryService runs against a repository
+that takes the memory_create_batch() argument instead of sending it (tests/support/planned.py),
+for every command of the run. The requests go into a table of the bench database, and a
+pgbench script takes the next one per transaction and makes exactly the worker's calls with
+it, as parameters of prepared statements (what asyncpg does), at the worker's concurrency. The
+one addition is the primary-key read of the request row, folded into the context statement
+so the number of round trips stays the worker's.
 
 Each request carries a delivery's stream sequence (`applied_by`, stored in the command's inbox
-row), as the worker's do. Not included: publishing the events (NATS, after
-commit), so the baseline is the database's rate for the command's transaction alone.
+row), as the worker's do. Not included: rendering the answer and the events, and publishing
+them (Python and NATS, after commit), so the baseline is the database's rate for the command's
+transaction alone.
 """
 
 from __future__ import annotations
@@ -34,70 +34,43 @@ import asyncpg
 
 from contracts.codec import encode
 from contracts.commands import CreateMemory
-from contracts.results import CommandResult
 from db.connection import SEARCH_PATH
-from db.repository import MemoryRepository, create_pool
-from db.requests import CreateBatchRequest, CreateSaveRequest
+from db.repository import create_pool
+from db.requests import CreateContextRequest
 from tests.bench.dataset import HISTORY_PREFIX
+from tests.support.answers import stored_answers
+from tests.support.planned import planned_batch
 from worker.domain.arguments import parse_tool_args
+from worker.domain.create_decision import SavePlan
 from worker.domain.model import Limits
 from worker.domain.targets import lookup_ids
 from worker.local.embedded import LOOPBACK, PostgresServer
-from worker.services.create_memory import CreateMemoryService
-
-
-class _Captured(Exception):
-    def __init__(self, request: CreateSaveRequest) -> None:
-        self.request = request
-
-
-class _Refused(Exception):
-    def __init__(self, result: bytes) -> None:
-        self.result = result
-
-
-class _CapturingRepository(MemoryRepository):
-    """The real context read; the save is captured, not sent."""
-
-    async def create_save(self, request: CreateSaveRequest):
-        raise _Captured(request)
-
-    async def record_result(self, command_id: str, workspace_id: str, result: CommandResult):
-        raise _Refused(encode(result))
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
     command_id: str
-    workspace_id: str
-    ids: list[str]
-    lineage_id: int
+    contexts: str  # memory_create_contexts()'s argument, as the worker sends it
     may_evict: int  # reported (the share of plans that may evict); the SQL is the same
-    body: str
+    body: str  # memory_create_batch()'s
 
 
 async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
                          concurrency: int = 16) -> list[Request]:
-    """The worker's memory_create_batch() argument for every command, built by the worker's code."""
+    """The worker's two arguments for every command, built by the worker's code."""
     pool = await create_pool(dsn, min_size=1, max_size=concurrency)
-    service = CreateMemoryService(_CapturingRepository(pool), limits)
     out: list[Request | None] = [None] * len(commands)
     next_index = iter(range(len(commands)))
 
     async def one(i: int) -> None:
         cmd = commands[i]
-        try:
-            await service.run(cmd, i + 1)  # a stream sequence, as a delivery's
-        except _Captured as captured:
-            request = captured.request
-            body = encode(CreateBatchRequest([request.owner], [request])).decode()
-            out[i] = Request(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, parse_tool_args(cmd.tool_args))), cmd.persona.lineage_id,
-                             int(request.eviction is not None), body)
-            return
-        except _Refused as refused:
-            raise RuntimeError(f"bench command {cmd.command_id} is refused before the save: "
-                               f"{refused.result[:300]!r}") from None
-        raise RuntimeError(f"bench command {cmd.command_id} was answered from the inbox")
+        batch = await planned_batch(pool, [cmd], limits, [i + 1])  # a stream sequence, as a delivery's
+        (op,) = batch.ops
+        if not isinstance(op.decision, SavePlan):
+            raise RuntimeError(f"bench command {cmd.command_id} is refused before the save: {op.decision!r:.300}")
+        ids = list(lookup_ids(cmd, parse_tool_args(cmd.tool_args)))
+        contexts = encode([CreateContextRequest(cmd.command_id, cmd.workspace_id, ids, cmd.persona.lineage_id)])
+        out[i] = Request(cmd.command_id, contexts.decode(), int(op.decision.may_evict), encode(batch).decode())
 
     async def lane() -> None:
         for i in next_index:
@@ -114,12 +87,12 @@ async def store_requests(dsn: str, requests: list[Request]) -> None:
     conn = await asyncpg.connect(dsn)
     try:
         await conn.execute(
-            "CREATE TABLE bench_requests (i bigint PRIMARY KEY, command_id text NOT NULL, workspace_id text NOT NULL,"
-            " ids text[] NOT NULL, lineage_id integer NOT NULL, may_evict integer NOT NULL, body text NOT NULL);"
+            "CREATE TABLE bench_requests (i bigint PRIMARY KEY, command_id text NOT NULL, contexts text NOT NULL,"
+            " may_evict integer NOT NULL, body text NOT NULL);"
             "CREATE SEQUENCE bench_next;")
         await conn.copy_records_to_table(
             "bench_requests",
-            records=[(i + 1, r.command_id, r.workspace_id, r.ids, r.lineage_id, r.may_evict, r.body)
+            records=[(i + 1, r.command_id, r.contexts, r.may_evict, r.body)
                      for i, r in enumerate(requests)])
         await conn.execute("VACUUM ANALYZE bench_requests")
         await conn.execute("CHECKPOINT")
@@ -130,7 +103,7 @@ async def store_requests(dsn: str, requests: list[Request]) -> None:
 # One pgbench transaction = one command, exactly as CreateMemoryService and
 # MemoryRepository issue it: two autocommit statements.
 SCRIPT = r"""
-SELECT r.body, memory_create_context(r.command_id, r.workspace_id, r.ids, r.lineage_id) AS context FROM bench_requests r WHERE r.i = (SELECT nextval('bench_next')) \gset
+SELECT r.body, memory_create_contexts(r.contexts::jsonb) AS context FROM bench_requests r WHERE r.i = (SELECT nextval('bench_next')) \gset
 SELECT count(*) FROM memory_create_batch(:body::jsonb);
 """
 
@@ -187,14 +160,15 @@ async def run_pgbench(pg: PostgresServer, database: str, workdir: Path, *, clien
                 latencies.append(int(parts[2]) / 1e6)
     conn = await asyncpg.connect(pg.dsn(database))
     try:
-        # Only this run's commands, not the history the database was seeded with.
-        rows = await conn.fetch("SELECT status, count(*) AS n FROM processed_commands"
-                                " WHERE NOT starts_with(command_id, $1) GROUP BY status", HISTORY_PREFIX)
+        # Only this run's commands, not the history the database was seeded with; each as the
+        # worker would answer it.
+        answers = await stored_answers(conn)
     finally:
         await conn.close()
+    statuses = Counter(a["data"]["status"] for cid, a in answers.items() if not cid.startswith(HISTORY_PREFIX))
     return PgbenchResult(clients=clients, threads=threads, transactions=processed, failed=failed,
                          elapsed_s=elapsed, tps=tps, latencies_s=latencies,
-                         statuses=dict(Counter({r["status"]: r["n"] for r in rows})), output=text)
+                         statuses=dict(statuses), output=text)
 
 
 def _number(pattern: str, text: str) -> float:

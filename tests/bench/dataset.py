@@ -15,9 +15,12 @@ from datetime import UTC, datetime
 
 import asyncpg
 
+from contracts.codec import encode
 from contracts.commands import CreateMemory
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
+from worker.domain.create_decision import SavePlan
+from worker.domain.notice import NoticeRoute
 
 WS_BASE = 400_000_000_000_000_000  # workspace (guild) snowflakes
 USER_BASE = 500_000_000_000_000_000  # known users
@@ -240,25 +243,34 @@ ORDER BY random();
 # A live database's inbox holds every command of the last INBOX_RETENTION_DAYS: commands
 # processed before the run, here HISTORY_PREFIX + <n> (no bench command has that prefix), spread
 # over the last 5 days (inside every retention, so the pruner leaves them alone during the run),
-# each with a result of realistic size, as a server's plain save stores it
-# (db/migrations/007_compact_save.sql). Without them the inbox is empty when
-# the worker's sessions plan their queries, and PostgreSQL keeps those plans (sequential
-# scans of a table it believes empty) while the run fills the tables: every create then
-# costs more than the one before (measured: 942 creates/s over the first 4,000 of a run,
-# 573 over the fifth 4,000), which is a brand-new database's first minute, before
-# autovacuum's first ANALYZE, not a live one.
+# each stored as a server's plain save stores it: its decision (the worker's SavePlan, of
+# realistic size) and what the save learned (db/migrations/009_decisions.sql). Without them the
+# inbox is empty when the worker's sessions plan their queries, and PostgreSQL keeps those plans
+# (sequential scans of a table it believes empty) while the run fills the tables: every create
+# then costs more than the one before (measured: 942 creates/s over the first 4,000 of a run,
+# 573 over the fifth 4,000), which is a brand-new database's first minute, before autovacuum's
+# first ANALYZE, not a live one.
 HISTORY_PREFIX = "history-"
 _SEED_INBOX_HISTORY = """
-INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at, event_facts, applied_by)
-SELECT $4::text || g, 'create', ($1::bigint + g % $2)::text, 'memory_saved_successfully',
-       json_build_object('command_id', $4::text || g, 'success', true, 'message', 'Memory saved successfully',
-                         'data', json_build_object('status', 'memory_saved_successfully', 'memory_id', g,
-                                                   'content_saved', 'History note ' || g || repeat(' of a saved fact', 30))),
+INSERT INTO processed_commands (command_id, kind, workspace_id, decision, facts, processed_at, applied_by)
+SELECT $4::text || g, 'create', ($1::bigint + g % $2)::text,
+       $5::jsonb || jsonb_build_object('owner_id', ($1::bigint + g % $2)::text,
+                                       'content', 'History note ' || g || repeat(' of a saved fact', 30)),
+       jsonb_build_object('outcome', 'saved', 'memory_id', g),
        now() - make_interval(secs => g * 432000.0 / $3),
-       NULL,  -- a server's plain save: its result and command say all its events do
        g
 FROM generate_series(1, $3) g;
 """
+
+
+def _history_decision() -> str:
+    """A plain server save's decision as the worker stores it; the owner and content vary per row."""
+    route = NoticeRoute(verbosity="minimal", hidden=False, conversation_channel_id=str(CHANNEL_BASE),
+                        thought_log_channel_id=None, source_url=None, thought_log_skipped="not_configured")
+    plan = SavePlan(scope="server", tool_scope="server_wide", owner_id="", user_id=None, lineage_id=1,
+                    persona_id=11, persona_name=PERSONA_NAME, content="", cap=100, blocked_by=("decay_off",),
+                    decay_days=30, target_label=None, teacher_id=None, proxy=False, notice=route)
+    return encode(plan).decode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +287,7 @@ class SeedReport:
 
 async def seed(dsn: str, world: World, background_rows: int, history: int = 20_000) -> SeedReport:
     """Write the directory, the at-cap owners, `background_rows` rows of other owners, and
-    `history` commands processed before the run (inbox rows with their events)."""
+    `history` commands processed before the run (inbox rows as the worker stores a save)."""
     import time
 
     started = time.perf_counter()
@@ -294,7 +306,8 @@ async def seed(dsn: str, world: World, background_rows: int, history: int = 20_0
             await conn.execute(_SEED_SERVER_MEMORIES, WS_BASE, full, world.cap, BG_WS_BASE, per_owner)
             await conn.execute(_SEED_PERSONAL_MEMORIES, USER_BASE, full, world.cap, BG_USER_BASE, per_owner,
                                world.users_per_workspace)
-            await conn.execute(_SEED_INBOX_HISTORY, WS_BASE, world.workspaces, history, HISTORY_PREFIX)
+            await conn.execute(_SEED_INBOX_HISTORY, WS_BASE, world.workspaces, history, HISTORY_PREFIX,
+                               _history_decision())
         # Trim the background to exactly the asked number of rows (owners split it unevenly).
         extra = bg_owners * per_owner - background_rows
         if extra > 0:

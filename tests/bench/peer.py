@@ -10,30 +10,36 @@ its own caches), so none are looked up per save.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
 
 import asyncpg
 
+from db import functions
 from tests.bench.dataset import Spec, World
+from tests.support.capacity_rule import eviction_order_terms
 
 _COUNT_SERVER = ("SELECT count(*) FROM server_memories WHERE server_id = $1 AND persona_lineage_id = $2")
 _COUNT_PERSONAL = ("SELECT count(*) FROM personal_memories WHERE user_id = $1 AND persona_lineage_id IN ($2, 0)")
-_EVICT_SERVER = """
-DELETE FROM server_memories WHERE server_memory_id = (
-    SELECT server_memory_id FROM server_memories
-    WHERE server_id = $1 AND persona_lineage_id = $2 AND NOT manually_written
+
+
+def _evict(table: str, id_column: str, owner_column: str) -> str:
+    """The one dormant row's delete, in the worker's eviction order: memory_create_batch()'s
+    one ORDER BY line, read from its file, on this table's columns."""
+    order = re.sub(r"\bo\.", "", re.sub(r"\bo\.id\b", id_column, eviction_order_terms(functions.source("memory_create_batch"))))
+    return f"""
+DELETE FROM {table} WHERE {id_column} = (
+    SELECT {id_column} FROM {table}
+    WHERE {owner_column} = $1 AND persona_lineage_id = $2 AND NOT manually_written
       AND coalesce(last_reinforced_at, created_at) < now() - make_interval(days => $3)
-    ORDER BY last_reinforced_at IS NOT NULL, last_reinforced_at, created_at, server_memory_id LIMIT 1)
-RETURNING server_memory_id"""
-_EVICT_PERSONAL = """
-DELETE FROM personal_memories WHERE personal_memory_id = (
-    SELECT personal_memory_id FROM personal_memories
-    WHERE user_id = $1 AND persona_lineage_id = $2 AND NOT manually_written
-      AND coalesce(last_reinforced_at, created_at) < now() - make_interval(days => $3)
-    ORDER BY last_reinforced_at IS NOT NULL, last_reinforced_at, created_at, personal_memory_id LIMIT 1)
-RETURNING personal_memory_id"""
+    ORDER BY {order} LIMIT 1)
+RETURNING {id_column}"""
+
+
+_EVICT_SERVER = _evict("server_memories", "server_memory_id", "server_id")
+_EVICT_PERSONAL = _evict("personal_memories", "personal_memory_id", "user_id")
 _INSERT_SERVER = """
 INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content, manually_written, source)
 VALUES ($1, $2, $3, $4, $5, false, 'model') RETURNING server_memory_id"""

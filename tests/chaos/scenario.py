@@ -33,6 +33,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from contracts import results as codes
 from contracts import subjects
 from db.migrate import migrate_dsn
+from tests.support.answers import stored_answers
 from tests.support.commands import create_bytes, create_fields
 from tests.support.logs import log_events
 from tests.support.partitions import partition_of
@@ -405,15 +406,15 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
     cids = list(by_id)
 
     # 1. Exactly one stored result per command (the inbox), and nothing else stored.
-    rows = await db.fetch("SELECT command_id, status, result::text AS result FROM processed_commands")
-    rep.stored = len(rows)
-    stored_ids = Counter(r["command_id"] for r in rows)
-    missing = [c for c in cids if c not in stored_ids]
+    # A command's result: the answer rendered from its row, as a repeat and the lookup get it.
+    answers = await stored_answers(db)
+    rep.stored = len(answers)
+    missing = [c for c in cids if c not in answers]
     if missing:
         rep.problem(f"{len(missing)} commands have no stored result", missing)
-    if extra := [c for c in stored_ids if c not in by_id]:
+    if extra := [c for c in answers if c not in by_id]:
         rep.problem(f"{len(extra)} stored results of commands nobody sent", extra)
-    results = {r["command_id"]: json.loads(r["result"]) for r in rows if r["command_id"] in by_id}
+    results = {c: result for c, result in answers.items() if c in by_id}
     rep.statuses = Counter(r["data"]["status"] for r in results.values())
     if odd := {s: n for s, n in rep.statuses.items() if s not in (*SAVED_STATUSES, codes.LIMIT_EXCEEDED)}:
         rep.problem(f"unexpected statuses {odd}",
@@ -500,11 +501,11 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
     # 6. Events: exactly the expected ids, each stored once; invalidation before saved.
     expected_ids: dict[str, str] = {}  # event id -> command id
     invalidations: dict[str, list[str]] = defaultdict(list)  # command id -> its invalidation ids
-    # Eviction metrics have opaque ids: only the facts stored with the command's inbox row link
-    # them to their command.
+    # Eviction metrics have opaque ids: only the decision stored with the command's inbox row
+    # links them to their command.
     metric_ids: dict[str, list[str]] = defaultdict(list)
-    for row in await db.fetch("SELECT command_id, event_facts ->> 'metric_event_id' AS id FROM processed_commands"
-                              " WHERE event_facts ? 'evicted_id'"):
+    for row in await db.fetch("SELECT command_id, decision ->> 'metric_event_id' AS id FROM processed_commands"
+                              " WHERE facts ? 'evicted_id'"):
         metric_ids[row["command_id"]].append(row["id"])
     for cid, result in results.items():
         if result["data"]["status"] not in SAVED_STATUSES:

@@ -39,6 +39,7 @@ from contracts import subjects
 from contracts.codec import encode
 from tests.cluster.nats_deploy import INBOX_PREFIXES, connect_as, eventually
 from tests.integration.helpers import server_save
+from tests.support.answers import stored_answers
 from tests.support.env import env_int
 from tests.support.logs import log_events
 from tests.support.publishing import publish_until_stored
@@ -271,8 +272,7 @@ async def verify(commands: list[Command], db: asyncpg.Connection, bot: Bot, chec
     by_id = {c.command_id: c for c in commands}
 
     # 1. Exactly one stored result per command, and nothing else stored.
-    rows = await db.fetch("SELECT command_id, result::text AS result FROM processed_commands")
-    results = {r["command_id"]: json.loads(r["result"]) for r in rows}
+    results = await stored_answers(db)  # rendered from each row, as a repeat and the lookup get it
     problem("commands without a stored result", [c for c in by_id if c not in results])
     problem("stored results of commands nobody sent", [c for c in results if c not in by_id])
     problem("results other than saved", [(c, r["data"]) for c, r in results.items() if r["data"]["status"] != SAVED])

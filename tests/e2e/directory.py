@@ -82,10 +82,11 @@ async def personal_memories(db: asyncpg.Pool, user_disc_id: str) -> list[asyncpg
 
 
 async def eviction_metric_ids(db: asyncpg.Pool, command_id: str) -> list[str]:
-    """The opaque event id of a command's eviction metric, from the facts stored with its inbox
-    row (the only place that links it to the command; the wire does not); [] without an eviction."""
-    rows = await db.fetch("SELECT event_facts ->> 'metric_event_id' AS id FROM processed_commands"
-                          " WHERE command_id = $1 AND event_facts ? 'evicted_id'", command_id)
+    """The opaque event id of a command's eviction metric, from the decision stored with its inbox
+    row (the only place that links it to the command; the wire does not); [] without an eviction
+    (its facts name no evicted row)."""
+    rows = await db.fetch("SELECT decision ->> 'metric_event_id' AS id FROM processed_commands"
+                          " WHERE command_id = $1 AND facts ? 'evicted_id'", command_id)
     return [r["id"] for r in rows]
 
 

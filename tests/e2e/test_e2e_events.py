@@ -193,9 +193,11 @@ async def test_events_follow_the_commit_and_precede_the_result(e2e_worker, memor
     assert [s for s, _ in seen] == [invalidate_subject, saved_subject, reply_to]
     assert rows_when_saved == [[result.data.memory_id]]
 
-    # The command's inbox row, the one write besides the memory row, holds what its events are
-    # rebuilt from for a redelivery (its result: a server's plain save needs no more), not the events.
-    stored = await bot_db.fetchrow("SELECT events, event_facts FROM processed_commands WHERE command_id = $1",
-                                   result.command_id)
-    assert stored["events"] is None and stored["event_facts"] is None
+    # The command's inbox row, the one write besides the memory row, holds what its answer and
+    # events are rendered from for a repeat or a redelivery (its decision and what the save
+    # learned under the lock), neither the events nor the result.
+    stored = await bot_db.fetchrow("SELECT events, result, decision ->> 'decided' AS decided, facts::text AS facts"
+                                   " FROM processed_commands WHERE command_id = $1", result.command_id)
+    assert (stored["events"], stored["result"], stored["decided"]) == (None, None, "save")
+    assert msgspec.json.decode(stored["facts"]) == {"outcome": "saved", "memory_id": result.data.memory_id}
 

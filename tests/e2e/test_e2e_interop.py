@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from contracts import results as codes
 from tests.e2e.bus import unique
 from tests.e2e.directory import add_old_server_memories, server_memories
 from tests.support.directory import add_server
@@ -72,6 +71,6 @@ async def test_a_javascript_bot_from_the_contract_alone(e2e_worker, nats_server,
     rows = await server_memories(bot_db, ws, LINEAGE)
     assert [r["content"] for r in rows if r["content"] == "{user} likes green tea"] == ["{user} likes green tea"]
     assert summary["created_memory_id"] in {r["id"] for r in rows}
-    count = await bot_db.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1 AND status = $2",
-                                  summary["command_id"], codes.SAVED_WITH_EVICTION)
+    count = await bot_db.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1"
+                                  " AND facts ->> 'outcome' = 'saved_with_eviction'", summary["command_id"])
     assert count == 1

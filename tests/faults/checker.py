@@ -6,7 +6,9 @@ What it counts (each with examples, so a finding can be followed up):
 - lost: commands JetStream acknowledged to the bot that have no stored result, or whose
   answer says saved while the memory row is not there;
 - applied twice: a command with more than one memory row (its content is unique);
-- answered differently: an answer (reply or result lookup) that is not the stored result;
+- answered differently: an answer (reply or result lookup) that is not the stored one (its
+  status and memory id, for a create stored as its decision and facts; byte for byte, for a
+  row that keeps its result);
 - ids given to other memories: a memory id the bot was told it saved that the database now
   holds for different content (a commit lost in a failover whose sequence values were used
   again);
@@ -45,6 +47,61 @@ SAVED = ("memory_saved_successfully", "memory_saved_with_eviction")
 REFUSED = "memory_save_failed_limit_exceeded"
 # Issue 15 moves the worker's own tables to a schema of their own; both layouts are read.
 SEARCH_PATH = "memory_worker, public"
+
+# A create's inbox row keeps its decision and what its save learned under the lock, not its
+# result (db/migrations/009_decisions.sql); what the bot must have been told is read from
+# them by these facts of the wire contract (docs/design.md), not by the worker's renderer.
+OUTCOME_STATUS = {"saved": SAVED[0], "saved_with_eviction": SAVED[1], "at_cap": REFUSED, "over_cap": REFUSED}
+# The cache entry a save makes stale: the workspace's state, or the user's entry.
+STALE_CACHE = {"server": "tomori_state", "personal": "user"}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored command as the checker reads it."""
+
+    status: str  # a create status, or what else the row says (an unexpected status)
+    memory_id: int | None  # of a save that wrote
+    invalidated: tuple[tuple[str, str], ...]  # (cache, key) of every entry the answer names
+    result: bytes | None  # the result as sent, for a row that keeps one
+
+    def answers(self, data: bytes) -> bool:
+        """Is `data` (a reply or a lookup's answer) this command's answer?"""
+        if self.result is not None:
+            return data == self.result
+        body = _json(data)
+        told = body.get("data")
+        if not isinstance(told, dict):
+            return False
+        if self.status not in (*SAVED, REFUSED):  # a refusal the checker has no status for: a refusal
+            return body.get("success") is False and told.get("memory_id") is None
+        return (told.get("status"), told.get("memory_id")) == (self.status, self.memory_id)
+
+
+def stored_of(result: str | None, decision: str | None, facts: str | None) -> Stored:
+    """A processed_commands row's result, decision and facts (as JSON text) as the checker reads them."""
+    if result is not None:
+        body = _json(result.encode())
+        data = body.get("data") if isinstance(body.get("data"), dict) else {}
+        keys = tuple((k.get("cache"), k.get("key")) for k in body.get("invalidated") or [] if isinstance(k, dict))
+        return Stored(str(data.get("status")), data.get("memory_id"), keys, result.encode())
+    planned = _json((decision or "{}").encode())
+    learned = _json((facts or "{}").encode())
+    if planned.get("decided") != "save":
+        return Stored(f"refused before the save: {planned.get('decided')}", None, (), None)
+    outcome = learned.get("outcome")
+    status = OUTCOME_STATUS.get(str(outcome), f"save ended {outcome}")
+    if status not in SAVED:
+        return Stored(status, None, (), None)
+    return Stored(status, learned.get("memory_id"), ((STALE_CACHE.get(planned.get("scope"), "?"), planned.get("owner_id")),),
+                  None)
+
+
+async def stored_commands(db: asyncpg.Connection) -> dict[str, tuple[Stored, object]]:
+    """Every stored command, with when its transaction ran, by command id."""
+    rows = await db.fetch("SELECT command_id, result::text AS result, decision::text AS decision,"
+                          " facts::text AS facts, processed_at FROM processed_commands")
+    return {r["command_id"]: (stored_of(r["result"], r["decision"], r["facts"]), r["processed_at"]) for r in rows}
 
 
 @dataclass
@@ -199,17 +256,17 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
 
     db = await connect_db(db_dsn)
     try:
-        rows = await db.fetch("SELECT command_id, result::text AS result, processed_at FROM processed_commands")
+        rows = await stored_commands(db)
         memories = await db.fetch("SELECT m.server_memory_id AS id, m.content, s.server_disc_id AS workspace"
                                   " FROM server_memories m JOIN servers s USING (server_id)")
         per_owner = await db.fetch("SELECT s.server_disc_id AS workspace, count(*) AS n FROM server_memories m"
                                    " JOIN servers s USING (server_id) GROUP BY 1 HAVING count(*) > $1", cap)
     finally:
         await db.close()
-    results = {r["command_id"]: json.loads(r["result"]) for r in rows}
-    processed_at = {r["command_id"]: r["processed_at"] for r in rows}
+    results = {cid: stored for cid, (stored, _) in rows.items()}
+    processed_at = {cid: when for cid, (_, when) in rows.items()}
     v.stored = len(results)
-    status = {cid: r.get("data", {}).get("status") for cid, r in results.items()}
+    status = {cid: r.status for cid, r in results.items()}
     v.saved = sum(s in SAVED for s in status.values())
     v.refused = sum(s == REFUSED for s in status.values())
 
@@ -229,7 +286,7 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
     v.found("applied twice", [(s.command_id, len(rows_of[s.content])) for s in history if len(rows_of[s.content]) > 1])
     v.found("refused but applied", [cid for cid, st in status.items() if st == REFUSED and rows_of[by_id[cid].content]])
     v.found("saved without its row", [cid for cid, st in status.items() if st in SAVED
-                                      and not any(m["id"] == results[cid]["data"].get("memory_id")
+                                      and not any(m["id"] == results[cid].memory_id
                                                   and m["workspace"] == by_id[cid].workspace_id
                                                   for m in rows_of[by_id[cid].content])])
     differ = []
@@ -247,7 +304,7 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
                 continue
             if s.command_id in dead and s.command_id not in results and answer.get("success") is False:
                 continue  # the dead letter's error answer; counted above
-            if s.command_id not in results or answer != results[s.command_id]:
+            if s.command_id not in results or not results[s.command_id].answers(data):
                 differ.append((s.command_id, answer if s.command_id not in results else "differs"))
     v.found("answered differently", differ)
 
@@ -278,7 +335,9 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
             if st == REFUSED:
                 seen_refusal = True
             elif st in SAVED:
-                mid = results[s.command_id]["data"]["memory_id"]
+                mid = results[s.command_id].memory_id
+                if mid is None:  # "saved without its row" names it
+                    continue
                 if seen_refusal or mid <= last_id:
                     order.append((ws, s.command_id))
                 last_id = max(last_id, mid)
@@ -306,7 +365,7 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
             early.append((e["subject"], cid))
         if e["subject"].startswith("memory.saved."):
             saved_seq.setdefault(cid, e["seq"])
-            if body.get("memory_id") not in memory_ids or body.get("memory_id") != results[cid]["data"]["memory_id"]:
+            if body.get("memory_id") not in memory_ids or body.get("memory_id") != results[cid].memory_id:
                 no_commit.append((e["subject"], cid, body.get("memory_id")))
         elif e["subject"].startswith("cache.invalidate."):
             invalidated_seq.setdefault((cid, body.get("cache"), body.get("key")), e["seq"])
@@ -316,10 +375,10 @@ async def check(schedule: str, bot: Bot, db_dsn: str, events_nc: nats.NATS, *, c
             continue
         if cid not in saved_seq:
             missing.append((cid, "memory.saved"))
-        for key in results[cid].get("invalidated") or []:
-            seq = invalidated_seq.get((cid, key["cache"], key["key"]))
+        for cache, key in results[cid].invalidated:
+            seq = invalidated_seq.get((cid, cache, key))
             if seq is None:
-                missing.append((cid, f"cache.invalidate {key['cache']}"))
+                missing.append((cid, f"cache.invalidate {cache}"))
             elif cid in saved_seq and seq > saved_seq[cid]:
                 late.append(cid)
     v.found("events missing", missing)

@@ -3,13 +3,11 @@ check that the checker reports exactly those breaks."""
 
 from __future__ import annotations
 
-import json
-
 import nats
 
 from tests.cluster.nats_deploy import PASSWORDS
 from tests.faults.bot import Bot
-from tests.faults.checker import SAVED, Verdict, check, connect_db, unacknowledged
+from tests.faults.checker import SAVED, Verdict, check, connect_db, stored_commands, unacknowledged
 from tests.faults.harness import CAP, FaultCluster
 from tests.support.waiting import wait_until
 
@@ -23,9 +21,8 @@ async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verd
     db = await connect_db(cluster.database_url)
     admin = await nats.connect(cluster.nats_urls, user="memory-worker", password=PASSWORDS["memory-worker"])
     try:
-        rows = {r["command_id"]: json.loads(r["result"])
-                for r in await db.fetch("SELECT command_id, result::text AS result FROM processed_commands")}
-        saved = [s for s in bot.history if rows.get(s.command_id, {}).get("data", {}).get("status") in SAVED]
+        rows = {cid: stored for cid, (stored, _) in (await stored_commands(db)).items()}
+        saved = [s for s in bot.history if s.command_id in rows and rows[s.command_id].status in SAVED]
         refused = next(s for s in bot.history if s.command_id in rows and s not in saved and s.replies)
         twice, gone = saved[0], saved[-1]  # the first workspace is full (CAP saves)
         # A refused command's result vanishes: no event of it can mislead the count.

@@ -13,7 +13,7 @@ from contracts.commands import CreateMemory, Envelope
 from db.repository import EventRow, MemoryRepository
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
-from worker.services.base import published_events
+from worker.services.stored import published_events
 
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
 
@@ -82,10 +82,10 @@ async def event_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]
 
 async def inbox_row_events(pool: asyncpg.Pool, cmd: Envelope) -> list[EventRow]:
     """The events a command's inbox row publishes when its delivery comes back: kept whole,
-    or for a create's save rebuilt from its stored result and event facts
-    (worker/services/base.py, published_events); [] without a row."""
+    or for a create's save rendered from its stored decision and facts
+    (worker/services/stored.py, published_events); [] without a row."""
     stored = await MemoryRepository(pool).stored_command(cmd.command_id, cmd.workspace_id)
-    return [] if stored is None else published_events(cmd, stored)
+    return [] if stored is None else published_events(stored)
 
 
 @asynccontextmanager

@@ -86,7 +86,7 @@ async def test_user_privacy_changes_an_existing_user_and_the_worker_reads_it(dat
     svc = ManualMemoryService(MemoryRepository(pool), Limits())
 
     rc, _ = await ctl(database, "user", "privacy", user, "full")
-    blocked = OP_RESULT_DECODER.decode((await svc.run(manual(ws, user, "personal", content="x"))).result)
+    blocked = OP_RESULT_DECODER.decode((await svc.run(manual(ws, user, "personal", content="x"))).answer.result)
 
     assert rc == 0
     row = await pool.fetchrow("SELECT privacy_level, user_nickname FROM users WHERE user_disc_id = $1", user)
@@ -265,7 +265,7 @@ async def test_a_blacklist_entry_written_by_the_cli_refuses_a_non_manager(databa
     await ctl(database, "blacklist", "add", ws, user)
     svc = ManualMemoryService(MemoryRepository(pool), Limits())
 
-    result = OP_RESULT_DECODER.decode((await svc.run(manual(ws, user, "server", content="x"))).result)
+    result = OP_RESULT_DECODER.decode((await svc.run(manual(ws, user, "server", content="x"))).answer.result)
 
     assert result.data.status == codes.BLACKLISTED
 
@@ -301,7 +301,7 @@ async def test_proxy_link_registers_identity_namespace_and_host_and_the_worker_h
     assert await ctl(database, "proxy", "show", proxy) == (0, [f"{proxy}: namespace {ns}, hosts {host}"])
     svc = ManualMemoryService(MemoryRepository(pool), Limits())
     added = OP_RESULT_DECODER.decode((await svc.run(manual(ws, host, "personal", identity_id=proxy,
-                                                           content="Nova chases storms"))).result)
+                                                           content="Nova chases storms"))).answer.result)
     assert added.data.status == codes.ADDED
 
 
@@ -333,7 +333,7 @@ async def test_proxy_unlink_removes_the_host_and_the_identity_is_then_protected(
     seed = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
                             "workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True, "bio": "bio"},
                            SeedBio)
-    skipped = OP_RESULT_DECODER.decode((await SeedBioService(MemoryRepository(pool), Limits(), 1000).run(seed)).result)
+    skipped = OP_RESULT_DECODER.decode((await SeedBioService(MemoryRepository(pool), Limits(), 1000).run(seed)).answer.result)
     assert skipped.data.status == codes.SKIPPED
     assert await pool.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"
                                " WHERE u.user_disc_id = $1", proxy) == 0

@@ -236,7 +236,7 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
     try:
         create = CreateMemoryService(MemoryRepository(pool), Limits())
         handled = await create.run(server_save(world.hidden, "the role can save", lineage=world.lineage))
-        assert json.loads(handled.result)["data"]["status"] == codes.SAVED, handled.result
+        assert json.loads(handled.answer.result)["data"]["status"] == codes.SAVED, handled.answer.result
         async with pool.acquire() as role:
             for table in ("personas", "minimal_notice_refs", "message_proxy_namespaces", "schema_migrations"):
                 with pytest.raises(asyncpg.InsufficientPrivilegeError):

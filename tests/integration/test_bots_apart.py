@@ -38,7 +38,8 @@ from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
 from worker.client.memory_client import MemoryClient
 from worker.local.embedded import _nats_server_binary
-from worker.services.base import seen_before
+from worker.services import stored as stored_commands
+from worker.services.stored import seen_before
 
 
 @dataclass(frozen=True)
@@ -375,10 +376,8 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
     assert tomori.violations() == [] and kaede.violations() == []
 
 
-async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbox(pg_server, template_db):
-    """A stored result and its events are found by its own bot's worker only; what an older
-    worker left in the outbox table is drained by its own bot's worker only, into its own
-    account."""
+async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox(pg_server, template_db):
+    """A stored result and its events are found by its own bot's worker only."""
     database_url = await clone_database(pg_server, template_db)
     pools = {t.name: await create_pool(database_url, min_size=1, max_size=2, tenant=t.name) for t in (TOMORI, KAEDE)}
     repos = {name: MemoryRepository(pool, name) for name, pool in pools.items()}
@@ -387,26 +386,17 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox_and_outbo
         event = EventRow(subjects.saved_subject("server", ws), {}, msgspec.Raw(b'{"content": "tomori\'s"}'))
         async with repos["tomori"].owner_transaction([]) as tx:
             await tx.store_result(cid, "reinforce", ws, "reinforced", b'{"secret": "tomori"}', [event], applied_by=5)
-        await pools["tomori"].execute("INSERT INTO outbox (command_id, subject, payload) VALUES ($1, $2, '{}')",
-                                      cid, subjects.saved_subject("server", ws))
-        leftovers = {name: [r for r in await repo.legacy_outbox(100) if r.command_id == cid]
-                     for name, repo in repos.items()}
-        assert [r.subject for r in leftovers["tomori"]] == [subjects.saved_subject("server", ws)]
-        assert leftovers["kaede"] == []
-        assert await repos["kaede"].legacy_outbox_backlog() == 0 < await repos["tomori"].legacy_outbox_backlog()
-        assert (await repos["tomori"].stored_command(cid, ws)).events == [event]
+        own = await repos["tomori"].stored_command(cid, ws)  # what each bot's result lookup reads
+        assert own is not None and own.events == [event] and stored_commands.answer(own).result == b'{"secret": "tomori"}'
         assert await repos["kaede"].stored_command(cid, ws) is None
-
-        assert await repos["tomori"].stored_result(cid, ws) == b'{"secret": "tomori"}'
-        assert await repos["kaede"].stored_result(cid, ws) is None
         async with repos["kaede"].owner_transaction([]) as tx:
             stored = await tx.stored(cid)
         # Kaede's worker sees Tomori's row for what it is: the same workspace, another bot's.
         assert stored is not None and (stored.workspace_id, stored.tenant) == (ws, "tomori")
-        answer = seen_before(reinforce_of(ws, cid), stored, "kaede", delivery=5)
-        refused = msgspec.json.decode(answer.result)
+        handled = seen_before(reinforce_of(ws, cid), stored, "kaede", delivery=5)
+        refused = msgspec.json.decode(handled.answer.result)
         assert refused["data"]["status"] == codes.COMMAND_INVALID and "another bot" in refused["error"]
-        assert answer.events == []  # never another bot's events, even under the same stream sequence
+        assert handled.events == []  # never another bot's events, even under the same stream sequence
         row = await pools["tomori"].fetchrow("SELECT workspace_id, tenant FROM processed_commands"
                                              " WHERE command_id = $1", cid)
         assert (row["workspace_id"], row["tenant"]) == (ws, "tomori")

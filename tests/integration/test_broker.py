@@ -1,10 +1,8 @@
-"""Streams, partitions, the event publisher and the drain of the old outbox on a real nats-server
-of this module's own."""
+"""Streams, partitions and the event publisher on a real nats-server of this module's own."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 
 import msgspec
 import nats
@@ -12,13 +10,11 @@ import pytest
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
-from db.repository import EventRow, MemoryRepository
+from db.repository import EventRow
 from tests.support.partitions import partition_of
-from worker.consuming import metrics
 from worker.consuming.administration import streams
+from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake.partitions import PartitionConsumers
-from worker.consuming.outbox.legacy import drain_legacy_outbox
-from worker.consuming.outbox.publisher import EventPublisher
 
 from ..conftest import unique
 from .helpers import raw_consumer_info
@@ -94,18 +90,6 @@ def _events(command_id: str, n: int, subject: str | None = None) -> list[EventRo
     return out
 
 
-async def _insert_legacy_outbox(pool, command_id: str, n: int, subject: str | None = None) -> list[int]:
-    """Rows as a worker before db/migrations/006 wrote them to the outbox table."""
-    ids = []
-    async with pool.acquire() as conn:
-        for event in _events(command_id, n, subject):
-            ids.append(await conn.fetchval(
-                "INSERT INTO outbox (command_id, subject, headers, payload) VALUES ($1, $2, $3::jsonb, $4::jsonb)"
-                " RETURNING id", command_id, event.subject, msgspec.json.encode(event.headers).decode(),
-                bytes(event.payload).decode()))
-    return ids
-
-
 async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
     sub = await js.pull_subscribe(subject, stream=subjects.EVENTS_STREAM,
                                   config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL))
@@ -121,51 +105,6 @@ async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
                 break
     await sub.unsubscribe()
     return out
-
-
-async def _unpublished(pool, command_ids: list[str]) -> list[str]:
-    async with pool.acquire() as conn:
-        rows = await conn.fetch("SELECT command_id FROM outbox WHERE published_at IS NULL AND command_id = ANY($1)"
-                                " ORDER BY id", command_ids)
-    return [r[0] for r in rows]
-
-
-async def test_the_outbox_an_older_worker_left_is_drained_at_start_up_in_order_and_once(js, pool):
-    """An upgrade loses nothing: rows an older worker left unpublished are published, each
-    command's in order, and marked published; a second drain (the next start-up, or a second
-    worker starting at once that read them too) stores nothing twice."""
-    first, second = unique("legacy-a"), unique("legacy-b")
-    ids = await _insert_legacy_outbox(pool, first, 25) + await _insert_legacy_outbox(pool, second, 3)
-    repo = MemoryRepository(pool)
-    events = EventPublisher(js)
-
-    assert await drain_legacy_outbox(events, repo) >= 28
-    assert await _unpublished(pool, [first, second]) == []
-    assert metrics.REGISTRY.get_sample_value("memory_outbox_backlog") == 0
-    assert await drain_legacy_outbox(events, repo) == 0
-    async with pool.acquire() as conn:  # as if the marking had been lost: published again, stored once
-        await conn.execute("UPDATE outbox SET published_at = NULL WHERE id = ANY($1)", ids)
-    assert await drain_legacy_outbox(events, repo) == 28
-
-    for cid, n in ((first, 25), (second, 3)):
-        stored = await _events_for(js, f"cache.invalidate.user.{cid}")
-        assert [msgspec.json.decode(m.data)["n"] for m in stored] == list(range(n))
-        assert Counter(m.headers["Nats-Msg-Id"] for m in stored).most_common(1)[0][1] == 1
-
-
-async def test_an_old_row_that_cannot_be_published_is_left_for_the_next_start_up_and_counted(js, pool):
-    bad, good = unique("legacy-bad"), unique("legacy-good")
-    # No stream captures this subject: publishing it fails every time.
-    await _insert_legacy_outbox(pool, bad, 1, subject="nowhere.at.all")
-    await _insert_legacy_outbox(pool, good, 3)
-
-    await drain_legacy_outbox(EventPublisher(js, ack_timeout=2.0), MemoryRepository(pool))
-
-    assert await _unpublished(pool, [bad, good]) == [bad]
-    assert len(await _events_for(js, f"cache.invalidate.user.{good}")) == 3
-    assert metrics.REGISTRY.get_sample_value("memory_outbox_backlog") >= 1
-    async with pool.acquire() as conn:  # not left for other tests' drains
-        await conn.execute("UPDATE outbox SET published_at = now() WHERE command_id = $1", bad)
 
 
 async def test_concurrent_migrations_apply_each_file_once(pg_server):

@@ -35,7 +35,7 @@ def service(pool, **limits) -> CreateMemoryService:
 
 async def run(svc: CreateMemoryService, cmd):
     handled = await svc.run(cmd)
-    return RESULT_DECODER.decode(handled.result), handled
+    return RESULT_DECODER.decode(handled.answer.result), handled
 
 
 async def test_200_concurrent_saves_at_the_cap_evict_exactly_the_oldest_in_order(pool):
@@ -282,7 +282,7 @@ async def test_a_repeated_command_returns_the_stored_result_and_changes_nothing(
 
     results = await asyncio.gather(*(svc.run(cmd) for _ in range(8)))
 
-    assert len({h.result for h in results}) == 1
+    assert len({h.answer.result for h in results}) == 1
     assert sum(not h.duplicate for h in results) == 1
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 1
@@ -298,7 +298,7 @@ async def test_privacy_is_read_again_under_the_lock(pool):
         user_id = await add_user(conn, user)
     repo = MemoryRepository(pool)
     svc = CreateMemoryService(repo, Limits())
-    original = repo.create_context
+    original = repo.create_contexts
 
     async def context_then_opt_out(*args, **kwargs):
         row = await original(*args, **kwargs)
@@ -306,8 +306,8 @@ async def test_privacy_is_read_again_under_the_lock(pool):
             await conn.execute("UPDATE users SET privacy_level = 2 WHERE user_id = $1", user_id)
         return row
 
-    repo.create_context = context_then_opt_out
-    result = RESULT_DECODER.decode((await svc.run(personal_save(ws, user, "Mika", "{user} likes tea"))).result)
+    repo.create_contexts = context_then_opt_out
+    result = RESULT_DECODER.decode((await svc.run(personal_save(ws, user, "Mika", "{user} likes tea"))).answer.result)
 
     assert result.data.status == status.PRIVACY_RESTRICTED
     assert "full" in result.error  # the level read under the lock, not the one read before
@@ -327,16 +327,16 @@ async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuse
                                     " AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%privacy_level%'")
         await conn.execute(f'ALTER TABLE public.users DROP CONSTRAINT "{check}"')
     repo = MemoryRepository(pool)
-    original = repo.create_context
+    original = repo.create_contexts
 
     async def context_then_unknown_level(*args, **kwargs):
         row = await original(*args, **kwargs)
         await pool.execute("UPDATE users SET privacy_level = 3 WHERE user_id = $1", user_id)
         return row
 
-    repo.create_context = context_then_unknown_level
+    repo.create_contexts = context_then_unknown_level
     result = RESULT_DECODER.decode((await CreateMemoryService(repo, Limits()).run(
-        personal_save(ws, user, "Mika", "{user} likes tea"))).result)
+        personal_save(ws, user, "Mika", "{user} likes tea"))).answer.result)
 
     assert result.data.status == status.PRIVACY_RESTRICTED and "full" in result.error
     assert await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
@@ -364,7 +364,7 @@ async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, chang
         proxy_uid = await add_proxy_identity(conn, proxy, namespace_id=namespace, hosts=[host])
     repo = MemoryRepository(pool)
     svc = CreateMemoryService(repo, Limits())
-    original = repo.create_context
+    original = repo.create_contexts
 
     async def context_then_protect(*args, **kwargs):
         row = await original(*args, **kwargs)
@@ -375,11 +375,11 @@ async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, chang
                 await conn.execute("DELETE FROM message_proxy_namespace_accounts WHERE namespace_id = $1", namespace)
         return row
 
-    repo.create_context = context_then_protect
+    repo.create_contexts = context_then_protect
     cmd = server_save(ws, "{user} likes storms", participants=[{"id": proxy, "kind": "proxy", "label": "Nova"}],
                       tool_args={"memory_content": "{user} likes storms", "memory_scope": "target_user",
                                  "target_user": proxy})
-    result = RESULT_DECODER.decode((await svc.run(cmd)).result)
+    result = RESULT_DECODER.decode((await svc.run(cmd)).answer.result)
 
     assert result.data.status == status.PRIVACY_RESTRICTED
     async with pool.acquire() as conn:

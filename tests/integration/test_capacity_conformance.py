@@ -13,11 +13,11 @@ from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
 from tests.support.capacity_rule import capacity_action, capacity_outcome, choose_eviction, counts_toward_cap
 from tests.support.directory import add_server, add_user
-from worker.domain.arguments import parse_tool_args
+from tests.support.eviction_orders import CHANGED, LIVE, ROWS, ordered
+from worker.domain.create_decision import SavePlan
 from worker.domain.model import Limits, SaveOutcome, Scope, StoredMemory
-from worker.domain.targets import lookup_ids
-from worker.services.base import Handled
-from worker.services.create_memory import CreateMemoryService, Refusal, Save
+from worker.services.create_memory import CreateMemoryService
+from worker.services.stored import answer
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, personal_save, server_save
@@ -113,24 +113,20 @@ async def _owner_with_rows(conn, case: Case, now: datetime) -> tuple[str, str | 
     return ws, user, stored
 
 
-async def sql_answer(pool, case: Case, ws: str, user: str | None) -> tuple[SaveOutcome, str | None, object]:
-    """What memory_create_batch() does: the outcome it chose under the lock, what it forgot,
-    and the count the refusal (worded and stored after it, as the worker does) reports."""
+async def sql_answer(pool, case: Case, ws: str, user: str | None) -> tuple[SaveOutcome, int | None, str | None, object]:
+    """What memory_create_batch() does: the outcome it chose under the lock and the row it
+    forgot (the stored facts), and what the answer rendered from the stored row says it forgot
+    and, for a refusal, the count it reports."""
     repo = MemoryRepository(pool)
     service = CreateMemoryService(repo, Limits(max_server_memories=CAP, max_personal_memories=CAP))
     cmd = (server_save(ws, "new", retrieval=GOOD_RETRIEVAL) if user is None
            else personal_save(ws, user, "Mika", "{user} likes tea", retrieval=GOOD_RETRIEVAL))
-    args = parse_tool_args(cmd.tool_args)
-    step = service.step(cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), LINEAGE))
-    assert isinstance(step, Save), step
-    row = await repo.create_save(step.request)
-    answer = service.written(cmd, step, row)
-    if isinstance(answer, Refusal):  # the save wrote nothing: its refusal is stored next
-        answer = service.written(cmd, answer, await repo.record_result(cmd.command_id, ws, answer.result))
-    assert isinstance(answer, Handled), answer
-    result = RESULT_DECODER.decode(answer.result)
-    assert result == RESULT_DECODER.decode(await repo.stored_result(cmd.command_id, ws) or b"null")
-    return SaveOutcome(row.outcome), result.data.content_forgotten, result.data.current_count
+    handled = await service.run(cmd)
+    stored = await repo.stored_command(cmd.command_id, ws)
+    assert stored is not None and isinstance(stored.decision, SavePlan) and stored.facts is not None, stored
+    assert answer(stored).result == handled.answer.result  # the reply is the stored row's answer
+    result = RESULT_DECODER.decode(handled.answer.result)
+    return stored.facts.outcome, stored.facts.evicted_id, result.data.content_forgotten, result.data.current_count
 
 
 async def test_the_capacity_rule_and_the_sql_answer_every_case_of_one_table(pool):
@@ -144,4 +140,15 @@ async def test_the_capacity_rule_and_the_sql_answer_every_case_of_one_table(pool
         outcome, victim, count = pure_answer(case, stored, now)
         assert (outcome, victim) == (case.outcome, victim_id), case.name
         reported = count if case.outcome in (AT, OVER) else UNSET
-        assert await sql_answer(pool, case, ws, user) == (case.outcome, victim_content, reported), case.name
+        assert await sql_answer(pool, case, ws, user) == (case.outcome, victim_id, victim_content, reported), case.name
+
+
+async def test_the_eviction_key_orders_as_postgresql_does(pool):
+    """The sort key read from memory_create_batch()'s ORDER BY line (tests/support/capacity_rule.py)
+    means what PostgreSQL means by it, for the live line and the others its unit test tries."""
+    for line, _ in [(LIVE, None), *CHANGED]:
+        by_postgres = await pool.fetchval(
+            "SELECT array_agg(o.id ORDER BY n) FROM (SELECT o.id, row_number() OVER (" + line + ") AS n"
+            " FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS o(id, created_at, last_reinforced_at)) o",
+            [r.memory_id for r in ROWS], [r.created_at for r in ROWS], [r.last_reinforced_at for r in ROWS])
+        assert by_postgres == ordered(line), line

@@ -26,7 +26,7 @@ async def test_concurrent_deliveries_of_a_reinforcement_count_once(pool):
 
     handled = await asyncio.gather(*(svc.run(cmd) for _ in range(6)))
 
-    answers = {OP_RESULT_DECODER.decode(h.result).data.count for h in handled}
+    answers = {OP_RESULT_DECODER.decode(h.answer.result).data.count for h in handled}
     assert answers == {1}
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT reinforcement_count FROM server_memories WHERE server_memory_id = $1",

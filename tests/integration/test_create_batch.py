@@ -1,5 +1,6 @@
-"""Creates saved together (worker/services/create_batch.py) on real PostgreSQL: each command
-ends exactly as it would on its own (CreateMemoryService.run), in one transaction."""
+"""Creates saved together (CreateMemoryService.run_batch, worker/services/create_memory.py) on
+real PostgreSQL: each command ends exactly as it would on its own (a batch of one), in one
+transaction."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ import pytest
 from contracts import results as status
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
-from db.requests import CreateBatchRequest, CreateContextRequest, RecordOp
+from db.requests import CreateBatchRequest
 from tests.support.directory import add_server, add_user
+from tests.support.planned import planned_batch
 from worker.consuming import metrics
-from worker.domain.arguments import parse_tool_args
-from worker.domain.model import Limits
-from worker.services.create_batch import BatchedCreateService, DuplicateInBatch
-from worker.services.create_memory import CreateMemoryService, Refusal, Save
+from worker.domain.create_decision import InvalidArgs, SavePlan
+from worker.domain.model import Limits, SaveOutcome
+from worker.services.create_memory import CreateMemoryService, DuplicateInBatch
+from worker.services.stored import answer
 
 from ..conftest import unique
 from .helpers import (
@@ -32,10 +34,11 @@ from .helpers import (
 LIMITS = Limits(max_server_memories=3, max_personal_memories=3)
 
 
-def services(pool) -> tuple[CreateMemoryService, BatchedCreateService]:
+def services(pool) -> tuple[CreateMemoryService, CreateMemoryService]:
+    """One that runs each create alone, one that runs those in flight together."""
     repo = MemoryRepository(pool)
-    single = CreateMemoryService(repo, LIMITS)
-    return single, BatchedCreateService(single, repo, max_batch=64, observe=metrics.CREATE_BATCH.observe)
+    return (CreateMemoryService(repo, LIMITS),
+            CreateMemoryService(repo, LIMITS, max_batch=64, observe=metrics.CREATE_BATCH.observe))
 
 
 def _comparable(result_json: bytes, *ids_and_names: str) -> dict:
@@ -94,23 +97,24 @@ async def test_a_batch_ends_each_command_as_running_it_alone_would(pool):
     for kind, a, b in zip(kinds, one_by_one, in_batch, strict=True):
         ids_a = [alone[kind].command_id, *alone["ids"]]
         ids_b = [together[kind].command_id, *together["ids"]]
-        assert _comparable(b.result, *ids_b) == _comparable(a.result, *ids_a), kind
+        assert _comparable(b.answer.result, *ids_b) == _comparable(a.answer.result, *ids_a), kind
         assert [_blank(e.subject, *ids_b) for e in b.events] == [_blank(e.subject, *ids_a) for e in a.events], kind
         assert ([_comparable_event(e.payload, *ids_b) for e in b.events]
                 == [_comparable_event(e.payload, *ids_a) for e in a.events]), kind
         assert not b.duplicate
-    statuses = [RESULT_DECODER.decode(h.result).data.status for h in in_batch]
+    statuses = [RESULT_DECODER.decode(h.answer.result).data.status for h in in_batch]
     assert statuses == [status.SAVED_WITH_EVICTION, status.SAVED, status.SAVED, status.PRIVACY_RESTRICTED]
-    evicted = RESULT_DECODER.decode(in_batch[0].result)
+    evicted = RESULT_DECODER.decode(in_batch[0].answer.result)
     assert evicted.data.content_forgotten == "old #0"
-    assert "forgotten" in evicted.notice["title"]  # the eviction notice, filled in under the lock
+    assert "forgotten" in evicted.notice["title"]  # the eviction notice, with what the lock found
 
-    # Committed: every answer is the stored result, byte for byte, and its inbox row builds
+    # Committed: every answer is the stored row's, byte for byte, and its inbox row builds
     # the events it published again (for a redelivery), byte for byte.
     repo = MemoryRepository(pool)
     for kind, handled in zip(kinds, in_batch):
         cmd = together[kind]
-        assert await repo.stored_result(cmd.command_id, cmd.workspace_id) == handled.result
+        stored = await repo.stored_command(cmd.command_id, cmd.workspace_id)
+        assert stored is not None and answer(stored).result == handled.answer.result, kind
         assert await inbox_row_events(pool, cmd) == handled.events
 
 
@@ -123,7 +127,7 @@ async def test_commands_of_one_owner_in_a_batch_see_each_other_in_order(pool):
 
     handled = await batched.run_batch([server_save(ws, "takes the last place"), server_save(ws, "finds it full")])
 
-    results = [RESULT_DECODER.decode(h.result) for h in handled]
+    results = [RESULT_DECODER.decode(h.answer.result) for h in handled]
     assert [r.data.status for r in results] == [status.SAVED, status.LIMIT_EXCEEDED]
     assert results[1].data.current_count == 3
     async with pool.acquire() as conn:
@@ -138,7 +142,7 @@ async def test_a_command_already_handled_is_answered_from_the_inbox_inside_a_bat
 
     handled = await batched.run_batch([first, server_save(ws, "something new")])
 
-    assert handled[0].duplicate and handled[0].result == original.result
+    assert handled[0].duplicate and handled[0].answer.result == original.answer.result
     assert not handled[1].duplicate
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
@@ -164,7 +168,7 @@ async def test_concurrent_creates_share_transactions_and_each_gets_its_answer(po
 
     by_ws: dict[str, list[str]] = {}
     for cmd, h in zip(cmds, handled):
-        by_ws.setdefault(cmd.workspace_id, []).append(RESULT_DECODER.decode(h.result).data.status)
+        by_ws.setdefault(cmd.workspace_id, []).append(RESULT_DECODER.decode(h.answer.result).data.status)
     for statuses in by_ws.values():
         assert sorted(statuses) == sorted([status.SAVED] * 3 + [status.LIMIT_EXCEEDED] * 2)
     runs, creates = (after - before for after, before in zip(_batch_counts(), (runs_before, creates_before)))
@@ -180,15 +184,16 @@ def _batch_counts() -> tuple[float, float]:
 async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
     """One transaction: a bad op after a good one rolls the good one back too (the coalescer
     then runs each command on its own)."""
-    single, batched = services(pool)
+    _, batched = services(pool)
     ws = unique()
     good = server_save(ws, "would be saved")
-    row = (await MemoryRepository(pool).create_contexts([CreateContextRequest(good.command_id, ws, [], 7)]))[0]
-    step = single.step(good, parse_tool_args(good.tool_args), row)
-    assert isinstance(step, Save), step
+    planned = await planned_batch(pool, [good], LIMITS)
+    (op,) = planned.ops
+    assert isinstance(op.decision, SavePlan), op.decision
     # persona_id is an integer column: this one is out of its range, so the second save fails.
-    broken = msgspec.structs.replace(step.request, command_id=unique("broken"), persona_id=2**40)
-    batch = CreateBatchRequest([step.request.owner], [step.request, broken])
+    broken = msgspec.structs.replace(op, command_id=unique("broken"),
+                                     decision=msgspec.structs.replace(op.decision, persona_id=2**40))
+    batch = CreateBatchRequest(planned.owners, [op, broken])
 
     with pytest.raises(asyncpg.DataError):
         await MemoryRepository(pool).create_batch(batch)
@@ -199,30 +204,27 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
         assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                    " WHERE s.server_disc_id = $1", ws) == 0
     # And the same command alone still goes through.
-    assert RESULT_DECODER.decode((await batched.run(good)).result).data.status == status.SAVED
+    assert RESULT_DECODER.decode((await batched.run(good)).answer.result).data.status == status.SAVED
 
 
 async def test_a_refusal_stored_meanwhile_by_another_delivery_is_its_answer_and_the_batch_goes_on(pool):
     """A refusal writes nothing but its inbox row, so a racing delivery's row is simply its
     answer: the batch's other saves commit, nothing runs twice."""
-    single, _ = services(pool)
     ws = unique()
     good, refused = server_save(ws, "saved in the same batch"), server_save(unique(), "")  # blank: refused
-    repo = MemoryRepository(pool)
-    contexts = await repo.create_contexts([CreateContextRequest(c.command_id, c.workspace_id, [], 7)
-                                           for c in (good, refused)])
-    save = single.step(good, parse_tool_args(good.tool_args), contexts[0])
-    refusal = single.step(refused, parse_tool_args(refused.tool_args), contexts[1])
-    assert isinstance(save, Save) and isinstance(refusal, Refusal), (save, refusal)
+    batch = await planned_batch(pool, [good, refused], LIMITS)
+    assert isinstance(batch.ops[0].decision, SavePlan) and isinstance(batch.ops[1].decision, InvalidArgs), batch
     # The other delivery of `refused` stores its answer between the context read and the batch.
     async with pool.acquire() as conn:
         await conn.execute("INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
                            " VALUES ($1, 'create', $2, 'x', '{\"stored\": \"first\"}')",
                            refused.command_id, refused.workspace_id)
+    repo = MemoryRepository(pool)
 
-    rows = await repo.create_batch(CreateBatchRequest(
-        [save.request.owner], [save.request, RecordOp.of(refused.command_id, refused.workspace_id, refusal.result)]))
+    rows = await repo.create_batch(batch)
 
-    assert (rows[0].outcome, rows[0].duplicate) == ("saved", False)
-    assert rows[1].duplicate and rows[1].result == b'{"stored": "first"}'
-    assert await repo.stored_result(good.command_id, ws) == rows[0].result  # committed
+    assert not rows[0].duplicate and rows[0].stored.facts is not None
+    assert rows[0].stored.facts.outcome == SaveOutcome.SAVED
+    assert rows[1].duplicate and answer(rows[1].stored).result == b'{"stored": "first"}'
+    committed = await repo.stored_command(good.command_id, ws)
+    assert committed is not None and answer(committed).result == answer(rows[0].stored).result

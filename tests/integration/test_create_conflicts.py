@@ -11,7 +11,6 @@ from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository, create_pool
 from tests.support.directory import add_server
 from worker.domain.model import Limits
-from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
@@ -49,8 +48,8 @@ async def _workspace(pool) -> str:
 
 
 class FailingSaves(MemoryRepository):
-    """The save fails with `violation` the first `times` times, then saves for real. The
-    counts are kept in one dict, which the repository's sessions (shallow copies) share."""
+    """The batch write fails with `violation` the first `times` times, then writes for real.
+    The counts are kept in one dict, which the repository's sessions (shallow copies) share."""
 
     def __init__(self, pool, violation: asyncpg.UniqueViolationError, times: int) -> None:
         super().__init__(pool)
@@ -60,12 +59,12 @@ class FailingSaves(MemoryRepository):
     def saves(self) -> int:
         return self.counts["saves"]
 
-    async def create_save(self, *args, **kwargs):
+    async def create_batch(self, *args, **kwargs):
         self.counts["saves"] += 1
         if self.counts["left"]:
             self.counts["left"] -= 1
             raise self.violation
-        return await super().create_save(*args, **kwargs)
+        return await super().create_batch(*args, **kwargs)
 
 
 async def test_a_unique_violation_of_another_table_fails_the_create_once_instead_of_retrying(pool):
@@ -82,7 +81,7 @@ async def test_an_inbox_conflict_reads_the_stored_answer_with_one_more_run(pool)
     repo = FailingSaves(pool, await _real_violation(pool, "processed_commands"), times=1)
 
     handled = await CreateMemoryService(repo, LIMITS).run(server_save(ws, "saved on the second run"))
-    assert RESULT_DECODER.decode(handled.result).success
+    assert RESULT_DECODER.decode(handled.answer.result).success
     assert repo.saves == 2
 
 
@@ -100,21 +99,21 @@ async def test_a_result_another_workspace_stored_meanwhile_is_refused_as_a_clash
     """The context read found nothing; by the write, a command of another workspace with the
     same id stored its result. The write reports it, and seen_before() refuses the clash, as
     the context read would have: on the save path (found under the lock) and on the refusal
-    path (the inbox insert's conflict)."""
+    path (the inbox insert's conflict), both in memory_create_batch()."""
     ws, other = await _workspace(pool), unique()
     repo = MemoryRepository(pool)
     cmd = server_save(ws, "" if refused else "a fact")  # blank content is refused before the save
-    original = repo.create_context
+    original = repo.create_contexts
 
     async def context_then_clash(*args, **kwargs):
         row = await original(*args, **kwargs)
         await _stored_by(pool, cmd.command_id, other, b'{"data": {"status": "x"}, "other": true}')
         return row
 
-    repo.create_context = context_then_clash
+    repo.create_contexts = context_then_clash
     handled = await CreateMemoryService(repo, LIMITS).run(cmd)
 
-    result = RESULT_DECODER.decode(handled.result)
+    result = RESULT_DECODER.decode(handled.answer.result)
     assert handled.duplicate and result.data.status == "memory_command_invalid"
     assert "another workspace" in result.error
     async with pool.acquire() as conn:
@@ -123,20 +122,20 @@ async def test_a_result_another_workspace_stored_meanwhile_is_refused_as_a_clash
 
 
 async def _run_with_a_write_after_the_context(service, repo, cmd, batched, write):
-    """Run `cmd` (alone, or through the batch) with `write()` landing between the create's
-    context read and its save: the race a real second delivery or another bot makes."""
-    original = repo.create_contexts if batched else repo.create_context
+    """Run `cmd` (alone, or in a batch with another create) with `write()` landing between the
+    create's context read and its write: the race a real second delivery or another bot makes."""
+    original = repo.create_contexts
 
     async def context_then_write(*args, **kwargs):
         found = await original(*args, **kwargs)
         await write()
         return found
 
+    repo.create_contexts = context_then_write
     if batched:
-        repo.create_contexts = context_then_write
-        [handled] = await BatchedCreateService(service, repo, max_batch=4).run_batch([cmd])
+        [handled, _] = await CreateMemoryService(repo, LIMITS, max_batch=4).run_batch(
+            [cmd, server_save(unique(), "another workspace's fact")])
         return handled
-    repo.create_context = context_then_write
     return await service.run(cmd)
 
 
@@ -145,9 +144,9 @@ async def _run_with_a_write_after_the_context(service, repo, cmd, batched, write
 async def test_a_result_another_bot_stored_meanwhile_for_this_workspace_is_refused_as_a_clash(
         database_url, pool, refused, batched):
     """Bots apart (issue 29): as above, but the racing row is another bot's worker's, for the
-    same workspace, so only its tenant tells it apart. Every write path (the save, the
-    refusal's record, the batch of both) reads the tenant of what it found, and the clash is
-    refused, never answered with the other bot's result."""
+    same workspace, so only its tenant tells it apart. Every write path (a save, a refusal,
+    alone or in a batch) reads the tenant of what it found, and the clash is refused, never
+    answered with the other bot's result."""
     ws = await _workspace(pool)
     pools = [await create_pool(database_url, min_size=1, max_size=2, tenant=t) for t in ("kaede", "tomori")]
     try:
@@ -157,13 +156,13 @@ async def test_a_result_another_bot_stored_meanwhile_for_this_workspace_is_refus
         handled = await _run_with_a_write_after_the_context(
             service, kaede, cmd, batched,
             lambda: _stored_by(pools[1], cmd.command_id, ws, b'{"data": {"status": "x"}, "tomori": true}'))
-        result = RESULT_DECODER.decode(handled.result)
+        result = RESULT_DECODER.decode(handled.answer.result)
         assert handled.duplicate and result.data.status == "memory_command_invalid"
-        assert "another bot" in result.error and b"tomori" not in handled.result
+        assert "another bot" in result.error and b"tomori" not in handled.answer.result
         # A repeat after the race is refused the same way by the context read.
         again = await service.run(cmd)
-        assert again.duplicate and b"tomori" not in again.result
-        assert RESULT_DECODER.decode(again.result).data.status == "memory_command_invalid"
+        assert again.duplicate and b"tomori" not in again.answer.result
+        assert RESULT_DECODER.decode(again.answer.result).data.status == "memory_command_invalid"
         async with pool.acquire() as conn:
             assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                        " WHERE s.server_disc_id = $1", ws) == 0
@@ -190,9 +189,9 @@ async def test_a_result_this_bots_racing_delivery_stored_meanwhile_is_the_answer
         stored = b'{"command_id": "%s", "data": {"status": "stored first"}}' % cmd.command_id.encode()
         handled = await _run_with_a_write_after_the_context(
             service, kaede, cmd, batched, lambda: _stored_by(kaede_pool, cmd.command_id, ws, stored))
-        assert handled.duplicate and msgspec.json.decode(handled.result)["data"]["status"] == "stored first"
+        assert handled.duplicate and msgspec.json.decode(handled.answer.result)["data"]["status"] == "stored first"
         # A fresh repository, without the hook: the repeat reads the stored row.
         again = await CreateMemoryService(MemoryRepository(kaede_pool, "kaede"), LIMITS).run(cmd)
-        assert again.duplicate and msgspec.json.decode(again.result)["data"]["status"] == "stored first"
+        assert again.duplicate and msgspec.json.decode(again.answer.result)["data"]["status"] == "stored first"
     finally:
         await kaede_pool.close()

@@ -4,7 +4,7 @@ deploy/postgres/worker_role.sql is applied by the schema owner to a migrated dat
 operator would; the worker's services then run on a pool connected as `memory_worker`. Its
 statements work; schema changes are refused. Then SQL-injection strings go through every text
 field of a create and of a manual add, and come back verbatim from the tables, the stored
-result and the outbox.
+command (a create's decision) and the answers and events rendered from it.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
-from worker.services.base import published_events
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
+from worker.services.stored import answer, published_events
 
 ROLE = "memory_worker"
 ROLE_SQL = ROOT / "deploy" / "postgres" / "worker_role.sql"
@@ -42,7 +42,7 @@ INJECTIONS = (
     "'; DROP TABLE users; --",
     "\\' OR 1=1 --",
     "$$; DROP TABLE server_memories; $$",
-    "$tag$ DELETE FROM outbox $tag$",
+    "$tag$ DELETE FROM processed_commands $tag$",
     "Robert'); DELETE FROM servers WHERE ('1'='1",
     "' UNION SELECT rolname, rolpassword FROM pg_authid --",
     '"; TRUNCATE processed_commands; --',
@@ -129,14 +129,14 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
     repo = MemoryRepository(role_pool)
     ws = unique()
     server_id = await add_server(owner, ws, decay=True, decay_days=30)
-    # Two dormant legacy rows at a cap of 2: the save evicts one (delete + insert, outbox, inbox).
+    # Two dormant legacy rows at a cap of 2: the save evicts one (delete + insert, inbox).
     await add_server_memories(owner, server_id, LINEAGE, [90, 60])
     create = CreateMemoryService(repo, limits(max_server_memories=2))
     cmd = new_create(workspace_id=ws, persona={"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
                      bot_user_id=BOT, channel={"id": "200000000000000001"}, retrieval=GOOD_RETRIEVAL,
                      tool_args={"memory_content": "likes tea", "memory_scope": "server_wide"})
     handled = await create.run(cmd)
-    result = RESULT_DECODER.decode(handled.result)
+    result = RESULT_DECODER.decode(handled.answer.result)
     assert result.data.status == "memory_saved_with_eviction", result
     assert (await create.run(cmd)).duplicate  # the inbox answers a repeat
 
@@ -149,35 +149,31 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
                           member_matches=[{"id": user, "display_name": "Mika"}],
                           tool_args={"memory_content": "{user} likes tea", "memory_scope": "target_user",
                                      "target_user": "mika"})
-    assert RESULT_DECODER.decode((await create.run(personal)).result).data.status == "memory_saved_successfully"
+    assert RESULT_DECODER.decode((await create.run(personal)).answer.result).data.status == "memory_saved_successfully"
 
     panels = ManualMemoryService(repo, limits())
-    added = OP_RESULT_DECODER.decode((await panels.run(manual(ws, action="add", content="a fact", tags="t"))).result)
+    added = OP_RESULT_DECODER.decode((await panels.run(manual(ws, action="add", content="a fact", tags="t"))).answer.result)
     assert added.success, added
     edited = OP_RESULT_DECODER.decode((await panels.run(
-        manual(ws, action="edit", memory_id=added.data.memory_id, content="a new fact"))).result)
+        manual(ws, action="edit", memory_id=added.data.memory_id, content="a new fact"))).answer.result)
     assert edited.success, edited
     removed = OP_RESULT_DECODER.decode((await panels.run(
-        manual(ws, action="remove", memory_id=added.data.memory_id))).result)
+        manual(ws, action="remove", memory_id=added.data.memory_id))).answer.result)
     assert removed.success, removed
 
     reinforce = msgspec.convert(dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(),
                                      workspace_id=ws, lineage_id=LINEAGE,
                                      memories=[{"scope": "server", "memory_id": result.data.memory_id}]),
                                 ReinforceMemories)
-    assert OP_RESULT_DECODER.decode((await ReinforceService(repo).run(reinforce)).result).success
+    assert OP_RESULT_DECODER.decode((await ReinforceService(repo).run(reinforce)).answer.result).success
 
-    # The give-up path's read, the result lookup, the start-up drain of the old outbox and the pruning.
+    # The give-up path's read, the result lookup and the pruning.
     stored = await repo.stored_command(cmd.command_id, ws)
-    assert stored is not None and published_events(cmd, stored) == handled.events
-    assert await repo.stored_result(cmd.command_id, ws) == handled.result
-    await owner.execute("INSERT INTO outbox (command_id, subject, payload) VALUES ('legacy', 's', '{}')")
-    legacy = await repo.legacy_outbox(100)
-    await repo.mark_legacy_published([r.id for r in legacy])
-    assert await repo.legacy_outbox_backlog() == 0
+    assert stored is not None and published_events(stored) == handled.events
+    assert answer(stored).result == handled.answer.result
     await owner.execute("UPDATE processed_commands SET processed_at = $1 WHERE command_id = $2",
                         datetime.now(UTC) - timedelta(days=400), personal.command_id)
-    assert await repo.prune(30, 7, 5000) >= 1
+    assert await repo.prune(30, 5000) >= 1
 
 
 @pytest.mark.parametrize("statement", [
@@ -187,14 +183,14 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
     "ALTER TABLE server_memories ADD COLUMN owned boolean",
     "ALTER TABLE users DROP COLUMN user_nickname",
     "DROP TABLE users",
-    "DROP TABLE outbox CASCADE",
+    "DROP TABLE processed_commands CASCADE",
     "DROP FUNCTION memory_lock_owner(text, text)",
     "TRUNCATE processed_commands",
     "CREATE INDEX stolen_ix ON server_memories (content)",
     "CREATE FUNCTION stolen() RETURNS int LANGUAGE sql AS 'SELECT 1'",
     "CREATE OR REPLACE FUNCTION memory_lock_owner(p_scope text, p_owner_id text) RETURNS void"
     " LANGUAGE sql AS 'SELECT'",
-    "CREATE TRIGGER t BEFORE INSERT ON outbox FOR EACH ROW EXECUTE FUNCTION memory_lock_owner()",
+    "CREATE TRIGGER t BEFORE INSERT ON processed_commands FOR EACH ROW EXECUTE FUNCTION memory_lock_owner()",
     "ALTER ROLE memory_worker SUPERUSER",
     "ALTER ROLE memory_worker CREATEROLE",
     "CREATE ROLE sneaky LOGIN",
@@ -218,7 +214,7 @@ async def test_the_tables_are_still_there_and_owned_by_the_owner(owner):
                                " WHERE schemaname IN ('public', 'memory_worker')")
     names = {t["name"] for t in tables}
     assert {"public.users", "public.servers", "public.server_memories", "public.personal_memories",
-            "public.metric_samples", "memory_worker.processed_commands", "memory_worker.outbox",
+            "public.metric_samples", "memory_worker.processed_commands",
             "memory_worker.schema_migrations", "memory_worker.database_mode"} <= names
     assert {t["tableowner"] for t in tables} == {"postgres"}
 
@@ -232,7 +228,8 @@ async def test_a_worker_start_finds_nothing_to_migrate_as_the_role(hardened):
 
 
 async def test_injection_strings_in_every_create_field_are_stored_verbatim(role_pool, owner):
-    create = CreateMemoryService(MemoryRepository(role_pool), limits())
+    repo = MemoryRepository(role_pool)
+    create = CreateMemoryService(repo, limits())
     thought_log = "400000000000000001"
     for i, text in enumerate(INJECTIONS):
         # The workspace id and the command id are text too.
@@ -262,16 +259,17 @@ async def test_injection_strings_in_every_create_field_are_stored_verbatim(role_
         missing_cmd = new_create(**common, tool_args={"memory_content": "x", "memory_scope": "target_user",
                                                       "target_user": f"{text} nobody"})
 
-        saved = RESULT_DECODER.decode((await create.run(server_cmd)).result)
+        saved = RESULT_DECODER.decode((await create.run(server_cmd)).answer.result)
         assert saved.data.status == "memory_saved_successfully", (text, saved)
         row = await owner.fetchrow(
             "SELECT m.content, s.server_disc_id FROM server_memories m JOIN servers s USING (server_id)"
             " WHERE m.server_memory_id = $1", saved.data.memory_id)
         assert (row["content"], row["server_disc_id"]) == (text, ws)
-        stored = await owner.fetchrow("SELECT command_id, workspace_id, result::text AS result FROM processed_commands"
-                                      " WHERE command_id = $1", f"{text} c{i}")
+        stored = await owner.fetchrow("SELECT command_id, workspace_id, decision::text AS decision"
+                                      " FROM processed_commands WHERE command_id = $1", f"{text} c{i}")
         assert (stored["command_id"], stored["workspace_id"]) == (f"{text} c{i}", ws)
-        result = json.loads(stored["result"])
+        assert json.loads(stored["decision"])["content"] == text
+        result = await _stored_answer(repo, server_cmd)  # what a repeat and the lookup answer
         assert result["data"]["content_saved"] == text
         notice = result["notice"]
         assert notice["thought_log"]["source_url"] == text, notice
@@ -281,28 +279,35 @@ async def test_injection_strings_in_every_create_field_are_stored_verbatim(role_
         assert [p["command_id"] for p in events] == [f"{text} c{i}"] * 2
         assert events[0]["key"] == ws and events[1]["content"] == text and events[1]["owner_id"] == ws
 
-        personal = RESULT_DECODER.decode((await create.run(personal_cmd)).result)
+        personal = RESULT_DECODER.decode((await create.run(personal_cmd)).answer.result)
         assert personal.data.status == "memory_saved_successfully", (text, personal)
         assert personal.data.target_user == text
         assert await owner.fetchval("SELECT content FROM personal_memories WHERE personal_memory_id = $1",
                                     personal.data.memory_id) == f"{text} (personal)"
 
-        ambiguous = RESULT_DECODER.decode((await create.run(ambiguous_cmd)).result)
+        ambiguous = RESULT_DECODER.decode((await create.run(ambiguous_cmd)).answer.result)
         assert ambiguous.data.status == "memory_save_failed_ambiguous_user", (text, ambiguous)
-        stored_ambiguous = json.loads(await owner.fetchval(
-            "SELECT result::text FROM processed_commands WHERE command_id = $1", ambiguous_cmd.command_id))
+        assert json.loads(await owner.fetchval("SELECT decision::text FROM processed_commands WHERE command_id = $1",
+                                               ambiguous_cmd.command_id))["candidates"] == [text, text]
+        stored_ambiguous = await _stored_answer(repo, ambiguous_cmd)
         assert stored_ambiguous["data"]["candidates"] == [text, text]
         assert stored_ambiguous["data"]["target_user"] == text
 
-        missing = RESULT_DECODER.decode((await create.run(missing_cmd)).result)
+        missing = RESULT_DECODER.decode((await create.run(missing_cmd)).answer.result)
         assert missing.data.status == "memory_save_failed_user_not_found", (text, missing)
-        stored_missing = json.loads(await owner.fetchval(
-            "SELECT result::text FROM processed_commands WHERE command_id = $1", missing_cmd.command_id))
+        stored_missing = await _stored_answer(repo, missing_cmd)
         assert f"{text} nobody" in strings_in(stored_missing)
 
         # The users row the bot wrote is untouched.
         assert await owner.fetchval("SELECT user_nickname FROM users WHERE user_disc_id = $1", user) == text
     await _intact(owner)
+
+
+async def _stored_answer(repo: MemoryRepository, cmd) -> dict:
+    """The answer rendered from the command's stored row, decoded."""
+    stored = await repo.stored_command(cmd.command_id, cmd.workspace_id)
+    assert stored is not None, cmd.command_id
+    return json.loads(answer(stored).result)
 
 
 async def test_injection_strings_in_a_manual_add_are_stored_verbatim(role_pool, owner):
@@ -311,14 +316,14 @@ async def test_injection_strings_in_a_manual_add_are_stored_verbatim(role_pool, 
     await add_server(owner, ws)
     for text in INJECTIONS:
         result = OP_RESULT_DECODER.decode((await panels.run(manual(ws, action="add", content=text,
-                                                                   tags=INJECTION_TAGS))).result)
+                                                                   tags=INJECTION_TAGS))).answer.result)
         assert result.success, (text, result)
         row = await owner.fetchrow("SELECT content, tags FROM server_memories WHERE server_memory_id = $1",
                                    result.data.memory_id)
         assert (row["content"], list(row["tags"])) == (text, INJECTION_TAGS)
     # The same tags as one comma-separated text, and every string at once in a batch.
     batch = OP_RESULT_DECODER.decode((await panels.run(manual(
-        ws, action="add_batch", contents=[f"batch {t}" for t in INJECTIONS], tags=", ".join(INJECTION_TAGS)))).result)
+        ws, action="add_batch", contents=[f"batch {t}" for t in INJECTIONS], tags=", ".join(INJECTION_TAGS)))).answer.result)
     assert batch.success, batch
     rows = await owner.fetch("SELECT content, tags FROM server_memories WHERE server_memory_id = ANY($1::bigint[])",
                              batch.data.memory_ids)

@@ -1,7 +1,7 @@
 """A command's events kept with its inbox row and published after commit, before its ack
-(db/migrations/006_events_in_inbox.sql; a create's rebuilt from what its save stored,
-007_compact_save.sql), on a real nats-server and PostgreSQL, through the worker's own handler
-and partition consumers:
+(db/migrations/006_events_in_inbox.sql; a create's rendered from the decision and facts its
+row stores, worker/services/stored.py), on a real nats-server and PostgreSQL, through the
+worker's own handler and partition consumers:
 
 - events only after commit, each command's invalidations stored before the rest;
 - nothing lost when the worker fails between commit and publish: the command is not acked,
@@ -12,9 +12,8 @@ and partition consumers:
 - the give-up path publishes an applied command's events before it acks, and never
   dead-letters it;
 - creates (alone or batched) and panels publish from their inbox rows the same way (a
-  create's row holds what its events are rebuilt from, a panel's the events themselves; the
-  bio seed's: tests/integration/test_reinforce_and_seed.py), and nothing writes the old
-  outbox table.
+  create's row holds what its events are rendered from, a panel's the events themselves; the
+  bio seed's: tests/integration/test_reinforce_and_seed.py).
 
 The failure "between commit and publish" is a publisher that raises for a chosen command:
 before storing anything (the worker died or lost NATS first), or after storing (the ack was
@@ -40,11 +39,10 @@ from tests.support import fresh_nats
 from tests.support.commands import command_payload, create_fields
 from tests.support.waiting import wait_until
 from worker.consuming.administration import streams
+from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
-from worker.consuming.outbox.publisher import EventPublisher
-from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
@@ -100,7 +98,7 @@ async def worker(nc, pool):
     await streams.provision(js, nc, partitions=PARTITIONS, ack_wait_s=ACK_WAIT_S)
     publisher = Faulty(js, nc, pool)
     repo, limits = MemoryRepository(pool), limits_from(Settings.from_env({}))
-    services = {"create": BatchedCreateService(CreateMemoryService(repo, limits), repo, max_batch=32),
+    services = {"create": CreateMemoryService(repo, limits, max_batch=32),
                 "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
                 "seed_bio": SeedBioService(repo, limits, 1000)}
     handler = CommandHandler(nc, js, publisher, services, repo.stored_command, max_deliver=MAX_DELIVER,
@@ -293,8 +291,8 @@ async def test_giving_up_on_an_applied_command_publishes_its_events_and_never_de
 
 async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker, pool):
     """Creates (several at once, so some share a batch), a panel add and a bio seed: each
-    command's inbox row publishes the events it published (a create's rebuilt), once,
-    invalidations first; the outbox table is never written."""
+    command's inbox row publishes the events it published (a create's rendered again), once,
+    invalidations first."""
     js = nc.jetstream()
     ws = unique()
     async with Bot(nc) as bot:
@@ -312,4 +310,3 @@ async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker
         events = await stored_events(js, cid)
         assert [i for _, i, _ in events] == await inbox_events(pool, bot, cid) != []
         assert events[0][0].startswith(subjects.INVALIDATE_PREFIX)
-    assert await pool.fetchval("SELECT count(*) FROM outbox") == 0

@@ -1,5 +1,5 @@
 """The create's context read and its save are planned once per session, not on every call
-(db/migrations/001_baseline.sql, 005_one_save_path.sql, 007_compact_save.sql).
+(the plan_cache_mode of db/functions/memory_create_context.sql and memory_create_batch.sql).
 
 auto_explain shows the plan PostgreSQL ran for the query inside memory_create_context: a plan
 made for one call has that call's values in its conditions, a generic plan has `$n`.
@@ -12,13 +12,10 @@ import re
 import asyncpg
 
 from contracts.codec import encode
-from db.repository import MemoryRepository
-from db.requests import CreateBatchRequest
 from tests.support.directory import add_server, add_user
-from worker.domain.arguments import parse_tool_args
+from tests.support.planned import planned_batch
+from worker.domain.create_decision import SavePlan
 from worker.domain.model import Limits
-from worker.domain.targets import lookup_ids
-from worker.services.create_memory import CreateMemoryService, Save
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, add_server_memories, server_save
@@ -52,22 +49,20 @@ async def test_the_context_read_runs_a_generic_plan_after_many_calls(database_ur
 
 
 async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_the_other_scope(database_url, pool):
-    """memory_create_batch (db/migrations/007_compact_save.sql, as 005_one_save_path.sql made the
-    save) writes the count and the victim's choice once for both scopes; its plans are generic
+    """memory_create_batch (db/functions/memory_create_batch.sql) writes the count and the
+    victim's choice once for both scopes; its plans are generic
     (made once, `$n` in the conditions), the other scope's table is behind a one-time filter, and
     the victim is an index walk."""
     ws = unique()
     async with pool.acquire() as conn:
         server_id = await add_server(conn, ws, decay=True)
         await add_server_memories(conn, server_id, 7, [90.0] * 20)
-    repo = MemoryRepository(pool)
     cmd = server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL)
-    args = parse_tool_args(cmd.tool_args)
-    step = CreateMemoryService(repo, Limits(max_server_memories=20)).step(
-        cmd, args, await repo.create_context(cmd.command_id, ws, lookup_ids(cmd, args), 7))
-    assert isinstance(step, Save), step
-    request = encode(CreateBatchRequest([step.request.owner], [step.request])).decode()
-    save = "SELECT outcome FROM memory_create_batch(jsonb_set($1::jsonb, '{ops,0,command_id}', to_jsonb($2::text)))"
+    batch = await planned_batch(pool, [cmd], Limits(max_server_memories=20))
+    assert isinstance(batch.ops[0].decision, SavePlan), batch
+    request = encode(batch).decode()
+    save = ("SELECT stored -> 'facts' ->> 'outcome'"
+            " FROM memory_create_batch(jsonb_set($1::jsonb, '{ops,0,command_id}', to_jsonb($2::text)))")
 
     conn = await asyncpg.connect(database_url)
     plans: list[str] = []

@@ -1,17 +1,21 @@
-"""The inbox prune (worker/consuming/outbox/prune.py) on a real database: everything past its
+"""The inbox prune (worker/consuming/administration/inbox_prune.py) on a real database: everything past its
 retention goes, however many batches that takes; nothing younger does."""
 
 from __future__ import annotations
 
 from db.repository import MemoryRepository
 from tests.conftest import unique
-from worker.consuming.outbox.prune import prune_due
+from worker.consuming.administration.inbox_prune import prune_due
 
 
 async def _inbox_rows(pool, prefix: str, count: int, age_days: float) -> None:
+    """Rows of both shapes: a create's (its decision) and every other kind's (its result)."""
     await pool.execute(
-        "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, processed_at)"
-        " SELECT $1 || g, 'create', 'ws', 'memory_saved_successfully', '{}', now() - make_interval(days => $3)"
+        "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, decision, processed_at)"
+        " SELECT $1 || g, CASE WHEN g % 2 = 0 THEN 'create' ELSE 'manual' END, 'ws',"
+        "        CASE WHEN g % 2 = 1 THEN 'ok' END, CASE WHEN g % 2 = 1 THEN '{}'::json END,"
+        "        CASE WHEN g % 2 = 0 THEN '{\"decided\": \"invalid_args\", \"detail\": \"x\"}'::jsonb END,"
+        "        now() - make_interval(days => $3)"
         " FROM generate_series(1, $2) g", prefix, count, age_days)
 
 

@@ -43,7 +43,7 @@ def service(pool, **limits) -> ManualMemoryService:
 
 async def run(svc: ManualMemoryService, cmd: ManualMemory) -> tuple[OpResult, Handled]:
     handled = await svc.run(cmd)
-    return OP_RESULT_DECODER.decode(handled.result), handled
+    return OP_RESULT_DECODER.decode(handled.answer.result), handled
 
 
 async def server_row(conn, memory_id: int):
@@ -713,7 +713,7 @@ async def test_the_same_command_twice_has_one_effect_and_one_result(pool, action
 
     assert not first.duplicate and second.duplicate and all(h.duplicate for h in concurrent)
     # The repeats answer the stored result: the same JSON (its key order is the database's).
-    decoded = [msgspec.json.decode(h.result) for h in (first, second, *concurrent)]
+    decoded = [msgspec.json.decode(h.answer.result) for h in (first, second, *concurrent)]
     assert all(d == decoded[0] for d in decoded)
     assert decoded[0]["data"]["status"] == {"add": codes.ADDED, "add_batch": codes.ADDED, "edit": codes.UPDATED,
                                             "remove": codes.REMOVED}[action]

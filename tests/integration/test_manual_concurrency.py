@@ -93,10 +93,10 @@ class Owner:
         return {r[0]: (r[1], r[2]) for r in found}
 
     async def run_create(self, cmd):
-        return RESULT_DECODER.decode((await self.creates.run(cmd)).result)
+        return RESULT_DECODER.decode((await self.creates.run(cmd)).answer.result)
 
     async def run_manual(self, cmd):
-        return OP_RESULT_DECODER.decode((await self.manual.run(cmd)).result)
+        return OP_RESULT_DECODER.decode((await self.manual.run(cmd)).answer.result)
 
 
 def check_consistent(owner: Owner, edit_status: str, saves, rows: dict[int, tuple[str, bool]]) -> str:
@@ -185,7 +185,7 @@ async def test_concurrent_manual_adds_stop_exactly_at_the_cap(pool):
                              "action": "add", "lineage_id": LINEAGE, "content": f"fact {n}"}, ManualMemory)
             for n in range(12)]
 
-    results = [OP_RESULT_DECODER.decode(h.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
+    results = [OP_RESULT_DECODER.decode(h.answer.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
 
     assert Counter(r.data.status for r in results) == Counter({codes.ADDED: 3, codes.LIMIT_REACHED: 9})
     async with pool.acquire() as conn:
@@ -204,7 +204,7 @@ async def test_twenty_concurrent_seeds_of_one_new_identity_seed_exactly_once(poo
     cmds = [msgspec.convert({**envelope(ws), "identity_user_id": proxy, "is_new_identity": True,
                              "bio": f"Nova, storm chaser (copy {n})"}, SeedBio) for n in range(20)]
 
-    results = [OP_RESULT_DECODER.decode(h.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
+    results = [OP_RESULT_DECODER.decode(h.answer.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
 
     statuses = Counter(r.data.status for r in results)
     assert statuses == Counter({codes.SEEDED: 1, codes.SKIPPED: 19}), statuses

@@ -280,7 +280,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
 
             delivery = next(self.deliveries)
             handled = self.run(self.create.run(cmd, delivery))
-            result = RESULT_DECODER.decode(handled.result)
+            result = RESULT_DECODER.decode(handled.answer.result)
             self.remember("create", cmd, result, handled, delivery)
             assert not handled.duplicate
 
@@ -323,7 +323,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
         def run_manual(self, cmd: ManualMemory) -> Any:
             delivery = next(self.deliveries)
             handled = self.run(self.manual.run(cmd, delivery))
-            result = OP_RESULT_DECODER.decode(handled.result)
+            result = OP_RESULT_DECODER.decode(handled.answer.result)
             self.remember("manual", cmd, result, handled, delivery)
             assert not handled.duplicate
             return result, [m.subject for m in handled.events]
@@ -414,7 +414,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
             cmd = reinforce_cmd(ws, lineage, refs)
             delivery = next(self.deliveries)
             handled = self.run(self.reinforce_service.run(cmd, delivery))
-            result = OP_RESULT_DECODER.decode(handled.result)
+            result = OP_RESULT_DECODER.decode(handled.answer.result)
             self.remember("reinforce", cmd, result, handled, delivery)
             # Server rows of this workspace and exact lineage; personal rows of any user, of this
             # lineage or global. Anything else is ignored.
@@ -448,7 +448,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
             handled = self.run(service.run(done.cmd, done.delivery if same else next(self.deliveries)))
             decoder = RESULT_DECODER if done.kind == "create" else OP_RESULT_DECODER
             assert handled.duplicate
-            assert decoder.decode(handled.result) == done.result
+            assert decoder.decode(handled.answer.result) == done.result
             # The same message hands back the events stored with the command (for the handler to
             # publish again), another message none; neither writes any.
             assert tuple(m.subject for m in handled.events) == (done.events if same else ())

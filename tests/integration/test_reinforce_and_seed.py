@@ -47,7 +47,7 @@ def reinforce_cmd(workspace: str, refs: list[tuple[str, int]], lineage: int = LI
 
 async def reinforce(pool, cmd: ReinforceMemories):
     handled = await ReinforceService(MemoryRepository(pool)).run(cmd)
-    return OP_RESULT_DECODER.decode(handled.result), handled
+    return OP_RESULT_DECODER.decode(handled.answer.result), handled
 
 
 async def marks(pool, scope: str, ids: list[int]) -> dict[int, tuple[bool, int]]:
@@ -150,7 +150,7 @@ async def test_a_reinforced_row_is_no_longer_dormant_so_eviction_takes_another(p
     await reinforce(pool, reinforce_cmd(ws, [("server", old[0])]))
 
     saved = RESULT_DECODER.decode((await CreateMemoryService(MemoryRepository(pool), Limits(max_server_memories=2))
-                                   .run(server_save(ws, "new", retrieval=GOOD_RETRIEVAL))).result)
+                                   .run(server_save(ws, "new", retrieval=GOOD_RETRIEVAL))).answer.result)
 
     assert saved.data.status == codes.SAVED_WITH_EVICTION
     assert saved.data.content_forgotten == "old #1"
@@ -167,7 +167,7 @@ def seed_cmd(workspace: str, identity: str, bio: str | None, *, new: bool = True
 async def seed(pool, cmd: SeedBio, *, max_units: int = 1000, max_personal: int = 5):
     svc = SeedBioService(MemoryRepository(pool), Limits(max_personal_memories=max_personal), max_units)
     handled = await svc.run(cmd)
-    return OP_RESULT_DECODER.decode(handled.result), handled
+    return OP_RESULT_DECODER.decode(handled.answer.result), handled
 
 
 async def open_identity(pool, *, host_privacy: int = 0) -> tuple[str, str, int]:
@@ -325,7 +325,7 @@ async def test_a_seeded_bio_is_never_evicted_by_model_saves(pool):
                          participants=participants, retrieval=GOOD_RETRIEVAL,
                          tool_args={"memory_content": f"fact {n}", "memory_scope": "target_user",
                                     "target_user": "Nova"})
-        results.append(RESULT_DECODER.decode((await svc.run(cmd)).result))
+        results.append(RESULT_DECODER.decode((await svc.run(cmd)).answer.result))
 
     assert [r.data.status for r in results] == [codes.SAVED_WITH_EVICTION] * 4 + [codes.LIMIT_EXCEEDED]
     assert [r.data.content_forgotten for r in results[:4]] == [f"personal #{i}" for i in range(4)]

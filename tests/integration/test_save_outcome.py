@@ -1,9 +1,10 @@
-"""The outcomes of a save are one set of labels in Python and in SQL (worker/domain/outcome.py,
-db/migrations/002_save_outcome.sql). So are the privacy levels (worker/domain/model.py's
-Privacy): the schema's CHECK and what the locked save reads. A request carries only what its
-save stores when it writes (db/migrations/007_compact_save.sql): a save that writes stores the
-result as the worker encoded it, with the new id (and after an eviction the forgotten row and
-the facts its events need); one that writes nothing stores nothing and reports its count."""
+"""The outcomes of a save are one set of labels in Python and in SQL (worker/domain/model.py's
+SaveOutcome, db/migrations/002_save_outcome.sql). So are the privacy levels (Privacy): the
+schema's CHECK and what the locked save reads. A create's op carries its decision, nothing
+rendered; memory_create_batch() stores it with what the save learned under the lock
+(processed_commands.decision and .facts, db/migrations/009_decisions.sql), in the one
+statement, whether the save wrote or ended writing nothing, and every answer is rendered from
+that row (worker/services/stored.py)."""
 
 from __future__ import annotations
 
@@ -12,76 +13,90 @@ import re
 import msgspec
 import pytest
 
+from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
-from contracts.results import SAVED
-from db.repository import MemoryRepository
+from contracts.results import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED
+from db.repository import BatchRow, MemoryRepository, lock_order
+from db.requests import CreateBatchRequest, CreateOp
 from tests.support.directory import add_server, add_user
-from worker.domain import messages
-from worker.domain.arguments import parse_tool_args
+from tests.support.planned import planned_batch
+from worker.domain.create_decision import SaveFacts, SavePlan
 from worker.domain.model import Limits, Privacy, SaveOutcome
-from worker.domain.outcome import SQL_TYPE
-from worker.domain.targets import lookup_ids
-from worker.services.base import Handled
-from worker.services.create_memory import CreateMemoryService, Refusal, Save
+from worker.services.create_memory import CreateMemoryService
+from worker.services.stored import answer, published_events
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, add_server_memories, personal_save, server_save
 
 
 async def test_the_sql_enum_has_exactly_the_python_outcomes_in_order(pool):
-    labels = await pool.fetchval(f"SELECT enum_range(NULL::{SQL_TYPE})::text[]")
+    labels = await pool.fetchval("SELECT enum_range(NULL::memory_worker.save_outcome)::text[]")
     assert labels == [outcome.value for outcome in SaveOutcome]
 
 
-async def _step(pool, cmd) -> tuple[MemoryRepository, CreateMemoryService, Save]:
-    """The save the service plans for `cmd` after its real context read."""
-    repo = MemoryRepository(pool)
-    service = CreateMemoryService(repo, Limits())
-    args = parse_tool_args(cmd.tool_args)
-    step = service.step(cmd, args, await repo.create_context(cmd.command_id, cmd.workspace_id,
-                                                             list(lookup_ids(cmd, args)), 7))
-    assert isinstance(step, Save), step
-    return repo, service, step
+async def _planned(pool, cmd) -> CreateOp:
+    """The op the worker sends for `cmd` after its real context read."""
+    (op,) = (await planned_batch(pool, [cmd])).ops
+    assert isinstance(op.decision, SavePlan), op.decision
+    return op
+
+
+async def _store(repo: MemoryRepository, op: CreateOp) -> BatchRow:
+    """memory_create_batch() with the one op: one statement, one transaction."""
+    assert op.owner is not None
+    (row,) = await repo.create_batch(CreateBatchRequest(lock_order([op.owner]), [op]))
+    return row
+
+
+async def _columns(pool, command_id: str) -> dict:
+    row = await pool.fetchrow("SELECT status, result::text, events::text, decision::text, facts::text"
+                              " FROM processed_commands WHERE command_id = $1", command_id)
+    return dict(row) if row is not None else {}
 
 
 @pytest.mark.parametrize("decay", [False, True])
-async def test_a_save_request_carries_only_what_its_save_stores_when_it_writes(pool, decay):
+async def test_a_create_op_carries_its_decision_and_nothing_rendered(pool, decay):
     ws = unique()
     async with pool.acquire() as conn:
         await add_server(conn, ws, decay=decay)
-    _, _, step = await _step(pool, server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL))
+    op = await _planned(pool, server_save(ws, "a fact", retrieval=GOOD_RETRIEVAL))
 
-    request = msgspec.json.decode(encode(step.request))
+    sent = msgspec.json.decode(encode(op))
 
-    # The plain save's result cut at its id; the eviction's only when the plan may evict; no
-    # result of an outcome that writes nothing, no events.
-    assert set(request) >= {"result", "status", "facts"} and len(request["result"]) == 2
-    assert (request["eviction"] is not None) is decay
-    assert "results" not in request and "events" not in request
-    assert len(encode(step.request)) < (3000 if decay else 1500)
+    assert set(sent) == {"command_id", "workspace_id", "decision", "applied_by"}
+    assert sent["decision"]["decided"] == "save" and sent["decision"]["content"] == "a fact"
+    # The metric id of an eviction's events is chosen before the save, exactly when it may evict.
+    assert (sent["decision"]["metric_event_id"] is not None) is decay
+    assert not {"result", "status", "events", "facts"} & set(sent["decision"])
+    assert len(encode(op)) < 1500
 
 
-async def test_a_plain_saves_result_is_stored_as_encoded_with_its_new_id_and_answers_repeats_byte_for_byte(pool):
+async def test_a_plain_save_stores_its_decision_and_new_id_and_answers_repeats_byte_for_byte(pool):
     ws = unique()
     async with pool.acquire() as conn:
         await add_server(conn, ws)
     cmd = server_save(ws, 'says "memory_id":0 and 0')
-    repo, service, step = await _step(pool, cmd)
+    op = await _planned(pool, cmd)
+    repo = MemoryRepository(pool)
 
-    row = await repo.create_save(step.request)
+    row = await _store(repo, op)
 
-    assert (row.outcome, row.duplicate) == ("saved", False)
-    result = RESULT_DECODER.decode(row.result)
-    assert result.data.memory_id and result.data.content_saved == 'says "memory_id":0 and 0'
-    expected = msgspec.structs.replace(step.save.result, data=msgspec.structs.replace(
-        step.save.result.data, memory_id=result.data.memory_id))
-    assert row.result == encode(expected)  # stored as the worker encoded it, nothing reformatted
-    assert await repo.stored_result(cmd.command_id, ws) == row.result
-    assert (await service.run(cmd)).result == row.result  # the repeat's answer
-    async with pool.acquire() as conn:
-        facts = await conn.fetchval("SELECT event_facts FROM processed_commands WHERE command_id = $1",
-                                    cmd.command_id)
-    assert facts is None  # its result and command say everything its events do
+    assert not row.duplicate
+    assert row.stored.decision == op.decision  # stored as sent
+    assert row.stored.facts is not None and row.stored.facts.outcome == SaveOutcome.SAVED
+    columns = await _columns(pool, cmd.command_id)
+    assert (columns["status"], columns["result"], columns["events"]) == (None, None, None)
+    assert msgspec.json.decode(columns["facts"]) == {"outcome": "saved", "memory_id": row.stored.facts.memory_id}
+    first = answer(row.stored)
+    result = RESULT_DECODER.decode(first.result)
+    assert (result.data.status, result.data.memory_id) == (SAVED, row.stored.facts.memory_id)
+    assert result.data.content_saved == 'says "memory_id":0 and 0'
+    looked_up = await repo.stored_command(cmd.command_id, ws)
+    assert looked_up is not None and answer(looked_up).result == first.result  # the result lookup's answer
+    repeat = await CreateMemoryService(repo, Limits()).run(cmd)
+    assert repeat.duplicate and repeat.answer.result == first.result  # the repeat's answer
+    assert [e.subject for e in published_events(row.stored)] == [
+        f"cache.invalidate.tomori_state.{ws}", f"memory.saved.server.{ws}"]
 
 
 async def _server_at_cap(pool, *, decay: bool, age_days: float) -> tuple[str, int]:
@@ -93,46 +108,60 @@ async def _server_at_cap(pool, *, decay: bool, age_days: float) -> tuple[str, in
     return ws, server_id
 
 
-async def test_an_evicting_save_stores_the_forgotten_row_and_the_metric_id_for_its_events(pool):
+async def test_an_evicting_save_stores_the_forgotten_row_for_its_answer_and_events(pool):
     ws, server_id = await _server_at_cap(pool, decay=True, age_days=90)
     cmd = server_save(ws, "replaces one", retrieval=GOOD_RETRIEVAL)
-    repo, _, step = await _step(pool, cmd)
-    assert step.save.eviction is not None
-
-    row = await repo.create_save(step.request)
-
-    assert row.outcome == "saved_with_eviction"
-    result = RESULT_DECODER.decode(row.result)
-    assert result.data.content_forgotten == "old #0" and "forgotten" in result.notice["title"]
+    op = await _planned(pool, cmd)
     async with pool.acquire() as conn:
-        facts = msgspec.json.decode(await conn.fetchval(
-            "SELECT event_facts::text FROM processed_commands WHERE command_id = $1", cmd.command_id))
-        victim = await conn.fetchval("SELECT min(server_memory_id) FROM server_memories WHERE server_id = $1"
-                                     " AND content LIKE 'old #%'", server_id)
-    assert facts["evicted_id"] < victim  # the first (oldest) legacy row is gone
-    assert (facts["decay_days"], facts["metric_event_id"]) == (
-        step.save.eviction.facts.decay_days, step.save.eviction.facts.metric_event_id)
+        oldest = await conn.fetchval("SELECT min(server_memory_id) FROM server_memories WHERE server_id = $1",
+                                     server_id)
+
+    row = await _store(MemoryRepository(pool), op)
+
+    facts = row.stored.facts
+    assert facts == SaveFacts(SaveOutcome.SAVED_WITH_EVICTION, memory_id=facts.memory_id if facts else None,
+                              evicted_id=oldest, forgotten="old #0")
+    result = RESULT_DECODER.decode(answer(row.stored).result)
+    assert result.data.content_forgotten == "old #0" and "forgotten" in result.notice["title"]
+    events = published_events(row.stored)
+    assert events[-1].subject == subjects.METRIC_EVICTION_SUBJECT
+    assert events[-1].headers["Nats-Msg-Id"] == op.decision.metric_event_id
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1", oldest) == 0
+
+
+class _CountingRepository(MemoryRepository):
+    """Keeps every batch it sends (the list is shared with its sessions, which are shallow copies)."""
+
+    def __init__(self, pool) -> None:
+        super().__init__(pool)
+        self.sent: list[CreateBatchRequest] = []
+
+    async def create_batch(self, batch: CreateBatchRequest) -> list[BatchRow]:
+        self.sent.append(batch)
+        return await super().create_batch(batch)
 
 
 @pytest.mark.parametrize("decay", [False, True])
-async def test_a_save_that_writes_nothing_stores_nothing_and_reports_the_count_it_read(pool, decay):
-    """At the cap with nothing eligible (decay off; or on, every row recent): the save's
-    transaction stores nothing, and reports the outcome and count for the worker to word."""
+async def test_a_save_that_writes_nothing_is_stored_by_the_same_statement_with_the_count_it_read(pool, decay):
+    """At the cap with nothing eligible (decay off; or on, every row recent): the statement that
+    found no room stores the create's decision and the outcome and count it read, no memory row;
+    nothing more is sent (no second statement to store a refusal)."""
     ws, server_id = await _server_at_cap(pool, decay=decay, age_days=1)
     cmd = server_save(ws, "no room", retrieval=GOOD_RETRIEVAL)
-    repo, service, step = await _step(pool, cmd)
+    repo = _CountingRepository(pool)
 
-    row = await repo.create_save(step.request)
+    handled = await CreateMemoryService(repo, Limits()).run(cmd)
 
-    assert (row.outcome, row.current_count, row.result) == ("at_cap", 100, None)
+    assert len(repo.sent) == 1
+    stored = await repo.stored_command(cmd.command_id, ws)
+    assert stored is not None and stored.facts == SaveFacts(SaveOutcome.AT_CAP, count=100)
+    assert isinstance(stored.decision, SavePlan) and (stored.status, stored.result, stored.events) == (None, None, None)
     async with pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
-                                   cmd.command_id) == 0
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 100
-    handled = await service.run(cmd)  # the whole create: worded, then stored
-    result = RESULT_DECODER.decode(handled.result)
-    assert (result.data.status, result.data.current_count) == ("memory_save_failed_limit_exceeded", 100)
-    assert await repo.stored_result(cmd.command_id, ws) == handled.result and handled.events == []
+    result = RESULT_DECODER.decode(handled.answer.result)
+    assert (result.data.status, result.data.current_count) == (LIMIT_EXCEEDED, 100)
+    assert answer(stored).result == handled.answer.result and handled.events == [] == published_events(stored)
 
 
 async def test_the_schema_allows_exactly_the_python_privacy_levels(pool):
@@ -150,23 +179,24 @@ SAVE_BY_LEVEL = {Privacy.OPEN: SaveOutcome.SAVED, Privacy.PARTIAL: SaveOutcome.P
 @pytest.mark.parametrize("level", list(Privacy))
 async def test_the_locked_save_reads_each_privacy_level_as_python_names_it(pool, level):
     """The level changes between the context read (open) and the save: the SQL's reading of it
-    picks the outcome Python names for that level."""
+    picks the outcome Python names for that level, stored with the decision either way."""
     assert SAVE_BY_LEVEL.keys() == set(Privacy)
     ws, user = unique(), unique()
     async with pool.acquire() as conn:
         await add_server(conn, ws)
-        await add_user(conn, user)
+        user_id = await add_user(conn, user)
     cmd = personal_save(ws, user, "Mika", "{user} likes tea")
-    repo, _, step = await _step(pool, cmd)
+    op = await _planned(pool, cmd)
     async with pool.acquire() as conn:
         await conn.execute("UPDATE users SET privacy_level = $2 WHERE user_disc_id = $1", user, int(level))
 
-    row = await repo.create_save(step.request)
+    row = await _store(MemoryRepository(pool), op)
 
-    assert row.outcome == SAVE_BY_LEVEL[level].value
-    answer = CreateMemoryService(repo, Limits()).written(cmd, step, row)
+    assert row.stored.facts is not None and row.stored.facts.outcome == SAVE_BY_LEVEL[level]
+    result = RESULT_DECODER.decode(answer(row.stored).result)
+    saved = await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id)
     if level is Privacy.OPEN:
-        assert isinstance(answer, Handled) and RESULT_DECODER.decode(answer.result).data.status == SAVED
+        assert (result.data.status, saved) == (SAVED, 1)
     else:
-        assert isinstance(answer, Refusal) and row.result is None  # nothing stored by the save
-        assert answer.result == messages.privacy_restricted(cmd, "Mika", level)
+        assert (result.data.status, saved, published_events(row.stored)) == (PRIVACY_RESTRICTED, 0, [])
+        assert ("full" if level is Privacy.FULL else "partial") in (result.error or "")

@@ -1,6 +1,6 @@
-"""Migration 004 (bots apart, issue 29) on a database that ran the earlier ones: the inbox and
-outbox gain their `tenant` column, the rows already there stay the tenant-less worker's, and
-the ledger records it after 001 and 002."""
+"""Migration 004 (bots apart, issue 29) on a database that ran the earlier ones: the inbox
+gains its `tenant` column (so did the outbox, which 009 drops), the rows already there stay
+the tenant-less worker's, and the ledger records it after 001 and 002."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from db import migrate
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import unique
 from tests.integration.helpers import migrated_before
+from worker.services.stored import answer
 
 
 async def test_a_database_migrated_before_004_gets_the_tenant_columns_and_keeps_its_rows(pg_server, monkeypatch):
@@ -23,12 +24,10 @@ async def test_a_database_migrated_before_004_gets_the_tenant_columns_and_keeps_
     try:
         await conn.execute("INSERT INTO memory_worker.processed_commands (command_id, kind, workspace_id, status, result)"
                            " VALUES ($1, 'reinforce', $2, 'reinforced', '{\"before\": true}')", cid, ws)
-        await conn.execute("INSERT INTO memory_worker.outbox (command_id, subject, payload) VALUES ($1, 's', '{}')", cid)
         assert await migrate.migrate_dsn(dsn) == later  # 004, then what came after it
         assert await migrate.migrate_dsn(dsn) == []
         assert await conn.fetchval("SELECT tenant FROM memory_worker.processed_commands WHERE command_id = $1",
                                    cid) == ""
-        assert await conn.fetchval("SELECT tenant FROM memory_worker.outbox WHERE command_id = $1", cid) == ""
         assert [r["name"] for r in await conn.fetch(
             "SELECT name FROM memory_worker.schema_migrations ORDER BY version")] == [m.name for m in everything]
     finally:
@@ -38,6 +37,7 @@ async def test_a_database_migrated_before_004_gets_the_tenant_columns_and_keeps_
     for tenant, found in (("", b'{"before": true}'), ("kaede", None)):
         pool = await create_pool(dsn, min_size=1, max_size=1, tenant=tenant)
         try:
-            assert await MemoryRepository(pool, tenant).stored_result(cid, ws) == found
+            stored = await MemoryRepository(pool, tenant).stored_command(cid, ws)
+            assert (None if stored is None else answer(stored).result) == found
         finally:
             await pool.close()

@@ -73,7 +73,7 @@ async def test_a_database_an_older_release_left_loses_the_functions_it_no_longer
         await conn.execute("CREATE FUNCTION memory_worker.memory_create_save(p jsonb) RETURNS jsonb"
                            " LANGUAGE sql AS $$ SELECT p $$")
         applied = await migrate.migrate(conn)
-        assert applied == ["008_functions_apart.sql"]
+        assert applied == [m.name for m in migrate.available() if m.version >= 8]
         assert await _names(conn) == set(functions.files()) | facts.FUNCTION_NAMES
     finally:
         await conn.close()

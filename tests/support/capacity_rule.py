@@ -2,21 +2,28 @@
 specification memory_create_batch() follows (docs/design.md, section 5).
 
 The counting and the choice of a victim run where the owner's rows are, inside
-memory_create_batch() (db/migrations/007_compact_save.sql), which counts, picks the victim
+memory_create_batch() (db/functions/memory_create_batch.sql), which counts, picks the victim
 and names a SaveOutcome in one statement; no product code calls these functions, so they
 live with the tests. They say the whole rule plainly enough to read and to test without a
 database: tests/unit/test_capacity.py tests the rule itself, and tests/integration/
 test_capacity_conformance.py runs one table of cases against both these functions and the
-real SQL. Change the rule here first, then in the SQL. What the worker decides before the lock
-(whether eviction is permitted, the reserved lineage, the limit reason) is
-worker/domain/capacity.py, which the create path calls.
+real SQL. Change the rule here first, then in the SQL. The eviction order is the exception:
+it is written once, as that function's `ORDER BY o.` line, which eviction_order_key reads
+and follows (tests/unit/test_eviction_order.py), so changing the order is changing that line.
+What the worker decides before the lock (whether eviction is permitted, the reserved
+lineage, the limit reason) is worker/domain/capacity.py, which the create path calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import functools
+import re
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
+from db import functions
 from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import CapacityAction, SaveOutcome, Scope, StoredMemory
 
@@ -25,8 +32,11 @@ __all__ = [
     "capacity_outcome",
     "choose_eviction",
     "counts_toward_cap",
+    "eviction_order",
     "eviction_order_key",
+    "eviction_order_terms",
     "is_eligible",
+    "order_key",
 ]
 
 
@@ -44,12 +54,97 @@ def is_eligible(row: StoredMemory, *, lineage_id: int, now: datetime, decay_days
     return last_used < now - timedelta(days=decay_days)
 
 
-def eviction_order_key(row: StoredMemory) -> tuple[bool, datetime, datetime, int]:
-    """`ORDER BY last_reinforced_at NULLS FIRST, created_at, id` as a sort key."""
-    reinforced = row.last_reinforced_at
-    if reinforced is None:
-        return (False, row.created_at, row.created_at, row.memory_id)
-    return (True, reinforced, row.created_at, row.memory_id)
+# The line of memory_create_batch() that orders an owner's evictable rows (`owned o`).
+_ORDER_LINE = re.compile(r"^\s*ORDER BY (?P<terms>o\..*?)\s*$", re.MULTILINE)
+# One term: o.<column>[ IS [NOT] NULL][ ASC|DESC][ NULLS FIRST|LAST].
+_TERM = re.compile(r"o\.(?P<column>[a-z_]+)(?P<null_test> IS (?P<not>NOT )?NULL)?"
+                   r"(?: (?P<direction>ASC|DESC))?(?: NULLS (?P<nulls>FIRST|LAST))?", re.IGNORECASE)
+# `owned`'s columns by StoredMemory's names: its id is the table's id column.
+_ATTRIBUTES = {"id": "memory_id"}
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderTerm:
+    """One term of an ORDER BY, with PostgreSQL's meaning: ASC unless DESC; NULLs sort as larger
+    than every value (last ascending, first descending) unless NULLS says otherwise; a
+    `column IS [NOT] NULL` term is a boolean (false before true), never NULL."""
+
+    attribute: str  # StoredMemory's
+    null_test: bool | None  # None: the value itself; True: `IS NULL`; False: `IS NOT NULL`
+    descending: bool
+    nulls_first: bool
+
+
+def eviction_order_terms(sql: str) -> str:
+    """The terms of the one `ORDER BY o.` line of a function's text (as written after ORDER BY)."""
+    found = _ORDER_LINE.findall(sql)
+    if len(found) != 1:
+        raise ValueError(f"expected exactly one 'ORDER BY o.' line in memory_create_batch, found {len(found)}")
+    return str(found[0])
+
+
+def eviction_order(sql: str | None = None) -> tuple[OrderTerm, ...]:
+    """The eviction order of memory_create_batch()'s text (`sql`; by default its file)."""
+    text = functions.source("memory_create_batch") if sql is None else sql
+    fields = {f.name for f in dataclasses.fields(StoredMemory)}
+    terms = []
+    for written in eviction_order_terms(text).split(","):
+        match = _TERM.fullmatch(written.strip())
+        if match is None:
+            raise ValueError(f"eviction order term {written.strip()!r} is not o.<column>[ IS [NOT] NULL]"
+                             "[ ASC|DESC][ NULLS FIRST|LAST]")
+        attribute = _ATTRIBUTES.get(match["column"], match["column"])
+        if attribute not in fields:
+            raise ValueError(f"eviction order term {written.strip()!r}: StoredMemory has no {attribute!r}")
+        descending = (match["direction"] or "ASC").upper() == "DESC"
+        nulls_first = match["nulls"].upper() == "FIRST" if match["nulls"] else descending
+        null_test = None if match["null_test"] is None else match["not"] is None
+        terms.append(OrderTerm(attribute, null_test, descending, nulls_first))
+    return tuple(terms)
+
+
+@functools.total_ordering
+class _Ordered:
+    """One term's value of one row, compared as the term orders it."""
+
+    __slots__ = ("term", "value")
+
+    def __init__(self, term: OrderTerm, value: Any) -> None:
+        self.term, self.value = term, value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Ordered) and self.value == other.value
+
+    def __lt__(self, other: _Ordered) -> bool:
+        mine, theirs = self.value, other.value
+        if mine is None or theirs is None:
+            first, last = (mine, theirs) if self.term.nulls_first else (theirs, mine)
+            return first is None and last is not None
+        return bool(theirs < mine) if self.term.descending else bool(mine < theirs)
+
+
+def order_key(terms: tuple[OrderTerm, ...]) -> Callable[[StoredMemory], tuple[_Ordered, ...]]:
+    """A sort key ordering rows as `ORDER BY terms` does."""
+    def key(row: StoredMemory) -> tuple[_Ordered, ...]:
+        values = []
+        for term in terms:
+            value = getattr(row, term.attribute)
+            if term.null_test is not None:
+                value = (value is None) == term.null_test
+            values.append(_Ordered(term, value))
+        return tuple(values)
+
+    return key
+
+
+@functools.cache
+def _eviction_key() -> Callable[[StoredMemory], tuple[_Ordered, ...]]:
+    return order_key(eviction_order())
+
+
+def eviction_order_key(row: StoredMemory) -> tuple[_Ordered, ...]:
+    """memory_create_batch()'s eviction order, as a sort key."""
+    return _eviction_key()(row)
 
 
 def choose_eviction(

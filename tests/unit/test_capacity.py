@@ -11,7 +11,7 @@ import pytest
 
 from contracts.commands import Retrieval
 from tests.support.capacity_rule import capacity_action, choose_eviction, eviction_order_key, is_eligible
-from worker.domain.capacity import eviction_permitted, limit_reason
+from worker.domain.capacity import eviction_blockers, limit_reason
 from worker.domain.model import StoredMemory, Workspace
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -175,31 +175,26 @@ READY = Retrieval(rag_available=True, embedding_model="text-embedding-3-small", 
 DECAY_ON = Workspace(memory_decay_enabled=True)
 
 
-def test_eviction_permitted_when_all_prerequisites_hold() -> None:
-    assert eviction_permitted(DECAY_ON, READY) == (True, None)
+def test_eviction_is_permitted_when_every_prerequisite_holds() -> None:
+    assert eviction_blockers(DECAY_ON, READY) == ()
 
 
 @pytest.mark.parametrize(
-    ("workspace", "retrieval", "fragment"),
+    ("workspace", "retrieval", "blocker"),
     [
-        (Workspace(), READY, "decay is turned off"),
-        (DECAY_ON, Retrieval(embedding_model="m", embedding_credentials=True), "retrieval is not available"),
-        (DECAY_ON, Retrieval(rag_available=True, embedding_model="m"), "embedding credentials"),
-        (DECAY_ON, Retrieval(rag_available=True, embedding_credentials=True), "embedding model"),
-        (DECAY_ON, Retrieval(rag_available=True, embedding_model="", embedding_credentials=True), "embedding model"),
-        (DECAY_ON, Retrieval(rag_available=True, embedding_model="  ", embedding_credentials=True), "embedding model"),
+        (Workspace(), READY, "decay_off"),
+        (DECAY_ON, Retrieval(embedding_model="m", embedding_credentials=True), "retrieval_unavailable"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_model="m"), "no_embedding_credentials"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_credentials=True), "no_embedding_model"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_model="", embedding_credentials=True), "no_embedding_model"),
+        (DECAY_ON, Retrieval(rag_available=True, embedding_model="  ", embedding_credentials=True),
+         "no_embedding_model"),
     ],
 )
-def test_eviction_not_permitted_names_what_is_missing(
-    workspace: Workspace, retrieval: Retrieval, fragment: str
-) -> None:
-    permitted, why = eviction_permitted(workspace, retrieval)
-    assert permitted is False
-    assert why is not None and fragment in why
+def test_eviction_is_blocked_by_what_is_missing(workspace: Workspace, retrieval: Retrieval, blocker: str) -> None:
+    assert eviction_blockers(workspace, retrieval) == (blocker,)
 
 
-def test_eviction_not_permitted_names_every_missing_prerequisite() -> None:
-    permitted, why = eviction_permitted(Workspace(), Retrieval())
-    assert permitted is False and why is not None
-    for fragment in ("decay is turned off", "retrieval is not available", "credentials", "embedding model"):
-        assert fragment in why
+def test_every_missing_prerequisite_blocks_eviction_in_order() -> None:
+    assert eviction_blockers(Workspace(), Retrieval()) == (
+        "decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model")

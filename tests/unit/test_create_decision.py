@@ -1,8 +1,8 @@
-"""The whole `memory.create` decision and the results it and the persistence layer build."""
+"""The whole `memory.create` decision, and the results rendered from it and from what the save
+learned under the lock (worker/domain/create_result.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,9 +14,11 @@ from contracts.commands import Channel, CreateMemory, MemberMatch, Participant, 
 from contracts.results import CacheKey, CommandResult
 from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
-from worker.domain.capacity import eviction_permitted
-from worker.domain.create import decide_create, limit_refusal
-from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SavePlan, Workspace
+from worker.domain.create import decide_create
+from worker.domain.create_decision import SaveFacts, SavePlan
+from worker.domain.create_result import render_create, save_notice
+from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, ProxyIdentity, SaveOutcome, Workspace
+from worker.domain.notice import NoticeSettings, route_notice
 from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
 from worker.domain.targets import lookup_ids
 
@@ -29,7 +31,7 @@ MATRIX = "@mx:matrix.org"
 LIMITS = Limits(max_memory_length=1000, max_server_memories=50, max_personal_memories=20)
 READY = Retrieval(rag_available=True, embedding_model="emb", embedding_credentials=True)
 # Why a default workspace and retrieval may not evict (decay off, retrieval unusable).
-NO_EVICTION = eviction_permitted(Workspace(), Retrieval())[1]
+NO_EVICTION = ("decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model")
 ALICE_MEMBER = MemberMatch(id=ALICE, display_name="Alice", username="alice")
 ALICE_ROW = KnownUser(user_id=11, disc_id=ALICE, nickname="Ali")
 
@@ -72,7 +74,14 @@ def context(
 
 
 def decide(cmd: CreateMemory, ctx: CreateContext | None = None, limits: Limits = LIMITS) -> Any:
-    return decide_create(cmd, parse_tool_args(cmd.tool_args), ctx or context(), limits)
+    """The SavePlan of a save; for a refusal, the result rendered from its decision (what the model reads)."""
+    decision = decide_create(cmd, parse_tool_args(cmd.tool_args), ctx or context(), limits, NoticeSettings())
+    return decision if isinstance(decision, SavePlan) else render_create(cmd.command_id, decision, None)
+
+
+def ended(plan: SavePlan, outcome: SaveOutcome, **facts: Any) -> CommandResult:
+    """The result of a save that ended in `outcome` under the lock."""
+    return render_create("cmd-1", plan, SaveFacts(outcome=outcome, **facts))
 
 
 def refused(result: Any, status: str) -> CommandResult:
@@ -165,7 +174,8 @@ def test_lineage_guard_comes_before_target_resolution() -> None:
 
 
 def test_personal_plan() -> None:
-    plan = planned(decide(command(personal_args("@ALICE", "  {User} likes {drink}  "))))
+    cmd = command(personal_args("@ALICE", "  {User} likes {drink}  "))
+    plan = planned(decide(cmd))
     assert plan == SavePlan(
         scope="personal",
         tool_scope="target_user",
@@ -173,17 +183,21 @@ def test_personal_plan() -> None:
         user_id=11,
         lineage_id=7,
         persona_id=3,
+        persona_name="Tomori",
         content="{User} likes drink",
         cap=20,
-        eviction_blocked=NO_EVICTION,
+        blocked_by=NO_EVICTION,
         decay_days=30,
         target_label="Alice",
-        invalidate=(CacheKey("user", ALICE),),
+        teacher_id=None,
+        proxy=False,
+        notice=route_notice(NoticeSettings(), cmd.channel),
     )
 
 
 def test_server_plan() -> None:
-    plan = planned(decide(command(server_args(" {{name}} likes {{char}} "))))
+    cmd = command(server_args(" {{name}} likes {{char}} "))
+    plan = planned(decide(cmd))
     assert plan == SavePlan(
         scope="server",
         tool_scope="server_wide",
@@ -191,13 +205,29 @@ def test_server_plan() -> None:
         user_id=None,
         lineage_id=7,
         persona_id=3,
+        persona_name="Tomori",
         content="name likes {{char}}",
         cap=50,
-        eviction_blocked=NO_EVICTION,
+        blocked_by=NO_EVICTION,
         decay_days=30,
         target_label=None,
-        invalidate=(CacheKey("tomori_state", WORKSPACE),),
+        teacher_id=None,
+        proxy=False,
+        notice=route_notice(NoticeSettings(), cmd.channel),
     )
+
+
+def test_a_plan_that_may_evict_carries_an_opaque_metric_id_and_the_rest_none() -> None:
+    ready = command(server_args(), retrieval=READY)
+    evicting = planned(decide(ready, context(Workspace(memory_decay_enabled=True))))
+    assert evicting.metric_event_id is not None and evicting.metric_event_id.startswith("metric:")
+    assert "cmd-1" not in evicting.metric_event_id
+    assert planned(decide(ready)).metric_event_id is None
+
+
+def test_the_teacher_is_who_caused_the_turn() -> None:
+    cmd = msgspec.structs.replace(command(server_args()), triggerer={"id": BOB, "name": "Bob"})
+    assert planned(decide(msgspec.convert(msgspec.to_builtins(cmd), CreateMemory))).teacher_id == BOB
 
 
 @pytest.mark.parametrize("target", ["self", "@Self", " SELF ", BOT, "Tomo"])
@@ -259,7 +289,8 @@ def test_proxy_identity_stays_personal(target: str) -> None:
     cmd = command(personal_args(target), participants=[NOVA])
     plan = planned(decide(cmd, proxy_context(OPEN_HOST)))
     assert (plan.scope, plan.owner_id, plan.user_id, plan.target_label) == ("personal", PROXY, 99, "Nova")
-    assert plan.invalidate == (CacheKey("user", PROXY),)
+    assert plan.proxy is True
+    assert ended(plan, SaveOutcome.SAVED, memory_id=1).invalidated == [CacheKey("user", PROXY)]
 
 
 def test_proxy_identity_without_users_row_is_not_found() -> None:
@@ -457,15 +488,15 @@ def test_plan_carries_eviction_permission(workspace: Workspace, retrieval: Retri
 
 
 def test_plan_says_why_eviction_is_blocked() -> None:
-    def blocked(workspace: Workspace, retrieval: Retrieval) -> str | None:
-        return planned(decide(command(server_args(), retrieval=retrieval), context(workspace))).eviction_blocked
+    def blocked(workspace: Workspace, retrieval: Retrieval) -> tuple[str, ...]:
+        return planned(decide(command(server_args(), retrieval=retrieval), context(workspace))).blocked_by
 
-    assert blocked(Workspace(memory_decay_enabled=True), READY) is None
-    assert "decay is turned off" in (blocked(Workspace(), READY) or "")
-    assert "retrieval" in (blocked(Workspace(memory_decay_enabled=True), Retrieval()) or "")
+    assert blocked(Workspace(memory_decay_enabled=True), READY) == ()
+    assert blocked(Workspace(), READY) == ("decay_off",)
+    assert "retrieval_unavailable" in blocked(Workspace(memory_decay_enabled=True), Retrieval())
 
 
-# --- results the persistence layer builds ---------------------------------------------------------
+# --- results rendered from what the save learned under the lock ----------------------------------
 
 
 def _plan(scope: str = "server") -> SavePlan:
@@ -476,40 +507,59 @@ def _plan(scope: str = "server") -> SavePlan:
 @pytest.mark.parametrize("scope", ["server", "personal"])
 def test_at_cap_with_eviction_not_permitted(scope: str) -> None:
     plan = _plan(scope)
-    assert plan.eviction_blocked is not None and "memory decay is turned off for this server" in plan.eviction_blocked
-    result = refused(limit_refusal(command(server_args()), plan, "refuse_at_cap", 0), codes.LIMIT_EXCEEDED)
+    assert "decay_off" in plan.blocked_by
+    result = refused(ended(plan, SaveOutcome.AT_CAP, count=0), codes.LIMIT_EXCEEDED)
     assert (result.data.current_count, result.data.max_allowed) == (0, plan.cap)
-    assert limit_refusal(command(server_args()), plan, "refuse_at_cap", 49).data.current_count == 49
-    assert "memory decay is turned off" in result.error  # type: ignore[operator]
+    assert ended(plan, SaveOutcome.AT_CAP, count=49).data.current_count == 49
+    assert "memory decay is turned off for this server" in result.error  # type: ignore[operator]
     assert ("/personal memories" if scope == "personal" else "/memories") in result.error  # type: ignore[operator]
     assert result.data.scope == plan.tool_scope
 
 
 def test_at_cap_with_nothing_eligible() -> None:
-    evictable = dataclasses.replace(_plan(), eviction_blocked=None)
-    result = refused(limit_refusal(command(server_args()), evictable, "refuse_at_cap", 0), codes.LIMIT_EXCEEDED)
+    evictable = msgspec.structs.replace(_plan(), blocked_by=())
+    result = refused(ended(evictable, SaveOutcome.AT_CAP, count=50), codes.LIMIT_EXCEEDED)
     assert "written by hand" in result.error and "30 days" in result.error  # type: ignore[operator]
 
 
 def test_over_cap() -> None:
-    result = refused(limit_refusal(command(server_args()), _plan(), "refuse_over_cap", 0), codes.LIMIT_EXCEEDED)
+    result = refused(ended(_plan(), SaveOutcome.OVER_CAP, count=51), codes.LIMIT_EXCEEDED)
     assert "more memories than the current limit of 50" in result.error  # type: ignore[operator]
+    assert result.data.current_count == 51
+
+
+def test_a_cap_refusal_stored_without_its_count_fails_instead_of_saying_zero() -> None:
+    with pytest.raises(ValueError, match="without the count"):
+        ended(_plan(), SaveOutcome.AT_CAP)
+
+
+@pytest.mark.parametrize(("outcome", "word"), [(SaveOutcome.PRIVACY_PARTIAL, "partial"),
+                                               (SaveOutcome.PRIVACY_FULL, "full")])
+def test_privacy_read_again_under_the_lock_refuses(outcome: SaveOutcome, word: str) -> None:
+    result = refused(ended(_plan("personal"), outcome), codes.PRIVACY_RESTRICTED)
+    assert word in result.error and "Alice" in result.error  # type: ignore[operator]
+
+
+def test_a_hosts_protection_changed_under_the_lock_refuses() -> None:
+    result = refused(ended(_plan("personal"), SaveOutcome.HOST_PROTECTED), codes.PRIVACY_RESTRICTED)
+    assert "protection changed while saving" in result.error  # type: ignore[operator]
 
 
 def test_limit_exceeded_texts_differ_and_carry_count() -> None:
-    plan = _plan()
+    plan = msgspec.structs.replace(_plan(), blocked_by=("retrieval_unavailable",))
     texts = {
-        messages.limit_exceeded("cmd-1", plan, 50, reason, "retrieval is not available").error
+        messages.limit_exceeded("cmd-1", plan, 50, reason).error
         for reason in ("eviction_not_permitted", "nothing_eligible", "over_cap")
     }
     assert len(texts) == 3
-    result = messages.limit_exceeded("cmd-1", plan, 50, "over_cap", None)
+    assert any("retrieval is not available" in (text or "") for text in texts)
+    result = messages.limit_exceeded("cmd-1", plan, 50, "over_cap")
     assert result.data.current_count == 50
 
 
 def test_saved_result() -> None:
     plan = _plan("personal")
-    result = messages.saved(command(personal_args()), plan, 412, None)
+    result = ended(plan, SaveOutcome.SAVED, memory_id=412)
     assert result.success is True and result.error is None
     assert result.message == "Memory saved successfully"
     assert result.data.status == codes.SAVED
@@ -520,7 +570,9 @@ def test_saved_result() -> None:
 
 def test_saved_with_eviction_result_encodes_like_the_contract() -> None:
     plan = _plan()
-    result = messages.saved(command(server_args()), plan, 412, "{user} likes coffee")
+    facts = SaveFacts(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=412, evicted_id=9,
+                      forgotten="{user} likes coffee")
+    result = render_create("cmd-1", plan, facts)
     encoded = msgspec.json.decode(msgspec.json.encode(result))
     assert encoded == {
         "command_id": "cmd-1",
@@ -536,12 +588,13 @@ def test_saved_with_eviction_result_encodes_like_the_contract() -> None:
             "reason": None,
         },
         "invalidated": [{"cache": "tomori_state", "key": WORKSPACE}],
-        "notice": None,
+        "notice": msgspec.to_builtins(save_notice(plan, facts)),
     }
+    assert encoded["notice"]["title"] == "Memory saved (one forgotten to make room)"
 
 
 def test_db_error_result() -> None:
-    result = refused(messages.db_error(command(server_args()), "server_wide"), codes.DB_ERROR)
+    result = refused(messages.db_error("cmd-1", "server_wide"), codes.DB_ERROR)
     assert "try again" in result.error  # type: ignore[operator]
 
 
@@ -579,10 +632,10 @@ def test_every_create_status_is_reachable() -> None:
         decide(command(personal_args("nobody"))).data.status,
         decide(command(server_args("a" * 1001))).data.status,
         decide(command(personal_args()), context(users={ALICE: KnownUser(1, ALICE, privacy_level=1)})).data.status,
-        limit_refusal(cmd, plan, "refuse_at_cap", 0).data.status,
-        messages.db_error(cmd).data.status,
-        messages.saved(cmd, plan, 1, None).data.status,
-        messages.saved(cmd, plan, 1, "old").data.status,
+        ended(plan, SaveOutcome.AT_CAP, count=0).data.status,
+        messages.db_error(cmd.command_id).data.status,
+        ended(plan, SaveOutcome.SAVED, memory_id=1).data.status,
+        ended(plan, SaveOutcome.SAVED_WITH_EVICTION, memory_id=1, evicted_id=2, forgotten="old").data.status,
     }
     assert produced == set(codes.CREATE_STATUSES)
 
@@ -602,6 +655,16 @@ def test_command_from_wire_json() -> None:
     cmd = msgspec.convert(raw, CreateMemory)
     plan = planned(decide(cmd, context(Workspace(memory_decay_enabled=True))))
     assert (plan.owner_id, plan.may_evict) == (ALICE, True)
+
+
+def test_a_decision_reads_back_from_its_stored_json_as_it_was() -> None:
+    from worker.domain.create_decision import CreateDecision
+
+    for cmd, ctx in ((command(server_args(), retrieval=READY), context(Workspace(memory_decay_enabled=True))),
+                     (command(personal_args("nobody")), context()),
+                     (command({"memory_scope": 1}), context())):
+        decision = decide_create(cmd, parse_tool_args(cmd.tool_args), ctx, LIMITS, NoticeSettings())
+        assert msgspec.json.decode(msgspec.json.encode(decision), type=CreateDecision) == decision
 
 
 def test_ambiguous_result_never_lists_more_than_three() -> None:

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
-from contracts.results import CREATE_STATUSES, CommandResult
-from db.requests import CreateSaveRequest
+from contracts.results import CREATE_STATUSES
+from db.requests import CreateOp
 from tests.support.fuzz import delete_at, paths, replace_at
 from worker.consuming import dead_letters
 from worker.consuming.intake.handlers import CommandHandler, Invalid
@@ -35,6 +35,8 @@ from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.content import utf16_length
 from worker.domain.create import decide_create
+from worker.domain.create_decision import SavePlan
+from worker.domain.create_result import render_create
 from worker.domain.manual import decide_manual
 from worker.domain.model import (
     CreateContext,
@@ -44,11 +46,9 @@ from worker.domain.model import (
     ManualContext,
     PanelMemory,
     ProxyIdentity,
-    SavePlan,
     Workspace,
 )
 from worker.domain.notice import NoticeSettings
-from worker.domain.save import save_request
 
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -228,25 +228,23 @@ def assert_no_nul(encoded: bytes) -> None:
 
 
 def check_create_decision(cmd: CreateMemory, ctx: CreateContext, limits: Limits = LIMITS) -> None:
-    decision = decide_create(cmd, parse_tool_args(cmd.tool_args), ctx, limits)
-    note(f"plan {decision.scope}" if isinstance(decision, SavePlan) else decision.data.status)
+    for notices in NOTICE_SETTINGS:
+        decision = decide_create(cmd, parse_tool_args(cmd.tool_args), ctx, limits, notices)
+        # What goes to PostgreSQL, stored as the decision (jsonb refuses \u0000).
+        assert_no_nul(encode(CreateOp(cmd.command_id, cmd.workspace_id, decision)))
+    note(f"plan {decision.scope}" if isinstance(decision, SavePlan) else type(decision).__name__)
     if isinstance(decision, SavePlan):
         assert "\x00" not in decision.content
         assert 0 < utf16_length(decision.content) <= limits.max_memory_length
         assert decision.scope in ("server", "personal")
-        # What goes to PostgreSQL (jsonb refuses \u0000): every prepared result and notice.
-        for notices in NOTICE_SETTINGS:
-            request = CreateSaveRequest.of(cmd, save_request(cmd, decision, notices))
-            assert_no_nul(encode(request))
         return
-    assert isinstance(decision, CommandResult), decision
-    assert decision.data.status in CREATE_STATUSES, decision.data.status
-    assert decision.command_id == cmd.command_id
-    if not decision.success:
-        assert decision.error and decision.error.strip()
-        assert decision.data.reason and decision.data.reason.strip()
-    encoded = encode(decision)
-    assert RESULT_DECODER.decode(encoded) == decision
+    result = render_create(cmd.command_id, decision, None)
+    assert result.data.status in CREATE_STATUSES, result.data.status
+    assert result.command_id == cmd.command_id
+    assert not result.success and result.error and result.error.strip()
+    assert result.data.reason and result.data.reason.strip()
+    encoded = encode(result)
+    assert RESULT_DECODER.decode(encoded) == result
     assert_no_nul(encoded)
 
 
@@ -486,7 +484,9 @@ def test_tool_args_survive_the_wire(tool_args):
 ])
 def test_nul_and_absurd_arguments_are_invalid_args_without_a_nul(tool_args):
     cmd = msgspec.structs.replace(base_create, tool_args=tool_args)
-    decision = decide_create(cmd, parse_tool_args(cmd.tool_args), FULL_CONTEXT, LIMITS)
-    assert isinstance(decision, CommandResult)
-    assert decision.data.status in ("memory_save_failed_invalid_args", "memory_save_failed_user_not_found")
+    decision = decide_create(cmd, parse_tool_args(cmd.tool_args), FULL_CONTEXT, LIMITS, NoticeSettings())
+    assert not isinstance(decision, SavePlan)
+    result = render_create(cmd.command_id, decision, None)
+    assert result.data.status in ("memory_save_failed_invalid_args", "memory_save_failed_user_not_found")
     assert_no_nul(encode(decision))
+    assert_no_nul(encode(result))

@@ -63,11 +63,11 @@ def test_the_function_count_sees_a_long_function(tmp_path):
 
 
 def test_the_worker_process_is_grouped_by_what_it_does_for_a_command():
-    """worker/consuming: the composition root beside the per-command path (intake), the outbox,
+    """worker/consuming: the composition root beside the per-command path (intake), the events,
     the lookup and the stream administration, each a sub-package that says what it holds."""
     consuming = WORKER / "consuming"
     packages = sorted(p.name for p in consuming.iterdir() if (p / "__init__.py").exists())
-    assert packages == ["administration", "intake", "lookup", "outbox"]
+    assert packages == ["administration", "events", "intake", "lookup"]
     for name in packages:
         assert (consuming / name / "__init__.py").read_text(encoding="utf-8").startswith('"""'), name
     assert {p.stem for p in (consuming / "intake").glob("*.py")} >= {

@@ -21,8 +21,15 @@ from worker.domain.notice import (
     channel_privacy,
     full_text,
     plan_notice,
+    route_notice,
     truncate_field,
 )
+
+
+def notice_of(settings: NoticeSettings, chan: Channel, subject: NoticeSubject) -> Any:
+    """The notice a save's result carries: routed before the save, planned with what it saved."""
+    return plan_notice(route_notice(settings, chan), subject)
+
 
 LOG = "900"
 URL = "https://discord.com/channels/1/42"
@@ -121,7 +128,7 @@ ROUTES = [
 
 @pytest.mark.parametrize("route", ROUTES)
 def test_routing(route: Route) -> None:
-    plan = plan_notice(NoticeSettings(**route.settings), channel(**route.channel), saved())
+    plan = notice_of(NoticeSettings(**route.settings), channel(**route.channel), saved())
 
     assert set(plan) == PLAN_KEYS
     assert plan["key"] == "memory_update"
@@ -166,7 +173,7 @@ def test_channel_privacy(overrides: dict[str, Any], expected: str | None) -> Non
 
 
 def test_eviction_card_shows_saved_and_forgotten() -> None:
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), evicted())
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), evicted())
     assert plan["title"] == "Memory saved (one forgotten to make room)"
     conversation = plan["conversation"]
     assert conversation is not None
@@ -183,7 +190,7 @@ def test_eviction_card_shows_saved_and_forgotten() -> None:
 
 
 def test_eviction_card_is_mirrored_whole_in_minimal_mode() -> None:
-    plan = plan_notice(NoticeSettings(thought_log_channel_id=LOG), channel(), evicted())
+    plan = notice_of(NoticeSettings(thought_log_channel_id=LOG), channel(), evicted())
     conversation, log = plan["conversation"], plan["thought_log"]
     assert conversation is not None and log is not None
     assert conversation["mode"] == "title"
@@ -194,7 +201,7 @@ def test_eviction_card_is_mirrored_whole_in_minimal_mode() -> None:
 
 def test_field_at_the_limit_is_not_cut() -> None:
     content = "a" * FIELD_VALUE_LIMIT
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), saved(content))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), saved(content))
     conversation = plan["conversation"]
     assert conversation is not None and conversation["card"] is not None
     assert conversation["card"]["fields"][1]["value"] == content
@@ -204,7 +211,7 @@ def test_field_at_the_limit_is_not_cut() -> None:
 
 def test_long_content_gets_an_ellipsis_and_an_expand_action() -> None:
     content = "tea " * 300 + "END"  # 1203 characters
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), saved(content))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), saved(content))
     conversation = plan["conversation"]
     assert conversation is not None and conversation["card"] is not None
     value = conversation["card"]["fields"][1]["value"]
@@ -230,7 +237,7 @@ def test_one_character_over_the_limit_is_cut() -> None:
 
 def test_long_forgotten_content_also_triggers_expand() -> None:
     forgotten = "coffee " * 200
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), evicted(forgotten=forgotten))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), evicted(forgotten=forgotten))
     conversation = plan["conversation"]
     assert conversation is not None and conversation["card"] is not None
     assert conversation["card"]["fields"][1]["value"] == "{user} likes tea"
@@ -241,7 +248,7 @@ def test_long_forgotten_content_also_triggers_expand() -> None:
 
 def test_expanded_text_past_4096_becomes_an_ephemeral_notice_txt() -> None:
     content = "x" * 5000
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), saved(content))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), saved(content))
     conversation = plan["conversation"]
     assert conversation is not None
     assert conversation["expand"] == {"label": "Show full text", "delivery": "attachment",
@@ -254,7 +261,7 @@ def test_expanded_text_past_4096_becomes_an_ephemeral_notice_txt() -> None:
 
 def test_eviction_attachment_holds_both_contents_in_full() -> None:
     subject = evicted(content="s" * 3000, forgotten="f" * 3000)
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), subject)
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), subject)
     conversation = plan["conversation"]
     assert conversation is not None and conversation["attachment"] is not None
     text = conversation["attachment"]["content"]
@@ -270,7 +277,7 @@ def _content_for_full_text_length(length: int) -> str:
 def test_expanded_text_of_exactly_4096_stays_a_description() -> None:
     content = _content_for_full_text_length(DESCRIPTION_LIMIT)
     assert len(full_text(saved(content))) == DESCRIPTION_LIMIT
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), saved(content))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), saved(content))
     conversation = plan["conversation"]
     assert conversation is not None and conversation["expand"] is not None
     assert conversation["expand"]["delivery"] == "description"
@@ -279,7 +286,7 @@ def test_expanded_text_of_exactly_4096_stays_a_description() -> None:
 
 def test_expanded_text_of_4097_becomes_an_attachment() -> None:
     content = _content_for_full_text_length(DESCRIPTION_LIMIT + 1)
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), saved(content))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), saved(content))
     conversation = plan["conversation"]
     assert conversation is not None and conversation["expand"] is not None
     assert conversation["expand"]["delivery"] == "attachment"
@@ -298,7 +305,7 @@ def test_long_content_in_the_thought_log_keeps_the_full_text(
     settings_kwargs: dict[str, Any], length: int
 ) -> None:
     content = "z" * length
-    plan = plan_notice(NoticeSettings(**settings_kwargs), channel(), saved(content))
+    plan = notice_of(NoticeSettings(**settings_kwargs), channel(), saved(content))
     log = plan["thought_log"]
     assert log is not None and log["expand"] is not None
     assert len(log["card"]["fields"][1]["value"]) == FIELD_VALUE_LIMIT
@@ -312,24 +319,24 @@ def test_long_content_in_the_thought_log_keeps_the_full_text(
 
 
 def test_source_url_is_the_command_channel_url() -> None:
-    plan = plan_notice(NoticeSettings(thought_log_channel_id=LOG), channel(url=None), saved())
+    plan = notice_of(NoticeSettings(thought_log_channel_id=LOG), channel(url=None), saved())
     assert plan["thought_log"] is not None
     assert plan["thought_log"]["source_url"] is None
-    plan = plan_notice(NoticeSettings(thought_log_channel_id=LOG),
+    plan = notice_of(NoticeSettings(thought_log_channel_id=LOG),
                        channel(url="https://discord.com/channels/5/6"), saved())
     assert plan["thought_log"] is not None
     assert plan["thought_log"]["source_url"] == "https://discord.com/channels/5/6"
 
 
 def test_empty_content_gets_a_placeholder_value() -> None:
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), saved(""))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), saved(""))
     conversation = plan["conversation"]
     assert conversation is not None and conversation["card"] is not None
     assert conversation["card"]["fields"][1]["value"] == "(empty)"
 
 
 def test_plan_is_json_ready_and_travels_in_result_and_event() -> None:
-    plan = plan_notice(NoticeSettings(verbosity="verbose"), channel(), evicted(content="q" * 5000))
+    plan = notice_of(NoticeSettings(verbosity="verbose"), channel(), evicted(content="q" * 5000))
     assert msgspec.json.decode(msgspec.json.encode(plan)) == plan
 
     result = CommandResult(command_id="c-1", success=True,
@@ -388,7 +395,7 @@ def test_every_field_fits_and_the_full_text_is_always_reachable(
         verbosity=verbosity,  # type: ignore[arg-type]
         thought_log_channel_id=LOG,
     )
-    plan = plan_notice(notice_settings, channel(), subject)
+    plan = notice_of(notice_settings, channel(), subject)
     destination = plan["conversation"] if verbosity == "verbose" else plan["thought_log"]
     assert destination is not None
     card = destination["card"]
@@ -425,7 +432,7 @@ def test_every_plan_is_a_published_notice_plan(settings_, chan, subject) -> None
     from contracts import notice as published
     from contracts.schema import SCHEMA_DIR
 
-    plan = plan_notice(settings_, chan, subject)
+    plan = notice_of(settings_, chan, subject)
     typed = msgspec.convert(plan, published.NoticePlan, strict=True)
     assert msgspec.to_builtins(typed) == plan
     jsonschema.validate(plan, json.loads((SCHEMA_DIR / "notice.schema.json").read_text()))

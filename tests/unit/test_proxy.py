@@ -9,6 +9,7 @@ from worker.domain.proxy import (
     HOST_BLACKLISTED,
     HOST_FULL_PRIVACY,
     NO_HOST,
+    WORDS,
     host_protection,
     is_synthetic_id,
 )
@@ -94,7 +95,7 @@ def test_open_hosts_allow_writing(hosts: tuple[HostLink, ...]) -> None:
          "second-blacklisted", "partial-blacklisted", "full-beats-blacklist", "full-and-blacklisted"],
 )
 def test_protected(subject: ProxyIdentity | None, why: str) -> None:
-    assert host_protection(subject) == why
+    assert host_protection(subject) is not None and WORDS[host_protection(subject)] == why
 
 
 def test_reasons_are_distinct_readable_sentences() -> None:

@@ -1,4 +1,4 @@
-"""worker/services/base.py's republishes(): which delivery of a command seen before publishes
+"""worker/services/stored.py's republishes(): which delivery of a command seen before publishes
 the events stored with it again. The same stream message that applied the command does (it was
 never acknowledged, so its events may never have been stored); any other message with the same
 command id does not (its events were stored when the first was acknowledged, perhaps longer ago
@@ -10,9 +10,9 @@ from __future__ import annotations
 import msgspec
 
 from contracts.commands import CreateMemory
-from db.repository import EventRow, Stored
+from db.repository import EventRow, StoredCommand
 from tests.support.commands import create_bytes, create_fields
-from worker.services.base import republishes, seen_before
+from worker.services.stored import republishes, seen_before
 
 EVENT = EventRow("cache.invalidate.tomori_state.42", {"Nats-Msg-Id": "c-1:invalidate"}, msgspec.Raw(b"{}"))
 
@@ -20,8 +20,9 @@ EVENT = EventRow("cache.invalidate.tomori_state.42", {"Nats-Msg-Id": "c-1:invali
 CMD = msgspec.json.decode(create_bytes(create_fields("42"), command_id="c-1", reply_to=None), type=CreateMemory)
 
 
-def stored(applied_by: int | None) -> Stored:
-    return Stored(b'{"stored": true}', "42", "", [EVENT], applied_by)
+def stored(applied_by: int | None) -> StoredCommand:
+    return StoredCommand(command_id="c-1", kind="manual", workspace_id="42", tenant="", event_time="t",
+                         status="added", result='{"stored": true}', events=[EVENT], applied_by=applied_by)
 
 
 def test_the_message_that_applied_the_command_republishes_its_events():
@@ -32,11 +33,11 @@ def test_the_message_that_applied_the_command_republishes_its_events():
 def test_another_message_with_the_same_command_id_does_not():
     assert not republishes(stored(17), 18)
     answer = seen_before(CMD, stored(17), "", 18)
-    assert answer.events == [] and answer.result == b'{"stored": true}' and answer.duplicate
+    assert answer.events == [] and answer.answer.result == b'{"stored": true}' and answer.duplicate
 
 
 def test_a_row_without_its_delivery_or_a_caller_without_one_never_republishes():
-    # Rows stored before the events moved into the inbox: their events are the old outbox's.
+    # A row stored without the delivery that applied it (a caller without one).
     assert not republishes(stored(None), 17)
     assert not republishes(stored(17), None)
     assert not republishes(stored(None), None)

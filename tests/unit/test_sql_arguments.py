@@ -1,6 +1,8 @@
-"""Every key the live SQL functions read from their JSON arguments exists in the type that
-feeds it (db/requests.py and the types nested in it): a key renamed on either side fails
-here, instead of reading NULL in a create.
+"""The live SQL functions and the types that feed their JSON arguments (db/requests.py and the
+types nested in it) agree both ways: every key the SQL reads is a field of its type, so a key
+renamed on either side fails here instead of reading NULL in a create; and every field Python
+sends is read by the SQL, so nothing travels that nobody reads (a value the SQL stores whole,
+a create's SavePlan, is read by Python when it renders the answer).
 
 The live functions are the files of db/functions/, one function each."""
 
@@ -12,17 +14,10 @@ import typing
 
 import msgspec
 
-from contracts.notice import NoticePlan
 from db import functions
 from db.repository import HostRow
-from db.requests import (
-    CreateBatchRequest,
-    CreateContextRequest,
-    CreateSaveRequest,
-    ManualContextRequest,
-    RecordOp,
-)
-from worker.domain.eviction_notice import EvictionNoticeTemplate
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp, ManualContextRequest
+from worker.domain.create_decision import SavePlan
 
 _CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
 _READ = re.compile(r"\b(\w+)\s*->>?\s*'(\w+)'")
@@ -30,12 +25,15 @@ _PATH = re.compile(r"\b(\w+)\s*#>>?\s*'\{([\w,]+)\}'")
 
 # function -> the JSON value each of its variables holds, by the type that makes it.
 FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (RecordOp, CreateSaveRequest),
-                            "e": (RecordOp, CreateSaveRequest), "h": (HostRow,)},
+    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (CreateOp,), "e": (CreateOp,), "v_plan": (SavePlan,),
+                            "h": (HostRow,)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
-    "memory_eviction_notice": {"p_template": (EvictionNoticeTemplate,), "v_notice": (NoticePlan,)},
 }
+# What Python sends, each field of which some function must read; and what the SQL stores whole,
+# whose fields it need not all read (memory_proxy_hosts() makes HostRow: Python does not send it).
+SENT = (CreateBatchRequest, CreateOp, CreateContextRequest, ManualContextRequest)
+STORED_WHOLE = (SavePlan,)
 
 
 def live_functions() -> dict[str, str]:
@@ -117,12 +115,40 @@ def test_every_live_function_reading_json_keys_is_checked() -> None:
     assert not unchecked, f"add the types these functions read to FEEDS: {sorted(unchecked)}"
 
 
+def unread_fields(live: dict[str, str], feeds: dict[str, dict[str, tuple[type, ...]]]) -> dict[str, set[str]]:
+    """The fields of each sent type that no function reads from any variable it feeds."""
+    read_of: dict[type, set[str]] = {}
+    for function, variables in feeds.items():
+        found = reads(live[function])
+        for variable, kinds in variables.items():
+            for kind in kinds:
+                read_of.setdefault(kind, set()).update(found.get(variable, set()))
+    return {kind.__name__: keys_of(kind) - read_of.get(kind, set()) for kind in SENT
+            if keys_of(kind) - read_of.get(kind, set())}
+
+
+def test_every_field_python_sends_is_read_by_the_sql() -> None:
+    assert unread_fields(live_functions(), FEEDS) == {}
+
+
+def test_a_field_the_sql_never_reads_is_caught() -> None:
+    body = "SELECT p ->> 'scope', p ->> 'workspace_id', p ->> 'owner_id', p ->> 'actor_id', p ->> 'identity_id'"
+    assert unread_fields({"f": body}, {"f": {"p": (ManualContextRequest,)}})["ManualContextRequest"] == {
+        "lineage_id", "memory_id", "want_existing"}
+
+
+def test_the_stored_whole_types_are_stored_as_they_are_sent() -> None:
+    batch = live_functions()["memory_create_batch"]
+    assert "v_plan := op -> 'decision'" in batch and batch.count("decision") >= 3
+    assert all(kind not in SENT for kind in STORED_WHOLE)
+
+
 def test_a_renamed_key_is_caught() -> None:
-    body = "v_scope text := p ->> 'scope'; v_cap integer := (p ->> 'capacity')::integer;"
-    assert reads(body)["p"] - keys_of(CreateSaveRequest) == {"capacity"}
+    body = "v_scope text := v_plan ->> 'scope'; v_cap integer := (v_plan ->> 'capacity')::integer;"
+    assert reads(body)["v_plan"] - keys_of(SavePlan) == {"capacity"}
 
 
 def test_a_renamed_key_in_a_path_is_caught() -> None:
-    assert not path_misses((CreateSaveRequest,), ["eviction", "facts", "decay_days"])
-    assert path_misses((CreateSaveRequest,), ["eviction", "facts", "decay"])
-    assert path_misses((CreateSaveRequest,), ["evict", "notice"])
+    assert not path_misses((SavePlan,), ["notice", "verbosity"])
+    assert path_misses((SavePlan,), ["notice", "verbose"])
+    assert path_misses((SavePlan,), ["route", "verbosity"])

@@ -8,11 +8,11 @@ import msgspec
 import pytest
 
 from contracts.commands import CreateMemory, ManualMemory, ReinforceMemories, SeedBio
-from db.repository import Stored
+from db.repository import StoredCommand
 from tests.e2e.bus import create_fields
 from worker.consuming.administration import streams
 from worker.domain import tenancy
-from worker.services.base import seen_before
+from worker.services.stored import seen_before
 from worker.shared.settings import Settings, SettingsError
 
 ENVELOPE = {"command_id": "c-1", "issued_at": datetime.now(UTC).isoformat(), "workspace_id": "42"}
@@ -50,21 +50,22 @@ def test_without_a_tenant_every_lineage_is_accepted_and_a_seed_names_none():
     assert tenancy.foreign_lineage(SEED, frozenset({7})) is None
 
 
-def stored(workspace: str | None, tenant: str | None) -> Stored:
-    return Stored(b'{"stored": true}', workspace, tenant, [], None)
+def stored(workspace: str | None, tenant: str) -> StoredCommand:
+    return StoredCommand(command_id="c", kind="reinforce", workspace_id=workspace, tenant=tenant, event_time="t",
+                         status="reinforced", result='{"stored": true}')
 
 
 def test_a_stored_result_answers_only_a_command_of_its_own_workspace_and_tenant():
     cmd = create(7)
-    assert seen_before(cmd, stored("42", "kaede"), "kaede").result == b'{"stored": true}'
-    assert seen_before(cmd, stored("42", ""), "").result == b'{"stored": true}'  # a worker without a tenant
+    assert seen_before(cmd, stored("42", "kaede"), "kaede").answer.result == b'{"stored": true}'
+    assert seen_before(cmd, stored("42", ""), "").answer.result == b'{"stored": true}'  # a worker without a tenant
     assert seen_before(cmd, None, "kaede") is None
-    # Another bot's row of the same workspace, a row gone before its tenant was read, another
-    # workspace's row: each a clash, refused, never answered with the stored result.
+    # Another bot's row of the same workspace, another workspace's row: each a clash, refused,
+    # never answered with the stored result.
     for row, tenant in ((stored("42", "tomori"), "kaede"), (stored("42", "kaede"), ""),
-                        (stored("42", ""), "kaede"), (stored("42", None), "kaede"), (stored("43", "kaede"), "kaede")):
+                        (stored("42", ""), "kaede"), (stored("43", "kaede"), "kaede")):
         answer = seen_before(cmd, row, tenant)
-        result = msgspec.json.decode(answer.result)
+        result = msgspec.json.decode(answer.answer.result)
         assert (result["data"]["status"], answer.duplicate) == ("memory_command_invalid", True), (row, tenant)
         assert "another workspace or another bot" in result["error"]
 

@@ -1,6 +1,6 @@
 """The worker process's composition root: the database, the NATS connection, the streams,
-the event publisher (after draining the outbox older workers left), the result lookup and the
-per-partition consumers, started in that order and stopped in reverse."""
+the event publisher, the result lookup and the per-partition consumers, started in that order
+and stopped in reverse."""
 
 from __future__ import annotations
 
@@ -19,20 +19,18 @@ from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker.consuming import collector, connection, metrics
 from worker.consuming.administration import streams
+from worker.consuming.administration.inbox_prune import prune_forever
 from worker.consuming.administration.retention import retain_forever as retention_loop
 from worker.consuming.connection import NatsConnectionClosed
 from worker.consuming.database import close_pool, timeouts_from
+from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
 from worker.consuming.lookup.answer import result_lookup
 from worker.consuming.lookup.outcomes import CommandOutcomes
-from worker.consuming.outbox.legacy import drain_legacy_outbox
-from worker.consuming.outbox.prune import prune_forever
-from worker.consuming.outbox.publisher import EventPublisher
 from worker.consuming.replication_check import check_replication, watch_replication
 from worker.services.base import CommandService
-from worker.services.create_batch import BatchedCreateService
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
@@ -54,10 +52,9 @@ class Endpoints:
 def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, CommandService]:
     limits = limits_from(settings)
     return {
-        "create": _serving(BatchedCreateService(CreateMemoryService(repo, limits), repo,
-                                                max_batch=settings.create_batch_max,
-                                                runners=settings.create_batch_runners,
-                                                observe=metrics.CREATE_BATCH.observe)),
+        "create": _serving(CreateMemoryService(repo, limits, max_batch=settings.create_batch_max,
+                                               runners=settings.create_batch_runners,
+                                               observe=metrics.CREATE_BATCH.observe)),
         "manual": _serving(ManualMemoryService(repo, limits)),
         "reinforce": _serving(ReinforceService(repo)),
         "seed_bio": _serving(SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars)),
@@ -101,7 +98,6 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                                 replicas=settings.stream_replicas, in_flight=settings.partition_in_flight,
                                 retention=retention, tenant=settings.tenant)
         events = await _open_publisher(stack, js, nc)
-        drained = await drain_legacy_outbox(events, repo)  # an older worker's leftovers go out before anything new
         tasks = [asyncio.create_task(prune_forever(repo, settings.inbox_retention_days), name="prune"),
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,
                                                     reply_prefixes=settings.reply_subject_prefixes),
@@ -118,8 +114,7 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
             stack.push_async_callback(_close_server, http)
         collector.settle_after_start()
         metrics.READY.set(1)
-        log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url,
-                 legacy_outbox_rows=drained)
+        log.info("worker_ready", partitions=settings.memory_partitions, nats=endpoints.nats_url)
         if ready is not None:
             ready.set()
         await stop.wait()

@@ -28,10 +28,6 @@ RETRIES = Counter("memory_retries", "Failed attempts sent back for a retry, by k
 EVENTS_NOT_STORED = Counter("memory_events_not_stored",
                             "Applied commands whose events MEMORY_EVENTS did not store after commit: each was handed"
                             " back unacknowledged, and its redelivery publishes them.", registry=REGISTRY)
-OUTBOX_BACKLOG = Gauge("memory_outbox_backlog",
-                       "Rows an older worker version left unpublished in the outbox table that this worker's"
-                       " start-up could not publish (0 once drained; nothing writes the table any more).",
-                       registry=REGISTRY)
 CREATE_BATCH = Histogram("memory_create_batch_size", "Creates saved per database transaction.",
                          buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=REGISTRY)
 COMMANDS_UNCONSUMED = Gauge("memory_commands_unconsumed", "Commands in MEMORY_COMMANDS not yet acknowledged.",

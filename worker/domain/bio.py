@@ -10,7 +10,7 @@ from __future__ import annotations
 from contracts.commands import SeedBio
 from worker.domain.content import utf16_length
 from worker.domain.model import Limits, ProxyIdentity, SeedDecision, SeedPlan, SeedSkip
-from worker.domain.proxy import NO_HOST, host_protection
+from worker.domain.proxy import NO_HOST, WORDS, host_protection
 
 __all__ = [
     "ALREADY_SEEDED",
@@ -72,7 +72,7 @@ def decide_seed(
         return SeedSkip(ALREADY_SEEDED)
     protected = host_protection(identity)
     if protected is not None or identity is None:  # no identity: host_protection said NO_HOST
-        return SeedSkip(protected or NO_HOST)
+        return SeedSkip(WORDS[protected] if protected is not None else NO_HOST)
     content = normalize_bio(cmd.bio, max_units)
     if not content:
         return SeedSkip(BLANK_BIO)

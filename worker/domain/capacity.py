@@ -1,11 +1,11 @@
 """The capacity rule's parts that run before the owner lock (docs/design.md, section 5).
 
 A create's save is decided in two places. Here, with no rows: whether a save at the cap may
-replace a row at all (`eviction_permitted`, once per create, into the SavePlan), the lineage
+replace a row at all (`eviction_blockers`, once per create, into the SavePlan), the lineage
 no automatic save may touch, and why a refusing capacity action refused (`limit_reason`, the
 limit_exceeded text). Under the lock, where the owner's rows are: memory_create_batch()
-(db/migrations/007_compact_save.sql, as 005_one_save_path.sql wrote it) counts, picks the
-victim and names a SaveOutcome in one statement. That half's executable specification is tests/support/capacity_rule.py, which
+(db/functions/memory_create_batch.sql) counts, picks the victim and names a SaveOutcome in
+one statement. That half's executable specification is tests/support/capacity_rule.py, which
 tests/integration/test_capacity_conformance.py runs as one table against the real SQL, so
 the two cannot drift apart: change the rule there first, then in the SQL.
 """
@@ -13,11 +13,11 @@ the two cannot drift apart: change the rule there first, then in the SQL.
 from __future__ import annotations
 
 from contracts.commands import Retrieval
-from worker.domain.model import CapacityAction, LimitReason, Workspace
+from worker.domain.model import CapacityAction, EvictionBlocker, LimitReason, Workspace
 
 __all__ = [
     "GLOBAL_LINEAGE",
-    "eviction_permitted",
+    "eviction_blockers",
     "limit_reason",
 ]
 
@@ -38,21 +38,19 @@ def _embedding_model_set(retrieval: Retrieval) -> bool:
     return bool(retrieval.embedding_model and retrieval.embedding_model.strip())
 
 
-def eviction_permitted(workspace: Workspace, retrieval: Retrieval) -> tuple[bool, str | None]:
-    """Whether a save at the cap may replace a row, and if not, why in words for the user.
+def eviction_blockers(workspace: Workspace, retrieval: Retrieval) -> tuple[EvictionBlocker, ...]:
+    """What keeps a save at the cap from replacing a row, in order; empty: a dormant row may go.
 
     Forgetting is only safe when memories are retrieved by relevance: without retrieval the
     model sees every memory, and which ones are "unused" means nothing.
     """
-    missing: list[str] = []
+    found: list[EvictionBlocker] = []
     if not workspace.memory_decay_enabled:
-        missing.append("memory decay is turned off for this server")
+        found.append("decay_off")
     if not retrieval.rag_available:
-        missing.append("memory retrieval is not available")
+        found.append("retrieval_unavailable")
     if not retrieval.embedding_credentials:
-        missing.append("no embedding credentials are configured")
+        found.append("no_embedding_credentials")
     if not _embedding_model_set(retrieval):
-        missing.append("no embedding model is configured")
-    if missing:
-        return False, "; ".join(missing)
-    return True, None
+        found.append("no_embedding_model")
+    return tuple(found)

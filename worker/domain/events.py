@@ -5,11 +5,11 @@ command id: a command retried after a crash emits the same ids, and JetStream's
 de-duplication and any consumer can recognise the repeat. The eviction metric is the
 exception: its id is random (docs/design.md, section 3.5), so a metric sample leads back to no command,
 workspace or content. It is still retry-safe: it is chosen once, before the save, and stored
-with the command's inbox row (`SavedFacts`), and every publish of that event carries it.
+with the command's inbox row (in the `SavePlan`), and every publish of that event carries it.
 
-A create's events are built after its save, from what the save stored: its result, the
-command, and `SavedFacts` (what only the save knew). So a redelivery that publishes them
-again (worker/services/base.py) builds the very same events from the same row.
+A create's events are built after its save, from what its inbox row stores: its decision
+and what the save learned under the lock. So a redelivery that publishes them again
+(worker/services/stored.py) builds the very same events from the same row.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import uuid
 import msgspec
 
 from contracts import subjects
-from contracts.commands import CreateMemory
 from contracts.events import (
     CacheInvalidate,
     EvictedMemory,
@@ -30,35 +29,18 @@ from contracts.events import (
     Source,
 )
 from contracts.notice import NoticePlan
-from contracts.results import CacheKey, CommandResult
+from contracts.results import CacheKey
 
-from .model import SCOPE_OF, Scope
+from .create_decision import SaveFacts, SavePlan
+from .create_result import save_notice
+from .model import SaveOutcome, Scope
+from .owner import cache_key
 
 
 class EventTemplate(msgspec.Struct, frozen=True):
     subject: str
     headers: dict[str, str]
     payload: msgspec.Raw | object
-
-
-class SavedFacts(msgspec.Struct, frozen=True, omit_defaults=True):
-    """What a model save's events say that its stored result and its command do not, kept
-    with its inbox row (processed_commands.event_facts, NULL when there is nothing: a plain
-    save of a server's memory): whose memory a person's memory is (a server's is its
-    workspace's), and after an eviction the forgotten row's id (set by the database), the
-    decay days and the eviction metric's event id (chosen before the save: `EvictionFacts`)."""
-
-    owner_id: str | None = None
-    evicted_id: int | None = None
-    decay_days: int | None = None
-    metric_event_id: str | None = None
-
-
-class EvictionFacts(msgspec.Struct, frozen=True):
-    """The part of `SavedFacts` a save stores only when it forgets a row."""
-
-    decay_days: int
-    metric_event_id: str
 
 
 def event_id(command_id: str, suffix: str) -> str:
@@ -110,43 +92,39 @@ def removed(command_id: str, occurred_at: str, *, scope: Scope, owner_id: str, l
     )
 
 
-def create_events(cmd: CreateMemory, result: CommandResult, facts: SavedFacts | None, occurred_at: str
+def create_events(command_id: str, workspace_id: str, plan: SavePlan, facts: SaveFacts, occurred_at: str
                   ) -> list[EventTemplate]:
-    """The events of a model save that wrote, in publish order: invalidations first, then
-    memory.saved, and after an eviction memory.evicted and the eviction metric. `result` is
-    the result as stored (its memory id, contents, scope and notice are the events');
-    `occurred_at` when the save's transaction ran."""
-    cid = cmd.command_id
-    data = result.data
-    scope = SCOPE_OF.get(data.scope or "")
-    if data.memory_id is None or data.content_saved is None or scope is None:
-        raise ValueError(f"the result of {cid!r} is not a save's: {data.status}")
-    facts = facts or SavedFacts()
-    owner = cmd.workspace_id if scope == "server" else facts.owner_id
-    if owner is None:
-        raise ValueError(f"the save of {cid!r}, a person's memory, was stored without its owner")
+    """The events of a model save, in publish order: invalidations first, then memory.saved,
+    and after an eviction memory.evicted and the eviction metric; none for a save that ended
+    writing nothing. Built from what the inbox row stores: the plan, what the save learned
+    under the lock, and `occurred_at`, when its transaction ran."""
+    if facts.outcome not in (SaveOutcome.SAVED, SaveOutcome.SAVED_WITH_EVICTION):
+        return []
+    if facts.memory_id is None:
+        raise ValueError(f"the save of {command_id!r} was stored without its memory id")
+    scope, owner = plan.scope, plan.owner_id
     forgot = facts.evicted_id
-    out = invalidations(cid, result.invalidated, occurred_at, "memory_saved")
-    out.append(saved(cid, occurred_at, scope=scope, workspace_id=cmd.workspace_id, owner_id=owner,
-                     lineage_id=cmd.persona.lineage_id, memory_id=data.memory_id, content=data.content_saved,
-                     source="model", manually_written=False, notice=result.notice,
-                     evicted=None if forgot is None else EvictedMemory(forgot, data.content_forgotten or "")))
+    out = invalidations(command_id, [cache_key(scope, owner)], occurred_at, "memory_saved")
+    out.append(saved(command_id, occurred_at, scope=scope, workspace_id=workspace_id, owner_id=owner,
+                     lineage_id=plan.lineage_id, memory_id=facts.memory_id, content=plan.content,
+                     source="model", manually_written=False, notice=save_notice(plan, facts),
+                     evicted=None if forgot is None else EvictedMemory(forgot, facts.forgotten or "")))
     if forgot is None:
         return out
-    if facts.decay_days is None or facts.metric_event_id is None:
-        raise ValueError(f"the eviction of {cid!r} was stored without its decay days and metric id")
-    eid = event_id(cid, "evicted")
+    if plan.metric_event_id is None:
+        raise ValueError(f"the eviction of {command_id!r} was planned without its metric id")
+    eid = event_id(command_id, "evicted")
     out.append(EventTemplate(
         subject=subjects.evicted_subject(scope, owner),
         headers={"Nats-Msg-Id": eid},
-        payload=MemoryEvicted(event_id=eid, command_id=cid, occurred_at=occurred_at, scope=scope,
-                              owner_id=owner, lineage_id=cmd.persona.lineage_id, memory_id=forgot,
-                              content_forgotten=data.content_forgotten or "", replaced_by=data.memory_id,
-                              decay_days=facts.decay_days),
+        payload=MemoryEvicted(event_id=eid, command_id=command_id, occurred_at=occurred_at, scope=scope,
+                              owner_id=owner, lineage_id=plan.lineage_id, memory_id=forgot,
+                              content_forgotten=facts.forgotten or "", replaced_by=facts.memory_id,
+                              decay_days=plan.decay_days),
     ))
     out.append(EventTemplate(
         subject=subjects.METRIC_EVICTION_SUBJECT,
-        headers={"Nats-Msg-Id": facts.metric_event_id},
-        payload=MemoryEvictionMetric(scope=scope, decay_days=facts.decay_days),
+        headers={"Nats-Msg-Id": plan.metric_event_id},
+        payload=MemoryEvictionMetric(scope=scope, decay_days=plan.decay_days),
     ))
     return out

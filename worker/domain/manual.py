@@ -41,7 +41,7 @@ from worker.domain.model import (
     Unchanged,
     Update,
 )
-from worker.domain.proxy import host_protection
+from worker.domain.proxy import WORDS, host_protection
 from worker.domain.tags import parse_tags
 
 __all__ = ["decide_manual"]
@@ -100,7 +100,7 @@ def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
         return None  # removing only ever forgets: neither protection blocks it
     why = host_protection(ctx.identity)
     if why is not None:
-        return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {why}.")
+        return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {WORDS[why]}.")
     if ctx.identity.privacy_level >= Privacy.FULL:
         return Refuse(codes.PRIVACY_BLOCKED, "This identity's privacy setting is full, so no personal memories are "
                                              f"kept about it. It can be changed with {_PRIVACY_PANEL}.")

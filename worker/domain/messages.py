@@ -1,9 +1,8 @@
-"""Every result of `memory.create` (docs/design.md, section 3.4), worded for the model to relay.
+"""Every text of a `memory.create` result (docs/design.md, section 3.4), worded for the model to relay.
 
 A failure says what happened and what the user can do about it; the same text goes to
-`error` and `data.reason` because models read either. No text mentions `current_count`:
-the refusal for a full owner is built before the database counts, which then fills the
-field in (see `limit_exceeded`).
+`error` and `data.reason` because models read either. worker/domain/create_result.py picks
+the function for a stored decision; these only word it.
 """
 
 from __future__ import annotations
@@ -13,9 +12,11 @@ from typing import Any
 from msgspec import UNSET
 
 from contracts import results as codes
-from contracts.commands import CreateMemory
-from contracts.results import CommandResult, CreateStatus, ResultData
-from worker.domain.model import LimitReason, Privacy, SavePlan, Scope, ToolScope
+from contracts.notice import NoticePlan
+from contracts.results import CacheKey, CommandResult, CreateStatus, ResultData
+from worker.domain.create_decision import HostProtection, SavePlan
+from worker.domain.model import EvictionBlocker, LimitReason, Privacy, Scope, ToolScope
+from worker.domain.proxy import WORDS
 
 __all__ = [
     "SAVED_MESSAGE",
@@ -30,6 +31,7 @@ __all__ = [
     "limit_exceeded",
     "privacy_restricted",
     "refusal",
+    "reserved_lineage",
     "saved",
     "user_not_found",
 ]
@@ -41,14 +43,10 @@ _PRIVACY_PANEL = "/personal config"
 _PRIVACY_NAMES: dict[int, str] = {Privacy.PARTIAL: "partial", Privacy.FULL: "full"}
 
 
-def _command_id(cmd_or_command_id: CreateMemory | str) -> str:
-    return cmd_or_command_id if isinstance(cmd_or_command_id, str) else cmd_or_command_id.command_id
-
-
-def refusal(cmd_or_command_id: CreateMemory | str, status: CreateStatus, reason: str, **extra: Any) -> CommandResult:
+def refusal(command_id: str, status: CreateStatus, reason: str, **extra: Any) -> CommandResult:
     """A failed result; `extra` are further `ResultData` fields (scope, candidates, ...)."""
     return CommandResult(
-        command_id=_command_id(cmd_or_command_id),
+        command_id=command_id,
         success=False,
         error=reason,
         data=ResultData(status=status, reason=reason, **extra),
@@ -64,15 +62,15 @@ def invalid_command(command_id: str, reason: str) -> CommandResult:
     return refusal(command_id, codes.COMMAND_INVALID, text)
 
 
-def invalid_args(cmd: CreateMemory | str, detail: str) -> CommandResult:
+def invalid_args(command_id: str, detail: str) -> CommandResult:
     text = (
         f"Invalid arguments for create_long_term_memory: {detail}. Nothing was saved; "
         "call the tool again with corrected arguments."
     )
-    return refusal(cmd, codes.INVALID_ARGS, text)
+    return refusal(command_id, codes.INVALID_ARGS, text)
 
 
-def disabled(cmd: CreateMemory | str, tool_scope: ToolScope, *, personal: bool = False) -> CommandResult:
+def disabled(command_id: str, tool_scope: ToolScope, *, personal: bool = False) -> CommandResult:
     if personal:
         text = (
             "Personal memories are turned off on this server, so I can't save memories about "
@@ -85,18 +83,23 @@ def disabled(cmd: CreateMemory | str, tool_scope: ToolScope, *, personal: bool =
             "Nothing was saved. A server manager can turn it back on in the bot's settings; "
             f"memories can still be added by hand with {_SERVER_PANEL}."
         )
-    return refusal(cmd, codes.DISABLED, text, scope=tool_scope)
+    return refusal(command_id, codes.DISABLED, text, scope=tool_scope)
 
 
-def internal_error(cmd: CreateMemory | str, tool_scope: ToolScope | None, detail: str) -> CommandResult:
+def reserved_lineage(command_id: str, tool_scope: ToolScope) -> CommandResult:
+    return internal_error(command_id, tool_scope,
+                          "the active persona has lineage 0, which is reserved for global memories")
+
+
+def internal_error(command_id: str, tool_scope: ToolScope | None, detail: str) -> CommandResult:
     text = (
         f"An internal error kept me from saving this memory ({detail}). Nothing was saved. "
         "This is a bot setup problem, not something the user did; the bot's operator needs to fix it."
     )
-    return refusal(cmd, codes.INTERNAL_ERROR, text, scope=tool_scope)
+    return refusal(command_id, codes.INTERNAL_ERROR, text, scope=tool_scope)
 
 
-def ambiguous(cmd: CreateMemory | str, query: str, candidates: list[str] | tuple[str, ...]) -> CommandResult:
+def ambiguous(command_id: str, query: str, candidates: list[str] | tuple[str, ...]) -> CommandResult:
     shown = list(candidates[:3])
     text = (
         f'More than one person matches "{query}": {", ".join(shown)}. Nothing was saved; '
@@ -104,11 +107,11 @@ def ambiguous(cmd: CreateMemory | str, query: str, candidates: list[str] | tuple
         "exact name of that person."
     )
     return refusal(
-        cmd, codes.AMBIGUOUS_USER, text, scope="target_user", candidates=shown, target_user=query
+        command_id, codes.AMBIGUOUS_USER, text, scope="target_user", candidates=shown, target_user=query
     )
 
 
-def user_not_found(cmd: CreateMemory | str, query: str, *, label: str | None = None) -> CommandResult:
+def user_not_found(command_id: str, query: str, *, label: str | None = None) -> CommandResult:
     """Nobody matched `query`, or (with `label`) the person matched but has no user record yet."""
     if label is None:
         text = (
@@ -121,10 +124,10 @@ def user_not_found(cmd: CreateMemory | str, query: str, *, label: str | None = N
             "yet (they have no profile with me), so nothing was saved. Once they have talked with me, "
             "try again."
         )
-    return refusal(cmd, codes.USER_NOT_FOUND, text, scope="target_user", target_user=label or query)
+    return refusal(command_id, codes.USER_NOT_FOUND, text, scope="target_user", target_user=label or query)
 
 
-def invalid_content(cmd: CreateMemory | str, tool_scope: ToolScope, length: int, limit: int) -> CommandResult:
+def invalid_content(command_id: str, tool_scope: ToolScope, length: int, limit: int) -> CommandResult:
     if length == 0:
         text = (
             "The memory content is empty, so nothing was saved. "
@@ -135,26 +138,30 @@ def invalid_content(cmd: CreateMemory | str, tool_scope: ToolScope, length: int,
             f"The memory is too long: {length} characters, and the limit is {limit}. Nothing was saved; "
             "shorten it (keep the essential fact) and try again."
         )
-    return refusal(cmd, codes.INVALID_CONTENT, text, scope=tool_scope)
+    return refusal(command_id, codes.INVALID_CONTENT, text, scope=tool_scope)
 
 
-def privacy_restricted(cmd: CreateMemory | str, label: str, privacy_level: int) -> CommandResult:
+def privacy_restricted(command_id: str, label: str, privacy_level: int) -> CommandResult:
     # A level the schema does not know reads as full, as under the lock (memory_create_batch).
     setting = _PRIVACY_NAMES.get(privacy_level, "full")
     text = (
         f"{label} has limited what I may remember about them (privacy setting: {setting}), so no "
         f"personal memory was saved. Only they can change this, with {_PRIVACY_PANEL}."
     )
-    return refusal(cmd, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
+    return refusal(command_id, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
 
 
-def host_protected(cmd: CreateMemory | str, label: str, why: str) -> CommandResult:
+_CHANGED_WHILE_SAVING = "a host's protection changed while saving"
+
+
+def host_protected(command_id: str, label: str, why: HostProtection) -> CommandResult:
     """A proxy identity whose host protects it (docs/design.md, section 4 step 7); `why` says how."""
+    because = _CHANGED_WHILE_SAVING if why == "changed_while_saving" else WORDS[why]
     text = (
         f"{label} is written through a message proxy, and I can't save personal memories about "
-        f"them: {why}. Nothing was saved."
+        f"them: {because}. Nothing was saved."
     )
-    return refusal(cmd, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
+    return refusal(command_id, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
 
 
 def _owner_phrase(plan: SavePlan) -> str:
@@ -169,7 +176,15 @@ def _manage_hint(scope: Scope) -> str:
     return f"someone can remove some server memories with {_SERVER_PANEL} to make room"
 
 
-def _limit_text(plan: SavePlan, reason: LimitReason, why_not: str | None) -> str:
+_BLOCKERS: dict[EvictionBlocker, str] = {
+    "decay_off": "memory decay is turned off for this server",
+    "retrieval_unavailable": "memory retrieval is not available",
+    "no_embedding_credentials": "no embedding credentials are configured",
+    "no_embedding_model": "no embedding model is configured",
+}
+
+
+def _limit_text(plan: SavePlan, reason: LimitReason) -> str:
     kind = "personal memories" if plan.scope == "personal" else "memories"
     manage = _manage_hint(plan.scope)
     if reason == "over_cap":
@@ -179,7 +194,7 @@ def _limit_text(plan: SavePlan, reason: LimitReason, why_not: str | None) -> str
         )
     head = f"{_owner_phrase(plan)} reached the limit of {plan.cap} {kind}"
     if reason == "eviction_not_permitted":
-        because = why_not or "memory decay is not available"
+        because = "; ".join(_BLOCKERS[b] for b in plan.blocked_by) or "memory decay is not available"
         return (
             f"{head}, and old memories are not replaced automatically here because {because}. "
             f"Nothing was saved; {manage}."
@@ -192,31 +207,31 @@ def _limit_text(plan: SavePlan, reason: LimitReason, why_not: str | None) -> str
 
 
 def limit_exceeded(
-    cmd: CreateMemory | str,
+    command_id: str,
     plan: SavePlan,
     current_count: int,
     reason: LimitReason,
-    why_not: str | None,
 ) -> CommandResult:
     return refusal(
-        cmd,
+        command_id,
         codes.LIMIT_EXCEEDED,
-        _limit_text(plan, reason, why_not),
+        _limit_text(plan, reason),
         scope=plan.tool_scope,
         current_count=current_count,
         max_allowed=plan.cap,
     )
 
 
-def db_error(cmd: CreateMemory | str, tool_scope: ToolScope | None = None) -> CommandResult:
+def db_error(command_id: str, tool_scope: ToolScope | None = None) -> CommandResult:
     text = (
         "A database error kept the memory from being saved; nothing was changed. "
         "It is safe to try again in a moment."
     )
-    return refusal(cmd, codes.DB_ERROR, text, scope=tool_scope)
+    return refusal(command_id, codes.DB_ERROR, text, scope=tool_scope)
 
 
-def saved(cmd: CreateMemory | str, plan: SavePlan, memory_id: int, forgotten: str | None) -> CommandResult:
+def saved(command_id: str, plan: SavePlan, memory_id: int, forgotten: str | None, invalidated: CacheKey,
+          notice: NoticePlan) -> CommandResult:
     """The success result; `forgotten` is the content of the row an eviction replaced."""
     data = ResultData(
         status=codes.SAVED if forgotten is None else codes.SAVED_WITH_EVICTION,
@@ -226,10 +241,5 @@ def saved(cmd: CreateMemory | str, plan: SavePlan, memory_id: int, forgotten: st
         content_forgotten=forgotten,
         target_user=plan.target_label if plan.target_label is not None else UNSET,
     )
-    return CommandResult(
-        command_id=_command_id(cmd),
-        success=True,
-        message=SAVED_MESSAGE,
-        data=data,
-        invalidated=list(plan.invalidate),
-    )
+    return CommandResult(command_id=command_id, success=True, message=SAVED_MESSAGE, data=data,
+                         invalidated=[invalidated], notice=dict(notice))

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Literal
 
-from contracts.results import CacheKey, ManualStatus
+from contracts.results import ManualStatus
 
 Scope = Literal["server", "personal"]
 ToolScope = Literal["server_wide", "target_user"]
@@ -91,30 +91,6 @@ class CreateContext:
 
 
 @dataclass(frozen=True, slots=True)
-class SavePlan:
-    """A create that passed every check before persistence; the database does the rest."""
-
-    scope: Scope
-    tool_scope: ToolScope
-    owner_id: str  # Discord id: the workspace's (server) or the user's (personal)
-    user_id: int | None  # internal users.user_id for personal saves
-    lineage_id: int
-    persona_id: int
-    content: str
-    cap: int
-    # Why a save at the cap may not replace a row (decay off, retrieval unusable), in words for
-    # the user; None: one dormant row may go (may_evict).
-    eviction_blocked: str | None
-    decay_days: int
-    target_label: str | None
-    invalidate: tuple[CacheKey, ...]
-
-    @property
-    def may_evict(self) -> bool:
-        return self.eviction_blocked is None
-
-
-@dataclass(frozen=True, slots=True)
 class StoredMemory:
     """A memory row as the eviction rule sees it."""
 
@@ -131,7 +107,8 @@ CapacityAction = Literal["insert", "evict", "refuse_at_cap", "refuse_over_cap"]
 
 class SaveOutcome(StrEnum):
     """How a create's save ends under the owner lock; the same labels are the SQL enum
-    memory_worker.save_outcome (worker/domain/outcome.py says how the two are used)."""
+    memory_worker.save_outcome. memory_create_batch() names one for each save and stores it in
+    the command's facts; worker/domain/create_result.py renders each."""
 
     SAVED = "saved"  # below the cap: inserted
     SAVED_WITH_EVICTION = "saved_with_eviction"  # at the cap: one dormant row replaced
@@ -141,6 +118,8 @@ class SaveOutcome(StrEnum):
     PRIVACY_FULL = "privacy_full"  # any other level but 0, or the users row is gone (fails closed)
     HOST_PROTECTED = "host_protected"  # a proxy identity's host protects it, read under the lock
 LimitReason = Literal["eviction_not_permitted", "nothing_eligible", "over_cap"]
+# What keeps a save at the cap from replacing a dormant row (worker/domain/capacity.py).
+EvictionBlocker = Literal["decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,39 +5,11 @@ the plan. The plan is a plain JSON-ready dict, carried unchanged in the result's
 field (section 3.4) and in the `memory.saved` event's `notice` field (section 3.5).
 A failed delivery is the bot's concern and never undoes the save.
 
-Plan shape (`plan_notice` always returns one; every key is always present; typed in
-contracts/notice.py, from which the published notice schema is generated)::
-
-    {
-      "version": 1,
-      "key": "memory_update",              # the notice key, matched against hidden keys
-      "verbosity": "minimal" | "verbose",  # the workspace setting the plan was made under
-      "hidden": bool,                      # the key is in tool_notice_hidden_keys
-      "title": str,                        # "Memory saved" / "Memory saved (one forgotten to make room)"
-      "conversation": null | {             # post in the channel the command came from
-        "channel_id": str,
-        "mode": "title" | "card",          # title: post `title` only; card: post `card`
-        "title": str,
-        "card": null | Card,               # set exactly when mode == "card"
-        "expand": null | Expand,           # set when a card field was truncated
-        "attachment": null | Attachment,   # set when the expanded text exceeds 4096
-      },
-      "thought_log": null | {              # post in the workspace's thought-log channel
-        "channel_id": str,                 # thought_log_channel_id
-        "card": Card,                      # always the full card
-        "source_url": str | null,          # the command channel's url (link to the source)
-        "expand": null | Expand,           # same rule as the conversation's
-        "attachment": null | Attachment,
-      },
-      "thought_log_skipped": null | "not_configured" | "dm" | "private"
-                             | "listed_private" | "not_readable_by_everyone",
-      "dropped_reason": null | "hidden_key_no_thought_log" | "hidden_key_non_public_channel",
-    }
-
-    Card       = {"title": str, "fields": [{"name": str, "value": str}, ...], "footer": str}
-    Expand     = {"label": str, "delivery": "description" | "attachment",
-                  "description": str | null}
-    Attachment = {"filename": "notice.txt", "content": str, "ephemeral": true}
+The plan's shape is typed in contracts/notice.py (every key always present), from which the
+published notice schema is generated. It is made in two steps: `route_notice`, before the save,
+decides where the notice goes from the settings and the channel (a create's decision stores
+that route); `plan_notice` completes it with what was saved and forgotten, whenever the
+result is rendered.
 
 Card fields, in order: "Scope" (the scope label), "Saved" (the saved content) and, for an
 eviction, "Forgotten" (the evicted content). A field value longer than Discord's embed field
@@ -68,6 +40,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import msgspec
+
 from contracts.commands import Channel
 from contracts.notice import (
     Attachment,
@@ -93,12 +67,14 @@ __all__ = [
     "FIELD_VALUE_LIMIT",
     "NOTICE_FILENAME",
     "NOTICE_KEY",
+    "NoticeRoute",
     "NoticeSettings",
     "NoticeSubject",
     "card_of",
     "channel_privacy",
     "full_text",
     "plan_notice",
+    "route_notice",
     "truncate_field",
 ]
 
@@ -234,21 +210,54 @@ def _expansion(subject: NoticeSubject, truncated: bool) -> tuple[Expand | None, 
     return expand, {"filename": NOTICE_FILENAME, "content": text, "ephemeral": True}
 
 
-def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubject) -> NoticePlan:
+class NoticeRoute(msgspec.Struct, frozen=True):
+    """Where a save's notice goes, decided before the save from the workspace's settings and the
+    command's channel (`route_notice`): all of the plan that does not depend on what was saved
+    or forgotten. A create's decision stores it (worker/domain/create_decision.py), and its
+    notice is planned from it and the subject whenever its result is rendered (`plan_notice`)."""
+
+    verbosity: Verbosity
+    hidden: bool
+    conversation_channel_id: str | None  # set exactly when the key is not hidden
+    thought_log_channel_id: str | None  # set exactly when the thought log gets the card
+    source_url: str | None
+    thought_log_skipped: ThoughtLogSkipped | None
+
+
+def route_notice(settings: NoticeSettings, channel: Channel) -> NoticeRoute:
+    """Routing: a hidden key posts nothing in the conversation, and the card goes to the thought
+    log only from a public channel; minimal posts the title and mirrors the card under the same
+    rule; verbose posts the card and mirrors nothing."""
+    hidden = settings.hides(NOTICE_KEY)
+    log_channel: str | None = None
+    skipped: ThoughtLogSkipped | None = None
+    if hidden or settings.verbosity == "minimal":
+        privacy = channel_privacy(channel, settings.private_channel_ids)
+        if settings.thought_log is None:
+            skipped = "not_configured"
+        elif privacy is not None:
+            skipped = privacy
+        else:
+            log_channel = settings.thought_log
+    return NoticeRoute(verbosity=settings.verbosity, hidden=hidden,
+                       conversation_channel_id=None if hidden else channel.id, thought_log_channel_id=log_channel,
+                       source_url=channel.url, thought_log_skipped=skipped)
+
+
+def plan_notice(route: NoticeRoute, subject: NoticeSubject) -> NoticePlan:
     """Where the `memory_update` notice of a save goes, and what each destination shows.
 
     Always returns a plan (a plain dict, JSON-ready); a notice that goes nowhere has both
     destinations null and `dropped_reason` set.
     """
-    hidden = settings.hides(NOTICE_KEY)
     card, truncated = card_of(subject)
     expand, attachment = _expansion(subject, truncated)
 
     conversation: ConversationNotice | None = None
-    if not hidden:
-        verbose = settings.verbosity == "verbose"
+    if route.conversation_channel_id is not None:
+        verbose = route.verbosity == "verbose"
         conversation = {
-            "channel_id": channel.id,
+            "channel_id": route.conversation_channel_id,
             "mode": "card" if verbose else "title",
             "title": subject.title,
             "card": card if verbose else None,
@@ -257,37 +266,28 @@ def plan_notice(settings: NoticeSettings, channel: Channel, subject: NoticeSubje
         }
 
     thought_log: ThoughtLogNotice | None = None
-    skipped: ThoughtLogSkipped | None = None
-    if hidden or settings.verbosity == "minimal":
-        log_channel = settings.thought_log
-        privacy = channel_privacy(channel, settings.private_channel_ids)
-        if log_channel is None:
-            skipped = "not_configured"
-        elif privacy is not None:
-            skipped = privacy
-        else:
-            thought_log = {
-                "channel_id": log_channel,
-                "card": card,
-                "source_url": channel.url,
-                "expand": expand,
-                "attachment": attachment,
-            }
+    if route.thought_log_channel_id is not None:
+        thought_log = {
+            "channel_id": route.thought_log_channel_id,
+            "card": card,
+            "source_url": route.source_url,
+            "expand": expand,
+            "attachment": attachment,
+        }
 
     dropped: DroppedReason | None = None
     if conversation is None and thought_log is None:
-        no_log = skipped == "not_configured"
+        no_log = route.thought_log_skipped == "not_configured"
         dropped = "hidden_key_no_thought_log" if no_log else "hidden_key_non_public_channel"
 
     return {
         "version": PLAN_VERSION,
         "key": NOTICE_KEY,
-        "verbosity": settings.verbosity,
-        "hidden": hidden,
+        "verbosity": route.verbosity,
+        "hidden": route.hidden,
         "title": subject.title,
         "conversation": conversation,
         "thought_log": thought_log,
-        "thought_log_skipped": skipped,
+        "thought_log_skipped": route.thought_log_skipped,
         "dropped_reason": dropped,
     }
-

@@ -7,11 +7,9 @@ blacklist), so the worker keeps two things apart there itself:
 
 - lineages: a tenant's commands may name only its own lineages (TENANT_LINEAGES) and lineage 0
   (a user's global personal memories, which belong to the user, not to a bot);
-- stored results: each inbox row (and each row of the old outbox table) carries the tenant that
-  stored it (its `tenant` column, db/migrations/004_tenants.sql), so a repeat never takes
-  another tenant's result or events for its own (worker/services/base.py, seen_before), a
-  result lookup never finds one, and the start-up drain of the old outbox never publishes
-  another tenant's events.
+- stored results: each inbox row carries the tenant that stored it (its `tenant` column,
+  db/migrations/004_tenants.sql), so a repeat never takes another tenant's result or events
+  for its own (worker/services/stored.py, seen_before), and a result lookup never finds one.
 
 Pure functions: no I/O.
 """

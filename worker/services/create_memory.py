@@ -1,39 +1,41 @@
-"""memory.create, top to bottom: read the context, decide (pure, once), write in one transaction.
+"""memory.create: read the contexts, decide (pure, once), store and carry out the decisions in
+one transaction, answer from what was stored. One path, for one create or many.
 
-1. Context: the tool arguments are parsed once; memory_create_context() reads in one statement
-   all the pure decision needs for the ids they name, and whether the command was seen before
-   (seen_before() decides what that means).
-2. Decision: decide_save() (worker/domain/save.py) refuses with a finished result, or plans a
-   save carrying what it stores when it writes.
-3. Transaction: memory_create_batch() (its argument: db/requests.py) stores a refusal, or
-   saves: it takes the owner's lock, chooses the outcome under it, completes the eviction
-   notice and stores the result, in one statement. A save that ends writing nothing (at the
-   cap, privacy read again) stores nothing there: its refusal is worded now
-   (worker/domain/outcome.py) and stored like any refusal, in a statement of its own.
-4. The events of a save that wrote are built from what it stored (published_events()).
-
-worker/services/create_batch.py runs steps 1 and 3 for many commands in one round trip each;
-step() and written() are the parts both share.
+The creates in flight at once are of different workspaces (a workspace has one command in
+flight at a time: worker/consuming/intake/lanes.py), so they go to the database together
+(the Coalescer): one round trip reads every context (memory_create_contexts), the pure
+decisions run (worker/domain/create.py), and one transaction (memory_create_batch) stores
+them all, each save under its owner's lock, taken up front in a fixed order, its outcome
+chosen under the lock. A lone create is a batch of one. Each command's answer and events come
+from the row its op returned (worker/services/stored.py), exactly as a repeat's would. Should a
+batch fail, every command runs again on its own, so errors, retries and dead letters stay per
+command.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import assert_never
+from collections.abc import Callable, Sequence
 
 from contracts.codec import encode
 from contracts.commands import CreateMemory
-from contracts.results import CommandResult
-from db.repository import CreateContextRow, MemoryRepository, SaveRow
-from db.requests import CreateSaveRequest
+from db.repository import CreateContextRow, MemoryRepository, lock_order
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp
 from worker.domain import messages
-from worker.domain.arguments import InvalidArguments, ToolArguments, parse_tool_args
-from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity, SaveOutcome
-from worker.domain.outcome import WRITES, refused_under_lock
-from worker.domain.save import CreateSave, decide_save
+from worker.domain.arguments import parse_tool_args
+from worker.domain.create import decide_create
+from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity
 from worker.domain.targets import lookup_ids
 from worker.services import rows
-from worker.services.base import Handled, once, published_events, seen_before
+from worker.services.base import Handled, once
+from worker.services.stored import answer, published_events, seen_before
+from worker.shared.coalescer import Coalescer
+
+# A create and the stream sequence of its delivery (run()'s `delivery`).
+_Delivered = tuple[CreateMemory, int | None]
+
+
+class DuplicateInBatch(Exception):
+    """Two deliveries of one command id in one batch: they run one by one instead."""
 
 
 def context_from_row(row: CreateContextRow) -> CreateContext:
@@ -45,91 +47,68 @@ def context_from_row(row: CreateContextRow) -> CreateContext:
                          proxies=proxies)
 
 
-@dataclass(frozen=True, slots=True)
-class Answered:
-    """A repeat: answered from what was stored."""
-
-    handled: Handled
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A refusal to store (a 'record' op of memory_create_batch): decided before the lock, or
-    by a save that wrote nothing."""
-
-    result: CommandResult
-
-
-@dataclass(frozen=True, slots=True)
-class Save:
-    """A save to attempt under the owner's lock (memory_create_batch)."""
-
-    save: CreateSave
-    request: CreateSaveRequest
-
-
-# A create after its context is read and the pure decision made.
-CreateStep = Answered | Refusal | Save
-
-
 class CreateMemoryService:
-    def __init__(self, repo: MemoryRepository, limits: Limits) -> None:
+    def __init__(self, repo: MemoryRepository, limits: Limits, *, max_batch: int = 1, runners: int = 1,
+                 observe: Callable[[int], None] = lambda size: None) -> None:
+        """`max_batch` creates in flight at once share the round trips and the commit (1: each
+        goes alone), with up to `runners` batches in the database at once; `observe` is told
+        each batch's size."""
         self._repo = repo
         self._limits = limits
-
-    def step(self, cmd: CreateMemory, args: ToolArguments | InvalidArguments, row: CreateContextRow,
-             delivery: int | None = None) -> CreateStep:
-        """`args`: parse_tool_args(cmd.tool_args), which also named the ids `row` was read for;
-        `delivery`: as for run()."""
-        answer = seen_before(cmd, self._repo.stored_of(row), self._repo.tenant, delivery)
-        if answer is not None:
-            return Answered(answer)
-        decision = decide_save(cmd, args, context_from_row(row), self._limits, rows.notice_settings(row.workspace))
-        if isinstance(decision, CommandResult):
-            return Refusal(decision)
-        return Save(decision, CreateSaveRequest.of(cmd, decision, delivery))
-
-    def written(self, cmd: CreateMemory, step: Refusal | Save, row: SaveRow, delivery: int | None = None
-                ) -> Handled | Refusal:
-        """What a write returned: the command's answer (its own result and events, or the answer
-        to a repeat it found stored), or for a save that wrote nothing the refusal to store."""
-        if row.duplicate:
-            return seen_before(cmd, self._repo.stored_by_write(row), self._repo.tenant, delivery)
-        if row.outcome is None:  # a refusal, stored: it publishes nothing
-            return Handled(self._repo.stored_by_write(row).result, [], duplicate=False)
-        outcome = SaveOutcome(row.outcome)
-        if outcome not in WRITES:
-            if not isinstance(step, Save):
-                raise ValueError(f"a refusal's write reported the outcome {outcome}")
-            return Refusal(refused_under_lock(cmd, step.save.plan, outcome, row.current_count))
-        stored = self._repo.stored_by_write(row)
-        return Handled(stored.result, published_events(cmd, stored), duplicate=False)
+        self._coalesce = Coalescer(self._run_delivered, self._run_alone, max_batch=max_batch, runners=runners,
+                                   observe=observe)
 
     async def run(self, cmd: CreateMemory, delivery: int | None = None) -> Handled:
-        """The create, with its result (and what its events are built from) stored in its
-        inbox row (applied_by = `delivery`)."""
-        return await once(cmd, lambda: self._run(cmd, delivery))
-
-    async def _run(self, cmd: CreateMemory, delivery: int | None) -> Handled:
-        args = parse_tool_args(cmd.tool_args)
-        async with self._repo.session() as db:  # the read and the writes on one connection
-            row = await db.create_context(cmd.command_id, cmd.workspace_id, lookup_ids(cmd, args),
-                                          cmd.persona.lineage_id)
-            step = self.step(cmd, args, row, delivery)
-            while True:  # at most twice: a save that wrote nothing, then its refusal
-                match step:
-                    case Answered(handled):
-                        return handled
-                    case Refusal(result):
-                        written = await db.record_result(cmd.command_id, cmd.workspace_id, result)
-                    case Save(_, request):
-                        written = await db.create_save(request)
-                    case _:
-                        assert_never(step)
-                answer = self.written(cmd, step, written, delivery)
-                if isinstance(answer, Handled):
-                    return answer
-                step = answer
+        """The create, stored in its inbox row (applied_by = `delivery`), with what to publish."""
+        return await self._coalesce((cmd, delivery))
 
     def failure_result(self, cmd: CreateMemory) -> bytes:
-        return encode(messages.db_error(cmd))
+        return encode(messages.db_error(cmd.command_id))
+
+    async def aclose(self, timeout: float) -> None:
+        await self._coalesce.aclose(timeout)
+
+    async def _run_alone(self, item: _Delivered) -> Handled:
+        """A batch of one, run again should a racing delivery store the command first."""
+        cmd, delivery = item
+
+        async def alone() -> Handled:
+            (handled,) = await self.run_batch([cmd], [delivery])
+            return handled
+
+        return await once(cmd, alone)
+
+    async def _run_delivered(self, items: Sequence[_Delivered]) -> list[Handled]:
+        return await self.run_batch([cmd for cmd, _ in items], [delivery for _, delivery in items])
+
+    async def run_batch(self, cmds: Sequence[CreateMemory],
+                        deliveries: Sequence[int | None] | None = None) -> list[Handled]:
+        """The creates `cmds`, each with its delivery as for run() (`deliveries` None: none has one)."""
+        if len({cmd.command_id for cmd in cmds}) < len(cmds):
+            raise DuplicateInBatch()
+        applied_by = list(deliveries) if deliveries is not None else [None] * len(cmds)
+        args = [parse_tool_args(cmd.tool_args) for cmd in cmds]
+        tenant = self._repo.tenant
+        answered: dict[int, Handled] = {}
+        ops: dict[int, CreateOp] = {}  # by command index, in command order
+        async with self._repo.session() as db:  # the read and the write on one connection
+            contexts = await db.create_contexts([
+                CreateContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, a)), cmd.persona.lineage_id)
+                for cmd, a in zip(cmds, args, strict=True)])
+            for index, (cmd, a, context) in enumerate(zip(cmds, args, contexts, strict=True)):
+                repeat = seen_before(cmd, context.stored, tenant, applied_by[index])
+                if repeat is not None:
+                    answered[index] = repeat
+                    continue
+                decision = decide_create(cmd, a, context_from_row(context), self._limits,
+                                         rows.notice_settings(context.workspace))
+                ops[index] = CreateOp(cmd.command_id, cmd.workspace_id, decision, applied_by[index])
+            if ops:
+                owners = lock_order(owner for op in ops.values() if (owner := op.owner) is not None)
+                written = await db.create_batch(CreateBatchRequest(owners, list(ops.values())))
+                for (index, _), row in zip(ops.items(), written, strict=True):
+                    if row.duplicate:  # a racing delivery stored it first
+                        answered[index] = seen_before(cmds[index], row.stored, tenant, applied_by[index])
+                    else:
+                        answered[index] = Handled(answer(row.stored), published_events(row.stored), duplicate=False)
+        return [answered[index] for index in range(len(cmds))]

@@ -17,7 +17,8 @@ from worker.domain.manual import decide_manual
 from worker.domain.model import Delete, Insert, Limits, ManualContext, ManualDecision, Refuse, Unchanged, Update
 from worker.domain.owner import cache_key
 from worker.services import rows
-from worker.services.base import Handled, event_rows, once, seen_before
+from worker.services.base import Answer, Handled, event_rows, once
+from worker.services.stored import seen_before
 
 
 def owner_of(cmd: ManualMemory) -> str:
@@ -62,9 +63,10 @@ class ManualMemoryService:
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
             stored_events = event_rows(pending)
-            result_json = await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, result.data.status,
-                                                encode(result), stored_events, delivery)
-        return Handled(result_json, stored_events, duplicate=False)
+            answer = Answer(encode(result), result.data.status)
+            await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, answer.status, answer.result,
+                                  stored_events, delivery)
+        return Handled(answer, stored_events, duplicate=False)
 
     def failure_result(self, cmd: ManualMemory) -> bytes:
         return encode(op_results.failed(cmd.command_id, "the change could not be saved; try again shortly"))

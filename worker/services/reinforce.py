@@ -6,7 +6,8 @@ from contracts.codec import encode
 from contracts.commands import ReinforceMemories
 from db.repository import MemoryRepository
 from worker.domain import op_results
-from worker.services.base import Handled, once, seen_before
+from worker.services.base import Answer, Handled, once
+from worker.services.stored import seen_before
 
 
 class ReinforceService:
@@ -33,8 +34,8 @@ class ReinforceService:
             count = await tx.reinforce(cmd.workspace_id, cmd.lineage_id, server_ids, personal_ids)
             result = encode(op_results.reinforced(cmd.command_id, count))
             # No cache invalidation: reinforcement does not change what a bot shows.
-            result = await tx.store_result(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result)
-        return Handled(result, [], duplicate=False)
+            await tx.store_result(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result)
+        return Handled(Answer(result, "reinforced"), [], duplicate=False)
 
     def failure_result(self, cmd: ReinforceMemories) -> bytes:
         return encode(op_results.failed(cmd.command_id, "the memories could not be marked as used"))

@@ -13,7 +13,8 @@ from worker.domain.capacity import GLOBAL_LINEAGE
 from worker.domain.model import Limits, SeedPlan
 from worker.domain.owner import cache_key
 from worker.services import rows
-from worker.services.base import Handled, event_rows, once, seen_before
+from worker.services.base import Answer, Handled, event_rows, once
+from worker.services.stored import seen_before
 
 
 class SeedBioService:
@@ -54,9 +55,10 @@ class SeedBioService:
             else:
                 result = op_results.skipped(cid, decision.reason)
             stored_events = event_rows(pending)
-            result_json = await tx.store_result(cid, "seed_bio", cmd.workspace_id, result.data.status,
-                                                encode(result), stored_events, delivery)
-        return Handled(result_json, stored_events, duplicate=False)
+            answer = Answer(encode(result), result.data.status)
+            await tx.store_result(cid, "seed_bio", cmd.workspace_id, answer.status, answer.result, stored_events,
+                                  delivery)
+        return Handled(answer, stored_events, duplicate=False)
 
     def failure_result(self, cmd: SeedBio) -> bytes:
         return encode(op_results.failed(cmd.command_id, "the bio could not be saved"))

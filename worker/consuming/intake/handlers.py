@@ -22,36 +22,24 @@ from nats.js import JetStreamContext
 from contracts import subjects
 from contracts.codec import encode
 from contracts.commands import COMMAND_TYPES, Envelope, decoder_for
-from contracts.results import COMMAND_INVALID, SAVED_WITH_EVICTION
+from contracts.results import COMMAND_INVALID
 from contracts.subjects import DEFAULT_REPLY_PREFIXES
-from db.repository import Stored
+from db.repository import StoredCommand
 from worker.consuming import dead_letters, metrics
+from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake import delivery
 from worker.consuming.intake.delivery import retry_delay as retry_delay
 from worker.consuming.intake.failures import FailureLedger, is_permanent, is_unavailable
-from worker.consuming.outbox.publisher import EventPublisher
 from worker.consuming.probe import answerable
 from worker.domain import messages, tenancy
-from worker.services.base import CommandService, Handled, published_events, republishes
+from worker.services.base import CommandService, Handled
+from worker.services.stored import answer, published_events, republishes
 from worker.shared.jetstream import stream_seq
 
 log = structlog.get_logger("worker")
 
-# The stored result of a command of a workspace, with its events (MemoryRepository.stored_command).
-StoredCommand = Callable[[str, str], Awaitable[Stored | None]]
-
-
-# Every result, whatever its command, has data.status: enough for the canonical log line.
-class _Status(msgspec.Struct, frozen=True):
-    status: str = "?"
-    scope: str | None = None
-
-
-class _StatusProbe(msgspec.Struct):
-    data: _Status = _Status()
-
-
-_STATUS = msgspec.json.Decoder(_StatusProbe)
+# A command of a workspace as stored (MemoryRepository.stored_command).
+StoredLookup = Callable[[str, str], Awaitable[StoredCommand | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +80,7 @@ class _Decoded:
 
 class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, events: EventPublisher,
-                 services: Mapping[str, CommandService], stored_command: StoredCommand, *, max_deliver: int,
+                 services: Mapping[str, CommandService], stored_command: StoredLookup, *, max_deliver: int,
                  reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536,
                  tenant_lineages: frozenset[int] | None = None) -> None:
         self._conn = nc
@@ -146,7 +134,7 @@ class CommandHandler:
             await self._events.publish_coalesced(handled.events)
             published, events_stored = time.perf_counter(), True
             if decoded.reply_to:
-                await self._conn.publish(decoded.reply_to, handled.result)
+                await self._conn.publish(decoded.reply_to, handled.answer.result)
             await msg.ack()
         except Exception as exc:
             if handled is not None and handled.events and not events_stored:
@@ -156,13 +144,13 @@ class CommandHandler:
             return await self._failed(d, command, exc)
         if deliveries > 1:
             self._failures.forget(d.seq)
-        data = _STATUS.decode(handled.result).data
-        metrics.observe(subject.kind, data.status, time.perf_counter() - started, deliveries, handled.duplicate,
-                        data.scope if data.status == SAVED_WITH_EVICTION else None)
+        status = handled.answer.status
+        metrics.observe(subject.kind, status, time.perf_counter() - started, deliveries, handled.duplicate,
+                        handled.answer.evicted_scope)
         # Where the time went: the service (its database round trips and the planning between
         # them, with any wait for a batch shared with other commands), then storing the events
         # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.
-        log.info("command", **{**d.context, "status": data.status, "duplicate": handled.duplicate,
+        log.info("command", **{**d.context, "status": status, "duplicate": handled.duplicate,
                                "events": len(handled.events), "duration_ms": _ms(started),
                                "db_ms": _ms(running, applied), "events_ms": _ms(applied, published)})
         return False
@@ -256,15 +244,15 @@ class CommandHandler:
             outcome = delivery.give_up_with(give_up, stored=stored is not None)
             if stored is not None and republishes(stored, d.seq):
                 # Applied by this very message: its events are stored before it is acked.
-                await self._events.publish_coalesced(published_events(cmd, stored))
+                await self._events.publish_coalesced(published_events(stored))
             if isinstance(outcome, delivery.DeadLetter):
                 await dead_letters.dead_letter(
                     self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
                     payload=d.msg.data, reason=outcome.reason, error=repr(exc), deliveries=d.deliveries,
                     first_failed_at=first_failed_at, stream_seq=d.seq)
             if cmd.reply_to:
-                await self._conn.publish(cmd.reply_to,
-                                         stored.result if stored is not None else command.service.failure_result(cmd))
+                await self._conn.publish(cmd.reply_to, answer(stored).result if stored is not None
+                                         else command.service.failure_result(cmd))
             await d.msg.ack()
             self._failures.forget(d.seq)
         except Exception as dlq_exc:

@@ -12,12 +12,13 @@ from contracts import subjects
 from contracts.lookup import wants_outcome
 from db.repository import MemoryRepository
 from worker.consuming.lookup.outcomes import CommandOutcomes, lookup_key
+from worker.services.stored import answer
 
 log = structlog.get_logger("worker")
 
 
 def result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes) -> Callable[[Msg], Awaitable[None]]:
-    async def answer(msg: Msg) -> None:
+    async def on_lookup(msg: Msg) -> None:
         if not msg.reply:
             return
         try:
@@ -26,10 +27,11 @@ def result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes) -> Callable
                 await msg.respond(await outcomes.describe(workspace_token, command_token))
                 return
             key = lookup_key(command_token, workspace_token)
-            stored = None if key is None else await repo.stored_result(*key)
+            stored = None if key is None else await repo.stored_command(*key)
+            reply = answer(stored).result if stored is not None else b"null"
         except Exception as exc:  # a lookup must never take the worker down; the asker retries
             log.warning("result_lookup_failed", subject=msg.subject, error=repr(exc))
             return
-        await msg.respond(stored if stored is not None else b"null")
+        await msg.respond(reply)
 
-    return answer
+    return on_lookup

@@ -26,6 +26,7 @@ from contracts.lookup import CommandOutcome, DeadLetterInfo, DeadLetterReason
 from db.repository import MemoryRepository
 from worker.consuming import dead_letters
 from worker.consuming.probe import command_id_of, reply_to_of
+from worker.services.stored import answer
 from worker.shared.jetstream import stored_seq, stored_subject
 
 # A workspace's queue or dead letters are read one message per round trip; past this many
@@ -71,7 +72,7 @@ class CommandOutcomes:
         if stored is None:
             return None
         return encode(msgspec.structs.replace(known, outcome="processed", kind=stored.kind,
-                                              result=msgspec.Raw(stored.result)))
+                                              result=msgspec.Raw(answer(stored).result)))
 
     async def _latest_stored(self, tokens: list[str], command_id: str) -> tuple[str, int] | None:
         """(kind, stream sequence) of the command's latest copy in MEMORY_COMMANDS."""

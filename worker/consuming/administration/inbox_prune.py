@@ -1,5 +1,4 @@
-"""Rows of the inbox, and of the outbox table older workers wrote, past their retention,
-removed once an hour."""
+"""Inbox rows past their retention (INBOX_RETENTION_DAYS), removed once an hour."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ from worker.consuming.background import cancel_requested
 
 log = structlog.get_logger("worker")
 
-# Drained rows of the old outbox stay this long after publishing (the stream keeps 7 days).
-OUTBOX_RETENTION_DAYS = 7
 PRUNE_INTERVAL_S = 3600.0
 # Rows one statement removes at most: each batch is a short transaction, so the prune never
 # holds a long one against the creates.
@@ -26,7 +23,7 @@ async def prune_due(repo: MemoryRepository, inbox_days: int, batch: int = PRUNE_
     1.4 commands a second), which would then grow without bound."""
     removed = 0
     while True:
-        pruned = await repo.prune(inbox_days, OUTBOX_RETENTION_DAYS, batch)
+        pruned = await repo.prune(inbox_days, batch)
         removed += pruned
         if pruned < batch or cancel_requested():
             return removed

@@ -1,0 +1,96 @@
+"""A create's result, rendered from what its inbox row stores: the one place it is built.
+
+The reply, every repeat, the result lookup's answer and the give-up path's answer of a create
+all come from `render_create(command_id, decision, facts)`: the decision the pure domain made
+(worker/domain/create.py) and, for a save, what the save learned under the owner lock
+(`SaveFacts`: how it ended, the new id, the count, the forgotten row). The texts are
+worker/domain/messages.py's; the notice is planned from the decision's route
+(worker/domain/notice.py).
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from contracts.results import CommandResult
+from worker.domain import messages
+from worker.domain.capacity import limit_reason
+from worker.domain.create_decision import (
+    Ambiguous,
+    CreateDecision,
+    Disabled,
+    HostProtected,
+    InvalidArgs,
+    InvalidContent,
+    PrivacyRestricted,
+    ReservedLineage,
+    SaveFacts,
+    SavePlan,
+    UserNotFound,
+)
+from worker.domain.model import CapacityAction, Privacy, SaveOutcome
+from worker.domain.notice import NoticePlan, NoticeSubject, plan_notice
+from worker.domain.owner import cache_key
+
+__all__ = ["render_create", "save_notice"]
+
+
+def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | None) -> CommandResult:
+    """The result of a create that ended in `decision` (and, for a save, `facts`)."""
+    match decision:
+        case InvalidArgs(detail):
+            return messages.invalid_args(command_id, detail)
+        case Disabled(tool_scope, personal):
+            return messages.disabled(command_id, tool_scope, personal=personal)
+        case ReservedLineage(tool_scope):
+            return messages.reserved_lineage(command_id, tool_scope)
+        case Ambiguous(query, candidates):
+            return messages.ambiguous(command_id, query, candidates)
+        case UserNotFound(query, label):
+            return messages.user_not_found(command_id, query, label=label)
+        case HostProtected(label, why):
+            return messages.host_protected(command_id, label, why)
+        case InvalidContent(tool_scope, length, limit):
+            return messages.invalid_content(command_id, tool_scope, length, limit)
+        case PrivacyRestricted(label, level):
+            return messages.privacy_restricted(command_id, label, level)
+        case SavePlan():
+            if facts is None:
+                raise ValueError(f"the save of {command_id!r} was stored without what it learned under the lock")
+            return _saved_or_refused(command_id, decision, facts)
+        case _:
+            assert_never(decision)
+
+
+def _saved_or_refused(command_id: str, plan: SavePlan, facts: SaveFacts) -> CommandResult:
+    label = plan.target_label or plan.owner_id
+    match facts.outcome:
+        case SaveOutcome.SAVED | SaveOutcome.SAVED_WITH_EVICTION:
+            if facts.memory_id is None:
+                raise ValueError(f"the save of {command_id!r} was stored without its memory id")
+            return messages.saved(command_id, plan, facts.memory_id, facts.forgotten,
+                                  cache_key(plan.scope, plan.owner_id), save_notice(plan, facts))
+        case SaveOutcome.AT_CAP | SaveOutcome.OVER_CAP:
+            if facts.count is None:
+                raise ValueError(f"{facts.outcome} was stored for {command_id!r} without the count read under the lock")
+            action: CapacityAction = "refuse_at_cap" if facts.outcome == SaveOutcome.AT_CAP else "refuse_over_cap"
+            reason = limit_reason(action, plan.may_evict)
+            assert reason is not None  # a refusing action always has one
+            return messages.limit_exceeded(command_id, plan, facts.count, reason)
+        case SaveOutcome.PRIVACY_PARTIAL:
+            return messages.privacy_restricted(command_id, label, Privacy.PARTIAL)
+        case SaveOutcome.PRIVACY_FULL:
+            return messages.privacy_restricted(command_id, label, Privacy.FULL)
+        case SaveOutcome.HOST_PROTECTED:
+            return messages.host_protected(command_id, label, "changed_while_saving")
+        case _:
+            assert_never(facts.outcome)
+
+
+def save_notice(plan: SavePlan, facts: SaveFacts) -> NoticePlan:
+    """The notice of a save that wrote: what the result and the memory.saved event carry."""
+    scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
+    evicted = facts.outcome == SaveOutcome.SAVED_WITH_EVICTION
+    return plan_notice(plan.notice, NoticeSubject(
+        kind="saved_with_eviction" if evicted else "saved", scope_label=scope_label, content_saved=plan.content,
+        content_forgotten=(facts.forgotten or "") if evicted else None, persona_name=plan.persona_name))

@@ -1,0 +1,108 @@
+"""What a stored command answers and publishes: the one place either is made from its inbox row.
+
+The reply to a command, every repeat of it, the give-up path's answer and the result lookup
+all take `answer(stored)`; the first publish of its events and every republish take
+`published_events(stored)`. A create's row keeps its decision and what its save learned
+(worker/domain/create_decision.py), from which both are rendered, the same way every time
+(worker/domain/create_result.py, events.py); every other kind keeps its result as sent and
+its events whole.
+"""
+
+from __future__ import annotations
+
+from typing import overload
+
+import structlog
+
+from contracts.codec import encode
+from contracts.commands import Envelope
+from contracts.results import SAVED, SAVED_WITH_EVICTION
+from db.repository import EventRow, StoredCommand
+from worker.domain import messages
+from worker.domain.create_decision import SavePlan
+from worker.domain.create_result import render_create
+from worker.domain.events import create_events
+from worker.services.base import Answer, Handled, event_rows
+
+log = structlog.get_logger("worker")
+
+
+def answer(stored: StoredCommand) -> Answer:
+    """The command's answer, as first sent and as every repeat and lookup gets it."""
+    if stored.decision is not None:
+        result = render_create(stored.command_id, stored.decision, stored.facts)
+        status = result.data.status
+        return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None)
+    if stored.result is None or stored.status is None:  # the table's CHECK keeps one or the other
+        raise ValueError(f"{stored.command_id!r} is stored with neither a result nor a decision")
+    return Answer(stored.result.encode(), stored.status)
+
+
+def published_events(stored: StoredCommand) -> list[EventRow]:
+    """The command's events, in publish order: kept whole in its row, or for a create rendered
+    from its decision (none for a refusal). The first publish and every republish build them
+    here, so they are the same events."""
+    if stored.events is not None:
+        return stored.events
+    if isinstance(stored.decision, SavePlan):
+        if stored.facts is None or stored.workspace_id is None:
+            raise ValueError(f"the save of {stored.command_id!r} was stored without its facts or workspace")
+        return event_rows(create_events(stored.command_id, stored.workspace_id, stored.decision, stored.facts,
+                                        stored.event_time))
+    if stored.decision is None and stored.status in (SAVED, SAVED_WITH_EVICTION):
+        # A save stored by a release before db/migrations/009_decisions.sql, redelivered by the
+        # message that applied it: its events were built from the command by code since gone.
+        # deploy/README.md ("Upgrading") says how an upgrade leaves no such message behind.
+        log.error("events_not_rebuilt", command_id=stored.command_id,
+                  reason="saved by a release before migration 009 and redelivered after the upgrade")
+    return []
+
+
+def republishes(stored: StoredCommand, delivery: int | None) -> bool:
+    """Does answering this delivery of a command seen before publish its stored events again?
+
+    The rule: only a delivery of the very stream message that applied the command does
+    (`delivery` is that message's MEMORY_COMMANDS sequence, stored as `applied_by`).
+
+    Why that is enough: a message is acknowledged only after its command's events were
+    stored in MEMORY_EVENTS (the handler publishes, then replies, then acks; the give-up path
+    publishes before it acks too). So a message that comes back may have died between commit
+    and publish, and its redelivery publishes the events; should they have been stored after
+    all (the crash came between publish and ack), each carries Nats-Msg-Id = its event id and
+    the stream stores it once within its duplicate window (DUPLICATE_WINDOW_S, 10 minutes; a
+    redelivery comes ACK_WAIT_SECONDS after the delivery). The one case left: events stored,
+    the ack lost, and the redelivery more than the window later (a NATS outage between
+    publish and ack that outlasts it) stores them twice.
+
+    Why no other message may: for a different message with the same command id (a bot
+    re-sending under a derived message id, a dead letter replayed days later), the message
+    that applied the command was either acknowledged, so the events are stored already,
+    perhaps longer ago than the duplicate window, and publishing them again would store them
+    twice; or it is still unacknowledged, and its own redelivery publishes them.
+    """
+    return delivery is not None and stored.applied_by == delivery
+
+
+@overload
+def seen_before(cmd: Envelope, stored: StoredCommand, tenant: str, delivery: int | None = None) -> Handled: ...
+@overload
+def seen_before(cmd: Envelope, stored: StoredCommand | None, tenant: str,
+                delivery: int | None = None) -> Handled | None: ...
+def seen_before(cmd: Envelope, stored: StoredCommand | None, tenant: str, delivery: int | None = None) -> Handled | None:
+    """Was this command seen before? The one place that decides; every path that can find a
+    stored command asks here: the create's context read and its batch write (which may find
+    a racing delivery's row), and the other commands' locked read.
+
+    `tenant`: the bot this worker serves ('' for none), which a stored row must have been
+    stored for to be this command's. None: not seen, go on. Otherwise the answer: the stored
+    one, with the events when this delivery republishes them (republishes()). Command ids
+    must be unique across workspaces and bots; a clash is refused rather than answered with
+    another workspace's or another bot's result.
+    """
+    if stored is None:
+        return None
+    if stored.tenant != tenant or (stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id):
+        reason = "command_id was already used by a command of another workspace or another bot: use a fresh, unique id"
+        invalid = messages.invalid_command(cmd.command_id, reason)
+        return Handled(Answer(encode(invalid), invalid.data.status), [], duplicate=True)
+    return Handled(answer(stored), published_events(stored) if republishes(stored, delivery) else [], duplicate=True)
