@@ -15,6 +15,8 @@ from typing import Any
 
 from . import schema, subjects
 from .commands import DEFAULT_REPLY_PREFIXES, REPLY_SUBJECT_RULE
+from .registry import COMMAND_KINDS, COMMANDS, CommandSpec
+from .results import InvalidCommandResult
 
 PATH = Path(__file__).parent / "asyncapi.json"
 VERSION = "0.2.0"
@@ -74,25 +76,44 @@ DLQ_HEADERS = {
     },
 }
 
+
+
+def _words(kind: str) -> list[str]:
+    return kind.split("_")
+
+
+def command_channel(kind: str) -> str:
+    """memoryCreate, memorySeedBio: a command kind's channel id."""
+    return "memory" + "".join(word.title() for word in _words(kind))
+
+
+def reply_channel(kind: str) -> str:
+    """createReply, seedBioReply: the channel of a command kind's result."""
+    first, *rest = _words(kind)
+    return first + "".join(word.title() for word in rest) + "Reply"
+
+
+def receive_operation(kind: str) -> str:
+    """receiveCreate, receiveSeedBio: the worker's operation receiving a command kind."""
+    return "receive" + "".join(word.title() for word in _words(kind))
+
+
+def _reply_messages(spec: CommandSpec[Any, Any, Any]) -> dict[str, str | None]:
+    refusal = {} if spec.refusal_in_result else {InvalidCommandResult.__name__: "result.invalid"}
+    return {spec.result.__name__: spec.result_schema, **refusal}
+
+
 # channel id: (address (None: given at run time), parameters, {message: schema file or None}, description)
+# Each command kind's channel and its reply's (contracts/registry.py), then the rest.
 _CHANNELS: dict[str, tuple[str | None, dict, dict[str, str | None], str]] = {
-    "memoryCreate": ("memory.create.{workspace_id}", _WS, {"CreateMemory": "memory.create"},
-                     f"The model's create_long_term_memory tool call. Stream {subjects.COMMANDS_STREAM}."),
-    "memoryManual": ("memory.manual.{workspace_id}", _WS, {"ManualMemory": "memory.manual"},
-                     f"The /memories and /personal memories panels. Stream {subjects.COMMANDS_STREAM}."),
-    "memoryReinforce": ("memory.reinforce.{workspace_id}", _WS, {"ReinforceMemories": "memory.reinforce"},
-                        f"Memories a reply used. Stream {subjects.COMMANDS_STREAM}."),
-    "memorySeedBio": ("memory.seed_bio.{workspace_id}", _WS, {"SeedBio": "memory.seed_bio"},
-                      f"A new proxy identity's bio. Stream {subjects.COMMANDS_STREAM}."),
-    "createReply": (None, {}, {"CommandResult": "result"},
-                    "The result of memory.create, published (core NATS) to the command's reply_to. "
-                    + REPLY_SUBJECT_RULE),
-    "manualReply": (None, {}, {"ManualResult": "result.manual", "InvalidCommandResult": "result.invalid"},
-                    "The result of memory.manual, published to the command's reply_to. " + REPLY_SUBJECT_RULE),
-    "reinforceReply": (None, {}, {"ReinforceResult": "result.reinforce", "InvalidCommandResult": "result.invalid"},
-                       "The result of memory.reinforce, published to the command's reply_to. " + REPLY_SUBJECT_RULE),
-    "seedBioReply": (None, {}, {"SeedBioResult": "result.seed_bio", "InvalidCommandResult": "result.invalid"},
-                     "The result of memory.seed_bio, published to the command's reply_to. " + REPLY_SUBJECT_RULE),
+    **{command_channel(kind): (subjects.command_filter(kind, "{workspace_id}"), _WS,
+                               {spec.command.__name__: spec.command_schema},
+                               f"{spec.summary} Stream {subjects.COMMANDS_STREAM}.")
+       for kind, spec in COMMANDS.items()},
+    **{reply_channel(kind): (None, {}, _reply_messages(spec),
+                             f"The result of memory.{kind}, published (core NATS) to the command's reply_to. "
+                             + REPLY_SUBJECT_RULE)
+       for kind, spec in COMMANDS.items()},
     "resultLookup": ("memory.result.{workspace_id}.{command_id}",
                      {**_WS, "command_id": {"description": "The command id, encoded as a subject token."}},
                      {"ResultRequest": None, "OutcomeRequest": "lookup.request"},
@@ -127,10 +148,7 @@ _CHANNELS: dict[str, tuple[str | None, dict, dict[str, str | None], str]] = {
 
 # message name: (headers, description of a message without a schema file)
 _MESSAGE_EXTRAS: dict[str, tuple[dict | None, str | None]] = {
-    "CreateMemory": (COMMAND_HEADERS, None),
-    "ManualMemory": (COMMAND_HEADERS, None),
-    "ReinforceMemories": (COMMAND_HEADERS, None),
-    "SeedBio": (COMMAND_HEADERS, None),
+    **{spec.command.__name__: (COMMAND_HEADERS, None) for spec in COMMANDS.values()},
     "MemorySaved": (EVENT_HEADERS, None),
     "MemoryEvicted": (EVENT_HEADERS, None),
     "MemoryRemoved": (EVENT_HEADERS, None),
@@ -142,10 +160,7 @@ _MESSAGE_EXTRAS: dict[str, tuple[dict | None, str | None]] = {
 
 # operation id: (action of the worker, channel id, reply channel id or None)
 _OPERATIONS: dict[str, tuple[str, str, str | None]] = {
-    "receiveCreate": ("receive", "memoryCreate", "createReply"),
-    "receiveManual": ("receive", "memoryManual", "manualReply"),
-    "receiveReinforce": ("receive", "memoryReinforce", "reinforceReply"),
-    "receiveSeedBio": ("receive", "memorySeedBio", "seedBioReply"),
+    **{receive_operation(kind): ("receive", command_channel(kind), reply_channel(kind)) for kind in COMMAND_KINDS},
     "answerResultLookup": ("receive", "resultLookup", "resultLookupReply"),
     "sendMemorySaved": ("send", "memorySaved", None),
     "sendMemoryEvicted": ("send", "memoryEvicted", None),
@@ -157,7 +172,7 @@ _OPERATIONS: dict[str, tuple[str, str, str | None]] = {
 
 NATS_FACTS = {
     "streams": {
-        subjects.COMMANDS_STREAM: {"subjects": [f"memory.{kind}.*" for kind in subjects.COMMAND_KINDS],
+        subjects.COMMANDS_STREAM: {"subjects": [subjects.command_filter(kind) for kind in COMMAND_KINDS],
                                    "retention": "limits", "max_age_days": 7, "discard": "new",
                                    "note": "Publish commands here with a JetStream publish (wait for the ack). "
                                            "The worker owns its consumers; a bot creates none. Consumed "

@@ -365,17 +365,5 @@ class SeedBio(Envelope, kw_only=True, frozen=True):
     bio: PanelText | None = None
 
 
-COMMAND_TYPES: dict[str, type[Envelope]] = {
-    "create": CreateMemory,
-    "manual": ManualMemory,
-    "reinforce": ReinforceMemories,
-    "seed_bio": SeedBio,
-}
-
-
-def decoder_for(kind: str) -> msgspec.json.Decoder:
-    return _DECODERS[kind]
-
-
-_DECODERS = {kind: msgspec.json.Decoder(t) for kind, t in COMMAND_TYPES.items()}
+# The command kinds, their decoders and types by kind: contracts/registry.py.
 PROBE_DECODER = msgspec.json.Decoder(ReplyProbe)

@@ -18,9 +18,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from .subjects import COMMAND_KINDS
+from .registry import CommandKind
 
-CommandKind = Literal[COMMAND_KINDS]  # type: ignore[valid-type]
 Outcome = Literal["processed", "queued", "dead_lettered", "unknown"]
 DeadLetterReason = Literal["invalid_command", "unsupported_command", "max_deliver_exhausted", "permanent_error"]
 
@@ -93,7 +92,7 @@ class CommandOutcome(Struct, kw_only=True, omit_defaults=True):
         workspace_id: Its workspace (a lookup only ever sees its own workspace's commands).
         outcome: processed, queued, dead_lettered or unknown: whether to use the result, wait,
             give up or re-send.
-        kind: processed only: the command's kind (create, manual, reinforce, seed_bio).
+        kind: processed only: the command's kind, the token of the subject it was published to.
         result: processed only: the stored result, byte for byte what the first reply carried.
         dead_letter: dead_lettered only: why.
     """

@@ -15,28 +15,27 @@ from typing import is_typeddict
 import msgspec
 
 from . import commands, events, field_docs, lookup, notice, results
-from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from .commands import Envelope
 from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved
 from .lookup import OUTCOME_RULES, CommandOutcome, OutcomeRequest
 from .notice import NoticePlan
-from .results import CommandResult, InvalidCommandResult, ManualResult, OpResult, ReinforceResult, SeedBioResult
+from .registry import COMMANDS
+from .results import CommandResult, InvalidCommandResult, OpResult
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ID_PREFIX = "urn:memory-worker:schema:"
 
-# file name (without .schema.json): (root type, types whose $defs the root refers to by hand)
+# A result whose $defs it refers to by hand (its NoticeField names the NoticePlan).
+_REFERRED: dict[type, tuple[type, ...]] = {CommandResult: (NoticePlan,)}
+
+# file name (without .schema.json): (root type, types whose $defs the root refers to by hand);
+# each command kind's command and result (contracts/registry.py), then the rest.
 TYPES: dict[str, tuple[type, tuple[type, ...]]] = {
     "envelope": (Envelope, ()),
-    "memory.create": (CreateMemory, ()),
-    "memory.manual": (ManualMemory, ()),
-    "memory.reinforce": (ReinforceMemories, ()),
-    "memory.seed_bio": (SeedBio, ()),
-    "result": (CommandResult, (NoticePlan,)),
+    **{spec.command_schema: (spec.command, ()) for spec in COMMANDS.values()},
+    **{spec.result_schema: (spec.result, _REFERRED.get(spec.result, ())) for spec in COMMANDS.values()},
     "result.op": (OpResult, ()),
-    "result.manual": (ManualResult, ()),
-    "result.reinforce": (ReinforceResult, ()),
-    "result.seed_bio": (SeedBioResult, ()),
     "result.invalid": (InvalidCommandResult, ()),
     "lookup.request": (OutcomeRequest, ()),
     "lookup.outcome": (CommandOutcome, (CommandResult, OpResult, NoticePlan)),

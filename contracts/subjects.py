@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-CommandKind = Literal["create", "manual", "reinforce", "seed_bio"]
-COMMAND_KINDS: tuple[str, ...] = ("create", "manual", "reinforce", "seed_bio")
+# The command kinds are the registry's (contracts/registry.py), which builds on this module.
 
 COMMANDS_STREAM = "MEMORY_COMMANDS"
 EVENTS_STREAM = "MEMORY_EVENTS"
@@ -62,7 +60,7 @@ def _is_hex(s: str) -> bool:
 COMMAND_PREFIX = "memory."
 
 
-def command_subject(kind: CommandKind | str, workspace_id: str) -> str:
+def command_subject(kind: str, workspace_id: str) -> str:
     """Any kind, known to this contract or not: a worker refuses the ones it does not handle."""
     return f"{COMMAND_PREFIX}{kind}.{encode_token(workspace_id)}"
 

@@ -101,7 +101,7 @@ export interface CommandOutcome1 {
    */
   dead_letter?: DeadLetterInfo;
   /**
-   * processed only: the command's kind (create, manual, reinforce, seed_bio).
+   * processed only: the command's kind, the token of the subject it was published to.
    */
   kind?: "create" | "manual" | "reinforce" | "seed_bio";
   /**

@@ -33,7 +33,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
 from contracts.commands import Envelope as CommandEnvelope
-from contracts.commands import decoder_for
+from contracts.registry import decoder_for
 from db.repository import EventRow, MemoryRepository
 from tests.support import fresh_nats
 from tests.support.commands import command_payload, create_fields

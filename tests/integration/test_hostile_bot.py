@@ -24,6 +24,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from contracts.registry import COMMAND_KINDS
 from tests.cluster.nats_deploy import connect_as, connect_options
 from tests.conftest import clone_database, unique
 from tests.e2e.bus import create_fields
@@ -138,7 +139,7 @@ def cli_args(module, *argv: str) -> argparse.Namespace:
 
 
 async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(secured, bot, as_worker):
-    for kind in subjects.COMMAND_KINDS:
+    for kind in COMMAND_KINDS:
         for token in ("*", ">"):
             subject = f"memory.{kind}.{token}"
             cid, body = command(kind, unique())
@@ -320,7 +321,7 @@ def boundary_cases(max_payload: int) -> list[tuple[str, str, str, bytes]]:
     cid, body = command("create", ws)
     cases.append(("create body of max_payload + 1 bytes", subjects.command_subject("create", ws), cid,
                   json.dumps({**body, "x_pad": "p" * max_payload}).encode()))
-    for kind in subjects.COMMAND_KINDS:
+    for kind in COMMAND_KINDS:
         ws = unique()
         cid, body = command(kind, ws)
         cases.append((f"valid {kind}", subjects.command_subject(kind, ws), cid, json.dumps(body).encode()))

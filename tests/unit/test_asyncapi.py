@@ -11,6 +11,7 @@ import pytest
 from contracts import asyncapi, results, schema, subjects
 from contracts.codec import encode
 from contracts.events import MemoryEvictionMetric
+from contracts.registry import COMMAND_KINDS
 from worker.consuming.administration import streams
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
 
@@ -44,10 +45,13 @@ def test_it_is_asyncapi_3_1_with_every_reference_resolving():
 def test_the_worker_receives_commands_and_lookups_and_sends_everything_else():
     actions = {op["channel"]["$ref"].removeprefix("#/channels/"): op["action"] for op in DOC["operations"].values()}
     received = {c for c, a in actions.items() if a == "receive"}
-    assert received == {"memoryCreate", "memoryManual", "memoryReinforce", "memorySeedBio", "resultLookup"}
+    assert received == {asyncapi.command_channel(kind) for kind in COMMAND_KINDS} | {"resultLookup"}
+    assert {"memoryCreate", "memoryManual", "memoryReinforce", "memorySeedBio"} <= received  # the names bots know
     # Every command names the reply it gets, at the address its payload's reply_to gives.
-    for op_id in ("receiveCreate", "receiveManual", "receiveReinforce", "receiveSeedBio"):
-        assert DOC["operations"][op_id]["reply"]["address"]["location"] == "$message.payload#/reply_to"
+    for kind in COMMAND_KINDS:
+        op = DOC["operations"][asyncapi.receive_operation(kind)]
+        assert op["channel"]["$ref"] == f"#/channels/{asyncapi.command_channel(kind)}"
+        assert op["reply"]["address"]["location"] == "$message.payload#/reply_to"
     # The lookup is request/reply: its answer is the reply, never a message the worker receives.
     lookup = DOC["operations"]["answerResultLookup"]
     reply = DOC["channels"][lookup["reply"]["channel"]["$ref"].removeprefix("#/channels/")]
@@ -56,7 +60,7 @@ def test_the_worker_receives_commands_and_lookups_and_sends_everything_else():
 
 def test_every_subject_of_the_wire_contract_has_a_channel():
     addresses = {c["address"].split(".{")[0] for c in DOC["channels"].values() if c["address"]}
-    expected = {f"memory.{kind}" for kind in subjects.COMMAND_KINDS} | {
+    expected = {f"memory.{kind}" for kind in COMMAND_KINDS} | {
         "memory.saved", "memory.evicted", "memory.removed", "cache.invalidate", "metrics.memory_eviction",
         "memory.result", "dlq"}
     assert expected == addresses

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from contracts import schema, subjects
 from contracts.codec import RESULT_DECODER, encode
-from contracts.commands import CreateMemory, decoder_for
+from contracts.commands import CreateMemory
 from contracts.events import MemoryEvictionMetric
+from contracts.registry import decoder_for
 from contracts.results import CommandResult, ResultData
 
 

@@ -1,7 +1,7 @@
 import msgspec
 import pytest
 
-from contracts.commands import COMMAND_TYPES
+from contracts.registry import COMMAND_TYPES
 from worker.consuming.intake.handlers import CommandHandler, Invalid, retry_delay
 from worker.consuming.probe import answerable
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES

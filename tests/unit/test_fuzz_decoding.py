@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
-from contracts.commands import COMMAND_TYPES, CreateMemory, ManualMemory
+from contracts.commands import CreateMemory, ManualMemory
+from contracts.registry import COMMAND_TYPES
 from contracts.results import CREATE_STATUSES
 from db.requests import CreateOp
 from tests.support.fuzz import delete_at, paths, replace_at
@@ -111,7 +112,8 @@ BASES: dict[str, dict[str, Any]] = {
 
 
 def test_the_base_commands_decode():
-    """The fuzzing starts from valid commands: each base payload decodes as is."""
+    """The fuzzing starts from valid commands, one of every kind: each base payload decodes as is."""
+    assert set(BASES) == set(COMMAND_TYPES), "a base payload for every kind of contracts/registry.py"
     for kind, payload in BASES.items():
         decoded = CommandHandler._decode(kind, TOKEN, json.dumps(payload).encode(), PREFIXES)
         assert isinstance(decoded, COMMAND_TYPES[kind]), decoded

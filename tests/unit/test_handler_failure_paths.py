@@ -13,7 +13,7 @@ import asyncpg
 import nats.errors
 from structlog.testing import capture_logs
 
-from contracts.commands import COMMAND_TYPES
+from contracts.registry import COMMAND_TYPES
 from tests.support.commands import create_bytes, create_fields
 from worker.consuming.intake.handlers import CommandHandler
 

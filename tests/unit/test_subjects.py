@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contracts import subjects
+from contracts.registry import COMMAND_KINDS
 from contracts.subjects import StoredCommand, kind_of, may_answer, parse_result_lookup, parse_stored
 
 
@@ -35,7 +36,7 @@ def test_the_lane_key_is_the_workspace_token(stored, key):
     assert parse_stored(stored).lane_key == key
 
 
-@given(kind=st.sampled_from(subjects.COMMAND_KINDS), workspace=st.text(min_size=1, max_size=40),
+@given(kind=st.sampled_from(COMMAND_KINDS), workspace=st.text(min_size=1, max_size=40),
        partition=st.integers(0, 63))
 def test_a_placed_subject_gives_back_what_the_bot_published(kind, workspace, partition):
     published = subjects.command_subject(kind, workspace)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts.commands import CreateMemory, ManualMemory, ReinforceMemories, SeedBio
+from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from contracts.registry import COMMANDS, GLOBAL_ONLY
 from db.repository import StoredCommand
 from tests.e2e.bus import create_fields
 from worker.consuming.administration import streams
@@ -46,8 +47,28 @@ def test_a_bot_names_its_own_lineages_and_lineage_0_only(build):
 
 def test_without_a_tenant_every_lineage_is_accepted_and_a_seed_names_none():
     assert tenancy.foreign_lineage(create(8), None) is None
-    assert tenancy.lineage_of(SEED) is None
+    assert COMMANDS["seed_bio"].lineage is GLOBAL_ONLY  # it writes lineage 0 only
     assert tenancy.foreign_lineage(SEED, frozenset({7})) is None
+
+
+class DeleteMemory(Envelope, kw_only=True, frozen=True):
+    """A kind the registry does not know: one that deletes, naming another bot's lineage."""
+
+    lineage_id: int
+
+
+class CreateLookalike(CreateMemory, kw_only=True, frozen=True):
+    """A create by shape, not by type."""
+
+
+@pytest.mark.parametrize("allowed", [frozenset({7}), None])
+def test_a_command_of_a_type_the_registry_does_not_know_is_refused(allowed):
+    deleting = DeleteMemory(**{**ENVELOPE, "issued_at": datetime.now(UTC)}, lineage_id=8)
+    assert tenancy.foreign_lineage(deleting, allowed) == (
+        "DeleteMemory is not a command kind this worker knows (contracts/registry.py): "
+        "refused rather than run without its lineage checked")
+    lookalike = msgspec.convert({**ENVELOPE, **create_fields("42", lineage_id=7)}, CreateLookalike)
+    assert tenancy.foreign_lineage(lookalike, allowed).startswith("CreateLookalike is not a command kind")
 
 
 def stored(workspace: str | None, tenant: str) -> StoredCommand:

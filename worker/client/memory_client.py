@@ -19,6 +19,7 @@ from contracts import subjects
 from contracts.codec import RESULT_DECODER, decode_op_reply, encode
 from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
 from contracts.lookup import OUTCOME_DECODER, CommandOutcome, DeadLetterInfo, OutcomeRequest
+from contracts.registry import CommandKind
 from contracts.results import CommandResult, InvalidCommandResult, OpResult
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
@@ -190,7 +191,7 @@ class MemoryClient:
         except TimeoutError:
             raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
 
-    async def _send(self, kind: str, command: Envelope, decode: Callable[[bytes], _Result],
+    async def _send(self, kind: CommandKind, command: Envelope, decode: Callable[[bytes], _Result],
                     timeout: float | None) -> _Result:
         if command.reply_to is None or not command.reply_to.startswith(self._inbox_prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())

@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, TypeVar, assert_never
 
 import structlog
 from nats.aio.client import Client as NatsClient
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
-from contracts import subjects
+from contracts import registry, subjects
+from contracts.commands import Envelope
+from contracts.registry import COMMAND_KINDS, CommandKind, CommandSpec
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool
 from worker.consuming import collector, connection, metrics
@@ -49,23 +51,40 @@ class Endpoints:
     database_url: str
 
 
-def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, CommandService]:
+C = TypeVar("C", bound=Envelope)
+K = TypeVar("K", bound=CommandKind)
+
+
+def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, CommandService[Any]]:
+    """The service table: one service for each kind of the command registry, by its kind (the
+    handler decodes with the kind's decoder and runs services[kind])."""
+    return {kind: _service(kind, repo, settings) for kind in COMMAND_KINDS}
+
+
+def _service(kind: CommandKind, repo: MemoryRepository, settings: Settings) -> CommandService[Any]:
+    """The service of a kind. mypy holds the match to every kind of the registry
+    (assert_never) and, through `_serving`, each service to its entry's command type."""
     limits = limits_from(settings)
-    return {
-        "create": _serving(CreateMemoryService(repo, limits, max_batch=settings.create_batch_max,
-                                               runners=settings.create_batch_runners,
-                                               observe=metrics.CREATE_BATCH.observe)),
-        "manual": _serving(ManualMemoryService(repo, limits)),
-        "reinforce": _serving(ReinforceService(repo)),
-        "seed_bio": _serving(SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars)),
-    }
+    match kind:
+        case "create":
+            return _serving(kind, registry.CREATE, CreateMemoryService(
+                repo, limits, max_batch=settings.create_batch_max, runners=settings.create_batch_runners,
+                observe=metrics.CREATE_BATCH.observe))
+        case "manual":
+            return _serving(kind, registry.MANUAL, ManualMemoryService(repo, limits))
+        case "reinforce":
+            return _serving(kind, registry.REINFORCE, ReinforceService(repo))
+        case "seed_bio":
+            return _serving(kind, registry.SEED_BIO, SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars))
+        case _:
+            assert_never(kind)
 
 
-def _serving(service: object) -> CommandService:
-    """Each service takes its own kind of command, the one its key decodes to (the handler
-    decodes with decoder_for(kind) and runs services[kind]): the Protocol names the common
-    base, so the pairing is this table's to keep, not the type checker's."""
-    return cast(CommandService, service)
+def _serving(kind: K, spec: CommandSpec[K, C, Any], service: CommandService[C]) -> CommandService[Any]:
+    """`service` as the service of `kind`: mypy checks that `spec` is that kind's entry and that
+    the service takes the entry's command type ("Cannot infer value of type parameter" when
+    either is not so)."""
+    return service
 
 
 def build_handler(nc: NatsClient, js: JetStreamContext, events: EventPublisher, repo: MemoryRepository,

@@ -18,6 +18,7 @@ from nats.js.api import RawStreamMsg
 from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
+from contracts.registry import COMMAND_KINDS
 from contracts.subjects import COMMANDS_STREAM, DLQ_STREAM, dlq_subject
 from worker.shared.jetstream import stored_seq, stored_subject
 
@@ -206,7 +207,7 @@ def replay_refusal(letter: DeadLetter, *, include_invalid: bool = False) -> str 
                 f"{letter.headers.get('Dlq-Original-Size', '?')} bytes were kept (too large to dead-letter whole); "
                 "the bot must send it again, smaller")
     kind, _, token = letter.original_subject.removeprefix(subjects.COMMAND_PREFIX).partition(".")
-    if kind not in subjects.COMMAND_KINDS or not placeable(token):
+    if kind not in COMMAND_KINDS or not placeable(token):
         return (f"its subject {letter.original_subject!r} names no workspace the partitions can place; "
                 "replayed, it would be dead-lettered again")
     if letter.reason in (INVALID_COMMAND, UNSUPPORTED_COMMAND) and not include_invalid:

@@ -16,27 +16,28 @@ Pure functions: no I/O.
 
 from __future__ import annotations
 
-from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories
-
-# The lineage of a user's global personal memories (bio seeds among them): every bot's.
-GLOBAL_LINEAGE = 0
-
-
-def lineage_of(cmd: Envelope) -> int | None:
-    """The lineage a command reads or writes; None for one that names none (seed_bio: lineage 0)."""
-    if isinstance(cmd, CreateMemory):
-        return cmd.persona.lineage_id
-    if isinstance(cmd, ManualMemory | ReinforceMemories):
-        return cmd.lineage_id
-    return None
+from contracts.commands import Envelope
+from contracts.registry import GlobalOnly, spec_of
+from worker.domain.capacity import GLOBAL_LINEAGE
 
 
 def foreign_lineage(cmd: Envelope, allowed: frozenset[int] | None) -> str | None:
     """Why the command may not run for this tenant, or None. `allowed` None: a worker without
-    a tenant (one bot, or a deployment that keeps bots in one account) accepts every lineage."""
-    lineage = lineage_of(cmd)
-    if allowed is None or lineage is None or lineage == GLOBAL_LINEAGE or lineage in allowed:
+    a tenant (one bot, or a deployment that keeps bots in one account) accepts every lineage.
+
+    The lineage is the one the command's registry entry declares. Fails closed: a command of a
+    type the registry does not know is refused, tenant or not, never run unchecked.
+    """
+    spec = spec_of(cmd)
+    if spec is None:
+        return (f"{type(cmd).__name__} is not a command kind this worker knows (contracts/registry.py): "
+                "refused rather than run without its lineage checked")
+    match spec.lineage:
+        case GlobalOnly():  # lineage 0 only: every bot's
+            return None
+        case read:
+            lineage: int = read(cmd)
+    if allowed is None or lineage == GLOBAL_LINEAGE or lineage in allowed:
         return None
     return (f"lineage {lineage} is not one of this bot's lineages ({', '.join(map(str, sorted(allowed)))}): "
             "a bot reads and writes only its own personas' memories")
-

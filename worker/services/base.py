@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import asyncpg
 import msgspec
@@ -35,8 +35,12 @@ class Handled:
     duplicate: bool
 
 
-class CommandService(Protocol):
-    async def run(self, cmd: Envelope, delivery: int | None = None) -> Handled:
+# The command type a service takes: each service takes its own kind's (contracts/registry.py).
+C_contra = TypeVar("C_contra", bound=Envelope, contravariant=True)
+
+
+class CommandService(Protocol[C_contra]):
+    async def run(self, cmd: C_contra, delivery: int | None = None) -> Handled:
         """Apply the command once (the inbox answers repeats) and return what to publish.
 
         `delivery`: the MEMORY_COMMANDS stream sequence of the message being handled, stored
@@ -44,7 +48,7 @@ class CommandService(Protocol):
         (worker/services/stored.py, republishes()); None for a caller without a delivery.
         """
 
-    def failure_result(self, cmd: Envelope) -> bytes:
+    def failure_result(self, cmd: C_contra) -> bytes:
         """The answer when the worker gives up on the command."""
 
 

@@ -1,4 +1,6 @@
-export type CommandKind = "create" | "manual" | "reinforce" | "seed_bio";
+import type { CommandOutcome } from "@memory-worker/contracts";
+/** The command kinds (`memory.<kind>.<workspace>`): the contract's, from its command registry (contracts/registry.py). */
+export type CommandKind = NonNullable<CommandOutcome["kind"]>;
 export type CacheName = "tomori_state" | "user";
 export type Scope = "server" | "personal";
 export declare const COMMANDS_STREAM = "MEMORY_COMMANDS";

@@ -236,6 +236,13 @@ export class MemoryClient {
   }
 }
 
+// Every kind of the contract has its method above, named as the kind in camelCase: a kind
+// added to the contract (contracts/registry.py, `make schemas`) fails to compile here, naming
+// the missing method, until the client sends it.
+type MethodName<K extends string> = K extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<MethodName<Tail>>}` : K;
+type NoMissingMethod<Missing extends never> = Missing;
+type EveryKindHasItsMethod = NoMissingMethod<Exclude<MethodName<CommandKind>, keyof MemoryClient>>;
+
 /**
  * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,

@@ -2,7 +2,10 @@
 // contract's x-nats.tokenEncoding): an id goes into a subject as is when it is made of
 // [A-Za-z0-9_:-], else as its UTF-8 bytes with every other byte percent-encoded.
 
-export type CommandKind = "create" | "manual" | "reinforce" | "seed_bio";
+import type { CommandOutcome } from "@memory-worker/contracts";
+
+/** The command kinds (`memory.<kind>.<workspace>`): the contract's, from its command registry (contracts/registry.py). */
+export type CommandKind = NonNullable<CommandOutcome["kind"]>;
 export type CacheName = "tomori_state" | "user";
 export type Scope = "server" | "personal";
 

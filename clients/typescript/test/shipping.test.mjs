@@ -55,8 +55,13 @@ test("the shipped modules import nothing Node-only, only nats.js and each other"
 test("dist/ is what src/ compiles to (run `npm run build` in clients/typescript after a change)", () => {
   const out = mkdtempSync(join(tmpdir(), "ts-client-dist-"));
   try {
-    execFileSync(process.execPath, [join(PACKAGE, "node_modules/typescript/bin/tsc"), "-p", join(PACKAGE, "tsconfig.json"),
-      "--outDir", out], { cwd: PACKAGE, stdio: "pipe" });
+    try {
+      execFileSync(process.execPath, [join(PACKAGE, "node_modules/typescript/bin/tsc"), "-p", join(PACKAGE, "tsconfig.json"),
+        "--outDir", out], { cwd: PACKAGE, stdio: "pipe" });
+    } catch (err) {
+      // tsc reports on stdout: say what does not compile (a contract kind without its method, say).
+      assert.fail(`src/ does not compile:\n${err.stdout ?? ""}${err.stderr ?? ""}`);
+    }
     const built = readdirSync(out).sort();
     assert.deepEqual(readdirSync(DIST).sort(), built);
     for (const file of built) {

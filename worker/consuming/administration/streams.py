@@ -33,12 +33,13 @@ from nats.js.api import (
 from nats.js.errors import APIError, NotFoundError
 
 from contracts import subjects
+from contracts.registry import COMMAND_KINDS
 from worker.consuming.administration import stream_upgrade
 from worker.shared import jetstream
 
 log = structlog.get_logger("worker")
 
-COMMAND_SUBJECTS = [subjects.command_filter(kind) for kind in subjects.COMMAND_KINDS]
+COMMAND_SUBJECTS = [subjects.command_filter(kind) for kind in COMMAND_KINDS]
 EVENT_SUBJECTS = list(subjects.EVENT_SUBJECTS)
 DUPLICATE_WINDOW_S = 600.0
 

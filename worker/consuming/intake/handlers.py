@@ -21,7 +21,8 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import COMMAND_TYPES, Envelope, decoder_for
+from contracts.commands import Envelope
+from contracts.registry import COMMAND_TYPES, decoder_for
 from contracts.results import COMMAND_INVALID
 from contracts.subjects import DEFAULT_REPLY_PREFIXES
 from db.repository import StoredCommand
@@ -75,12 +76,12 @@ class _Decoded:
     """A decoded command and the service that runs it."""
 
     cmd: Envelope
-    service: CommandService
+    service: CommandService[Any]
 
 
 class CommandHandler:
     def __init__(self, nc: NatsClient, js: JetStreamContext, events: EventPublisher,
-                 services: Mapping[str, CommandService], stored_command: StoredLookup, *, max_deliver: int,
+                 services: Mapping[str, CommandService[Any]], stored_command: StoredLookup, *, max_deliver: int,
                  reply_prefixes: tuple[str, ...], max_command_bytes: int = 65536,
                  tenant_lineages: frozenset[int] | None = None) -> None:
         self._conn = nc

@@ -23,6 +23,7 @@ from nats.js.errors import NotFoundError
 from contracts import subjects
 from contracts.codec import encode
 from contracts.lookup import CommandOutcome, DeadLetterInfo, DeadLetterReason
+from contracts.registry import COMMAND_KINDS
 from db.repository import MemoryRepository
 from worker.consuming import dead_letters
 from worker.consuming.probe import command_id_of, reply_to_of
@@ -64,7 +65,7 @@ class CommandOutcomes:
             kind = subjects.kind_of(letter.original_subject)
             return encode(msgspec.structs.replace(
                 known, outcome="dead_lettered", dead_letter=self._info(letter),
-                **({"kind": kind} if kind in subjects.COMMAND_KINDS else {})))
+                **({"kind": kind} if kind in COMMAND_KINDS else {})))
         return encode(known)
 
     async def _processed(self, known: CommandOutcome) -> bytes | None:
