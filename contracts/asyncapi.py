@@ -122,7 +122,9 @@ _CHANNELS: dict[str, tuple[str | None, dict, dict[str, str | None], str]] = {
                      "duplicate: true (JetStream dropped it, so no second reply comes)."),
     "resultLookupReply": (None, {}, {"StoredResult": schema.STORED_RESULT, "CommandOutcome": "lookup.outcome"},
                           "The answer to a lookup, on the request's NATS reply subject: StoredResult for an "
-                          "empty request, CommandOutcome for {\"answer\": \"outcome\"}."),
+                          "empty request, CommandOutcome for {\"answer\": \"outcome\"}. Only a reply subject "
+                          "under REPLY_SUBJECT_PREFIXES is answered (the rule of reply_to): a request with any "
+                          "other is dropped unanswered."),
     "memorySaved": ("memory.saved.{scope}.{owner_id}", _OWNER, {"MemorySaved": "memory.saved"},
                     f"A memory was written. Stream {subjects.EVENTS_STREAM}."),
     "memoryEvicted": ("memory.evicted.{scope}.{owner_id}", _OWNER, {"MemoryEvicted": "memory.evicted"},

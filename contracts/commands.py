@@ -23,7 +23,9 @@ REPLY_SUBJECT_RULE = (
     "reply_to must start with one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`; a bot under "
     "per-role permissions has its own prefix, which the operator adds). The worker publishes nowhere else: "
     "a command whose reply_to is not allowed is not applied, gets no reply, and is dead-lettered with reason "
-    "invalid_command; the result lookup then answers outcome dead_lettered with reply_to_allowed false.")
+    "invalid_command; the result lookup then answers outcome dead_lettered with reply_to_allowed false. "
+    "A result lookup's own reply subject is held to the same prefixes: a lookup asking to be answered "
+    "anywhere else gets no answer.")
 ReplySubject = Annotated[str, Meta(
     max_length=REPLY_SUBJECT_MAX, pattern=REPLY_SUBJECT_PATTERN,
     description="A NATS subject (no wildcards) the worker publishes the result to. " + REPLY_SUBJECT_RULE)]

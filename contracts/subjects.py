@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 # The command kinds are the registry's (contracts/registry.py), which builds on this module.
@@ -206,14 +207,77 @@ DEFAULT_REPLY_PREFIXES = ("_INBOX.",)
 # A subject the worker can publish to: dot-separated tokens, no wildcards, no whitespace.
 REPLY_SUBJECT_PATTERN = r"^[^\s*>.]+(\.[^\s*>.]+)*$"
 REPLY_SUBJECT_MAX = 256
-_REPLY_SUBJECT_RE = re.compile(REPLY_SUBJECT_PATTERN)
+_PLAIN_SUBJECT_RE = re.compile(REPLY_SUBJECT_PATTERN)
+
+# What no answer may ever be published under, whatever REPLY_SUBJECT_PREFIXES says: the
+# project's own subjects (commands, lookups, events, dead letters, the partitioned and staging
+# command subjects) and every server subject ($JS.API, $JS.ACK, $SYS, $KV ...). A message
+# published there is a command to the server or a fact to every reader (issue 35).
+RESERVED_SUBJECT_ROOTS = ("$", "memory.", "cache.", "metrics.", DLQ_PREFIX, f"{PARTITIONED_PREFIX}.",
+                          "_memory_upgrade.")
+
+
+def is_plain_subject(value: str) -> bool:
+    """A subject one can publish to: dot-separated non-empty tokens, no wildcard, no whitespace."""
+    return _PLAIN_SUBJECT_RE.match(value) is not None
 
 
 def is_reply_subject(value: str) -> bool:
-    return len(value) <= REPLY_SUBJECT_MAX and _REPLY_SUBJECT_RE.match(value) is not None
+    return len(value) <= REPLY_SUBJECT_MAX and is_plain_subject(value)
+
+
+def reserved_root(prefix: str) -> str | None:
+    """The reserved root a reply prefix overlaps, or None: a prefix that starts one (`m`
+    starts `memory.`) or lies under one (`dlq.x.`) would let answers reach it (settings refuse it)."""
+    return next((root for root in RESERVED_SUBJECT_ROOTS if root.startswith(prefix) or prefix.startswith(root)),
+                None)
 
 
 def may_answer(reply_to: str, reply_prefixes: tuple[str, ...]) -> bool:
-    """Whether the worker publishes a result to `reply_to`: a plain subject under one of the
-    allowed prefixes. The handler, the poison path and the result lookup all ask this."""
-    return is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)
+    """Whether the worker publishes an answer to `reply_to`, a subject it took from a message:
+    a plain subject under one of the allowed prefixes and under no reserved root. The one rule
+    of every answer: a command's reply_to (the handler, the poison path, the stranded sweep),
+    the result lookup's reply subject, and what the lookup says of a dead letter."""
+    return (is_reply_subject(reply_to) and reply_to.startswith(reply_prefixes)
+            and not reply_to.startswith(RESERVED_SUBJECT_ROOTS))
+
+
+def is_command_subject(subject: str, kinds: Collection[str]) -> bool:
+    """`memory.<kind>.<workspace token>` of one of `kinds` (the registry's, contracts/registry.py,
+    which this module sits below), one plain token: the only subjects a command is ever
+    republished to (a dead letter's replay, the stream upgrade's restore), whatever a stored
+    header says."""
+    parts = subject.split(".")
+    return (len(parts) == 3 and f"{parts[0]}." == COMMAND_PREFIX and parts[1] in kinds
+            and is_plain_subject(subject))
+
+
+def is_event_subject(subject: str) -> bool:
+    """A plain subject MEMORY_EVENTS stores (EVENT_SUBJECTS): the only subjects events, stored
+    in a command's inbox row, are published to."""
+    return is_plain_subject(subject) and any(subject.startswith(f[:-1]) for f in EVENT_SUBJECTS)
+
+
+def is_dead_letter_subject(subject: str) -> bool:
+    """dlq.memory.<...>: where a dead letter goes, made from the command's stored subject."""
+    return is_plain_subject(subject) and subject.startswith(f"{DLQ_PREFIX}{COMMAND_PREFIX}")
+
+
+# A JetStream delivery's reply subject, the one a client acknowledges on:
+# $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>, or
+# with <domain>.<account hash> after ACK (and a trailing token) on newer servers.
+_ACK_V1_TOKENS = 9
+
+
+def is_ack_subject(reply: str, stream: str, consumer: str) -> bool:
+    """Whether `reply` is the acknowledgement subject of a delivery of `consumer` on `stream`:
+    the only subject a reader publishes an ack, nak or progress to. Anything else on its inbox
+    was not delivered by its consumer, and is neither applied nor answered."""
+    if not is_plain_subject(reply):
+        return False
+    tokens = reply.split(".")
+    if tokens[:2] != ["$JS", "ACK"]:
+        return False
+    at = 2 if len(tokens) == _ACK_V1_TOKENS else 4 if len(tokens) >= _ACK_V1_TOKENS + 2 else 0
+    return bool(at) and tokens[at] == stream and tokens[at + 1] == consumer and all(
+        token.isdigit() for token in tokens[at + 2:at + 7])

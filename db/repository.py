@@ -162,7 +162,7 @@ WORKER_TIMEOUTS = Timeouts(connect_s=10.0, command_s=20.0)
 
 async def create_pool(dsn: str, *, min_size: int = 2, max_size: int = 20,
                       timeouts: Timeouts = WORKER_TIMEOUTS, tenant: str = "") -> asyncpg.Pool:
-    """`tenant`: the bot this worker serves; every inbox and outbox row its connections store
+    """`tenant`: the bot this worker serves; every inbox row its connections store
     says so (db/migrations/004_tenants.sql). Give MemoryRepository the same."""
     tenant_setting = {TENANT_SETTING: tenant} if tenant else {}
     return await asyncpg.create_pool(

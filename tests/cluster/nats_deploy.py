@@ -36,11 +36,13 @@ PASSWORD_VARS = {
     "cache-node-a": "NATS_CACHE_NODE_A_PASSWORD",
     "metrics-sink": "NATS_METRICS_SINK_PASSWORD",
     "memory-operator": "NATS_OPERATOR_PASSWORD",
+    "memory-admin": "NATS_ADMIN_PASSWORD",
     # Kaede's account (deploy/nats/tenant-kaede.conf)
     "memory-worker-kaede": "NATS_WORKER_KAEDE_PASSWORD",
     "cache-node-kaede-a": "NATS_CACHE_NODE_KAEDE_A_PASSWORD",
     "metrics-sink-kaede": "NATS_METRICS_SINK_KAEDE_PASSWORD",
     "memory-operator-kaede": "NATS_OPERATOR_KAEDE_PASSWORD",
+    "memory-admin-kaede": "NATS_ADMIN_KAEDE_PASSWORD",
     "sys-admin": "NATS_SYS_PASSWORD",
 }
 # user -> the inbox prefix it connects with (accounts.conf lets it subscribe under it only)
@@ -51,10 +53,12 @@ INBOX_PREFIXES = {
     "cache-node-a": "_INBOX.cache.a",
     "metrics-sink": "_INBOX.sink",
     "memory-operator": "_INBOX.ops",
+    "memory-admin": "_INBOX.admin",
     "memory-worker-kaede": None,
     "cache-node-kaede-a": "_INBOX.cache.a",
     "metrics-sink-kaede": "_INBOX.sink",
     "memory-operator-kaede": "_INBOX.ops",
+    "memory-admin-kaede": "_INBOX.admin",
     "sys-admin": None,
 }
 PASSWORDS = {user: secrets.token_hex(12) for user in PASSWORD_VARS}

@@ -155,7 +155,7 @@ async def test_killing_the_stream_leader_and_a_worker_loses_nothing(cluster_setu
         await asyncio.to_thread(w.start)
     ready_at = time.monotonic() - started
 
-    checker = await connect_as(setup.nats.urls, "memory-worker", max_reconnect_attempts=-1, reconnect_time_wait=0.25)
+    checker = await connect_as(setup.nats.urls, "memory-admin", max_reconnect_attempts=-1, reconnect_time_wait=0.25)
     cjs = checker.jetstream()
     info = await cjs.stream_info(subjects.COMMANDS_STREAM)
     assert info.config.num_replicas == 3 and len(info.cluster.replicas or []) == 2, info.cluster

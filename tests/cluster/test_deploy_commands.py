@@ -1,8 +1,10 @@
-"""The database command lines of the deploy files, run for real against PostgreSQL.
+"""The database and provisioning command lines of the deploy files, run for real against
+PostgreSQL and a three-node NATS cluster with the shipped accounts.
 
 Without Docker or Kubernetes, each command line is taken from its file and executed as the
-container would: the Kubernetes migrate Job's `sh -c` script and compose's `migrate` and
-`db-setup` services, with the same environment. Only what a container provides is mapped:
+container would: the Kubernetes migrate Job's `sh -c` script, compose's `migrate` and
+`db-setup` services, the Kubernetes provision Job and compose's `provision` services, with the
+same environment. Only what a container provides is mapped (NATS_URL to the test cluster):
 the image's /app is this checkout (the Dockerfile copies deploy/postgres there), compose's
 /sql volume is deploy/postgres, the host `postgres:5432` is the test server, and `memoryctl`,
 `python` and `psql` come from the venv and the embedded PostgreSQL.
@@ -18,8 +20,10 @@ import warnings
 import asyncpg
 import pytest
 
+from contracts import subjects
 from db.migrate import migrate_dsn
 from tests import tomoribot
+from tests.cluster.nats_deploy import PASSWORD_VARS, PASSWORDS, NatsCluster, connect_as
 from tests.conftest import ROOT, unique
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is in the test extras")
@@ -136,3 +140,51 @@ async def test_compose_migrate_then_db_setup_give_the_worker_its_role(owner_data
     worker_url = container_env(compose["services"]["worker-1"])["DATABASE_URL"]
     assert worker_url.startswith("postgresql://memory_worker:worker-secret@127.0.0.1")
     assert await migrate_dsn(worker_url) == []
+
+
+@pytest.fixture
+def nats_cluster(tmp_path):
+    """deploy/nats/cluster.conf three times, with the shipped accounts."""
+    cluster = NatsCluster(tmp_path / "nats").start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+async def test_the_provisioning_commands_provision_each_account_as_its_provisioning_user(nats_cluster):
+    """The Kubernetes provision Job's command and compose's provision services', run as their
+    containers would (the image's entrypoint, their environment; NATS_URL mapped to a three-node
+    cluster of deploy/nats/cluster.conf, the secrets to the passwords of this run): each
+    account's streams at three replicas, its partition consumers and its bot's consumers, made
+    by its provisioning user, before any worker starts."""
+    entrypoint = yaml.safe_load(re.search(r'^ENTRYPOINT (\[.*\])$', (DEPLOY / "Dockerfile").read_text(), re.M).group(1))
+    base = {"PATH": f"{VENV_BIN}:{os.environ['PATH']}", "HOME": os.environ.get("HOME", "/"), "LOG_FORMAT": "json"}
+
+    def run(argv: list[str], env: dict[str, str]) -> None:
+        env = {**{k: str(v) for k, v in env.items()}, **base, "NATS_URL": nats_cluster.url}
+        done = subprocess.run([*entrypoint, *argv], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "provisioned: 16 partitions, 3 replica(s)" in done.stdout, done
+
+    job = next(d for d in yaml.safe_load_all((DEPLOY / "k8s" / "provision-job.yaml").read_text()) if d)
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    run(container["args"], {**{e["name"]: e["value"] for e in container["env"] if "value" in e},
+                            "NATS_USER": "memory-admin", "NATS_PASSWORD": PASSWORDS["memory-admin"]})  # the Secret
+    compose_env = {var: PASSWORDS[user] for user, var in PASSWORD_VARS.items()}
+    compose_env.update(PG_OWNER_PASSWORD="x", PG_WORKER_PASSWORD="x")
+    compose = yaml.safe_load(interpolate((DEPLOY / "compose.yaml").read_text(), compose_env))
+    for name in ("provision", "provision-kaede"):  # Tomori's account a second time: nothing changes
+        run(compose["services"][name]["command"], compose["services"][name]["environment"])
+
+    for tenant, admin in (("tomori", "memory-admin"), ("kaede", "memory-admin-kaede")):
+        nc = await connect_as(nats_cluster.urls, admin)
+        try:
+            js = nc.jetstream()
+            for stream in (subjects.COMMANDS_STREAM, subjects.EVENTS_STREAM, subjects.DLQ_STREAM):
+                assert (await js.stream_info(stream)).config.num_replicas == 3
+            names = {c.name for s in (subjects.COMMANDS_STREAM, subjects.EVENTS_STREAM)
+                     for c in await js.consumers_info(s)}
+            assert names == {*(f"memory-worker-p{p}" for p in range(16)), "memory-worker-unplaced",
+                             f"bot-{tenant}-saved", f"bot-{tenant}-evicted"}
+        finally:
+            await nc.close()

@@ -107,13 +107,54 @@ def test_every_account_password_is_provided_everywhere():
     assert wanted <= set(example)
 
 
-def test_nobody_gets_wildcard_access_but_the_worker():
+def test_nobody_gets_wildcard_access():
     rules = re.sub(r"#.*", "", ACCOUNTS)  # subjects never contain '#'
-    # Only the worker reads every inbox and uses the whole JetStream API; nobody gets `>`.
-    assert rules.count('"_INBOX.>"') == 1 and rules.count('"$JS.API.>"') == 1
+    # Only the worker reads every inbox; nobody gets the whole JetStream API, nobody gets `>`.
+    assert rules.count('"_INBOX.>"') == 1 and '"$JS.API.>"' not in rules
     assert '">"' not in rules
     # Consumers are created with their filter in the subject, never through DURABLE.CREATE.
     assert "DURABLE.CREATE" not in rules
+
+
+def permission_list(path, direction: str, kind: str) -> list[str]:
+    """The subjects of `direction { kind: [...] }` in a permissions file (comments dropped)."""
+    text = re.sub(r"#.*", "", path.read_text())
+    block = re.search(rf"{direction}:\s*{{([^{{}}]*)}}", text)
+    assert block, f"no {direction} block in {path.name}"
+    found = re.search(rf"{kind}:\s*\[(.*?)\]", block.group(1), re.S)
+    return re.findall(r'"([^"]+)"', found.group(1)) if found else []
+
+
+DESTROYING = ["$JS.API.STREAM.DELETE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.API.STREAM.PURGE.MEMORY_EVENTS",
+              "$JS.API.STREAM.PURGE.MEMORY_DLQ", "$JS.API.STREAM.MSG.DELETE.MEMORY_EVENTS",
+              "$JS.API.STREAM.MSG.DELETE.MEMORY_DLQ"]
+
+
+def test_the_worker_holds_no_right_to_destroy_and_exact_jetstream_subjects_only():
+    """Issue 35: what a bot could make the worker publish must not delete or empty anything. The
+    real server refuses them too (tests/integration/test_nats_permissions.py)."""
+    worker = DEPLOY / "nats" / "permissions-worker.conf"
+    allow, deny = permission_list(worker, "publish", "allow"), permission_list(worker, "publish", "deny")
+    assert set(DESTROYING) <= set(deny)
+    api = [s for s in allow if s.startswith("$JS.API.")]
+    assert api and all(".DELETE." not in s or s == "$JS.API.STREAM.MSG.DELETE.MEMORY_COMMANDS" for s in api)
+    assert [s for s in api if ".PURGE." in s] == ["$JS.API.STREAM.PURGE.MEMORY_COMMANDS"]
+    # Each names its stream: no verb on every stream, no `>` in the API but a consumer's filter.
+    for subject in api:
+        verb_and_stream = subject.removeprefix("$JS.API.").split(".")
+        assert any(t.startswith("MEMORY_") for t in verb_and_stream), subject
+        assert ">" not in subject or ".memory." in subject, subject
+    assert "_memory_upgrade.>" not in allow  # the rebuild is the provisioning user's
+    assert {"dlq.memory.>", "_INBOX.bot.>"} <= set(allow) and "dlq.>" not in allow
+
+
+def test_every_account_has_one_provisioning_user_and_it_answers_nobody():
+    rules = re.sub(r"#.*", "", ACCOUNTS)
+    assert rules.count('include "permissions-admin.conf"') == rules.count("jetstream: enabled") == 2
+    admin = DEPLOY / "nats" / "permissions-admin.conf"
+    allow = permission_list(admin, "publish", "allow")
+    assert not [s for s in allow if s.startswith(("memory.", "cache.", "metrics.", "_INBOX."))]
+    assert permission_list(admin, "subscribe", "allow") == ["_INBOX.admin.>"]
 
 
 def test_every_included_file_is_included_and_every_bot_has_an_account_of_its_own():
@@ -172,6 +213,26 @@ def test_worker_deployment(worker_docs):
                                   "NATS_PASSWORD": "x"})
     assert (settings.stream_replicas, settings.metrics_host) == (3, "0.0.0.0")
     assert settings.tenant == "tomori" and settings.tenant_lineages
+
+
+# What `memoryctl provision` reads of a worker's settings: the provisioning Job has the Deployment's.
+PROVISION_SETTINGS = ("NATS_URL", "STREAM_REPLICAS", "MEMORY_PARTITIONS", "ACK_WAIT_SECONDS", "TENANT",
+                      "TENANT_LINEAGES", "PARTITION_IN_FLIGHT", "COMMAND_MAX_AGE_HOURS", "COMMAND_MAX_MIB")
+
+
+def test_the_provision_job_provisions_the_workers_account_as_its_provisioning_user(worker_docs):
+    (worker,) = one(worker_docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    job = one(load_all(DEPLOY / "k8s" / "provision-job.yaml"), "Job")
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    assert container["args"] == ["provision"] and container["image"] == worker["image"]
+    env, worker_env = plain_env(container), plain_env(worker)
+    assert {k: env.get(k) for k in PROVISION_SETTINGS} == {k: worker_env.get(k) for k in PROVISION_SETTINGS}
+    assert env["NATS_INBOX_PREFIX"] == "_INBOX.admin"
+    secret_env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"] if "valueFrom" in e}
+    assert {ref["name"] for ref in secret_env.values()} == {"memory-provision"}
+    assert set(secret_env) == {"NATS_USER", "NATS_PASSWORD"}
+    settings = Settings.from_env({**env, "NATS_USER": "memory-admin", "NATS_PASSWORD": "x"})
+    assert settings.tenant == "tomori" and settings.nats_auth.inbox_prefix == "_INBOX.admin"
 
 
 def test_pod_disruption_budget_keeps_a_worker(worker_docs):
@@ -245,6 +306,14 @@ def test_compose_runs_three_nats_nodes_postgres_and_the_workers_of_each_account(
         assert Settings.from_env({**env, "NATS_PASSWORD": "x"}).tenant_lineages
         assert env["DATABASE_URL"].startswith("postgresql://memory_worker:")
         assert services[name]["depends_on"]["db-setup"]["condition"] == "service_completed_successfully"
+        # Its account provisioned first, by the account's provisioning user, with the same settings.
+        provision = "provision" if env["TENANT"] == "tomori" else f"provision-{env['TENANT']}"
+        assert services[name]["depends_on"][provision]["condition"] == "service_completed_successfully"
+        provisioning = services[provision]["environment"]
+        assert services[provision]["command"] == ["provision"]
+        assert provisioning["NATS_USER"] == user.replace("memory-worker", "memory-admin")
+        assert provisioning["NATS_INBOX_PREFIX"] == "_INBOX.admin"
+        assert {k: provisioning.get(k) for k in PROVISION_SETTINGS} == {k: env.get(k) for k in PROVISION_SETTINGS}
         assert services[name]["build"]["dockerfile"] == "deploy/Dockerfile"
     # Every bot of accounts.conf has a worker; Tomori's two.
     assert {t: len(names) for t, names in by_tenant.items()} == {"tomori": 2, "kaede": 1}

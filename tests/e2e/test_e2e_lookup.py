@@ -17,7 +17,14 @@ from contracts.schema import SCHEMA_DIR
 from tests.e2e.bus import command_payload, create_fields, publish_command, unique
 from tests.support.directory import add_server
 from tests.support.waiting import wait_until
-from worker.client.memory_client import CommandDeadLettered, MemoryClient, lookup_outcome, lookup_result, new_create
+from worker.client.memory_client import (
+    CommandDeadLettered,
+    MemoryClient,
+    ResultTimeout,
+    lookup_outcome,
+    lookup_result,
+    new_create,
+)
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
 
@@ -57,19 +64,27 @@ async def test_a_reply_to_outside_the_allowed_prefixes_is_dead_lettered_and_the_
     assert "reply_to must start with" in letter.error
 
 
-async def test_a_client_under_a_private_inbox_prefix_is_told_why_it_gets_no_reply(e2e_worker, nats_server, bot_db):
+async def test_a_client_under_a_private_inbox_prefix_hears_nothing_and_is_told_why_it_may_be(e2e_worker, nats_server,
+                                                                                            bot_db, nc):
     """A bot whose permissions give it its own reply prefix, which the operator has not added
-    to REPLY_SUBJECT_PREFIXES: the client raises with the reason instead of only timing out."""
+    to REPLY_SUBJECT_PREFIXES: the worker answers neither its command nor its lookups there
+    (issue 35), and the client's timeout names that cause. A lookup from an allowed inbox says
+    what became of the command."""
     ws = unique()
     await add_server(bot_db, ws)
     private = await nats.connect(nats_server.url, inbox_prefix=b"bot_inbox")
+    cmd = new_create(**create_fields(ws, "{user} rows"))
     try:
         async with MemoryClient(private, timeout=3.0) as client:
-            with pytest.raises(CommandDeadLettered, match="reply_to is not allowed.*_INBOX") as raised:
-                await client.create(create_fields(ws, "{user} rows"))
-        assert raised.value.outcome.dead_letter.reason == "invalid_command"
+            with pytest.raises(ResultTimeout, match=r"inbox bot_inbox\.\S+ is under none of the worker's REPLY_SUB"):
+                await client.create(cmd)
     finally:
         await private.drain()
+    outcome = await lookup_outcome(nc, ws, cmd.command_id)
+    assert outcome is not None and outcome.dead_letter is not None
+    assert (outcome.outcome, outcome.dead_letter.reason, outcome.dead_letter.reply_to_allowed) == (
+        "dead_lettered", "invalid_command", False)
+    assert "reply_to is not allowed" in str(CommandDeadLettered(outcome))
 
 
 async def test_a_workspace_token_in_lower_case_hex_is_the_same_workspace(e2e_worker, memory, bot_db, nc):

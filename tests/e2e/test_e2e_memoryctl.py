@@ -50,6 +50,8 @@ INVOCATIONS: dict[tuple[str, ...], tuple[list[str], int, str]] = {
     ("commands", "list"): (["commands", "list"], 0, "command(s) in MEMORY_COMMANDS"),
     ("commands", "show"): (["commands", "show", "999999999"], 1, "no command with sequence 999999999"),
     ("commands", "drop"): (["commands", "drop", "999999999", "--dry-run"], 1, "no command with sequence 999999999"),
+    # With the suite worker's partitions: what it provisioned, provisioned again (nothing changes).
+    ("provision",): (["provision"], 0, "provisioned: 4 partitions, 1 replica(s)"),
 }
 # Long-running: argv -> the log event that says it is serving.
 SERVING: dict[tuple[str, ...], tuple[list[str], str]] = {
@@ -74,7 +76,8 @@ def test_help(path):
 
 
 async def test_each_subcommand_runs(e2e_worker, nats_server, e2e_database_url):
-    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5")
+    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5",
+                     MEMORY_PARTITIONS="4")
     for path, (argv, code, expected) in INVOCATIONS.items():  # in order: set, then show, ...
         done = await memoryctl(argv, env)
         assert (done.returncode, expected in done.stdout) == (code, True), (path, done)
@@ -121,7 +124,8 @@ async def test_each_long_running_subcommand_starts_and_stops_on_sigterm(path, e2
 
 async def test_the_demo_says_each_saves_lineage_and_its_imported_facts_are_in_the_past(e2e_worker, nats_server,
                                                                                      e2e_database_url):
-    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5")
+    env = worker_env(nats_server.url, e2e_database_url, MAX_SERVER_MEMORIES="5", MAX_PERSONAL_MEMORIES="5",
+                     MEMORY_PARTITIONS="4")
     demo = await memoryctl(["demo"], env)
     assert demo.returncode == 0, demo
     assert "(persona lineage 7)" in demo.stdout and "(persona lineage 8)" in demo.stdout

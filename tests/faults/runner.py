@@ -68,7 +68,8 @@ def longest_gap(bot: Bot, since: float) -> float:
 
 async def run_schedule(cluster: FaultCluster, name: str, *, hold_s: float, tail_s: float,
                        lanes: int = 8, pace_s: float = 0.1) -> tuple[Verdict, Bot]:
-    admin = await nats.connect(cluster.nats_urls, user="memory-worker", password=PASSWORDS["memory-worker"],
+    admin = await nats.connect(cluster.nats_urls, user="memory-admin", password=PASSWORDS["memory-admin"],
+                               inbox_prefix="_INBOX.admin",
                                ping_interval=2, max_outstanding_pings=2, max_reconnect_attempts=-1,
                                reconnect_time_wait=0.5, connect_timeout=2)
     bot = await Bot(cluster.nats_urls, "bot-tomori", PASSWORDS["bot-tomori"], per_workspace=CAP + 3,

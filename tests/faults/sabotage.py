@@ -19,7 +19,9 @@ BREAKS = {"acked but lost": 1, "answered differently": 1, "applied twice": 1, "a
 
 async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verdict:
     db = await connect_db(cluster.database_url)
-    admin = await nats.connect(cluster.nats_urls, user="memory-worker", password=PASSWORDS["memory-worker"])
+    admin = await nats.connect(cluster.nats_urls, user="memory-admin", password=PASSWORDS["memory-admin"],
+                               inbox_prefix="_INBOX.admin")
+    worker = await nats.connect(cluster.nats_urls, user="memory-worker", password=PASSWORDS["memory-worker"])
     try:
         rows = {cid: stored for cid, (stored, _) in (await stored_commands(db)).items()}
         saved = [s for s in bot.history if s.command_id in rows and rows[s.command_id].status in SAVED]
@@ -32,7 +34,7 @@ async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verd
             " SELECT server_id, 7, $1 FROM servers WHERE server_disc_id = $2", twice.content, twice.workspace_id)
         # An event published again under a new message id (the same event_id).
         event = await admin.jetstream().get_last_msg("MEMORY_EVENTS", f"memory.saved.server.{gone.workspace_id}")
-        await admin.jetstream().publish(event.subject, event.data, headers={"Nats-Msg-Id": "sabotage-copy"})
+        await worker.jetstream().publish(event.subject, event.data, headers={"Nats-Msg-Id": "sabotage-copy"})
         # A command stored after the workers stopped: nobody acknowledges it (as one whose
         # events were never stored would stay unacknowledged).
         await _publish_unconsumed(cluster, bot)
@@ -40,6 +42,7 @@ async def sabotage_and_check(cluster: FaultCluster, bot: Bot, name: str) -> Verd
         return await check(name, bot, cluster.database_url, admin, cap=CAP)
     finally:
         await admin.close()
+        await worker.close()
         await db.close()
 
 

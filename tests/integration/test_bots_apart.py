@@ -33,6 +33,7 @@ from db.repository import EventRow, MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields
+from tests.memoryctl import memoryctl
 from tests.support.directory import add_server, add_user, blacklist
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
@@ -54,6 +55,10 @@ class Tenant:
     @property
     def worker_user(self) -> str:
         return "memory-worker" if self.name == "tomori" else f"memory-worker-{self.name}"
+
+    @property
+    def admin_user(self) -> str:
+        return "memory-admin" if self.name == "tomori" else f"memory-admin-{self.name}"
 
     @property
     def inbox(self) -> str:
@@ -170,8 +175,13 @@ async def saved_events(bot: Bot, until_command: str) -> list[dict]:
 
 
 async def as_worker(apart: Apart, tenant: Tenant):
-    """A connection with the rights of the tenant's worker, to look into its account's streams."""
+    """A connection with the rights of the tenant's worker, to publish what it publishes."""
     return await connect_as(apart.url, tenant.worker_user)
+
+
+async def as_admin(apart: Apart, tenant: Tenant):
+    """A connection with the rights of the tenant's provisioning user, to look into its account's streams."""
+    return await connect_as(apart.url, tenant.admin_user)
 
 
 async def server_memories(db, ws: str) -> list[tuple[int, str]]:
@@ -209,7 +219,7 @@ async def test_each_bot_gets_only_its_own_results_lookups_and_events(apart, bots
         events = await saved_events(bot, mine[name])
         assert mine[other_name] not in {e["command_id"] for e in events}
         assert not any(f"{other_name}'s secret" in json.dumps(e) for e in events)
-        nc = await as_worker(apart, bot.tenant)
+        nc = await as_admin(apart, bot.tenant)
         try:
             last = await nc.jetstream().get_last_msg(subjects.EVENTS_STREAM, subjects.saved_subject("server", ws))
             assert json.loads(last.data)["command_id"] == mine[name]
@@ -236,7 +246,7 @@ async def test_each_bot_gets_only_its_own_results_lookups_and_events(apart, bots
 async def test_a_bot_reaches_nothing_of_the_other_bot(apart, bots, tenant, other):
     bot = bots[tenant.name]
     ws = unique()
-    watcher = await as_worker(apart, other)
+    watcher = await as_admin(apart, other)
     try:
         before = (await watcher.jetstream().stream_info(subjects.COMMANDS_STREAM)).state.last_seq
         other_consumer = f"{other.bot}-saved"
@@ -276,6 +286,123 @@ async def test_a_bot_reaches_nothing_of_the_other_bot(apart, bots, tenant, other
         assert (await watcher.jetstream().stream_info(subjects.COMMANDS_STREAM)).state.last_seq == before
     finally:
         await watcher.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The worker as a confused deputy (issue 35): reply subjects a bot picks. NATS never checks a
+# publish's reply subject, and the worker publishes with rights no bot has: a lookup's reply
+# subject and a command's reply_to are held to REPLY_SUBJECT_PREFIXES (the bot's inbox).
+
+STREAMS = (subjects.COMMANDS_STREAM, subjects.EVENTS_STREAM, subjects.DLQ_STREAM)
+
+
+def reply_tricks(tenant: Tenant, other: Tenant, ws: str) -> list[str]:
+    """Where a bot would have the worker publish: the JetStream API (purge, delete), another
+    bot's inbox, a cache node's, the event, metric, dead-letter and command subjects."""
+    return [*(f"$JS.API.STREAM.PURGE.{s}" for s in STREAMS), *(f"$JS.API.STREAM.DELETE.{s}" for s in STREAMS),
+            f"$JS.API.CONSUMER.DELETE.{subjects.COMMANDS_STREAM}.memory-worker-p0",
+            f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.{tenant.bot}-saved",
+            f"{other.inbox}.results.stolen", "_INBOX.cache.a.stolen",
+            subjects.saved_subject("server", ws), subjects.invalidate_subject("tomori_state", ws),
+            subjects.METRIC_EVICTION_SUBJECT, subjects.dlq_subject(subjects.command_subject("create", ws)),
+            subjects.command_subject("create", ws)]
+
+
+@dataclass
+class AccountState:
+    streams: dict[str, tuple[int, int]]  # stream -> (messages, last sequence)
+    consumers: dict[str, list[str]]
+
+    @classmethod
+    async def of(cls, js) -> AccountState:
+        infos = {s: (await js.stream_info(s)).state for s in STREAMS}
+        return cls({s: (i.messages, i.last_seq) for s, i in infos.items()},
+                   {s: sorted(c.name for c in await js.consumers_info(s)) for s in STREAMS})
+
+
+async def stored_after(js, stream: str, seq: int) -> list:
+    """The messages `stream` stored after sequence `seq`."""
+    found = []
+    while True:
+        try:
+            raw = await js.get_msg(stream, seq + 1, subject=">", next=True)
+        except NotFoundError:
+            return found
+        found.append(raw)
+        seq = raw.seq
+
+
+@pytest.mark.parametrize(("tenant", "other"), PAIRS, ids=["tomori", "kaede"])
+async def test_no_reply_subject_makes_the_worker_publish_outside_the_bots_inbox(apart, bots, tenant, other):
+    bot = bots[tenant.name]
+    ws = unique()
+    tricks = reply_tricks(tenant, other, ws)
+    admin, worker_rights = await as_admin(apart, tenant), await as_worker(apart, tenant)
+    received: list[str] = []
+
+    async def caught(msg) -> None:
+        received.append(msg.subject)
+
+    try:
+        ajs = admin.jetstream()
+        # Subscribers on the inboxes among the targets (the worker's user may read any inbox of
+        # its account); the streams stand for the rest.
+        for subject in (f"{other.inbox}.>", "_INBOX.cache.>"):
+            await worker_rights.subscribe(subject, cb=caught)
+        await worker_rights.flush()
+        mine = await MemoryClient(bot.nc, timeout=15).start()
+        try:
+            # A stored result to look up.
+            known = await mine.create(create_fields(ws, "looked up", lineage_id=tenant.lineage))
+            assert known.data.status == codes.SAVED
+        finally:
+            await mine.close()
+        before = await AccountState.of(ajs)
+
+        # 1. A lookup of that result, with each trick as its reply subject. The worker handles
+        #    lookups one at a time, in order: once the bot's own lookup after them is answered,
+        #    it has dropped each of them.
+        for reply in tricks:
+            await bot.nc.publish(subjects.result_subject(ws, known.command_id), b"", reply=reply)
+            await bot.nc.publish(subjects.result_subject(ws, known.command_id), b'{"answer": "outcome"}', reply=reply)
+        own = await bot.nc.request(subjects.result_subject(ws, known.command_id), b"", timeout=5)
+        assert json.loads(own.data)["command_id"] == known.command_id
+        await worker_rights.flush()
+        assert await AccountState.of(ajs) == before and received == []
+        assert apart.workers[tenant.name].log_text().count('"result_lookup_refused"') >= 2 * len(tricks)
+
+        # 2. A command with each trick as its reply_to: dead-lettered unapplied and unanswered,
+        #    before the bot's own command of the same workspace, which comes after them.
+        sent = []
+        for reply in tricks:
+            cid = unique("trick-")
+            body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "reply_to": reply,
+                    **create_fields(ws, f"trick {reply}", lineage_id=tenant.lineage)}
+            await bot.js.publish(subjects.command_subject("create", ws), json.dumps(body).encode(),
+                                 headers={"Nats-Msg-Id": cid}, stream=subjects.COMMANDS_STREAM)
+            sent.append(cid)
+        result = await bot.memory.create(create_fields(ws, "after the tricks", lineage_id=tenant.lineage))
+        assert result.data.status == codes.SAVED
+        await worker_rights.flush()
+        assert received == []
+        after = await AccountState.of(ajs)
+        assert after.consumers == before.consumers
+        # Commands: the tricks and the bot's own, stored and (being acknowledged) purged, nothing else.
+        assert after.streams[subjects.COMMANDS_STREAM][1] == before.streams[subjects.COMMANDS_STREAM][1] + len(tricks) + 1
+        # Dead letters: one per trick, invalid_command, and nothing else; none removed.
+        letters = await stored_after(ajs, subjects.DLQ_STREAM, before.streams[subjects.DLQ_STREAM][1])
+        assert [json.loads(m.data)["command_id"] for m in letters] == sent
+        assert {m.headers["Dlq-Reason"] for m in letters} == {"invalid_command"}
+        assert all("reply_to must start with one of" in m.headers["Dlq-Error"] for m in letters)
+        assert after.streams[subjects.DLQ_STREAM][0] == before.streams[subjects.DLQ_STREAM][0] + len(sent)
+        # Events: only the bot's own command's; none removed.
+        events = await stored_after(ajs, subjects.EVENTS_STREAM, before.streams[subjects.EVENTS_STREAM][1])
+        assert events and {json.loads(m.data)["command_id"] for m in events} == {result.command_id}
+        assert after.streams[subjects.EVENTS_STREAM][0] == before.streams[subjects.EVENTS_STREAM][0] + len(events)
+        assert bot.violations() == []
+    finally:
+        await admin.close()
+        await worker_rights.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,7 +490,7 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
     for answer in (created, removal, reinforcement):
         assert (answer.success, answer.data.status) == (False, codes.COMMAND_INVALID), answer
         assert answer.data.reason is not None and "lineage 7 is not one of this bot's lineages (8)" in answer.data.reason
-    nc = await as_worker(apart, KAEDE)
+    nc = await as_admin(apart, KAEDE)
     try:
         letter = await nc.jetstream().get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.reinforce.{ws}")
         assert letter.headers["Dlq-Reason"] == "invalid_command"
@@ -441,7 +568,7 @@ async def test_one_bots_flood_does_not_hold_up_the_other(apart, bots):
     count, answered = 300, set()
     worker = apart.workers["tomori"]
     await asyncio.to_thread(worker.stop)
-    watcher = await as_worker(apart, TOMORI)
+    watcher = await as_admin(apart, TOMORI)
     try:
         await flood(tomori, count, answered)
         result = await kaede.memory.create(create_fields(unique(), "kaede is answered", lineage_id=KAEDE.lineage))
@@ -497,7 +624,7 @@ async def test_each_accounts_cache_node_gets_its_own_invalidations(apart, bots):
         tomori_node, kaede_node = nodes["tomori"][0], nodes["kaede"][0]
         await eventually(lambda: _gone(tomori_node, ws), 15, "tomori's cache node invalidated")
         # The invalidation was stored before the answer went out, in Tomori's account only.
-        nc = await as_worker(apart, KAEDE)
+        nc = await as_admin(apart, KAEDE)
         try:
             with pytest.raises(NotFoundError):
                 await nc.jetstream().get_last_msg(subjects.EVENTS_STREAM, subjects.invalidate_subject("tomori_state", ws))
@@ -571,17 +698,22 @@ async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db)
         #    checked first, as an operator would.
         hina_passwords = {"NATS_WORKER_HINA_PASSWORD": "w-" + uuid.uuid4().hex, "NATS_BOT_HINA_PASSWORD": "b-" + uuid.uuid4().hex,
                           "NATS_CACHE_NODE_HINA_A_PASSWORD": "c", "NATS_METRICS_SINK_HINA_PASSWORD": "s",
-                          "NATS_OPERATOR_HINA_PASSWORD": "o"}
+                          "NATS_OPERATOR_HINA_PASSWORD": "o", "NATS_ADMIN_HINA_PASSWORD": "a-" + uuid.uuid4().hex}
         node.env.update(hina_passwords)
         check = subprocess.run([_nats_server_binary(), "-t", "-c", str(node.conf)], env=node.env,
                                capture_output=True, text=True, timeout=30)
         assert check.returncode == 0, check.stderr + check.stdout
         node.stop()
         node.start()
-        # 4. Its worker: TENANT, its lineages, its worker user, its bot's reply prefix.
+        # 4. Its streams and consumers, as its provisioning user, with its worker's settings.
         database_url = await clone_database(pg_server, template_db)
-        worker = WorkerProcess(worker_env(node.url, database_url, MEMORY_PARTITIONS="2", TENANT=hina.name,
-                                          TENANT_LINEAGES=str(hina.lineage), NATS_USER=hina.worker_user,
+        settings = {"MEMORY_PARTITIONS": "2", "TENANT": hina.name, "TENANT_LINEAGES": str(hina.lineage)}
+        provision = worker_env(node.url, database_url, **settings, NATS_USER=hina.admin_user,
+                               NATS_PASSWORD=hina_passwords["NATS_ADMIN_HINA_PASSWORD"], NATS_INBOX_PREFIX="_INBOX.admin")
+        done = await memoryctl(["provision"], provision)
+        assert done.returncode == 0 and "provisioned: 2 partitions" in done.stdout, done
+        # 5. Its worker: TENANT, its lineages, its worker user, its bot's reply prefix.
+        worker = WorkerProcess(worker_env(node.url, database_url, **settings, NATS_USER=hina.worker_user,
                                           NATS_PASSWORD=hina_passwords["NATS_WORKER_HINA_PASSWORD"],
                                           REPLY_SUBJECT_PREFIXES=f"{hina.inbox}."),
                                tmp_path / "hina-worker.log")
@@ -599,21 +731,28 @@ async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db)
             assert [e["content"] for e in events] == ["hina's first"]
         finally:
             await nc.close()
-        # Had a user with consumer rights (the worker's, the operator's: never a bot) made the
-        # bot's consumer a push one, the worker's next start makes it a pull consumer again.
+        # Had a user with consumer rights (the provisioning user: never a bot, nor the worker, which
+        # may delete no consumer) made the bot's consumer a push one, the worker's next start
+        # refuses, naming `memoryctl provision`, which makes it a pull consumer again.
         await asyncio.to_thread(worker.stop)
-        admin = await nats.connect(node.url, user=hina.worker_user,
-                                   password=hina_passwords["NATS_WORKER_HINA_PASSWORD"], connect_timeout=2)
+        admin = await nats.connect(node.url, user=hina.admin_user, password=hina_passwords["NATS_ADMIN_HINA_PASSWORD"],
+                                   inbox_prefix="_INBOX.admin", connect_timeout=2)
         try:
             js = admin.jetstream()
             await js.delete_consumer(subjects.EVENTS_STREAM, "bot-hina-saved")
             await js.add_consumer(subjects.EVENTS_STREAM, ConsumerConfig(
                 name="bot-hina-saved", durable_name="bot-hina-saved", filter_subject="memory.saved.>",
                 deliver_subject="_INBOX.cache.a.stolen"))
-            await asyncio.to_thread(worker.start)
+            with pytest.raises(RuntimeError, match="worker exited early"):
+                await asyncio.to_thread(worker.start)
+            assert worker.proc.wait(timeout=10) == 2
+            assert "bot-hina-saved of MEMORY_EVENTS was made a push consumer" in worker.log_text()
+            assert "run `memoryctl provision`" in worker.log_text()
+            done = await memoryctl(["provision"], provision)
+            assert done.returncode == 0, done
             info = await js.consumer_info(subjects.EVENTS_STREAM, "bot-hina-saved")
             assert info.config.deliver_subject is None and info.config.filter_subject == "memory.saved.>"
-            assert "bot_consumer_was_push" in worker.log_text()
+            await asyncio.to_thread(worker.start)
         finally:
             await admin.close()
         # The other bots are as they were, and see nothing of it.

@@ -192,6 +192,39 @@ async def test_an_unreadable_payload_still_invalidates_the_subject_key(make_node
     assert node.contains("tomori_state", other)
 
 
+async def test_a_message_its_consumer_did_not_deliver_is_neither_applied_nor_acknowledged(make_node, js, nc):
+    """Acknowledging is publishing to the reply subject a message carries: a node answers only
+    its consumer's deliveries (contracts/subjects.py, is_ack_subject), whatever else reaches its
+    inbox (issue 35)."""
+    node = await make_node(cls=RecordingNode)
+    ws = unique()
+    await node.get_or_load("tomori_state", ws, Loader("cached"))
+    # Where a forged message asks the node to acknowledge: a subscriber, a stream's purge. (A
+    # reply shaped like an ack subject, $JS.ACK.>, nats-server refuses from any client.)
+    trap, trapped = f"trap.{unique()}", []
+
+    async def caught(msg: Msg) -> None:
+        trapped.append(msg.subject)
+
+    await nc.subscribe(f"{trap}.>", cb=caught)
+    canary = f"CANARY_{unique()}"
+    await js.add_stream(name=canary, subjects=[f"{canary}.>"])
+    await js.publish(f"{canary}.x", b"kept", stream=canary)
+    forged = msgspec.json.encode(CacheInvalidate(event_id="forged", command_id="forged", cache="tomori_state", key=ws,
+                                                 occurred_at=datetime.now(UTC).isoformat(), reason="memory_saved"))
+    for reply in (f"{trap}.plain", f"$JS.API.STREAM.PURGE.{canary}"):
+        await nc.publish(node._inbox().subject, forged, reply=reply)
+    # A real invalidation after them, on the same inbox: once it is applied, they were read.
+    after = unique()
+    await node.get_or_load("user", after, Loader(1))
+    await publish_invalidation(js, "user", after)
+    await wait_until(lambda: ("user", after) in node.invalidated)
+    await nc.flush()
+    assert trapped == [] and node.contains("tomori_state", ws)
+    assert (await js.stream_info(canary)).state.messages == 1
+    await js.delete_stream(canary)
+
+
 async def test_a_load_racing_an_invalidation_does_not_cache_the_stale_value(make_node, js):
     node = await make_node(cls=RecordingNode)
     ws = unique()
@@ -253,8 +286,8 @@ async def test_a_consumer_sequence_gap_flushes(make_node, js, nc):
     assert not node.contains("tomori_state", ws)
 
 
-def _delivery(nc, *, cseq: int, delivered: int, key: str) -> Msg:
-    reply = (f"$JS.ACK.{subjects.EVENTS_STREAM}.{consumer_name('fake')}.{delivered}.{cseq + 100}.{cseq}"
+def _delivery(nc, consumer: str, *, cseq: int, delivered: int, key: str) -> Msg:
+    reply = (f"$JS.ACK.{subjects.EVENTS_STREAM}.{consumer}.{delivered}.{cseq + 100}.{cseq}"
              ".1700000000000000000.0")
     return Msg(_client=nc, subject=subjects.invalidate_subject("user", key), reply=reply, data=b"{}")
 
@@ -265,11 +298,11 @@ async def test_redeliveries_are_not_gaps_but_a_skipped_first_delivery_is(make_no
     await node.get_or_load("tomori_state", "kept", Loader(1))
 
     # 11 was delivered and lost; its redelivery comes as 13 (num_delivered 2) after 12.
-    await node._apply(_delivery(nc, cseq=12, delivered=1, key="a"))
+    await node._apply(_delivery(nc, node.consumer, cseq=12, delivered=1, key="a"))
     assert node.stats.gaps == 1 and node.stats.flushes == 1
     await node.get_or_load("tomori_state", "kept", Loader(1))
-    await node._apply(_delivery(nc, cseq=14, delivered=2, key="b"))  # redelivery: not a gap
-    await node._apply(_delivery(nc, cseq=15, delivered=1, key="c"))
+    await node._apply(_delivery(nc, node.consumer, cseq=14, delivered=2, key="b"))  # redelivery: not a gap
+    await node._apply(_delivery(nc, node.consumer, cseq=15, delivered=1, key="c"))
     assert node.stats.gaps == 1 and node.stats.flushes == 1
     assert node.contains("tomori_state", "kept")
     assert node.stats.invalidations == 3

@@ -26,6 +26,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
+import msgspec
 import nats.errors
 import nats.js.errors
 import pytest
@@ -310,3 +311,29 @@ async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker
         events = await stored_events(js, cid)
         assert [i for _, i, _ in events] == await inbox_events(pool, bot, cid) != []
         assert events[0][0].startswith(subjects.INVALIDATE_PREFIX)
+async def test_a_stored_row_naming_no_event_subject_is_never_published(nc):
+    """Events are published from stored rows (a command's inbox row): a row whose subject is not
+    one of MEMORY_EVENTS' is refused, with the rest of its
+    command's events, and nothing at all is published for that command (issue 35)."""
+    js = nc.jetstream()
+    await streams.ensure_stream(js, streams.events_stream())
+    trapped: list[str] = []
+
+    async def caught(msg) -> None:
+        trapped.append(msg.subject)
+
+    await nc.subscribe("$JS.API.STREAM.PURGE.>", cb=caught)
+    ws = unique()
+    rows = [EventRow(subjects.saved_subject("server", ws), {"Nats-Msg-Id": unique("e-")}, msgspec.Raw(b"{}")),
+            EventRow(f"$JS.API.STREAM.PURGE.{subjects.EVENTS_STREAM}", {}, msgspec.Raw(b"{}"))]
+    publisher = EventPublisher(js, nc=nc)
+    with pytest.raises(ValueError, match="not an event subject"):
+        await publisher.publish(rows)
+    assert not await publisher.publish_together([rows])  # a batch holding it: each command on its own
+    with pytest.raises(ValueError, match="not an event subject"):
+        await publisher.publish_coalesced(rows)
+    await nc.flush()
+    assert trapped == []
+    with pytest.raises(nats.js.errors.NotFoundError):
+        await js.get_last_msg(subjects.EVENTS_STREAM, subjects.saved_subject("server", ws))
+    await publisher.stop()

@@ -63,9 +63,9 @@ async def bot(secured):
 
 
 @pytest.fixture
-async def as_worker(secured):
-    """Looks into MEMORY_COMMANDS and MEMORY_DLQ (the worker's rights): what is left, what was dead-lettered."""
-    client = await connect_as(secured.url, "memory-worker")
+async def as_admin(secured):
+    """Looks into MEMORY_COMMANDS and MEMORY_DLQ (the provisioning user's rights): what is left, what was dead-lettered."""
+    client = await connect_as(secured.url, "memory-admin")
     yield client.jetstream()
     await client.close()
 
@@ -138,7 +138,7 @@ def cli_args(module, *argv: str) -> argparse.Namespace:
 # --------------------------------------------------------------------------------------------
 
 
-async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(secured, bot, as_worker):
+async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(secured, bot, as_admin):
     for kind in COMMAND_KINDS:
         for token in ("*", ">"):
             subject = f"memory.{kind}.{token}"
@@ -147,17 +147,17 @@ async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(
             result = await bot.answer(cid)
             assert result["data"]["status"] == "memory_command_invalid", (subject, result)
             assert repr(subject) in result["data"]["reason"], result
-            letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.{kind}.{subjects.encode_token(token)}")
+            letter = await as_admin.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.{kind}.{subjects.encode_token(token)}")
             assert letter.headers["Dlq-Original-Subject"] == subject
             assert letter.headers["Dlq-Reason"] == "invalid_command"
             # Acknowledged, it leaves at the worker's next purge of what was consumed.
-            await wait_until(lambda seq=ack.seq: _gone(as_worker, seq), timeout=10, interval=0.1)
-    await wait_until(lambda: nothing_waits(as_worker), timeout=10)
-    assert (await as_worker.consumer_info(subjects.COMMANDS_STREAM, streams.UNPLACED_CONSUMER)).num_ack_pending == 0
+            await wait_until(lambda seq=ack.seq: _gone(as_admin, seq), timeout=10, interval=0.1)
+    await wait_until(lambda: nothing_waits(as_admin), timeout=10)
+    assert (await as_admin.consumer_info(subjects.COMMANDS_STREAM, streams.UNPLACED_CONSUMER)).num_ack_pending == 0
     assert bot.nc.errors == []
 
 
-async def test_a_command_at_max_payload_is_dead_lettered_by_reference_and_cannot_be_replayed(secured, bot, as_worker):
+async def test_a_command_at_max_payload_is_dead_lettered_by_reference_and_cannot_be_replayed(secured, bot, as_admin):
     ws = unique()
     cid, body = command("create", ws)
     body["x_pad"] = ""
@@ -169,7 +169,7 @@ async def test_a_command_at_max_payload_is_dead_lettered_by_reference_and_cannot
     result = await bot.answer(cid)
     assert result["data"]["status"] == "memory_command_invalid" and "over the limit" in result["data"]["reason"]
 
-    letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
+    letter = await as_admin.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
     assert letter.headers["Dlq-Payload"] == "excerpt"
     assert int(letter.headers["Dlq-Original-Size"]) == len(data)
     assert data.startswith(letter.data) and len(letter.data) == int(letter.headers["Dlq-Excerpt-Bytes"])
@@ -188,7 +188,7 @@ async def test_a_command_at_max_payload_is_dead_lettered_by_reference_and_cannot
     assert await dlq_cli.run(cli_args(dlq_cli, "dlq", "replay", str(letter.seq)), secured.url, out=lines.append,
                              connect_options=options) == 1
     assert any(f"cannot replay {letter.seq}: only the first" in line for line in lines), lines
-    assert (await as_worker.get_msg(subjects.DLQ_STREAM, letter.seq)).headers["Dlq-Payload"] == "excerpt"
+    assert (await as_admin.get_msg(subjects.DLQ_STREAM, letter.seq)).headers["Dlq-Payload"] == "excerpt"
 
 
 async def test_a_lookup_whose_token_postgres_cannot_hold_is_answered_unknown(secured, bot):
@@ -205,7 +205,7 @@ async def test_a_lookup_whose_token_postgres_cannot_hold_is_answered_unknown(sec
     assert json.loads(looked_up.data) == stored
 
 
-async def test_reply_subjects_are_limited_to_the_listed_bots(secured, bot, as_worker):
+async def test_reply_subjects_are_limited_to_the_listed_bots(secured, bot, as_admin):
     ws = unique()
     stranger, body = command("create", ws, reply_to=f"_INBOX.bot.stranger.results.{unique()}")
     await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), stranger)
@@ -213,12 +213,12 @@ async def test_reply_subjects_are_limited_to_the_listed_bots(secured, bot, as_wo
     await publish(bot, subjects.command_subject("create", ws), json.dumps(body).encode(), mine)
     assert (await bot.answer(mine))["data"]["status"] == "memory_saved_successfully"
     # The stranger's command came first on the same workspace: it has been dead-lettered by now.
-    letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
+    letter = await as_admin.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.create.{ws}")
     assert json.loads(letter.data)["command_id"] == stranger
     assert "reply_to must start with one of _INBOX.bot.tomori., got" in letter.headers["Dlq-Error"]
 
 
-async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot, as_worker):
+async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot, as_admin):
     await asyncio.to_thread(secured.worker.stop)  # nothing consumes: the commands wait, as stuck ones would
     try:
         ws = unique()
@@ -244,12 +244,12 @@ async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot,
         assert code == 0 and f"seq {dropped.seq}" in lines[0] and any(drop in line for line in lines)
         code, lines = await ctl("drop", "--dry-run", str(dropped.seq))
         assert code == 0 and lines[-1] == "dry run: 1 command(s) would be dropped"
-        assert await stream_has(as_worker, dropped.seq)
+        assert await stream_has(as_admin, dropped.seq)
         code, lines = await ctl("drop", str(dropped.seq), "999999999")
         assert code == 1 and "999999999" in lines[-1]  # a wrong sequence: nothing done
-        assert await stream_has(as_worker, dropped.seq)
+        assert await stream_has(as_admin, dropped.seq)
         code, lines = await ctl("drop", str(dropped.seq))
-        assert code == 0 and not await stream_has(as_worker, dropped.seq)
+        assert code == 0 and not await stream_has(as_admin, dropped.seq)
     finally:
         await asyncio.to_thread(secured.worker.start)
     assert (await bot.answer(keep, timeout=30))["data"]["status"] == "memory_saved_successfully"
@@ -349,7 +349,7 @@ async def publish_case(secured, subject: str, cid: str, data: bytes):
         await publisher.close()
 
 
-async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, data: bytes, sent) -> str:
+async def outcome_of(secured, bot: Replies, as_admin, subject: str, cid: str, data: bytes, sent) -> str:
     """A stored message left the stream: dead-lettered (found by its stream sequence), answered, or both."""
     from worker.consuming.dead_letters import letter_id, letter_subject
     from worker.consuming.probe import answerable
@@ -357,16 +357,16 @@ async def outcome_of(secured, bot: Replies, as_worker, subject: str, cid: str, d
     if isinstance(sent, str):
         return sent
     try:
-        await wait_until(lambda: _gone(as_worker, sent.seq), timeout=20, interval=0.1)
+        await wait_until(lambda: _gone(as_admin, sent.seq), timeout=20, interval=0.1)
     except AssertionError:
-        stored = await as_worker.get_msg(subjects.COMMANDS_STREAM, sent.seq)
+        stored = await as_admin.get_msg(subjects.COMMANDS_STREAM, sent.seq)
         consumers = [(c.name, c.num_pending, c.num_ack_pending, c.num_redelivered)
-                     for c in await as_worker.consumers_info(subjects.COMMANDS_STREAM)]
+                     for c in await as_admin.consumers_info(subjects.COMMANDS_STREAM)]
         raise AssertionError(f"{subject!r} (stream seq {sent.seq}, stored as {stored.subject!r}) never left the "
                              f"stream; consumers {consumers}; the worker's log ends:\n"
                              + secured.worker.log_text()[-3000:]) from None
     try:
-        letter = await as_worker.get_last_msg(subjects.DLQ_STREAM, letter_subject(subject))
+        letter = await as_admin.get_last_msg(subjects.DLQ_STREAM, letter_subject(subject))
         letter = letter if letter.headers.get("Nats-Msg-Id") == letter_id(sent.seq) else None
     except NotFoundError:
         letter = None
@@ -384,7 +384,7 @@ async def _gone(js, seq: int) -> bool:
     return not await stream_has(js, seq)
 
 
-async def test_boundary_fuzz_every_message_is_answered_or_dead_lettered(secured, bot, as_worker):
+async def test_boundary_fuzz_every_message_is_answered_or_dead_lettered(secured, bot, as_admin):
     # Each case, then a valid create right after it; their fates are awaited together.
     sent = []
     for label, subject, cid, data in boundary_cases(bot.nc.max_payload):
@@ -392,7 +392,7 @@ async def test_boundary_fuzz_every_message_is_answered_or_dead_lettered(secured,
         after, body = command("create", unique())
         await publish(bot, subjects.command_subject("create", body["workspace_id"]), json.dumps(body).encode(), after)
         sent.append((label, subject, cid, data, ack, after))
-    outcomes = await asyncio.gather(*(outcome_of(secured, bot, as_worker, subject, cid, data, ack)
+    outcomes = await asyncio.gather(*(outcome_of(secured, bot, as_admin, subject, cid, data, ack)
                                       for _, subject, cid, data, ack, _ in sent))
     rows = []
     for (label, _, _, data, _, after), outcome in zip(sent, outcomes, strict=True):
@@ -400,7 +400,7 @@ async def test_boundary_fuzz_every_message_is_answered_or_dead_lettered(secured,
         rows.append((label, len(data), outcome))
     print("\n" + "\n".join(f"| {label} | {size} | {outcome} |" for label, size, outcome in rows))
     assert secured.worker.proc.poll() is None
-    await wait_until(lambda: nothing_waits(as_worker), timeout=10)
+    await wait_until(lambda: nothing_waits(as_admin), timeout=10)
     stored = [r for r in rows if not r[2].startswith("refused")]
     assert len(stored) >= 60, rows
     assert "permissions violation" not in secured.worker.log_text().lower()

@@ -84,7 +84,7 @@ async def test_no_credentials_or_a_wrong_password_is_refused(secured):
 
 async def test_the_worker_provisioned_everything_as_memory_worker(secured):
     errors: list[Exception] = []
-    nc = await connect_as(secured.url, "memory-worker", errors=errors)
+    nc = await connect_as(secured.url, "memory-admin", errors=errors)  # lists consumers: the worker never does
     try:
         js = nc.jetstream()
         for stream in (subjects.COMMANDS_STREAM, subjects.EVENTS_STREAM, subjects.DLQ_STREAM):
@@ -142,7 +142,7 @@ async def test_a_bot_sends_commands_and_reads_results_and_saved_events_on_its_ow
 async def test_a_bot_cannot_publish_events_dead_letters_or_results(secured):
     errors: list[Exception] = []
     bot = await connect_as(secured.url, "bot-kaede", errors=errors)
-    watcher = await connect_as(secured.url, "memory-worker")
+    watcher = await connect_as(secured.url, "memory-admin")
     try:
         ws = unique()
         forged = [f"memory.saved.server.{ws}", f"memory.evicted.server.{ws}", f"memory.removed.server.{ws}",
@@ -424,6 +424,48 @@ async def test_an_operator_lists_replays_and_drops_dead_letters_and_nothing_more
 
 async def _newer(seqs, than: int) -> bool:
     return any(seq > than for seq in await seqs())
+
+
+# --------------------------------------------------------------------------------------------
+# The worker's own user, and the provisioning user (issue 35)
+
+STREAMS = (subjects.COMMANDS_STREAM, subjects.EVENTS_STREAM, subjects.DLQ_STREAM)
+
+
+async def test_the_worker_may_delete_or_empty_nothing_but_acknowledged_commands(secured):
+    """Were a bot ever to make the worker publish where it asked, no right of the worker's user
+    deletes a stream or a consumer, empties the events or the dead letters, or writes where only
+    provisioning does. What it does use (the purge of commands) it may."""
+    errors: list[Exception] = []
+    worker = await connect_as(secured.url, "memory-worker", errors=errors)
+    admin = await connect_as(secured.url, "memory-admin")
+    try:
+        ajs = admin.jetstream()
+
+        async def snapshot() -> dict:
+            return {stream: ((await ajs.stream_info(stream)).state.messages,
+                             sorted(c.name for c in await ajs.consumers_info(stream))) for stream in STREAMS}
+
+        before = await snapshot()
+        refused = [*(f"$JS.API.STREAM.DELETE.{s}" for s in STREAMS),
+                   f"$JS.API.STREAM.PURGE.{subjects.EVENTS_STREAM}", f"$JS.API.STREAM.PURGE.{subjects.DLQ_STREAM}",
+                   f"$JS.API.STREAM.MSG.DELETE.{subjects.EVENTS_STREAM}", f"$JS.API.STREAM.MSG.DELETE.{subjects.DLQ_STREAM}",
+                   f"$JS.API.CONSUMER.DELETE.{subjects.COMMANDS_STREAM}.memory-worker-p0",
+                   f"$JS.API.CONSUMER.DELETE.{subjects.EVENTS_STREAM}.bot-tomori-saved",
+                   f"$JS.API.STREAM.CREATE.{subjects.COMMANDS_STREAM}_UPGRADE", "$JS.API.STREAM.CREATE.ELSEWHERE",
+                   "_memory_upgrade.backup", "dlq.forged", "memory.create.forged", "_INBOX.cache.a.x"]
+        for subject in refused:
+            await worker.publish(subject, b"{}")
+        await denied(errors, *(f'publish to "{s}"' for s in refused))
+        assert await snapshot() == before
+        assert await worker.jetstream().purge_stream(subjects.COMMANDS_STREAM, seq=1)  # removes nothing below 1
+
+        # The provisioning user may delete (a stream of its own here).
+        await ajs.add_stream(name="SCRATCH", subjects=["scratch.>"])
+        assert await ajs.delete_stream("SCRATCH")
+    finally:
+        await worker.close()
+        await admin.close()
 
 
 # --------------------------------------------------------------------------------------------

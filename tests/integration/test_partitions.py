@@ -97,6 +97,41 @@ async def test_each_workspace_runs_one_at_a_time_in_publish_order_and_workspaces
     assert max(side_by_side) > 1  # different workspaces of a partition did run at once
 
 
+async def test_a_message_its_consumer_did_not_deliver_is_never_run_or_settled(js, nc):
+    """Settling a command (ack, nak, progress) is publishing to the reply subject it carries: a
+    partition runs and settles only its consumer's deliveries (contracts/subjects.py,
+    is_ack_subject), whatever else reaches its inbox (issue 35)."""
+    ran: list[bytes] = []
+    trap, trapped = f"trap.{unique()}", []
+
+    async def handler(msg):
+        ran.append(msg.data)
+        await msg.ack()
+        return False
+
+    async def caught(msg) -> None:
+        trapped.append(msg.subject)
+
+    await nc.subscribe(f"{trap}.>", cb=caught)
+    [ws] = _same_partition_workspaces(1)
+    consumers = PartitionConsumers(js, nc, handler, PARTITIONS)
+    await consumers.start()
+    try:
+        await _publish(js, ws, 1)
+        await wait_until(lambda: ran == [b"0"], timeout=10)
+        partition = consumers._partitions[0]
+        # (A reply shaped like an ack subject, $JS.ACK.>, nats-server refuses from any client.)
+        for reply in (f"{trap}.plain", f"$JS.API.STREAM.PURGE.{subjects.COMMANDS_STREAM}"):
+            await nc.publish(partition._inbox, b"forged", reply=reply)
+        await _publish(js, ws, 1, start=1)  # delivered on the same inbox after them
+        await wait_until(lambda: b"1" in ran, timeout=10)
+    finally:
+        await consumers.stop(timeout=5)  # what is in hand and not running is handed back (a nak)
+    await nc.flush()
+    assert ran == [b"0", b"1"] and trapped == []
+    assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 2  # nothing purged
+
+
 async def test_a_handled_back_command_holds_its_workspace_and_not_the_others(js, nc):
     blocked_ws, other_ws = _same_partition_workspaces(2)
     order: list[tuple[str, int, int]] = []

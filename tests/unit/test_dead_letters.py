@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from worker.consuming import dead_letters
+from contracts import subjects
 from worker.consuming.dead_letters import (
     DeadLetter,
     by_reference,
@@ -40,17 +42,31 @@ def test_letter_subjects_are_plain_and_short():
     assert letter_subject("memory.create.*") == "dlq.memory.create.%2A"
     assert letter_subject("memory.manual.>") == "dlq.memory.manual.%3E"
     assert letter_subject("memory.create.a\x7fb\x01") == "dlq.memory.create.a%7Fb%01"
+    assert letter_subject("memory.create.a*b>") == "dlq.memory.create.a%2Ab%3E"
+    # Made from a stored subject, or in the stream upgrade from a header: always under dlq.memory.
+    assert letter_subject("$JS.API.STREAM.PURGE.MEMORY_DLQ") == "dlq.memory.unknown.MEMORY_DLQ"
+    assert letter_subject("memory.create.*.x") == "dlq.memory.unknown.x"
     long = letter_subject("memory.create." + "y" * 4000)
     assert long.startswith("dlq.memory.create.sha256_") and len(long) < 100
+
+
+@given(st.text(min_size=0, max_size=300).filter(lambda t: "." not in t), st.sampled_from(["memory.create", "x", ""]))
+def test_every_letter_subject_is_a_dead_letter_subject(token, prefix):
+    original = f"{prefix}.{token}" if prefix else token
+    assert subjects.is_dead_letter_subject(letter_subject(original)), original
 
 
 def test_replay_is_refused_for_excerpts_and_unplaceable_subjects():
     assert replay_refusal(letter("memory.create.123")) is None
     assert "only the first 10 of its 2000000 bytes" in replay_refusal(letter("memory.create.1", {
         "Dlq-Payload": "excerpt", "Dlq-Excerpt-Bytes": "10", "Dlq-Original-Size": "2000000"}))
-    for subject in ("memory.create.*", "memory.seed_bio.>", "memory.forget.1"):
-        assert "names no workspace" in replay_refusal(letter(subject)), subject
-    assert dead_letters.placeable("a*b") and not dead_letters.placeable("")
+    # Dlq-Original-Subject, the subject a replay publishes to, is a header: a forged or broken
+    # one names no command subject, and nothing is published (issue 35).
+    for subject in ("memory.create.*", "memory.seed_bio.>", "memory.forget.1", "memory.create.a.b",
+                    "memory.create.a*b", "memory.create.", "$JS.API.STREAM.PURGE.MEMORY_DLQ",
+                    "$JS.API.STREAM.DELETE.MEMORY_COMMANDS", "memory.saved.server.1", "dlq.memory.create.1",
+                    "_INBOX.bot.kaede.x", "memory.create.a b"):
+        assert "is no command subject" in replay_refusal(letter(subject), include_invalid=True), subject
 
 
 @pytest.mark.parametrize("reason", ["invalid_command", "unsupported_command"])

@@ -37,6 +37,11 @@ def test_values_are_read():
         ({"REQUIRE_SYNC_STANDBY": "maybe"}, "REQUIRE_SYNC_STANDBY must be true or false, got 'maybe'"),
         ({"DB_COMMAND_TIMEOUT_SECONDS": "0"}, "DB_COMMAND_TIMEOUT_SECONDS must be between 1 and 3600, got 0"),
         ({"DB_CONNECT_TIMEOUT_SECONDS": "x"}, "DB_CONNECT_TIMEOUT_SECONDS must be an integer, got 'x'"),
+        # Answers go to reply inboxes only: never the worker's own or the server's subjects (issue 35).
+        ({"REPLY_SUBJECT_PREFIXES": "_INBOX.bot.tomori.,memory."},
+         "REPLY_SUBJECT_PREFIXES must name reply inboxes, not the worker's own or the server's subjects: 'memory.'"),
+        ({"REPLY_SUBJECT_PREFIXES": "$JS."}, "REPLY_SUBJECT_PREFIXES must name reply inboxes"),
+        ({"REPLY_SUBJECT_PREFIXES": "d"}, "'d' overlaps 'dlq.'"),
     ],
 )
 def test_bad_values_name_the_variable(env, message):

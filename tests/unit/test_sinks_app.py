@@ -44,9 +44,20 @@ def settled(monkeypatch) -> list[tuple[str, str, float | None]]:
     return done
 
 
-async def publish(broker, payload: dict | bytes, event_id: str, subject: str = EVICTION) -> None:
+_SEQ = iter(range(1, 1_000_000))
+
+
+def delivered_by(sink) -> str:
+    """The reply subject JetStream gives a delivery of the sink's consumer: the sinks settle
+    only those (contracts/subjects.py, is_ack_subject)."""
+    seq = next(_SEQ)
+    return f"$JS.ACK.{subjects.EVENTS_STREAM}.{sink.durable}.1.{seq}.{seq}.1700000000000000000.0"
+
+
+async def publish(broker, payload: dict | bytes, event_id: str, *, reply_to: str, subject: str = EVICTION) -> None:
     data = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
-    await broker.publish(data, subject, headers={"Nats-Msg-Id": event_id}, stream=subjects.EVENTS_STREAM)
+    await broker.publish(data, subject, headers={"Nats-Msg-Id": event_id}, stream=subjects.EVENTS_STREAM,
+                         reply_to=reply_to)
 
 
 async def test_jsonl_handler_writes_valid_metrics_once_and_sets_the_poison_aside(tmp_path, settled):
@@ -57,11 +68,16 @@ async def test_jsonl_handler_writes_valid_metrics_once_and_sets_the_poison_aside
     try:
         with capture_logs() as logs:
             async with TestNatsBroker(sinks.broker) as broker:
-                await publish(broker, {"scope": "server", "decay_days": 30}, "e1")
-                await publish(broker, {"scope": "server", "decay_days": 30, "content": "likes tea"}, "poison")
-                await publish(broker, b"not json", "junk")
-                await publish(broker, {"scope": "server", "decay_days": 30}, "e1")  # a redelivery
-                await publish(broker, {"scope": "personal", "decay_days": 7}, "e2")
+                mine = delivered_by(sink)
+                await publish(broker, {"scope": "server", "decay_days": 30}, "e1", reply_to=mine)
+                await publish(broker, {"scope": "server", "decay_days": 30, "content": "likes tea"}, "poison",
+                              reply_to=delivered_by(sink))
+                await publish(broker, b"not json", "junk", reply_to=delivered_by(sink))
+                await publish(broker, {"scope": "server", "decay_days": 30}, "e1", reply_to=mine)  # a redelivery
+                await publish(broker, {"scope": "personal", "decay_days": 7}, "e2", reply_to=delivered_by(sink))
+                # Not delivered by its consumer (issue 35): neither written nor settled, whatever it asks.
+                for reply in (f"$JS.API.STREAM.PURGE.{subjects.EVENTS_STREAM}", "trap.x", ""):
+                    await publish(broker, {"scope": "server", "decay_days": 1}, "forged", reply_to=reply)
     finally:
         await sink.close()
 
@@ -71,6 +87,7 @@ async def test_jsonl_handler_writes_valid_metrics_once_and_sets_the_poison_aside
     # Every message acknowledged exactly once, the poison too: it is logged, not retried, not written.
     assert sorted(settled) == sorted([("e1", "ack", None), ("poison", "ack", None), ("junk", "ack", None),
                                       ("e1", "ack", None), ("e2", "ack", None)])
+    assert len([e for e in logs if e["event"] == "metric_sink_foreign_message"]) == 3
     rejected = {e["event_id"]: e["reason"] for e in logs if e["event"] == "metric_rejected"}
     assert set(rejected) == {"poison", "junk"}
     assert "content" in rejected["poison"] and "likes tea" not in repr(logs)
@@ -81,7 +98,7 @@ async def test_postgres_handler_naks_with_a_delay_until_its_pool_is_connected(se
     [sink] = sinks.sinks
     assert sink.pool is None  # the lifespan connects it in the background
     async with TestNatsBroker(sinks.broker) as broker:
-        await publish(broker, {"scope": "server", "decay_days": 30}, "e1")
+        await publish(broker, {"scope": "server", "decay_days": 30}, "e1", reply_to=delivered_by(sink))
     [(event_id, how, delay)] = settled
     assert (event_id, how) == ("e1", "nak") and delay is not None and delay > 0  # back later, not in a loop
 

@@ -66,3 +66,66 @@ def test_parse_result_lookup():
 ])
 def test_may_answer(reply_to, allowed):
     assert may_answer(reply_to, ("_INBOX.", "bot.replies.")) is allowed
+
+
+# Issue 35: every subject a process of the project takes from a message is held to one of these.
+# The tricks a hostile bot tried (as a lookup's reply subject, or a command's reply_to).
+HOSTILE_REPLIES = ["$JS.API.STREAM.PURGE.MEMORY_DLQ", "$JS.API.STREAM.DELETE.MEMORY_COMMANDS",
+                   "$JS.API.CONSUMER.DELETE.MEMORY_EVENTS.bot-tomori-saved", "$JS.ACK.MEMORY_COMMANDS.p.1.1.1.1.0",
+                   "$SYS.REQ.SERVER.PING", "memory.saved.server.1", "memory.create.1", "memory.result.1.c",
+                   "cache.invalidate.tomori_state.1", "metrics.memory_eviction", "dlq.memory.create.1",
+                   "cmd.0.create.1", "_memory_upgrade.memory.create.1", "_INBOX.bot.kaede.x", "_INBOX.cache.a.x"]
+
+
+@pytest.mark.parametrize("reply", HOSTILE_REPLIES)
+def test_no_answer_reaches_a_subject_outside_the_bots_inbox(reply):
+    assert not may_answer(reply, ("_INBOX.bot.tomori.",))
+    assert may_answer("_INBOX.bot.tomori.r1", ("_INBOX.bot.tomori.",))
+
+
+@pytest.mark.parametrize("reply", [r for r in HOSTILE_REPLIES if not r.startswith("_INBOX.")])
+def test_the_reserved_subjects_are_never_answered_whatever_the_prefixes(reply):
+    # An operator's prefix list that would cover them (a mistake) still answers none of them.
+    assert not may_answer(reply, ("$", "memory.", "cache.", "metrics.", "dlq.", "cmd.", "_memory_upgrade.", "_INBOX."))
+
+
+@pytest.mark.parametrize("prefix, root", [("memory.", "memory."), ("m", "memory."), ("$JS.API.", "$"),
+                                          ("dlq.memory.", "dlq."), ("_memory_upgrade.", "_memory_upgrade."),
+                                          ("_INBOX.", None), ("_INBOX.bot.tomori.", None), ("bot.replies.", None)])
+def test_reserved_root_of_a_prefix(prefix, root):
+    assert subjects.reserved_root(prefix) == root
+
+
+@pytest.mark.parametrize("subject, ok", [
+    ("memory.create.123", True), ("memory.seed_bio.a%2Eb", True),
+    ("memory.create.*", False), ("memory.create.a*b", False), ("memory.create.a.b", False), ("memory.forget.1", False),
+    ("memory.create.", False), ("memory.create.a b", False), ("$JS.API.STREAM.PURGE.MEMORY_DLQ", False),
+    ("memory.saved.server.1", False), ("dlq.memory.create.1", False),
+])
+def test_is_command_subject(subject, ok):
+    assert subjects.is_command_subject(subject, COMMAND_KINDS) is ok
+
+
+@pytest.mark.parametrize("subject, ok", [
+    (subjects.saved_subject("server", "1"), True), (subjects.evicted_subject("personal", "a b"), True),
+    (subjects.removed_subject("server", "1"), True), (subjects.invalidate_subject("user", "x.y"), True),
+    (subjects.METRIC_EVICTION_SUBJECT, True),
+    ("memory.saved", False), ("memory.create.1", False), ("$JS.API.STREAM.PURGE.MEMORY_EVENTS", False),
+    ("dlq.memory.create.1", False), ("cache.invalidate.*", False), ("metrics.>", False), ("_INBOX.x", False),
+])
+def test_is_event_subject(subject, ok):
+    assert subjects.is_event_subject(subject) is ok
+
+
+@pytest.mark.parametrize("reply, ok", [
+    ("$JS.ACK.MEMORY_EVENTS.cache-node-a.1.5.5.1700000000000000000.0", True),
+    ("$JS.ACK.hub.ABCHASH.MEMORY_EVENTS.cache-node-a.1.5.5.1700000000000000000.0.r4nd", True),  # domain, account
+    ("$JS.ACK.MEMORY_EVENTS.cache-node-b.1.5.5.1700000000000000000.0", False),  # another consumer's
+    ("$JS.ACK.MEMORY_COMMANDS.cache-node-a.1.5.5.1700000000000000000.0", False),  # another stream's
+    ("$JS.ACK.MEMORY_EVENTS.cache-node-a.1.x.5.1700000000000000000.0", False),
+    ("$JS.ACK.MEMORY_EVENTS.cache-node-a.1.5.5", False),
+    ("$JS.ACK.MEMORY_EVENTS.cache-node-a.>", False),
+    ("$JS.API.STREAM.PURGE.MEMORY_EVENTS", False), ("trap.x", False), ("", False),
+])
+def test_is_ack_subject(reply, ok):
+    assert subjects.is_ack_subject(reply, "MEMORY_EVENTS", "cache-node-a") is ok

@@ -17,6 +17,7 @@ from worker.cli import admin
 from worker.cli import adopt as adopt_cli
 from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
+from worker.cli import provision as provision_cli
 from worker.cli.servers import DataDirInUse, EmbeddedUnavailable, endpoints_for_clients, local_servers, recorded
 from worker.shared import logging as worker_logging
 from worker.shared.settings import Settings, SettingsError
@@ -24,7 +25,7 @@ from worker.shared.settings import Settings, SettingsError
 log = structlog.get_logger("memoryctl")
 
 def _run(settings: Settings) -> int:
-    from worker.consuming.administration.streams import ConsumerProvisionError, StreamProvisionError
+    from worker.consuming.administration.streams import ConsumerProvisionError, ProvisionNeeded, StreamProvisionError
     from worker.consuming.app import serve
     from worker.consuming.connection import NatsConnectionClosed
     from worker.consuming.replication_check import SyncStandbyRequired
@@ -45,8 +46,8 @@ def _run(settings: Settings) -> int:
     except NatsConnectionClosed as exc:
         log.error("worker_exiting", reason=str(exc), exit_code=3)
         return 3
-    except (NotAdopted, StreamProvisionError, ConsumerProvisionError, DataDirInUse, EmbeddedUnavailable,
-            SyncStandbyRequired) as exc:
+    except (NotAdopted, StreamProvisionError, ConsumerProvisionError, ProvisionNeeded, DataDirInUse,
+            EmbeddedUnavailable, SyncStandbyRequired) as exc:
         print(f"memoryctl run: refusing to start: {exc}", file=sys.stderr)
         return 2
 
@@ -198,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     admin.add_parsers(sub)
     dlq_cli.add_parsers(sub)
     commands_cli.add_parsers(sub)
+    provision_cli.add_parser(sub)
     sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)",
                            description="The metrics sinks (a FastStream application: `faststream run"
                                        " worker.sinks.app:app` runs the same one from the environment) until SIGINT"
@@ -239,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "commands":
         return asyncio.run(commands_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
                                             connect_options=settings.nats_auth.connect_options()))
+    if args.command == "provision":
+        return asyncio.run(provision_cli.run(settings, endpoints_for_clients(settings, need_database=False).nats_url,
+                                             connect_options=settings.nats_auth.connect_options()))
     if args.command == "dlq":
         return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
                                        connect_options=settings.nats_auth.connect_options()))

@@ -215,6 +215,11 @@ class InvalidationConsumer:
     async def _apply(self, msg: Msg) -> None:
         """Apply one delivery, then ack it. stop() lets this finish rather than cancel it
         between the apply and the ack."""
+        if not jetstream.is_delivery_of(msg, subjects.EVENTS_STREAM, self.consumer):
+            # Not delivered by the node's consumer: neither applied nor acknowledged (an ack is
+            # a publish to whatever reply subject the message carries).
+            self._log.warning("cache_node_foreign_message", subject=msg.subject[:256], reply=(msg.reply or "")[:256])
+            return
         self._applying = True
         try:
             self._apply_one(msg)

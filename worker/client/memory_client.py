@@ -126,6 +126,12 @@ class MemoryClient:
     def reply_subject(self) -> str:
         return f"{self._inbox_prefix}.{uuid.uuid4().hex}"
 
+    def _no_lookup_answer(self) -> str:
+        # The worker answers results and lookups only under its REPLY_SUBJECT_PREFIXES: a
+        # connection whose inbox is elsewhere hears neither (docs/design.md, section 3.1).
+        return (f", nor did the result lookup answer: no worker is running, or this connection's inbox "
+                f"{self._inbox_prefix}. is under none of the worker's REPLY_SUBJECT_PREFIXES, which it answers only")
+
     async def send_raw(self, kind: str, workspace_id: str, payload: bytes, *, command_id: str,
                        reply_to: str | None, timeout: float | None = None) -> bytes | None:
         """Publish a command as bytes; await the raw result when reply_to is one of ours."""
@@ -151,7 +157,8 @@ class MemoryClient:
                     return msgspec.json.encode(outcome.result)
                 if outcome is not None and outcome.outcome == "dead_lettered":
                     raise CommandDeadLettered(outcome) from None
-                raise ResultTimeout(f"no result for command {command_id} within {wait}s") from None
+                raise ResultTimeout(f"no result for command {command_id} within {wait}s"
+                                    + ("" if outcome is not None else self._no_lookup_answer())) from None
         finally:
             if reply_to:
                 self._waiting.pop(reply_to, None)

@@ -111,11 +111,9 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
         nc = await connection.connect(endpoints.nats_url, settings, stop=stop, closed=closed)
         stack.push_async_callback(connection.drain, nc)
         js = nc.jetstream()
-        retention = streams.CommandRetention(max_age_s=settings.command_max_age_hours * 3600.0,
-                                             max_bytes=settings.command_max_mib * 1024 * 1024)
-        await streams.provision(js, nc, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
-                                replicas=settings.stream_replicas, in_flight=settings.partition_in_flight,
-                                retention=retention, tenant=settings.tenant)
+        retention = streams.retention_of(settings)
+        # Create or update, never delete: the worker's NATS user may not (memoryctl provision may).
+        await streams.provision_for(js, nc, settings, may_delete=False)
         events = await _open_publisher(stack, js, nc)
         tasks = [asyncio.create_task(prune_forever(repo, settings.inbox_retention_days), name="prune"),
                  asyncio.create_task(retention_loop(js, nc, partitions=settings.memory_partitions, retention=retention,

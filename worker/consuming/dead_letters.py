@@ -6,6 +6,7 @@ Writing (the handler) and reading, replaying and dropping (the operator CLI) liv
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -74,23 +75,24 @@ def fits_whole(payload: bytes, headers: dict[str, str], max_payload: int) -> boo
     return len(payload) + headers_size(headers) + SIZE_MARGIN <= max_payload
 
 
-def placeable(token: str) -> bool:
-    """Whether the stream's partition mapping files a command with this workspace token: it
-    leaves a literal wildcard token where it was (worker/consuming/administration/streams.py, the unplaced consumer)."""
-    return bool(token) and token not in ("*", ">")
+_KIND_PREFIX = re.compile(r"memory\.[A-Za-z0-9_-]+")
 
 
 def letter_subject(original_subject: str) -> str:
     """dlq.<original subject>, with a literal wildcard token and control bytes percent-encoded
     (a dead letter's subject is a plain subject, found by `dlq.>`) and an over-long token
-    replaced by its digest."""
+    replaced by its digest: always under dlq.memory. (subjects.is_dead_letter_subject)."""
     prefix, token = subjects.split_workspace_token(original_subject)
+    if not _KIND_PREFIX.fullmatch(prefix):  # not memory.<kind>: a stored subject never is, a forged header may be
+        prefix = f"{subjects.COMMAND_PREFIX}unknown"
     if token in ("*", ">"):
         token = subjects.encode_token(token)
     elif not token or len(token) > MAX_DLQ_TOKEN:
         token = "sha256_" + hashlib.sha256(token.encode()).hexdigest()[:32]
-    else:  # control bytes, and DEL, which nats-server's subject filters never match (worker/consuming/administration/stranded.py)
-        token = "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in token)
+    else:  # control bytes, and DEL, which nats-server's subject filters never match (administration/stranded.py),
+        # and a wildcard character or a (Unicode) space inside a token: a literal to NATS, not a plain subject
+        token = "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F or c in "*>" or c.isspace() else c
+                        for c in token)
     return dlq_subject(f"{prefix}.{token}" if prefix else token)
 
 
@@ -109,6 +111,8 @@ async def dead_letter(js: JetStreamContext, *, max_payload: int, original_subjec
         "Dlq-First-Failed-At": (first_failed_at or datetime.now(UTC)).isoformat(),
     }
     subject = letter_subject(original_subject)
+    if not subjects.is_dead_letter_subject(subject):  # the rule of every dead letter's subject
+        raise ValueError(f"not a dead letter's subject: {subject!r}")
     if fits_whole(payload, headers, max_payload):
         try:
             await js.publish(subject, payload, headers=headers, stream=DLQ_STREAM)
@@ -206,10 +210,11 @@ def replay_refusal(letter: DeadLetter, *, include_invalid: bool = False) -> str 
         return (f"only the first {letter.headers.get('Dlq-Excerpt-Bytes', '?')} of its "
                 f"{letter.headers.get('Dlq-Original-Size', '?')} bytes were kept (too large to dead-letter whole); "
                 "the bot must send it again, smaller")
-    kind, _, token = letter.original_subject.removeprefix(subjects.COMMAND_PREFIX).partition(".")
-    if kind not in COMMAND_KINDS or not placeable(token):
-        return (f"its subject {letter.original_subject!r} names no workspace the partitions can place; "
-                "replayed, it would be dead-lettered again")
+    if not subjects.is_command_subject(letter.original_subject, COMMAND_KINDS):
+        # The subject comes from the letter's Dlq-Original-Subject header: a replay publishes
+        # to nothing but a command subject the partitions can place, whatever the header says.
+        return (f"its subject {letter.original_subject!r} is no command subject (memory.<kind>.<workspace token>) "
+                "the partitions can place: a replay publishes only to those")
     if letter.reason in (INVALID_COMMAND, UNSUPPORTED_COMMAND) and not include_invalid:
         return (f"it was refused as sent ({letter.reason}: {letter.error or 'no error recorded'}), and would be"
                 " refused again; the bot must send a corrected command (add --include-invalid once what"

@@ -48,6 +48,9 @@ DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
                                    "1 when the worker's commits wait for a synchronous standby in sync, 0 when a"
                                    " failover can lose acknowledged saves, -1 when it cannot be told.",
                                    registry=REGISTRY)
+LOOKUPS_REFUSED = Counter("memory_lookups_refused",
+                          "Result lookups dropped unanswered: their reply subject is outside REPLY_SUBJECT_PREFIXES"
+                          " (a bot asking the worker to publish where it may not, issue 35).", registry=REGISTRY)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 

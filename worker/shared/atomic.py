@@ -3,7 +3,7 @@
 nats-py has no API for it, so this is the protocol by hand: every message carries the batch
 id and its place in the batch, the last one also the commit and waits for the answer. The
 server stores all of the batch, in order, with one write, or none of it. Used for the
-worker's events (worker/consuming/outbox/publisher.py) and the bot's commands (worker/client/memory_client.py).
+worker's events (worker/consuming/events/publisher.py) and the bot's commands (worker/client/memory_client.py).
 """
 
 from __future__ import annotations

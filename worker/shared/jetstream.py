@@ -15,6 +15,8 @@ from typing import Any
 from nats.aio.msg import Msg
 from nats.js.api import RawStreamMsg
 
+from contracts import subjects
+
 API_PREFIX = "$JS.API"
 
 # Statuses the server answers a pull request with (a message without a reply subject).
@@ -69,6 +71,13 @@ def pull_status(msg: Msg) -> str | None:
     if msg.reply:
         return None
     return (msg.headers or {}).get("Status", "") if msg.headers else ""
+
+
+def is_delivery_of(msg: Msg, stream: str, consumer: str) -> bool:
+    """A message on a reader's inbox that `consumer` of `stream` delivered: its reply is that
+    consumer's ack subject (contracts/subjects.py, is_ack_subject). A reader acknowledges on
+    nothing else: an ack, nak or progress is a publish to the reply subject the message carries."""
+    return subjects.is_ack_subject(msg.reply or "", stream, consumer)
 
 
 def pull_status_description(msg: Msg) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from contracts.commands import DEFAULT_REPLY_PREFIXES  # noqa: F401  (the contract's default)
+from contracts.subjects import reserved_root
 from worker.shared.nats_auth import NatsAuth, NatsAuthError
 
 
@@ -180,6 +181,9 @@ def _prefixes(env: Mapping[str, str], var: str, default: tuple[str, ...]) -> tup
     for prefix in prefixes:
         if any(c in prefix for c in "*> \t") or prefix.startswith(".") or ".." in prefix:
             raise SettingsError(f"{var} must be comma-separated subject prefixes without wildcards, got {prefix!r}")
+        if (root := reserved_root(prefix)) is not None:
+            raise SettingsError(f"{var} must name reply inboxes, not the worker's own or the server's subjects: "
+                                f"{prefix!r} overlaps {root!r}")
     return prefixes
 
 

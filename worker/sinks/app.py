@@ -162,7 +162,7 @@ def subscribe(broker: NatsBroker, sink: _Sink, *, inbox_prefix: bytes | None = N
     stream = JStream(subjects.EVENTS_STREAM, declare=False)  # the worker owns the stream and its settings
 
     async def handle(body: MetricBatch, msg: Annotated[NatsBatchMessage, Context("message")]) -> None:
-        await sink.handle(msg.raw_message)
+        await sink.handle(sink.deliveries(msg.raw_message))
 
     broker.subscriber(METRICS_FILTER, stream=stream, durable=sink.durable, config=sink.consumer_config(),
                       pull_sub=PullSub(batch_size=sink.batch, timeout=sink.fetch_timeout, batch=True),

@@ -10,6 +10,8 @@ import structlog
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from contracts.subjects import EVENTS_STREAM
+from worker.shared.jetstream import is_delivery_of
 from worker.sinks.metrics import METRICS_FILTER, _event_id
 
 
@@ -51,6 +53,17 @@ class _Sink:
     async def handle(self, msgs: list[Msg]) -> None:
         """Store a batch and settle every message of it; never raises."""
         raise NotImplementedError
+
+    def deliveries(self, msgs: list[Msg]) -> list[Msg]:
+        """What of a fetched batch the sink's own consumer delivered: anything else on its inbox
+        is neither stored nor settled (settling is a publish to the reply subject it carries)."""
+        mine = []
+        for msg in msgs:
+            if is_delivery_of(msg, EVENTS_STREAM, self.durable):
+                mine.append(msg)
+            else:
+                self.log.warning("metric_sink_foreign_message", subject=msg.subject[:256], reply=(msg.reply or "")[:256])
+        return mine
 
     def _reject(self, msg: Msg, reason: str) -> None:
         self.log.warning("metric_rejected", subject=msg.subject, event_id=_event_id(msg), reason=reason)

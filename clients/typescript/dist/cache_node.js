@@ -1,7 +1,7 @@
 import { createInbox } from "@nats-io/nats-core";
 import { AckPolicy, DeliverPolicy, JetStreamApiError, jetstreamManager } from "@nats-io/jetstream";
 import { CacheStore } from "./cache_store.js";
-import { decodeToken, EVENTS_STREAM, INVALIDATE_FILTER } from "./subjects.js";
+import { decodeToken, EVENTS_STREAM, INVALIDATE_FILTER, isAckSubject } from "./subjects.js";
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const CONSUMER_PREFIX = "cache-node-";
 const BATCH = 256; // deliveries per pull request
@@ -464,6 +464,10 @@ export class CacheNode {
     }
     /** Apply one delivery, then ack it. */
     apply(msg) {
+        // Not delivered by the node's consumer: neither applied nor acknowledged (an ack is a
+        // publish to whatever reply subject the message carries).
+        if (!isAckSubject(msg.reply ?? "", EVENTS_STREAM, this.consumer))
+            return;
         const info = deliveryInfo(msg.reply ?? "");
         if (info !== null) {
             const last = this.lastConsumerSeq;
@@ -480,8 +484,7 @@ export class CacheNode {
             this.store.flush("unreadable_invalidation");
         for (const [cache, key] of keys)
             this.store.invalidate(cache, key, "event");
-        if (msg.reply)
-            this.nc.publish(msg.reply, "+ACK");
+        this.nc.publish(msg.reply, "+ACK");
     }
 }
 /** The server's status on a pull (100 heartbeat, 404, 408, 409 ...), null for a delivery. */

@@ -20,3 +20,10 @@ export declare function evictedSubject(scope: Scope, ownerId: string): string;
 export declare function removedSubject(scope: Scope, ownerId: string): string;
 /** `cache.invalidate.<cache>.<key>`: a committed change made this bot cache entry stale. */
 export declare function invalidateSubject(cache: string, key: string): string;
+/**
+ * Whether `reply` is the ack subject of a delivery of `consumer` on `stream`, the only subject a
+ * reader acknowledges on (contracts/subjects.py, is_ack_subject): `$JS.ACK.<stream>.<consumer>.`
+ * and five numbers, or with `<domain>.<account hash>` after ACK (and a trailing token) on newer
+ * servers. Anything else on a reader's inbox was not delivered by its consumer.
+ */
+export declare function isAckSubject(reply: string, stream: string, consumer: string): boolean;

@@ -21,7 +21,7 @@ import { createInbox } from "@nats-io/nats-core";
 import { AckPolicy, DeliverPolicy, JetStreamApiError, jetstreamManager } from "@nats-io/jetstream";
 import type { ConsumerConfig, ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
 import { CacheStore, type CacheStats, type Invalidation } from "./cache_store.js";
-import { decodeToken, EVENTS_STREAM, INVALIDATE_FILTER } from "./subjects.js";
+import { decodeToken, EVENTS_STREAM, INVALIDATE_FILTER, isAckSubject } from "./subjects.js";
 
 export type { CacheStats, Invalidation } from "./cache_store.js";
 
@@ -503,6 +503,9 @@ export class CacheNode {
 
   /** Apply one delivery, then ack it. */
   private apply(msg: Msg): void {
+    // Not delivered by the node's consumer: neither applied nor acknowledged (an ack is a
+    // publish to whatever reply subject the message carries).
+    if (!isAckSubject(msg.reply ?? "", EVENTS_STREAM, this.consumer)) return;
     const info = deliveryInfo(msg.reply ?? "");
     if (info !== null) {
       const last = this.lastConsumerSeq;
@@ -516,7 +519,7 @@ export class CacheNode {
     const keys = parseInvalidation(msg.subject, msg.data);
     if (!keys.length) this.store.flush("unreadable_invalidation");
     for (const [cache, key] of keys) this.store.invalidate(cache, key, "event");
-    if (msg.reply) this.nc.publish(msg.reply, "+ACK");
+    this.nc.publish(msg.reply!, "+ACK");
   }
 }
 

@@ -11,7 +11,7 @@ export { CacheNode, consumerConfig, consumerName, parseInvalidation } from "./ca
 export type { CacheNodeOptions, CacheStats, CloseOptions, Invalidation } from "./cache_node.js";
 export {
   COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INVALIDATE_FILTER, commandSubject, decodeToken, encodeToken,
-  evictedSubject, invalidateSubject, removedSubject, resultSubject, savedSubject,
+  evictedSubject, invalidateSubject, isAckSubject, removedSubject, resultSubject, savedSubject,
 } from "./subjects.js";
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
 export type {

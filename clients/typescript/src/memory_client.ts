@@ -182,7 +182,11 @@ export class MemoryClient {
       const outcome = await lookupOutcome(this.nc, workspaceId, commandId);
       if (outcome?.outcome === "processed") return encoder.encode(JSON.stringify(outcome.result));
       if (outcome?.outcome === "dead_lettered") throw new CommandDeadLettered(outcome);
-      throw new ResultTimeout(commandId, `no result for command ${commandId} within ${waitMs} ms`);
+      // The worker answers results and lookups only under its REPLY_SUBJECT_PREFIXES: a
+      // connection whose inbox is elsewhere hears neither (docs/design.md, section 3.1).
+      const hint = outcome === null ? `, nor did the result lookup answer: no worker is running, or this connection's`
+        + ` inbox ${this.inboxPrefix}. is under none of the worker's REPLY_SUBJECT_PREFIXES, which it answers only` : "";
+      throw new ResultTimeout(commandId, `no result for command ${commandId} within ${waitMs} ms${hint}`);
     } finally {
       this.waiting.delete(replyTo);
     }

@@ -81,3 +81,20 @@ export function removedSubject(scope: Scope, ownerId: string): string {
 export function invalidateSubject(cache: string, key: string): string {
   return `cache.invalidate.${cache}.${encodeToken(key)}`;
 }
+
+const PLAIN_SUBJECT = /^[^\s*>.]+(\.[^\s*>.]+)*$/;
+
+/**
+ * Whether `reply` is the ack subject of a delivery of `consumer` on `stream`, the only subject a
+ * reader acknowledges on (contracts/subjects.py, is_ack_subject): `$JS.ACK.<stream>.<consumer>.`
+ * and five numbers, or with `<domain>.<account hash>` after ACK (and a trailing token) on newer
+ * servers. Anything else on a reader's inbox was not delivered by its consumer.
+ */
+export function isAckSubject(reply: string, stream: string, consumer: string): boolean {
+  if (!PLAIN_SUBJECT.test(reply)) return false;
+  const tokens = reply.split(".");
+  if (tokens[0] !== "$JS" || tokens[1] !== "ACK") return false;
+  const at = tokens.length === 9 ? 2 : tokens.length >= 11 ? 4 : 0;
+  return at > 0 && tokens[at] === stream && tokens[at + 1] === consumer
+    && tokens.slice(at + 2, at + 7).every((t) => /^[0-9]+$/.test(t));
+}

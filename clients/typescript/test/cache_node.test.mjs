@@ -146,6 +146,39 @@ describe("on a nats-server of its own", () => {
     assert.equal(node.contains("tomori_state", other), true);
   });
 
+  test("a message its consumer did not deliver is neither applied nor acknowledged", async () => {
+    // Acknowledging is publishing to the reply subject a message carries: the node answers only
+    // its consumer's deliveries (isAckSubject), whatever else reaches its inbox (issue 35).
+    const node = await makeNode();
+    const seen = recorder(node);
+    const ws = unique();
+    await node.getOrLoad("tomori_state", ws, loader("cached"));
+    const trap = `trap.${unique()}`;
+    const trapped = [];
+    const sub = nc.subscribe(`${trap}.>`, { callback: (_err, m) => trapped.push(m.subject) });
+    const jsm = await jetstreamManager(nc);
+    const canary = `CANARY_${unique().replaceAll("-", "")}`;
+    await jsm.streams.add({ name: canary, subjects: [`${canary}.>`] });
+    await js.publish(`${canary}.x`, "kept");
+    const forged = JSON.stringify({ event_id: "forged", command_id: "forged", occurred_at: new Date().toISOString(),
+      cache: "tomori_state", key: ws, reason: "memory_saved" });
+    // (A reply shaped like an ack subject, $JS.ACK.>, nats-server refuses from any client.)
+    for (const reply of [`${trap}.plain`, `$JS.API.STREAM.PURGE.${canary}`]) {
+      nc.publish(node.inbox.subject, forged, { reply });
+    }
+    // A real invalidation after them, on the same inbox: once it is applied, they were read.
+    const after = unique();
+    await node.getOrLoad("user", after, loader(1));
+    await publishInvalidation(js, "user", after);
+    await waitFor(() => seen.invalidated("user", after), { what: "the invalidation sent after the forged messages" });
+    await nc.flush();
+    assert.deepEqual(trapped, []);
+    assert.equal(node.contains("tomori_state", ws), true);
+    assert.equal((await jsm.streams.info(canary)).state.messages, 1);
+    sub.unsubscribe();
+    await jsm.streams.delete(canary);
+  });
+
   test("a load racing an invalidation does not cache the stale value", async () => {
     const node = await makeNode();
     const seen = recorder(node);

@@ -4,7 +4,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { CommandDeadLettered, MemoryClient, isInvalidCommand, lookupOutcome, newCommandId } from "@memory-worker/client";
+import { CommandDeadLettered, MemoryClient, ResultTimeout, isInvalidCommand, lookupOutcome, newCommandId } from "@memory-worker/client";
 import { connectTo, createFields, database, env, fixture, serverMemories } from "./support/harness.mjs";
 
 let nc;
@@ -85,20 +85,17 @@ test("lookupOutcome: processed with the stored result, unknown for a command nev
   assert.equal(unknown.outcome, "unknown");
 });
 
-test("a reply_to outside the worker's allowed prefixes raises CommandDeadLettered, saying why", async () => {
+test("a reply_to outside the worker's allowed prefixes: dead-lettered; the client hears nothing and says why it may be", async () => {
   const ws = fixture().workspaces[3];
-  // A bot whose permissions give it a private inbox prefix the operator has not allowed.
+  // A bot whose permissions give it a private inbox prefix the operator has not allowed: the
+  // worker answers neither its command nor its lookups there (issue 35).
   const privateNc = await connectTo(env("NATS_URL"), { inboxPrefix: "bot_inbox" });
   const privateClient = await MemoryClient.start(privateNc, { timeoutMs: 3000 });
+  const command = { ...createFields(ws, "{user} sails"), command_id: newCommandId() };
   try {
-    await assert.rejects(privateClient.create(createFields(ws, "{user} sails")), (err) => {
-      assert.ok(err instanceof CommandDeadLettered, String(err));
-      assert.equal(err.name, "CommandDeadLettered");
-      assert.equal(err.outcome.outcome, "dead_lettered");
-      assert.equal(err.outcome.dead_letter.reason, "invalid_command");
-      assert.equal(err.outcome.dead_letter.reply_to_allowed, false);
-      assert.deepEqual(err.outcome.dead_letter.allowed_reply_prefixes, ["_INBOX."]);
-      assert.match(err.message, /reply_to is not allowed.*_INBOX\./);
+    await assert.rejects(privateClient.create(command), (err) => {
+      assert.ok(err instanceof ResultTimeout, String(err));
+      assert.match(err.message, /inbox bot_inbox\.\S+ is under none of the worker's REPLY_SUBJECT_PREFIXES/);
       return true;
     });
     assert.deepEqual(await serverMemories(db, ws), []);
@@ -106,6 +103,13 @@ test("a reply_to outside the worker's allowed prefixes raises CommandDeadLettere
     await privateClient.close();
     await privateNc.drain();
   }
+  // Asked from an allowed inbox, the lookup says why: CommandDeadLettered names the prefixes.
+  const outcome = await lookupOutcome(nc, ws, command.command_id);
+  assert.equal(outcome.outcome, "dead_lettered");
+  assert.equal(outcome.dead_letter.reason, "invalid_command");
+  assert.equal(outcome.dead_letter.reply_to_allowed, false);
+  assert.deepEqual(outcome.dead_letter.allowed_reply_prefixes, ["_INBOX."]);
+  assert.match(new CommandDeadLettered(outcome).message, /reply_to is not allowed.*_INBOX\./);
 });
 
 test("commands sent at the same moment all get their own results", async () => {
@@ -172,7 +176,7 @@ test("a repeat of a command dead-lettered as invalid gives up at once: CommandDe
   const privateClient = await MemoryClient.start(privateNc, { timeoutMs: 3000 });
   const command = { ...createFields(ws, "{user} is refused twice"), command_id: newCommandId() };
   try {
-    await assert.rejects(privateClient.create(command), CommandDeadLettered);
+    await assert.rejects(privateClient.create(command), ResultTimeout);  // nothing answers its inbox
   } finally {
     await privateClient.close();
     await privateNc.drain();

@@ -27,6 +27,7 @@ from nats.js.api import RetentionPolicy, StorageType, StreamConfig, StreamInfo, 
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from contracts.registry import COMMAND_KINDS
 from worker.consuming import dead_letters
 from worker.shared import jetstream
 from worker.shared.jetstream import stored_subject
@@ -50,6 +51,14 @@ async def _info(js: JetStreamContext, name: str) -> StreamInfo | None:
         return await js.stream_info(name)
     except NotFoundError:
         return None
+
+
+async def pending(js: JetStreamContext, target: StreamConfig) -> bool:
+    """Whether to_limits() has work to do: a work-queue stream, or an interrupted rebuild's backup."""
+    current = await _info(js, jetstream.config_name(target.name, "stream"))
+    if current is not None and current.config.retention == RetentionPolicy.WORK_QUEUE:
+        return True
+    return await _info(js, BACKUP_STREAM) is not None
 
 
 async def to_limits(js: JetStreamContext, target: StreamConfig, *, max_payload: int) -> bool:
@@ -126,7 +135,8 @@ async def _restore(js: JetStreamContext, stream: str, max_payload: int) -> None:
         headers.pop("Nats-Msg-Id", None)
         parsed = subjects.parse_stored(stored)
         original = parsed.original
-        if not parsed.placed:
+        # Republished under the staging prefix only as a command subject, whatever the header says.
+        if not parsed.placed or not subjects.is_command_subject(original, COMMAND_KINDS):
             await dead_letters.dead_letter(
                 js, max_payload=max_payload, original_subject=stored, payload=raw.data or b"",
                 reason=dead_letters.INVALID_COMMAND, deliveries=0, stream_seq=old_seq,

@@ -36,6 +36,7 @@ from contracts import subjects
 from contracts.registry import COMMAND_KINDS
 from worker.consuming.administration import stream_upgrade
 from worker.shared import jetstream
+from worker.shared.settings import Settings
 
 log = structlog.get_logger("worker")
 
@@ -84,7 +85,7 @@ def events_stream(replicas: int = 1) -> StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=7 * 24 * 3600.0,
         discard=DiscardPolicy.OLD,
-        # The events of creates saved together go out as one atomic batch (worker/consuming/outbox/publisher.py).
+        # The events of creates saved together go out as one atomic batch (worker/consuming/events/publisher.py).
         allow_atomic=True,
         num_replicas=replicas,
     )
@@ -208,7 +209,17 @@ def bot_consumers(tenant: str) -> list[ConsumerConfig]:
                                   (f"bot-{tenant}-evicted", subjects.EVICTED_FILTER))]
 
 
-async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
+class ProvisionNeeded(RuntimeError):
+    """A step only the provisioning user may take (a delete) is needed: `memoryctl provision`."""
+
+
+# The worker's own NATS user may not delete a stream or a consumer (deploy/nats/permissions-worker.conf,
+# issue 35): what needs a delete is `memoryctl provision`'s, run as the account's provisioning user.
+_RUN_PROVISION = ("run `memoryctl provision` as the account's provisioning user (memory-admin; deploy/README.md, "
+                  "\"Who may do what\"), then start the workers again")
+
+
+async def ensure_bot_consumers(js: JetStreamContext, tenant: str, *, may_delete: bool = True) -> None:
     for config in bot_consumers(tenant):
         name = jetstream.config_name(config.name, "consumer")
         try:
@@ -220,6 +231,10 @@ async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
             # Made push by a user with consumer rights (never a bot): it must never push
             # anywhere, so it starts over as pull.
             log.warning("bot_consumer_was_push", consumer=name, deliver_subject=info.config.deliver_subject)
+            if not may_delete:
+                raise ProvisionNeeded(f"the bot's consumer {name} of {subjects.EVENTS_STREAM} was made a push "
+                                      f"consumer (delivering to {info.config.deliver_subject!r}); making it pull "
+                                      f"again deletes it: {_RUN_PROVISION}")
             await js.delete_consumer(subjects.EVENTS_STREAM, name)
             await js.add_consumer(subjects.EVENTS_STREAM, config)
         # Otherwise it is as made (the bot cannot change it): its position is the bot's.
@@ -227,12 +242,19 @@ async def ensure_bot_consumers(js: JetStreamContext, tenant: str) -> None:
 
 async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ack_wait_s: float, replicas: int = 1,
                     in_flight: int = DEFAULT_IN_FLIGHT, pin_timeout_s: float = PIN_TIMEOUT_S,
-                    retention: CommandRetention = CommandRetention(), tenant: str = "") -> None:
+                    retention: CommandRetention = CommandRetention(), tenant: str = "",
+                    may_delete: bool = True) -> None:
+    """Create or update the streams and consumers. With may_delete False (the worker's start),
+    a step that deletes (the rebuild of a work-queue MEMORY_COMMANDS, a bot consumer made push)
+    raises ProvisionNeeded instead: the worker's user may not delete."""
     await ensure_stream(js, events_stream(replicas))
     if tenant:
-        await ensure_bot_consumers(js, tenant)
+        await ensure_bot_consumers(js, tenant, may_delete=may_delete)
     await ensure_stream(js, dlq_stream(replicas))
     commands = command_stream(partitions, replicas, retention)
+    if not may_delete and await stream_upgrade.pending(js, commands):
+        raise ProvisionNeeded(f"{subjects.COMMANDS_STREAM} is a work-queue stream of an older release (or its "
+                              f"rebuild was interrupted); rebuilding it deletes it: {_RUN_PROVISION}")
     try:
         # A deployment from before limits retention: its work-queue stream cannot be changed
         # in place (and the upgrade may dead-letter, so it comes after MEMORY_DLQ).
@@ -249,3 +271,15 @@ async def provision(js: JetStreamContext, nc: NatsClient, *, partitions: int, ac
     for partition in [*range(partitions), None]:
         await ensure_partition_consumer(nc, partition_consumer(partition, ack_wait_s=ack_wait_s, replicas=replicas,
                                                                in_flight=in_flight), pin_timeout_s=pin_timeout_s)
+
+
+async def provision_for(js: JetStreamContext, nc: NatsClient, settings: Settings, *, may_delete: bool) -> None:
+    """provision() with a worker's settings: what `memoryctl run` and `memoryctl provision` both do."""
+    await provision(js, nc, partitions=settings.memory_partitions, ack_wait_s=settings.ack_wait_seconds,
+                    replicas=settings.stream_replicas, in_flight=settings.partition_in_flight,
+                    retention=retention_of(settings), tenant=settings.tenant, may_delete=may_delete)
+
+
+def retention_of(settings: Settings) -> CommandRetention:
+    return CommandRetention(max_age_s=settings.command_max_age_hours * 3600.0,
+                            max_bytes=settings.command_max_mib * 1024 * 1024)

@@ -58,6 +58,7 @@ class EventPublisher:
         Invalidations are stored before anything after them is sent: should one fail while a
         later event succeeds, the retry would otherwise put the invalidation second.
         """
+        _event_subjects_only(events)
         split = next((i for i, event in enumerate(events) if not event.subject.startswith(_INVALIDATE)), len(events))
         for part in (events[:split], events[split:]):
             if part:
@@ -73,6 +74,8 @@ class EventPublisher:
         if self._conn is None:
             return False
         events = [event for group in groups for event in group]
+        if not all(subjects.is_event_subject(event.subject) for event in events):
+            return False  # each command's events on their own: only the one with a bad row fails
         stored = await publish_atomic(self._conn, [(e.subject, bytes(e.payload), e.headers) for e in events],
                                       timeout=self._ack_timeout)
         return stored is not None
@@ -90,3 +93,11 @@ class EventPublisher:
     async def stop(self) -> None:
         """Shared batches still being stored finish first (their commands are acked after)."""
         await self._together.aclose(self._ack_timeout)
+
+
+def _event_subjects_only(events: Sequence[EventRow]) -> None:
+    """An event's subject is read back from a stored row (a command's inbox row): whatever a
+    row says, nothing is published outside MEMORY_EVENTS' subjects."""
+    for event in events:
+        if not subjects.is_event_subject(event.subject):
+            raise ValueError(f"not an event subject: {event.subject[:subjects.REPLY_SUBJECT_MAX]!r}")

@@ -126,6 +126,12 @@ class Partition:
         if status is not None:  # from the server about the pull, not a command
             self._on_status(status, msg)
             return
+        if not jetstream.is_delivery_of(msg, subjects.COMMANDS_STREAM, self._durable):
+            # Not this consumer's delivery: never run, acknowledged or handed back (the ack would
+            # be a publish to whatever reply subject it carries).
+            log.warning("partition_foreign_message", partition=self._partition, subject=msg.subject[:256],
+                        reply=(msg.reply or "")[:256])
+            return
         self._remaining -= 1
         if self._remaining <= 0:
             self._pull_ended.set()

@@ -39,7 +39,7 @@ class CommandOutcomes:
     def __init__(self, repo: MemoryRepository, js: JetStreamContext, reply_prefixes: tuple[str, ...]) -> None:
         self._repo = repo
         self._js = js
-        self._reply_prefixes = reply_prefixes
+        self.reply_prefixes = reply_prefixes  # what every answer is held to (the lookup's reply subject too)
 
     async def describe(self, workspace_token: str, command_token: str) -> bytes:
         """The CommandOutcome of the command these lookup subject tokens name, as JSON."""
@@ -104,8 +104,8 @@ class CommandOutcomes:
         return DeadLetterInfo(
             reason=cast(DeadLetterReason, letter.reason), error=letter.error, deliveries=letter.deliveries,
             dead_lettered_at=letter.dead_lettered_at,
-            reply_to_allowed=reply_to is None or subjects.may_answer(reply_to, self._reply_prefixes),
-            allowed_reply_prefixes=list(self._reply_prefixes))
+            reply_to_allowed=reply_to is None or subjects.may_answer(reply_to, self.reply_prefixes),
+            allowed_reply_prefixes=list(self.reply_prefixes))
 
 
 async def _messages(js: JetStreamContext, stream: str, subject: str) -> AsyncIterator[RawStreamMsg]:
