@@ -125,7 +125,8 @@ def build(config: SinksConfig, *, stop: asyncio.Event | None = None, sinks: list
     """The FastStream application of `config`'s sinks (or of `sinks`, made by the caller; a
     PostgresSink given with its pool uses that pool). `stop` (optional) ends it like a signal."""
     registry = CollectorRegistry()
-    broker = _broker(config, registry)
+    connection = startup.ConnectionLog()
+    broker = _broker(config, registry, connection)
     sinks = config.sinks() if sinks is None else sinks
     # A pull subscription's deliveries come to an inbox FastStream names itself (`_INBOX.` by
     # default, not the connection's prefix): give it the prefix the sinks' permissions allow.
@@ -137,19 +138,19 @@ def build(config: SinksConfig, *, stop: asyncio.Event | None = None, sinks: list
     spec = AsyncAPI(broker, title="memory-worker metrics sinks", version="1.0.0", schema_version="3.0.0",
                     description="Durable consumers of metrics.> on MEMORY_EVENTS: a JSON-lines file, "
                                 "PostgreSQL metric_samples.")
-    app = FastStream(broker, lifespan=_lifespan(config, broker, sinks, registry, stop, made), specification=spec,
+    app = FastStream(broker, lifespan=_lifespan(config, broker, connection, sinks, registry, stop, made), specification=spec,
                      logger=None)  # structlog lines say it (metric_sink_started/stopped)
     made.append(app)
     return Sinks(app, broker, sinks, registry)
 
 
-def _broker(config: SinksConfig, registry: CollectorRegistry) -> NatsBroker:
+def _broker(config: SinksConfig, registry: CollectorRegistry, connection: startup.ConnectionLog) -> NatsBroker:
     broker = NatsBroker(config.nats_url.split(","), name="memory-metrics-sinks", max_reconnect_attempts=-1,
                         reconnect_time_wait=1, graceful_timeout=30.0, logger=None,
                         middlewares=[NatsPrometheusMiddleware(registry=registry, app_name="memory-metrics-sinks",
                                                               metrics_prefix="memory_sinks")],
-                        error_cb=startup.nats_error, disconnected_cb=startup.disconnected,
-                        reconnected_cb=startup.reconnected)
+                        error_cb=connection.error, disconnected_cb=connection.disconnected,
+                        reconnected_cb=connection.reconnected)
     # The one credentials path: the same keyword arguments every other process gives
     # nats.connect() (user/password, token, nkey, creds, TLS, inbox prefix). FastStream's
     # security objects would be a second translation of the same settings.
@@ -171,8 +172,9 @@ def subscribe(broker: NatsBroker, sink: _Sink, *, inbox_prefix: bytes | None = N
                       description=f"The {sink.kind} metrics sink's durable consumer {sink.durable}.")(handle)
 
 
-def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], registry: CollectorRegistry,
-              stop: asyncio.Event | None, made: list[FastStream]) -> Callable[[], AbstractAsyncContextManager[None]]:
+def _lifespan(config: SinksConfig, broker: NatsBroker, connection: startup.ConnectionLog, sinks: list[_Sink],
+              registry: CollectorRegistry, stop: asyncio.Event | None,
+              made: list[FastStream]) -> Callable[[], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         stopping = asyncio.Event()
@@ -197,7 +199,7 @@ def _lifespan(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], regis
         http: WSGIServer | None = None
         given = {id(sink): sink.pool for sink in sinks if isinstance(sink, PostgresSink)}  # the caller closes those
         try:
-            http = await _start(config, broker, sinks, registry, stopping, opened, background)
+            http = await _start(config, broker, connection, sinks, registry, stopping, opened, background)
             served = True
             yield
         finally:
@@ -232,13 +234,14 @@ def _on_signals(loop: asyncio.AbstractEventLoop, stop_now: Callable[[], None]) -
     return handled
 
 
-async def _start(config: SinksConfig, broker: NatsBroker, sinks: list[_Sink], registry: CollectorRegistry,
-                 stopping: asyncio.Event, opened: list[_Sink], background: list[asyncio.Task[None]]) -> WSGIServer | None:
+async def _start(config: SinksConfig, broker: NatsBroker, connection: startup.ConnectionLog, sinks: list[_Sink],
+                 registry: CollectorRegistry, stopping: asyncio.Event, opened: list[_Sink],
+                 background: list[asyncio.Task[None]]) -> WSGIServer | None:
     """Open the sinks, wait for NATS and the stream, bind the consumers; the metrics server if any."""
     for sink in sinks:
         await sink.open()  # the file lock first: a second sink on the same file fails at once
         opened.append(sink)
-    if not await startup.connect(broker, stopping):
+    if not await startup.connect(broker, stopping, connection):
         raise _Stopped("stopped before the sinks were up (NATS or MEMORY_EVENTS not there yet)")
     js = broker.config.connection_state.stream
     startup.fetch_timeouts_as_nats_timeouts(js)

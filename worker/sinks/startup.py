@@ -47,18 +47,16 @@ def fetch_timeouts_as_nats_timeouts(js: Any) -> None:
     js.pull_subscribe = subscribe
 
 
-async def connect(broker: NatsBroker, stopping: asyncio.Event) -> bool:
+async def connect(broker: NatsBroker, stopping: asyncio.Event, connection: ConnectionLog) -> bool:
     """Connect, waiting out a NATS that is not there yet (nats-py retries itself, and the error
-    callback logs once); False when stopped first."""
+    callback, `connection`'s, logs once); False when stopped first."""
     connect = asyncio.create_task(broker.connect())
     stopped = asyncio.create_task(stopping.wait())
     await asyncio.wait({connect, stopped}, return_when=asyncio.FIRST_COMPLETED)
     stopped.cancel()
     if connect.done():
         connect.result()  # raises what nats-py gave up with
-        if _nats_state.failing:
-            log.info("metric_sinks_nats_connected")
-            _nats_state.failing = False
+        connection.connected()
         return True
     connect.cancel()
     with contextlib.suppress(BaseException):
@@ -90,23 +88,27 @@ def serve_metrics(host: str, port: int, registry: CollectorRegistry) -> WSGIServ
     return server
 
 
-class _NatsState:
-    failing = False  # connection errors are logged once until the next (re)connect
+class ConnectionLog:
+    """What the sinks log of their NATS connection, as nats-py's callbacks: an error once until
+    the next (re)connect, however often nats-py retries meanwhile. One per broker: state kept for
+    the whole process would silence the errors of a later application in it."""
 
+    def __init__(self) -> None:
+        self.failing = False
 
-_nats_state = _NatsState()
+    async def error(self, exc: Exception) -> None:
+        if not self.failing:
+            log.warning("metric_sinks_nats_error", error=repr(exc))
+            self.failing = True
 
+    async def disconnected(self) -> None:
+        log.info("metric_sinks_nats_disconnected")  # at every stop too (the drain): not a warning
 
-async def nats_error(exc: Exception) -> None:
-    if not _nats_state.failing:
-        log.warning("metric_sinks_nats_error", error=repr(exc))
-        _nats_state.failing = True
+    async def reconnected(self) -> None:
+        self.failing = False
+        log.info("metric_sinks_nats_reconnected")
 
-
-async def disconnected() -> None:
-    log.info("metric_sinks_nats_disconnected")  # at every stop too (the drain): not a warning
-
-
-async def reconnected() -> None:
-    _nats_state.failing = False
-    log.info("metric_sinks_nats_reconnected")
+    def connected(self) -> None:
+        if self.failing:
+            log.info("metric_sinks_nats_connected")
+            self.failing = False
