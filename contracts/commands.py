@@ -211,7 +211,38 @@ class Retrieval(Struct, frozen=True, kw_only=True):
     embedding_credentials: bool = False
 
 
-class CreateMemory(Envelope, kw_only=True, frozen=True):
+class ToolCall(Envelope, kw_only=True, frozen=True):
+    """What every command carrying a model's memory tool call says: the call and where it was made.
+
+    Attributes:
+        tool_args: The model's arguments exactly as it gave them, decoded from the provider's
+            argument string into a JSON object. Not validated on decoding: bad arguments are a
+            normal answer naming the parameter, never a poison message.
+        persona: The speaking persona: whose lineage the memory belongs to.
+        bot_user_id: The bot's own Discord user id: a target that resolves to it makes the memory
+            server-wide instead of personal.
+        triggerer: Who caused the turn (recorded as the teacher of a server memory); null when
+            no person did, and the memory then has no teacher.
+        channel: Where the tool call happened: where the notice goes and whether the thought log
+            gets a copy.
+        participants: The people of the conversation the model may name (what the bot listed to
+            the model), checked first when resolving target_user.
+        member_matches: The bot's guild member search for the target_user text (for instance
+            discord.js `guild.members.search` with that query). Not read in a DM or without a
+            target_user, so it may be left empty there.
+    """
+
+    # Deliberately loose: a model's bad arguments are a normal outcome, not a poison message.
+    tool_args: Any = None
+    persona: Persona
+    bot_user_id: DiscordId
+    triggerer: Triggerer | None = None
+    channel: Channel
+    participants: Annotated[list[Participant], Meta(max_length=256)] = []
+    member_matches: Annotated[list[MemberMatch], Meta(max_length=256)] = []
+
+
+class CreateMemory(ToolCall, kw_only=True, frozen=True):
     """`memory.create`: the model's `create_long_term_memory` tool call.
 
     Attributes:
@@ -236,14 +267,6 @@ class CreateMemory(Envelope, kw_only=True, frozen=True):
             replace a dormant memory.
     """
 
-    # Deliberately loose: a model's bad arguments are a normal outcome, not a poison message.
-    tool_args: Any = None
-    persona: Persona
-    bot_user_id: DiscordId
-    triggerer: Triggerer | None = None
-    channel: Channel
-    participants: Annotated[list[Participant], Meta(max_length=256)] = []
-    member_matches: Annotated[list[MemberMatch], Meta(max_length=256)] = []
     retrieval: Retrieval = Retrieval()
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from contracts.commands import CreateMemory, MemberMatch, Participant
+from contracts.commands import MemberMatch, Participant, ToolCall
 from worker.domain.arguments import InvalidArguments, ToolArguments
 from worker.domain.model import CreateContext
 
@@ -132,7 +132,7 @@ def _by_proxy_id(query: str, participants: Iterable[Participant]) -> Resolution 
     return None
 
 
-def _by_snowflake(snowflake: str, cmd: CreateMemory) -> Resolution | None:
+def _by_snowflake(snowflake: str, cmd: ToolCall) -> Resolution | None:
     if snowflake == cmd.bot_user_id:
         return Resolved("bot", snowflake, cmd.persona.name)
     for participant in cmd.participants:
@@ -205,7 +205,7 @@ def _by_member_names(query: str, members: list[MemberMatch], ctx: CreateContext)
     return None
 
 
-def _ladder(query: str, cmd: CreateMemory, ctx: CreateContext) -> Resolution:
+def _ladder(query: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
     participants = cmd.participants
     if ":" in query:
         if _MATRIX_ID.fullmatch(query) and (found := _by_matrix_id(query, participants)):
@@ -223,7 +223,7 @@ def _ladder(query: str, cmd: CreateMemory, ctx: CreateContext) -> Resolution:
     return _by_member_names(query, members, ctx) or NOT_FOUND
 
 
-def resolve_target(raw: str, cmd: CreateMemory, ctx: CreateContext) -> Resolution:
+def resolve_target(raw: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
     """Resolve the model's `target_user` text; the bot itself comes back with kind `bot`."""
     query = normalize(raw)
     if not query:
@@ -236,7 +236,7 @@ def resolve_target(raw: str, cmd: CreateMemory, ctx: CreateContext) -> Resolutio
     return found
 
 
-def lookup_ids(cmd: CreateMemory, args: ToolArguments | InvalidArguments) -> tuple[str, ...]:
+def lookup_ids(cmd: ToolCall, args: ToolArguments | InvalidArguments) -> tuple[str, ...]:
     """Discord ids whose `users` rows and persona nicknames `decide_create` may read;
     `args` is `parse_tool_args(cmd.tool_args)`, parsed once for the whole create.
 
