@@ -130,13 +130,16 @@ _CHANNELS: dict[str, tuple[str | None, dict, dict[str, str | None], str]] = {
     "memoryEvicted": ("memory.evicted.{scope}.{owner_id}", _OWNER, {"MemoryEvicted": "memory.evicted"},
                       f"A dormant memory was forgotten to make room. Stream {subjects.EVENTS_STREAM}."),
     "memoryRemoved": ("memory.removed.{scope}.{owner_id}", _OWNER, {"MemoryRemoved": "memory.removed"},
-                      f"A memory was removed from a panel. Stream {subjects.EVENTS_STREAM}."),
+                      f"A memory was removed, from a panel or by the model. Stream {subjects.EVENTS_STREAM}."),
+    "memoryUpdated": ("memory.updated.{scope}.{owner_id}", _OWNER, {"MemoryUpdated": "memory.updated"},
+                      f"The model replaced a memory's text. Stream {subjects.EVENTS_STREAM}."),
     "cacheInvalidate": ("cache.invalidate.{cache}.{key}",
                         {"cache": {"enum": ["tomori_state", "user"], "description": "Which cache."},
                          "key": {"description": "Workspace id (tomori_state) or user id (user), encoded as a "
                                                 "subject token."}},
                         {"CacheInvalidate": "cache.invalidate"},
-                        "Drop this cache entry; published before the same command's memory.saved. "
+                        "Drop this cache entry; published before the same command's memory.saved, "
+                        "memory.updated or memory.removed. "
                         f"Stream {subjects.EVENTS_STREAM}."),
     "memoryEvictionMetric": (subjects.METRIC_EVICTION_SUBJECT, {}, {"MemoryEvictionMetric": "metrics.memory_eviction"},
                              f"One per eviction, exactly {{scope, decay_days}}. Stream {subjects.EVENTS_STREAM}."),
@@ -154,6 +157,7 @@ _MESSAGE_EXTRAS: dict[str, tuple[dict | None, str | None]] = {
     "MemorySaved": (EVENT_HEADERS, None),
     "MemoryEvicted": (EVENT_HEADERS, None),
     "MemoryRemoved": (EVENT_HEADERS, None),
+    "MemoryUpdated": (EVENT_HEADERS, None),
     "CacheInvalidate": (EVENT_HEADERS, None),
     "MemoryEvictionMetric": (EVENT_HEADERS, None),
     "ResultRequest": (None, "An empty body: answered with StoredResult (the stored result, or null)."),
@@ -167,6 +171,7 @@ _OPERATIONS: dict[str, tuple[str, str, str | None]] = {
     "sendMemorySaved": ("send", "memorySaved", None),
     "sendMemoryEvicted": ("send", "memoryEvicted", None),
     "sendMemoryRemoved": ("send", "memoryRemoved", None),
+    "sendMemoryUpdated": ("send", "memoryUpdated", None),
     "sendCacheInvalidate": ("send", "cacheInvalidate", None),
     "sendEvictionMetric": ("send", "memoryEvictionMetric", None),
     "sendDeadLetter": ("send", "deadLetters", None),
@@ -183,7 +188,7 @@ NATS_FACTS = {
                                            "(COMMAND_MAX_AGE_HOURS, COMMAND_MAX_MIB), and when full refuses the "
                                            "publish (maximum bytes exceeded) rather than drop a stored command."},
         subjects.EVENTS_STREAM: {"subjects": ["memory.saved.>", "memory.evicted.>", "memory.removed.>",
-                                              "cache.invalidate.>", "metrics.>"],
+                                              "cache.invalidate.>", "metrics.>", "memory.updated.>"],
                                  "retention": "limits", "max_age_days": 7,
                                  "note": "Every reader makes its own consumer (durable or ordered)."},
         subjects.DLQ_STREAM: {"subjects": ["dlq.>"], "retention": "limits", "max_age_days": 30},

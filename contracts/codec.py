@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import msgspec
 
-from .results import CommandResult, InvalidCommandResult, OpResult
+from .results import CommandResult, InvalidCommandResult, OpResult, UpdateResult
 
 ENCODER = msgspec.json.Encoder()
 encode = ENCODER.encode
 RESULT_DECODER = msgspec.json.Decoder(CommandResult)
 OP_RESULT_DECODER = msgspec.json.Decoder(OpResult)
 INVALID_RESULT_DECODER = msgspec.json.Decoder(InvalidCommandResult)
+UPDATE_RESULT_DECODER = msgspec.json.Decoder(UpdateResult)
 
 
 def decode_op_reply(raw: bytes) -> OpResult | InvalidCommandResult:
@@ -20,10 +23,23 @@ def decode_op_reply(raw: bytes) -> OpResult | InvalidCommandResult:
     without applying it. OpResult's statuses leave memory_command_invalid out on purpose (a
     create's and the other commands' statuses never overlap), so that answer is read as the
     InvalidCommandResult it is. A reply that is neither raises OpResult's ValidationError."""
+    return _result_or_invalid(OP_RESULT_DECODER, raw)
+
+
+def decode_update_reply(raw: bytes) -> UpdateResult | InvalidCommandResult:
+    """The reply to memory.update (contracts/asyncapi.py: updateReply): its UpdateResult, or the
+    InvalidCommandResult of a command refused unapplied, as decode_op_reply reads its kinds'."""
+    return _result_or_invalid(UPDATE_RESULT_DECODER, raw)
+
+
+_R = TypeVar("_R")
+
+
+def _result_or_invalid(decoder: msgspec.json.Decoder[_R], raw: bytes) -> _R | InvalidCommandResult:
     try:
-        return OP_RESULT_DECODER.decode(raw)
-    except msgspec.ValidationError as not_op:
+        return decoder.decode(raw)
+    except msgspec.ValidationError as not_result:
         try:
             return INVALID_RESULT_DECODER.decode(raw)
         except msgspec.ValidationError:
-            raise not_op from None
+            raise not_result from None

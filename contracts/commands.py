@@ -270,6 +270,40 @@ class CreateMemory(ToolCall, kw_only=True, frozen=True):
     retrieval: Retrieval = Retrieval()
 
 
+class UpdateMemory(ToolCall, kw_only=True, frozen=True):
+    """`memory.update`: the model's `update_long_term_memory` tool call. It replaces the text of
+    the memory the model names by the id it was shown (`ID:N`), or deletes that memory when
+    memory_content is blank. Answered in TomoriBot's words and statuses (docs/design.md,
+    section 8.4).
+
+    Attributes:
+        tool_args: The model's arguments exactly as it gave them, decoded from the provider's
+            argument string into a JSON object: memory_id (a number: the N of `ID:N`),
+            memory_content (the full new text; blank deletes the memory) and, for a personal
+            memory, target_user (legacy names target_user_nickname and target_user_discord_id
+            are read too). Not validated on decoding: bad arguments are answered with
+            memory_update_failed_invalid_args naming the parameter.
+        persona: The speaking persona. A server memory is found only within its lineage, a
+            personal one within its lineage or the user's global memories (lineage 0). id 0
+            is refused (memory_update_failed_internal_error, "Missing server context").
+        bot_user_id: The bot's own Discord user id: a target_user that resolves to it is
+            refused (memory_update_failed_invalid_target).
+        triggerer: Who caused the turn. In a DM the target_user must be them, or the update is
+            refused (memory_update_failed_invalid_scope).
+        channel: Where the tool call happened: where the notice goes, whether the thought log
+            gets a copy, and (is_dm) which membership rule a target_user is held to.
+        participants: The people of the conversation the model may name (what the bot listed to
+            the model), checked first when resolving target_user.
+        member_matches: The guild's members the target_user may be: the bot's member search
+            for the target_user text, and every participant who is a member of the guild now
+            (discord.js `guild.members.cache.get(id)`, else `guild.members.fetch(id)`). In a
+            guild a target_user whose id is not among them (a participant who left, say) is
+            refused as not in this server (memory_update_failed_invalid_scope), as TomoriBot
+            refuses a target it cannot fetch from the guild; a proxy identity is exempt. Not
+            read in a DM or without a target_user, so it may be left empty there.
+    """
+
+
 # Long enough for any panel entry; MAX_MEMORY_LENGTH is checked by the worker with its own
 # refusal (content-too-long), so only absurd payloads fail decoding.
 PanelText = Annotated[str, Meta(max_length=20_000, pattern=_NO_NUL)]

@@ -64,8 +64,47 @@ class MemorySaved(Struct, kw_only=True):
     notice: NoticeField = None
 
 
+class MemoryUpdated(Struct, kw_only=True):
+    """A memory's text was replaced by the model (the update_long_term_memory tool): the same
+    memory, its new text. Its tags, source and protection are unchanged.
+
+    Attributes:
+        event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
+            a retried command re-emits the same ids; de-duplicate redeliveries by it.
+        command_id: The command that caused the event.
+        occurred_at: When the worker processed the command (RFC 3339, UTC).
+        scope: server or personal: the memory's table.
+        workspace_id: The workspace the command came from.
+        owner_id: Whose memory it is: the workspace id for a server memory, the user's Discord id
+            (or a proxy identity's synthetic id) for a personal one.
+        lineage_id: The memory's lineage (0: a user's global memory).
+        memory_id: The memory's id (server_memory_id or personal_memory_id).
+        content: Its new text as stored.
+        content_before: The text it had before.
+        source: Where the memory came from, unchanged by the edit: model, manual, import, legacy,
+            bio_seed.
+        manually_written: Unchanged by a model's edit: true when a person wrote or last edited
+            it, which keeps it from being evicted.
+        notice: The same notice plan as the result's.
+    """
+
+    event_id: str
+    command_id: str
+    occurred_at: OccurredAt
+    scope: Scope
+    workspace_id: str
+    owner_id: str
+    lineage_id: int
+    memory_id: int
+    content: str
+    content_before: str
+    source: Source
+    manually_written: bool
+    notice: NoticeField = None
+
+
 class MemoryRemoved(Struct, kw_only=True):
-    """A memory was removed from a panel.
+    """A memory was removed: from a panel, or by the model (a blank update_long_term_memory).
 
     Attributes:
         event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
@@ -120,8 +159,9 @@ class MemoryEvicted(Struct, kw_only=True):
 
 
 class CacheInvalidate(Struct, kw_only=True):
-    """Drop this bot cache entry: published before the same command's memory.saved, so a cache
-    node that applies it first never serves the value from before the change.
+    """Drop this bot cache entry: published before the same command's memory.saved (or
+    memory.updated, memory.removed), so a cache node that applies it first never serves the
+    value from before the change.
 
     Attributes:
         event_id: The event's id, also its Nats-Msg-Id header: derived from the command id, so
@@ -131,8 +171,9 @@ class CacheInvalidate(Struct, kw_only=True):
         cache: tomori_state (a workspace's state, with its server memories) or user (a user's
             state, with their personal memories).
         key: The entry: the workspace id (tomori_state) or the user's id (user).
-        reason: What changed: memory_saved (a model save), memory_add, memory_add_batch,
-            memory_edit, memory_remove (a panel) or bio_seeded.
+        reason: What changed: memory_saved (a model save), memory_updated or memory_deleted (a
+            model's update_long_term_memory), memory_add, memory_add_batch, memory_edit,
+            memory_remove (a panel) or bio_seeded.
     """
 
     event_id: str

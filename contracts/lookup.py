@@ -23,9 +23,10 @@ from .registry import CommandKind
 Outcome = Literal["processed", "queued", "dead_lettered", "unknown"]
 DeadLetterReason = Literal["invalid_command", "unsupported_command", "max_deliver_exhausted", "permanent_error"]
 
-# The lookup reply's result is either kind of stored result; the two schemas exclude each
-# other through their status enums, so oneOf holds exactly one (contracts/schema.py).
-STORED_RESULT_SCHEMA = {"oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}]}
+# The lookup reply's result is any kind of stored result; the schemas exclude each other
+# through their status enums, so oneOf holds exactly one (contracts/schema.py).
+STORED_RESULT_SCHEMA = {"oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"},
+                                  {"$ref": "#/$defs/UpdateResult"}]}
 
 
 # What each outcome carries, for validators (msgspec cannot say it; contracts/schema.py adds it).

@@ -1,13 +1,14 @@
-"""The notice plan a save carries (docs/design.md, section 6): where the `memory_update` notice goes
-and what each destination shows. The worker plans it (worker/domain/notice.py); the bot only
-delivers it. Every key is always present; a destination the plan does not use is null.
+"""The notice plan a save, an update or a delete carries (docs/design.md, section 6): where the
+`memory_update` notice goes and what each destination shows. The worker plans it
+(worker/domain/notice.py); the bot only delivers it. Every key is always present but `embed`
+(which a plan of memory.update carries); a destination the plan does not use is null.
 TypedDicts, because the plan travels as a plain dict: the planner builds these, and the
 schema comes from the same definitions.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
@@ -16,11 +17,12 @@ DroppedReason = Literal["hidden_key_no_thought_log", "hidden_key_non_public_chan
 
 
 class CardField(TypedDict):
-    """A field of the card: "Scope", "Saved" and, for an eviction, "Forgotten"; a value over
-    Discord's 1024-character field limit is cut and ends in an ellipsis.
+    """A field of the card: "Scope", "Saved" (an update's "Updated", a delete's "Deleted") and, for
+    an eviction, "Forgotten"; a value over Discord's 1024-character field limit is cut and ends in
+    an ellipsis.
 
     Attributes:
-        name: The field's name: Scope, Saved or Forgotten.
+        name: The field's name: Scope, Saved, Updated, Deleted or Forgotten.
         value: Its value: the scope label ("server", "personal: <name>") or the memory's text,
             cut to 1024 characters; "(empty)" for an empty text, which Discord would reject.
     """
@@ -35,7 +37,7 @@ class Card(TypedDict):
     Attributes:
         title: The embed's title (the plan's title).
         fields: The embed's fields, in order.
-        footer: The embed's footer: "Saved by <persona name>".
+        footer: The embed's footer: "Saved by <persona name>" ("Updated by", "Deleted by").
     """
 
     title: str
@@ -114,6 +116,52 @@ class ThoughtLogNotice(TypedDict):
     attachment: Attachment | None
 
 
+class EmbedRef(TypedDict):
+    """What a Minimal conversation notice points at, for TomoriBot's `recordMinimalNoticeRef`.
+
+    Attributes:
+        kind: server_memory or personal_memory: which table id is from.
+        id: The memory's id.
+    """
+
+    kind: Literal["server_memory", "personal_memory"]
+    id: int
+
+
+class MemoryEmbed(TypedDict):
+    """The notice as TomoriBot's own embed helper (`sendMemoryEmbedWithExpand`) takes it: locale
+    keys and their variables, so the bot renders it in the workspace's language without
+    deciding anything again. The routing (Minimal, Verbose, hidden, thought log) is the plan's.
+
+    Attributes:
+        color: The embed's color, TomoriBot's ColorCode: memory_update for an update, error for
+            a delete.
+        title_key: The title's locale key, e.g. genai.self_teach.server_memory_updated_title.
+        title_vars: The title's variables: persona_nickname (the command's persona name) and,
+            for a personal memory, user_nickname (the resolved label).
+        description_key: The description's locale key, e.g.
+            genai.self_teach.personal_memory_deleted_description.
+        description_vars: The description's variables: memory_id (decimal), memory_content (the
+            text as stored, placeholders kept: the bot renders mentions and cuts the
+            600-character preview) and, for a personal memory, user_nickname.
+        footer_key: The footer's locale key: genai.self_teach.server_memory_footer, or for a
+            personal memory personal_memory_footer_personalization_disabled,
+            personal_memory_footer_user_blacklisted or personal_memory_footer_manage.
+        full_content: The whole text (as stored), for the expand button.
+        ref: The memory a Minimal conversation notice points at; null when none is recorded
+            (deletes and updates: TomoriBot passes no ref for them).
+    """
+
+    color: Literal["success", "memory_update", "error"]
+    title_key: str
+    title_vars: dict[str, str]
+    description_key: str
+    description_vars: dict[str, str]
+    footer_key: str
+    full_content: str
+    ref: EmbedRef | None
+
+
 class NoticePlan(TypedDict):
     """Where the notice of a save goes. Both destinations null: it goes nowhere, and
     dropped_reason says why; thought_log_skipped says why the thought log got no copy.
@@ -128,7 +176,7 @@ class NoticePlan(TypedDict):
         hidden: True when memory_update is among the workspace's hidden notice keys: nothing
             goes to the conversation.
         title: "Memory saved", or "Memory saved (one forgotten to make room)" after an
-            eviction.
+            eviction; "Memory updated" or "Memory deleted" for memory.update.
         conversation: What to post in the command's channel; null when the key is hidden.
         thought_log: What to post in the thought-log channel; null when no copy is due or
             allowed.
@@ -137,6 +185,8 @@ class NoticePlan(TypedDict):
             not_readable_by_everyone). null when the copy was made, and in verbose mode.
         dropped_reason: Set only when the notice goes nowhere (hidden key, and no thought-log
             copy): hidden_key_no_thought_log or hidden_key_non_public_channel.
+        embed: The notice for TomoriBot's embed helper (locale keys, variables, color, footer
+            variant); present in the plans of memory.update.
     """
 
     version: Literal[1]
@@ -148,6 +198,7 @@ class NoticePlan(TypedDict):
     thought_log: ThoughtLogNotice | None
     thought_log_skipped: ThoughtLogSkipped | None
     dropped_reason: DroppedReason | None
+    embed: NotRequired[MemoryEmbed | None]
 
 
 # How results and events carry the plan: decoded as a plain dict (what Python clients have

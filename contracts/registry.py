@@ -26,11 +26,11 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 import msgspec
 
-from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
-from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult
+from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
+from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult, UpdateResult
 
 # Every kind, as the subject token: the type the service table's `match` is exhaustive over.
-CommandKind = Literal["create", "manual", "reinforce", "seed_bio"]
+CommandKind = Literal["create", "manual", "reinforce", "seed_bio", "update"]
 
 K = TypeVar("K", bound=CommandKind)
 C = TypeVar("C", bound=Envelope)
@@ -95,6 +95,9 @@ REINFORCE = CommandSpec(
 SEED_BIO = CommandSpec(
     kind="seed_bio", command=SeedBio, result=SeedBioResult, lineage=GLOBAL_ONLY,
     summary="A new proxy identity's bio.")
+UPDATE = CommandSpec(
+    kind="update", command=UpdateMemory, result=UpdateResult, lineage=lambda cmd: cmd.persona.lineage_id,
+    summary="The model's update_long_term_memory tool call: edit a memory by its id, or delete it.")
 
 
 def _registry(*specs: CommandSpec[Any, Any, Any]) -> dict[str, CommandSpec[Any, Any, Any]]:
@@ -110,7 +113,7 @@ def _registry(*specs: CommandSpec[Any, Any, Any]) -> dict[str, CommandSpec[Any, 
     return by_kind
 
 
-COMMANDS: Mapping[str, CommandSpec[Any, Any, Any]] = _registry(CREATE, MANUAL, REINFORCE, SEED_BIO)
+COMMANDS: Mapping[str, CommandSpec[Any, Any, Any]] = _registry(CREATE, MANUAL, REINFORCE, SEED_BIO, UPDATE)
 COMMAND_KINDS: tuple[CommandKind, ...] = tuple(spec.kind for spec in COMMANDS.values())
 COMMAND_TYPES: Mapping[str, type[Envelope]] = {kind: spec.command for kind, spec in COMMANDS.items()}
 _BY_TYPE: Mapping[type, CommandSpec[Any, Any, Any]] = {spec.command: spec for spec in COMMANDS.values()}

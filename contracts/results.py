@@ -121,6 +121,98 @@ class CommandResult(Struct, kw_only=True):
     notice: NoticeField = None
 
 
+# Statuses of memory.update, TomoriBot's update_long_term_memory's own strings (never changed).
+MEMORY_UPDATED: Final = "memory_updated_successfully"
+MEMORY_DELETED: Final = "memory_deleted_successfully"
+UPDATE_INVALID_ARGS: Final = "memory_update_failed_invalid_args"
+UPDATE_DISABLED: Final = "memory_update_failed_disabled"
+UPDATE_INVALID_CONTENT: Final = "memory_update_failed_invalid_content"
+UPDATE_AMBIGUOUS_USER: Final = "memory_update_failed_ambiguous_user"
+UPDATE_USER_NOT_FOUND: Final = "memory_update_failed_user_not_found"
+UPDATE_INVALID_SCOPE: Final = "memory_update_failed_invalid_scope"
+UPDATE_INTERNAL_ERROR: Final = "memory_update_failed_internal_error"
+UPDATE_NOT_FOUND: Final = "memory_update_failed_not_found"
+UPDATE_INVALID_TARGET: Final = "memory_update_failed_invalid_target"
+UPDATE_PRIVACY_RESTRICTED: Final = "memory_update_failed_privacy_restricted"
+UPDATE_DB_ERROR: Final = "memory_update_failed_db_error"
+UPDATE_ERROR: Final = "memory_update_failed_error"
+
+UPDATE_STATUSES = (
+    MEMORY_UPDATED, MEMORY_DELETED, UPDATE_INVALID_ARGS, UPDATE_DISABLED, UPDATE_INVALID_CONTENT,
+    UPDATE_AMBIGUOUS_USER, UPDATE_USER_NOT_FOUND, UPDATE_INVALID_SCOPE, UPDATE_INTERNAL_ERROR, UPDATE_NOT_FOUND,
+    UPDATE_INVALID_TARGET, UPDATE_PRIVACY_RESTRICTED, UPDATE_DB_ERROR, UPDATE_ERROR,
+)
+
+UpdateStatus = Literal[
+    "memory_updated_successfully", "memory_deleted_successfully", "memory_update_failed_invalid_args",
+    "memory_update_failed_disabled", "memory_update_failed_invalid_content", "memory_update_failed_ambiguous_user",
+    "memory_update_failed_user_not_found", "memory_update_failed_invalid_scope",
+    "memory_update_failed_internal_error", "memory_update_failed_not_found", "memory_update_failed_invalid_target",
+    "memory_update_failed_privacy_restricted", "memory_update_failed_db_error", "memory_update_failed_error",
+]
+
+
+class UpdateData(Struct, kw_only=True):
+    """`data` of a memory.update's result, in the words of TomoriBot's update_long_term_memory
+    tool (give it to the model as is). The keys TomoriBot's tool adds only in some cases are
+    present only in those cases.
+
+    Attributes:
+        status: What happened, one of TomoriBot's own status strings: memory_updated_successfully,
+            memory_deleted_successfully, or a memory_update_failed_* refusal. Statuses are only
+            ever added.
+        scope: On success, the memory's scope in the tool's words: server_wide (no target_user)
+            or target_user; null on a failure, where TomoriBot's tool names none.
+        memory_id: On success, the id of the memory updated or deleted; null on a failure.
+        content_saved: memory_updated_successfully only: the new text as stored, after
+            sanitizing (only the {user}, {bot} and {char} placeholders survive).
+        content_deleted: memory_deleted_successfully only: the text the deleted memory had.
+        target_user: On a personal success only: the name the target was resolved to.
+        reason: Why it failed, in TomoriBot's words; null on success.
+        candidates: memory_update_failed_ambiguous_user only: up to 3 labels of the people the
+            name matched, for the model to ask which one is meant.
+    """
+
+    status: UpdateStatus
+    scope: Literal["server_wide", "target_user"] | None = None
+    memory_id: int | None = None
+    content_saved: str | UnsetType = UNSET
+    content_deleted: str | UnsetType = UNSET
+    target_user: str | UnsetType = UNSET
+    reason: str | None = None
+    candidates: list[str] | UnsetType = UNSET
+
+
+class UpdateResult(Struct, kw_only=True):
+    """The result of `memory.update`, published to reply_to and kept for the result lookup: the
+    shape of a create's result. Every repeat of the command_id gets the same answer.
+
+    Attributes:
+        command_id: The command this answers.
+        success: True when the memory was updated or deleted.
+        message: On success, TomoriBot's message: "Server memory updated successfully",
+            "Server memory deleted successfully", "Personal memory updated successfully" or
+            "Personal memory deleted successfully"; null otherwise.
+        error: The failure text, TomoriBot's (it may differ from data.reason, as TomoriBot's
+            does); null on success.
+        data: The status and its details: the tool result the model sees.
+        invalidated: The bot cache entries the change made stale. Drop them from the bot's own
+            caches before posting the notice; the same keys are also published as
+            cache.invalidate events for other processes. Empty for a refusal.
+        notice: Where the memory_update notice goes and what it shows (the notice plan, with
+            its embed: TomoriBot's updated or deleted notice), set on success and null for a
+            refusal. The bot renders and posts it; a failed post never undoes the change.
+    """
+
+    command_id: str
+    success: bool
+    message: str | None = None
+    error: str | None = None
+    data: UpdateData
+    invalidated: list[CacheKey] = []
+    notice: NoticeField = None
+
+
 # Statuses of memory.manual, memory.reinforce and memory.seed_bio (docs/design.md, section 8).
 ADDED: Final = "added"
 UPDATED: Final = "updated"

@@ -16,18 +16,18 @@ import msgspec
 
 from . import commands, events, field_docs, lookup, notice, results
 from .commands import Envelope
-from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved
+from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved, MemoryUpdated
 from .lookup import OUTCOME_RULES, CommandOutcome, OutcomeRequest
 from .notice import NoticePlan
 from .registry import COMMANDS
-from .results import CommandResult, InvalidCommandResult, OpResult
+from .results import CommandResult, InvalidCommandResult, OpResult, UpdateResult
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ID_PREFIX = "urn:memory-worker:schema:"
 
 # A result whose $defs it refers to by hand (its NoticeField names the NoticePlan).
-_REFERRED: dict[type, tuple[type, ...]] = {CommandResult: (NoticePlan,)}
+_REFERRED: dict[type, tuple[type, ...]] = {CommandResult: (NoticePlan,), UpdateResult: (NoticePlan,)}
 
 # file name (without .schema.json): (root type, types whose $defs the root refers to by hand);
 # each command kind's command and result (contracts/registry.py), then the rest.
@@ -38,8 +38,9 @@ TYPES: dict[str, tuple[type, tuple[type, ...]]] = {
     "result.op": (OpResult, ()),
     "result.invalid": (InvalidCommandResult, ()),
     "lookup.request": (OutcomeRequest, ()),
-    "lookup.outcome": (CommandOutcome, (CommandResult, OpResult, NoticePlan)),
+    "lookup.outcome": (CommandOutcome, (CommandResult, OpResult, UpdateResult, NoticePlan)),
     "memory.removed": (MemoryRemoved, ()),
+    "memory.updated": (MemoryUpdated, (NoticePlan,)),
     "memory.saved": (MemorySaved, (NoticePlan,)),
     "memory.evicted": (MemoryEvicted, ()),
     "cache.invalidate": (CacheInvalidate, ()),
@@ -51,8 +52,8 @@ TYPES: dict[str, tuple[type, tuple[type, ...]]] = {
 STORED_RESULT = "lookup.result"
 STORED_RESULT_DESCRIPTION = (
     "The result lookup's answer to an empty request: the stored result of a processed command "
-    "(a create's result or another command's result; their status enums keep the two apart), or "
-    "null when it has not been processed. Ask with {\"answer\": \"outcome\"} to learn more.")
+    "(a create's result, an update's, or another command's result; their status enums keep them "
+    "apart), or null when it has not been processed. Ask with {\"answer\": \"outcome\"} to learn more.")
 
 
 def _payload_types(*modules: ModuleType) -> dict[str, type]:
@@ -99,9 +100,10 @@ def _bundle(name: str, types: list[type], root: dict | None = None) -> dict:
 def schemas() -> dict[str, dict]:
     out = {name: _bundle(name, [root, *extra]) for name, (root, extra) in TYPES.items()}
     out["lookup.outcome"]["$defs"]["CommandOutcome"]["allOf"] = OUTCOME_RULES
-    out[STORED_RESULT] = _bundle(STORED_RESULT, [CommandResult, OpResult, NoticePlan], {
+    out[STORED_RESULT] = _bundle(STORED_RESULT, [CommandResult, OpResult, UpdateResult, NoticePlan], {
         "description": STORED_RESULT_DESCRIPTION,
-        "oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}, {"type": "null"}],
+        "oneOf": [{"$ref": "#/$defs/CommandResult"}, {"$ref": "#/$defs/OpResult"}, {"$ref": "#/$defs/UpdateResult"},
+                  {"type": "null"}],
     })
     return out
 

@@ -97,6 +97,10 @@ def removed_subject(scope: str, owner_id: str) -> str:
     return f"memory.removed.{scope}.{encode_token(owner_id)}"
 
 
+def updated_subject(scope: str, owner_id: str) -> str:
+    return f"memory.updated.{scope}.{encode_token(owner_id)}"
+
+
 def invalidate_subject(cache: str, key: str) -> str:
     return f"cache.invalidate.{cache}.{encode_token(key)}"
 
@@ -110,7 +114,8 @@ METRICS_PREFIX = "metrics."
 METRICS_FILTER = "metrics.>"
 SAVED_FILTER = "memory.saved.>"
 EVICTED_FILTER = "memory.evicted.>"
-EVENT_SUBJECTS = (SAVED_FILTER, EVICTED_FILTER, "memory.removed.>", INVALIDATE_FILTER, METRICS_FILTER)
+UPDATED_FILTER = "memory.updated.>"
+EVENT_SUBJECTS = (SAVED_FILTER, EVICTED_FILTER, "memory.removed.>", INVALIDATE_FILTER, METRICS_FILTER, UPDATED_FILTER)
 # Every command subject, placed or not: what the unplaced commands' consumer filters on.
 ALL_COMMANDS = "memory.>"
 

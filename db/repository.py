@@ -17,8 +17,9 @@ from contracts.codec import encode
 from contracts.events import Source
 from db import directory
 from db.connection import SERVER_SETTINGS, Timeouts
-from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest
+from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest, UpdateTargetRequest
 from worker.domain.create_decision import CreateDecision, SaveFacts
+from worker.domain.update_decision import UpdateDecision, UpdateFacts, UpdateRecord
 
 
 class EventRow(msgspec.Struct, frozen=True):
@@ -34,12 +35,13 @@ class StoredCommand(msgspec.Struct, frozen=True):
     """A command as its inbox row stores it: the one shape every reader gets
     (memory_stored_command(), db/functions/memory_stored_command.sql).
 
-    A create keeps its `decision` and what its save learned under the lock (`facts`); its
-    answer and events are rendered from them (worker/services/stored.py). Every other kind
-    keeps its `result` as sent, with its `status`, and its `events` whole (so does a create
-    stored before db/migrations/009_decisions.sql, which keeps its result). `applied_by` is the
-    MEMORY_COMMANDS stream sequence of the delivery that applied it (None: unknown, or no
-    delivery); `event_time` when its transaction ran."""
+    A create keeps its `decision` and what its save learned under the lock (`facts`), an
+    update its own (`update`: its decision and facts, another union, read by the row's kind:
+    decode_stored); their answer and events are rendered from them (worker/services/stored.py).
+    Every other kind keeps its `result` as sent, with its `status`, and its `events` whole (so
+    does a create stored before db/migrations/009_decisions.sql, which keeps its result).
+    `applied_by` is the MEMORY_COMMANDS stream sequence of the delivery that applied it (None:
+    unknown, or no delivery); `event_time` when its transaction ran."""
 
     command_id: str
     kind: str
@@ -52,6 +54,56 @@ class StoredCommand(msgspec.Struct, frozen=True):
     decision: CreateDecision | None = None
     facts: SaveFacts | None = None
     applied_by: int | None = None
+    update: UpdateRecord | None = None
+
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _StoredRow(msgspec.Struct, frozen=True):
+    """memory_stored_command() as it comes: its decision and facts left as JSON until its kind
+    says whose union they are."""
+
+    command_id: str
+    kind: str
+    workspace_id: str | None
+    tenant: str
+    event_time: str
+    status: str | None = None
+    result: str | None = None
+    events: list[EventRow] | None = None
+    decision: msgspec.Raw = _NULL
+    facts: msgspec.Raw = _NULL
+    applied_by: int | None = None
+
+    def decoded(self) -> StoredCommand:
+        decision: CreateDecision | None = None
+        facts: SaveFacts | None = None
+        update: UpdateRecord | None = None
+        if bytes(self.decision) != b"null":
+            if self.kind == "update":
+                update = UpdateRecord(_UPDATE_DECISION.decode(self.decision),
+                                      None if bytes(self.facts) == b"null" else _UPDATE_FACTS.decode(self.facts))
+            else:
+                decision = _CREATE_DECISION.decode(self.decision)
+                facts = None if bytes(self.facts) == b"null" else _SAVE_FACTS.decode(self.facts)
+        return StoredCommand(command_id=self.command_id, kind=self.kind, workspace_id=self.workspace_id,
+                             tenant=self.tenant, event_time=self.event_time, status=self.status, result=self.result,
+                             events=self.events, decision=decision, facts=facts, applied_by=self.applied_by,
+                             update=update)
+
+
+_CREATE_DECISION = msgspec.json.Decoder(CreateDecision)
+_SAVE_FACTS = msgspec.json.Decoder(SaveFacts)
+_UPDATE_DECISION = msgspec.json.Decoder(UpdateDecision)
+_UPDATE_FACTS = msgspec.json.Decoder(UpdateFacts)
+_STORED_ROW = msgspec.json.Decoder(_StoredRow)
+
+
+def decode_stored(raw: str | bytes) -> StoredCommand:
+    """A memory_stored_command() value: a create's decision and facts, or an update's, decoded as
+    the row's kind says."""
+    return _STORED_ROW.decode(raw).decoded()
 
 
 class WorkspaceRow(msgspec.Struct, frozen=True):
@@ -124,6 +176,35 @@ class CreateContextRow(msgspec.Struct, frozen=True):
     users: list[UserRow]
 
 
+class _ContextRow(msgspec.Struct, frozen=True):
+    """memory_create_context() as it comes (its stored command decoded by kind afterwards)."""
+
+    stored: _StoredRow | None
+    workspace: WorkspaceRow | None
+    users: list[UserRow]
+
+    def decoded(self) -> CreateContextRow:
+        return CreateContextRow(None if self.stored is None else self.stored.decoded(), self.workspace, self.users)
+
+
+class LockedMemoryRow(msgspec.Struct, frozen=True):
+    lineage_id: int
+    content: str
+    source: Source
+    manually_written: bool
+
+
+class UpdateTargetRow(msgspec.Struct, frozen=True):
+    """memory_update_target(): the memory (null: not within the owner and lineage) and, for a
+    personal memory, the user's privacy level (null: no users row), blacklisting and a proxy
+    identity's hosts."""
+
+    memory: LockedMemoryRow | None
+    privacy_level: int | None = None
+    blacklisted: bool = False
+    hosts: list[HostRow] | None = None
+
+
 class BatchRow(msgspec.Struct, frozen=True):
     """One op's row of memory_create_batch(), in op order: the command as stored, by this op
     or (`duplicate`) by another delivery before it."""
@@ -132,8 +213,8 @@ class BatchRow(msgspec.Struct, frozen=True):
     stored: StoredCommand
 
 
-_CONTEXTS = msgspec.json.Decoder(list[CreateContextRow])
-_STORED = msgspec.json.Decoder(StoredCommand)
+_CONTEXTS = msgspec.json.Decoder(list[_ContextRow])
+_UPDATE_TARGET = msgspec.json.Decoder(UpdateTargetRow)
 _MANUAL_CONTEXT = msgspec.json.Decoder(ManualContextRow)
 _SEED_CONTEXT = msgspec.json.Decoder(SeedContextRow)
 
@@ -227,7 +308,19 @@ class Tx:
         """The command as stored, if it was seen before."""
         raw = await self.conn.fetchval(
             "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1", command_id)
-        return None if raw is None else _STORED.decode(raw)
+        return None if raw is None else decode_stored(raw)
+
+    async def store_decision(self, command_id: str, kind: str, workspace_id: str, decision: msgspec.Struct,
+                             facts: msgspec.Struct | None, applied_by: int | None = None) -> StoredCommand:
+        """Store a decision and what it learned under the lock (facts; None for a refusal), in
+        one row, as a create's batch stores its own; returns the row as stored, which the
+        answer and the events are rendered from."""
+        raw = await self.conn.fetchval(
+            "INSERT INTO processed_commands (command_id, kind, workspace_id, decision, facts, applied_by)"
+            " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6) RETURNING memory_stored_command(processed_commands)",
+            command_id, kind, workspace_id, encode(decision).decode(),
+            None if facts is None else encode(facts).decode(), applied_by)
+        return decode_stored(raw)
 
     async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
                            result_json: bytes, events: Sequence[EventRow] = (),
@@ -275,6 +368,18 @@ class Tx:
             " ORDER BY n RETURNING personal_memory_id",
             user_id, lineage_id, list(contents), list(tags), source, manually_written)
         return sorted(r[0] for r in rows)
+
+    async def update_target(self, request: UpdateTargetRequest) -> UpdateTargetRow:
+        raw = await self.conn.fetchval("SELECT memory_update_target($1::jsonb)", encode(request).decode())
+        return _UPDATE_TARGET.decode(raw)
+
+    async def model_edit(self, scope: str, memory_id: int, content: str) -> None:
+        """The model replaced the text (memory.update): its protection stays as it was, and it
+        counts as used now (the model just read it), so it is not dormant."""
+        table, key = _TABLES[scope]
+        await self.conn.execute(
+            f"UPDATE {table} SET content = $2, last_reinforced_at = now(), updated_at = now() WHERE {key} = $1",
+            memory_id, content)
 
     async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
         # Protects the row (manually_written) and never touches last_reinforced_at.
@@ -382,21 +487,21 @@ class MemoryRepository:
     async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
         """memory_create_context() of one or several commands in one round trip, in order."""
         raw = await self._pool.fetchval("SELECT memory_create_contexts($1::jsonb)", encode(requests).decode())
-        return _CONTEXTS.decode(raw)
+        return [row.decoded() for row in _CONTEXTS.decode(raw)]
 
     async def create_batch(self, batch: CreateBatchRequest) -> list[BatchRow]:
         """memory_create_batch(): the decisions of several creates stored and carried out, one
         transaction; a row per op, in order."""
         rows = await self._pool.fetch("SELECT duplicate, stored FROM memory_create_batch($1::jsonb)",
                                       encode(batch).decode())
-        return [BatchRow(row[0], _STORED.decode(row[1])) for row in rows]
+        return [BatchRow(row[0], decode_stored(row[1])) for row in rows]
 
     async def stored_command(self, command_id: str, workspace_id: str) -> StoredCommand | None:
         """A command of this workspace and tenant as stored (never another's)."""
         raw = await self._pool.fetchval(
             "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1"
             " AND pc.workspace_id = $2 AND pc.tenant = $3", command_id, workspace_id, self.tenant)
-        return None if raw is None else _STORED.decode(raw)
+        return None if raw is None else decode_stored(raw)
 
     async def prune(self, inbox_days: int, batch: int) -> int:
         """Remove at most `batch` inbox rows past their retention (worker/consuming/administration/inbox_prune.py)."""

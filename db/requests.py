@@ -19,6 +19,7 @@ __all__ = [
     "CreateContextRequest",
     "CreateOp",
     "ManualContextRequest",
+    "UpdateTargetRequest",
 ]
 
 
@@ -67,3 +68,15 @@ class ManualContextRequest(msgspec.Struct, frozen=True):
     lineage_id: int
     memory_id: int | None
     want_existing: bool
+
+
+class UpdateTargetRequest(msgspec.Struct, frozen=True):
+    """The argument of memory_update_target(): the memory a memory.update plan names, and whose."""
+
+    scope: Scope
+    workspace_id: str
+    owner_id: str  # the workspace's Discord id (server) or the target's (personal)
+    user_id: int | None  # the target's users.user_id (personal)
+    memory_id: int
+    lineage_id: int
+    proxy: bool  # read the identity's hosts too

@@ -14,9 +14,9 @@
  */
 export type CommandOutcome = CommandOutcome1;
 /**
- * The result lookup's answer to an empty request: the stored result of a processed command (a create's result or another command's result; their status enums keep the two apart), or null when it has not been processed. Ask with {"answer": "outcome"} to learn more.
+ * The result lookup's answer to an empty request: the stored result of a processed command (a create's result, an update's, or another command's result; their status enums keep them apart), or null when it has not been processed. Ask with {"answer": "outcome"} to learn more.
  */
-export type LookupResult = CommandResult | OpResult | null;
+export type LookupResult = CommandResult | OpResult | UpdateResult | null;
 
 export interface MemoryWorkerPayloads {
   CacheInvalidate?: CacheInvalidate;
@@ -31,6 +31,8 @@ export interface MemoryWorkerPayloads {
   MemoryRemoved?: MemoryRemoved;
   MemorySaved?: MemorySaved;
   SeedBio?: SeedBio;
+  UpdateMemory?: UpdateMemory;
+  MemoryUpdated?: MemoryUpdated;
   MemoryEvictionMetric?: MemoryEvictionMetric;
   NoticePlan?: NoticePlan;
   InvalidCommandResult?: InvalidCommandResult;
@@ -39,10 +41,12 @@ export interface MemoryWorkerPayloads {
   ReinforceResult?: ReinforceResult;
   CommandResult?: CommandResult;
   SeedBioResult?: SeedBioResult;
+  UpdateResult?: UpdateResult;
 }
 /**
- * Drop this bot cache entry: published before the same command's memory.saved, so a cache
- * node that applies it first never serves the value from before the change.
+ * Drop this bot cache entry: published before the same command's memory.saved (or
+ * memory.updated, memory.removed), so a cache node that applies it first never serves the
+ * value from before the change.
  */
 export interface CacheInvalidate {
   /**
@@ -66,7 +70,7 @@ export interface CacheInvalidate {
    */
   occurred_at: string;
   /**
-   * What changed: memory_saved (a model save), memory_add, memory_add_batch, memory_edit, memory_remove (a panel) or bio_seeded.
+   * What changed: memory_saved (a model save), memory_updated or memory_deleted (a model's update_long_term_memory), memory_add, memory_add_batch, memory_edit, memory_remove (a panel) or bio_seeded.
    */
   reason: string;
 }
@@ -103,7 +107,7 @@ export interface CommandOutcome1 {
   /**
    * processed only: the command's kind, the token of the subject it was published to.
    */
-  kind?: "create" | "manual" | "reinforce" | "seed_bio";
+  kind?: "create" | "manual" | "reinforce" | "seed_bio" | "update";
   /**
    * processed, queued, dead_lettered or unknown: whether to use the result, wait, give up or re-send.
    */
@@ -111,7 +115,7 @@ export interface CommandOutcome1 {
   /**
    * processed only: the stored result, byte for byte what the first reply carried.
    */
-  result?: CommandResult | OpResult;
+  result?: CommandResult | OpResult | UpdateResult;
   /**
    * Its workspace (a lookup only ever sees its own workspace's commands).
    */
@@ -264,6 +268,10 @@ export interface NoticePlan {
    */
   dropped_reason: ("hidden_key_no_thought_log" | "hidden_key_non_public_channel") | null;
   /**
+   * The notice for TomoriBot's embed helper (locale keys, variables, color, footer variant); present in the plans of memory.update.
+   */
+  embed?: MemoryEmbed | null;
+  /**
    * True when memory_update is among the workspace's hidden notice keys: nothing goes to the conversation.
    */
   hidden: boolean;
@@ -280,7 +288,7 @@ export interface NoticePlan {
    */
   thought_log_skipped: ("dm" | "listed_private" | "not_configured" | "not_readable_by_everyone" | "private") | null;
   /**
-   * "Memory saved", or "Memory saved (one forgotten to make room)" after an eviction.
+   * "Memory saved", or "Memory saved (one forgotten to make room)" after an eviction; "Memory updated" or "Memory deleted" for memory.update.
    */
   title: string;
   /**
@@ -347,7 +355,7 @@ export interface Card {
    */
   fields: CardField[];
   /**
-   * The embed's footer: "Saved by <persona name>".
+   * The embed's footer: "Saved by <persona name>" ("Updated by", "Deleted by").
    */
   footer: string;
   /**
@@ -356,12 +364,13 @@ export interface Card {
   title: string;
 }
 /**
- * A field of the card: "Scope", "Saved" and, for an eviction, "Forgotten"; a value over
- * Discord's 1024-character field limit is cut and ends in an ellipsis.
+ * A field of the card: "Scope", "Saved" (an update's "Updated", a delete's "Deleted") and, for
+ * an eviction, "Forgotten"; a value over Discord's 1024-character field limit is cut and ends in
+ * an ellipsis.
  */
 export interface CardField {
   /**
-   * The field's name: Scope, Saved or Forgotten.
+   * The field's name: Scope, Saved, Updated, Deleted or Forgotten.
    */
   name: string;
   /**
@@ -386,6 +395,62 @@ export interface Expand {
    * The action's label (a button's text): "Show full text".
    */
   label: string;
+}
+/**
+ * The notice as TomoriBot's own embed helper (`sendMemoryEmbedWithExpand`) takes it: locale
+ * keys and their variables, so the bot renders it in the workspace's language without
+ * deciding anything again. The routing (Minimal, Verbose, hidden, thought log) is the plan's.
+ */
+export interface MemoryEmbed {
+  /**
+   * The embed's color, TomoriBot's ColorCode: memory_update for an update, error for a delete.
+   */
+  color: "error" | "memory_update" | "success";
+  /**
+   * The description's locale key, e.g. genai.self_teach.personal_memory_deleted_description.
+   */
+  description_key: string;
+  /**
+   * The description's variables: memory_id (decimal), memory_content (the text as stored, placeholders kept: the bot renders mentions and cuts the 600-character preview) and, for a personal memory, user_nickname.
+   */
+  description_vars: {
+    [k: string]: string;
+  };
+  /**
+   * The footer's locale key: genai.self_teach.server_memory_footer, or for a personal memory personal_memory_footer_personalization_disabled, personal_memory_footer_user_blacklisted or personal_memory_footer_manage.
+   */
+  footer_key: string;
+  /**
+   * The whole text (as stored), for the expand button.
+   */
+  full_content: string;
+  /**
+   * The memory a Minimal conversation notice points at; null when none is recorded (deletes and updates: TomoriBot passes no ref for them).
+   */
+  ref: EmbedRef | null;
+  /**
+   * The title's locale key, e.g. genai.self_teach.server_memory_updated_title.
+   */
+  title_key: string;
+  /**
+   * The title's variables: persona_nickname (the command's persona name) and, for a personal memory, user_nickname (the resolved label).
+   */
+  title_vars: {
+    [k: string]: string;
+  };
+}
+/**
+ * What a Minimal conversation notice points at, for TomoriBot's `recordMinimalNoticeRef`.
+ */
+export interface EmbedRef {
+  /**
+   * The memory's id.
+   */
+  id: number;
+  /**
+   * server_memory or personal_memory: which table id is from.
+   */
+  kind: "personal_memory" | "server_memory";
 }
 /**
  * Post the full card in the workspace's thought-log channel, linking the source.
@@ -491,6 +556,93 @@ export interface OpData {
     | "teaching-disabled"
     | "unchanged"
     | "updated";
+}
+/**
+ * The result of `memory.update`, published to reply_to and kept for the result lookup: the
+ * shape of a create's result. Every repeat of the command_id gets the same answer.
+ */
+export interface UpdateResult {
+  /**
+   * The command this answers.
+   */
+  command_id: string;
+  /**
+   * The status and its details: the tool result the model sees.
+   */
+  data: UpdateData;
+  /**
+   * The failure text, TomoriBot's (it may differ from data.reason, as TomoriBot's does); null on success.
+   */
+  error?: string | null;
+  /**
+   * The bot cache entries the change made stale. Drop them from the bot's own caches before posting the notice; the same keys are also published as cache.invalidate events for other processes. Empty for a refusal.
+   */
+  invalidated?: CacheKey[];
+  /**
+   * On success, TomoriBot's message: "Server memory updated successfully", "Server memory deleted successfully", "Personal memory updated successfully" or "Personal memory deleted successfully"; null otherwise.
+   */
+  message?: string | null;
+  /**
+   * Where the memory_update notice goes and what it shows (the notice plan, with its embed: TomoriBot's updated or deleted notice), set on success and null for a refusal. The bot renders and posts it; a failed post never undoes the change.
+   */
+  notice?: NoticePlan | null;
+  /**
+   * True when the memory was updated or deleted.
+   */
+  success: boolean;
+}
+/**
+ * `data` of a memory.update's result, in the words of TomoriBot's update_long_term_memory
+ * tool (give it to the model as is). The keys TomoriBot's tool adds only in some cases are
+ * present only in those cases.
+ */
+export interface UpdateData {
+  /**
+   * memory_update_failed_ambiguous_user only: up to 3 labels of the people the name matched, for the model to ask which one is meant.
+   */
+  candidates?: string[];
+  /**
+   * memory_deleted_successfully only: the text the deleted memory had.
+   */
+  content_deleted?: string;
+  /**
+   * memory_updated_successfully only: the new text as stored, after sanitizing (only the {user}, {bot} and {char} placeholders survive).
+   */
+  content_saved?: string;
+  /**
+   * On success, the id of the memory updated or deleted; null on a failure.
+   */
+  memory_id?: number | null;
+  /**
+   * Why it failed, in TomoriBot's words; null on success.
+   */
+  reason?: string | null;
+  /**
+   * On success, the memory's scope in the tool's words: server_wide (no target_user) or target_user; null on a failure, where TomoriBot's tool names none.
+   */
+  scope?: ("server_wide" | "target_user") | null;
+  /**
+   * What happened, one of TomoriBot's own status strings: memory_updated_successfully, memory_deleted_successfully, or a memory_update_failed_* refusal. Statuses are only ever added.
+   */
+  status:
+    | "memory_deleted_successfully"
+    | "memory_update_failed_ambiguous_user"
+    | "memory_update_failed_db_error"
+    | "memory_update_failed_disabled"
+    | "memory_update_failed_error"
+    | "memory_update_failed_internal_error"
+    | "memory_update_failed_invalid_args"
+    | "memory_update_failed_invalid_content"
+    | "memory_update_failed_invalid_scope"
+    | "memory_update_failed_invalid_target"
+    | "memory_update_failed_not_found"
+    | "memory_update_failed_privacy_restricted"
+    | "memory_update_failed_user_not_found"
+    | "memory_updated_successfully";
+  /**
+   * On a personal success only: the name the target was resolved to.
+   */
+  target_user?: string;
 }
 /**
  * The body of a lookup request that wants the outcome rather than the bare result.
@@ -868,7 +1020,7 @@ export interface MemoryRef {
   scope: "personal" | "server";
 }
 /**
- * A memory was removed from a panel.
+ * A memory was removed: from a panel, or by the model (a blank update_long_term_memory).
  */
 export interface MemoryRemoved {
   /**
@@ -1008,6 +1160,120 @@ export interface SeedBio {
   reply_to?: string | null;
   /**
    * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
+  workspace_id: string;
+}
+/**
+ * `memory.update`: the model's `update_long_term_memory` tool call. It replaces the text of
+ * the memory the model names by the id it was shown (`ID:N`), or deletes that memory when
+ * memory_content is blank. Answered in TomoriBot's words and statuses (docs/design.md,
+ * section 8.4).
+ */
+export interface UpdateMemory {
+  /**
+   * The bot's own Discord user id: a target_user that resolves to it is refused (memory_update_failed_invalid_target).
+   */
+  bot_user_id: string;
+  /**
+   * Where the tool call happened: where the notice goes, whether the thought log gets a copy, and (is_dm) which membership rule a target_user is held to.
+   */
+  channel: Channel;
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
+  command_id: string;
+  /**
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
+   */
+  issued_at: string;
+  /**
+   * The guild's members the target_user may be: the bot's member search for the target_user text, and every participant who is a member of the guild now (discord.js `guild.members.cache.get(id)`, else `guild.members.fetch(id)`). In a guild a target_user whose id is not among them (a participant who left, say) is refused as not in this server (memory_update_failed_invalid_scope), as TomoriBot refuses a target it cannot fetch from the guild; a proxy identity is exempt. Not read in a DM or without a target_user, so it may be left empty there.
+   *
+   * @maxItems 256
+   */
+  member_matches?: MemberMatch[];
+  /**
+   * The people of the conversation the model may name (what the bot listed to the model), checked first when resolving target_user.
+   *
+   * @maxItems 256
+   */
+  participants?: Participant[];
+  /**
+   * The speaking persona. A server memory is found only within its lineage, a personal one within its lineage or the user's global memories (lineage 0). id 0 is refused (memory_update_failed_internal_error, "Missing server context").
+   */
+  persona: Persona;
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
+  reply_to?: string | null;
+  /**
+   * The model's arguments exactly as it gave them, decoded from the provider's argument string into a JSON object: memory_id (a number: the N of `ID:N`), memory_content (the full new text; blank deletes the memory) and, for a personal memory, target_user (legacy names target_user_nickname and target_user_discord_id are read too). Not validated on decoding: bad arguments are answered with memory_update_failed_invalid_args naming the parameter.
+   */
+  tool_args?: unknown;
+  /**
+   * Who caused the turn. In a DM the target_user must be them, or the update is refused (memory_update_failed_invalid_scope).
+   */
+  triggerer?: Triggerer | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
+  workspace_id: string;
+}
+/**
+ * A memory's text was replaced by the model (the update_long_term_memory tool): the same
+ * memory, its new text. Its tags, source and protection are unchanged.
+ */
+export interface MemoryUpdated {
+  /**
+   * The command that caused the event.
+   */
+  command_id: string;
+  /**
+   * Its new text as stored.
+   */
+  content: string;
+  /**
+   * The text it had before.
+   */
+  content_before: string;
+  /**
+   * The event's id, also its Nats-Msg-Id header: derived from the command id, so a retried command re-emits the same ids; de-duplicate redeliveries by it.
+   */
+  event_id: string;
+  /**
+   * The memory's lineage (0: a user's global memory).
+   */
+  lineage_id: number;
+  /**
+   * Unchanged by a model's edit: true when a person wrote or last edited it, which keeps it from being evicted.
+   */
+  manually_written: boolean;
+  /**
+   * The memory's id (server_memory_id or personal_memory_id).
+   */
+  memory_id: number;
+  /**
+   * The same notice plan as the result's.
+   */
+  notice?: NoticePlan | null;
+  /**
+   * When the worker processed the command (RFC 3339, UTC).
+   */
+  occurred_at: string;
+  /**
+   * Whose memory it is: the workspace id for a server memory, the user's Discord id (or a proxy identity's synthetic id) for a personal one.
+   */
+  owner_id: string;
+  /**
+   * server or personal: the memory's table.
+   */
+  scope: "personal" | "server";
+  /**
+   * Where the memory came from, unchanged by the edit: model, manual, import, legacy, bio_seed.
+   */
+  source: "bio_seed" | "import" | "legacy" | "manual" | "model";
+  /**
+   * The workspace the command came from.
    */
   workspace_id: string;
 }

@@ -18,6 +18,7 @@ import msgspec
 
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories
+from tests.support.commands import update_fields
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 
 LINEAGE = 31
@@ -51,6 +52,10 @@ def _panel(world: dict[str, str], action: str, *, ws: str = "main", scope: str =
            is_manager: bool = True, lineage: int = LINEAGE, **fields: Any) -> dict[str, Any]:
     return {"workspace_id": world[ws], "actor": {"id": actor or MANAGER, "is_manager": is_manager}, "scope": scope,
             "action": action, "lineage_id": lineage, "persona_id": 1, **fields}
+
+
+def _update(world: dict[str, str], memory_id: Any, content: Any, *, ws: str = "main", **extra: Any) -> dict[str, Any]:
+    return update_fields(world[ws], memory_id, content, lineage_id=LINEAGE, **extra)
 
 
 def script(world: dict[str, str]) -> list[dict[str, Any]]:
@@ -106,6 +111,17 @@ def script(world: dict[str, str]) -> list[dict[str, Any]]:
         ("manual", _panel(w, "edit", ws="decay", memory_id={"$memory_of": 30}, content="freshest fact"), "updated"),
         ("manual", _panel(w, "add", actor=w["blocked"], is_manager=False, content="fact"), "blacklisted"),
         ("manual", _panel(w, "add_batch", contents=["p", "q"]), "batch-limit-reached"),  # main is full
+        ("update", _update(w, {"$memory_of": 0}, "{user} likes oolong"), "memory_updated_successfully"),
+        ("update", _update(w, {"$memory_of": 1}, "{user} plays go", target="Alice", member_matches=alice),
+         "memory_updated_successfully"),  # 35
+        ("update", _update(w, {"$memory_of": 0}, "  "), "memory_deleted_successfully"),
+        ("update", _update(w, {"$memory_of": 0}, "  "), "memory_update_failed_not_found"),
+        ("update", _update(w, None, None, tool_args={"memory_id": "ID:3", "memory_content": "x"}),
+         "memory_update_failed_invalid_args"),
+        ("update", _update(w, 1, "x", ws="off"), "memory_update_failed_disabled"),
+        ("update", _update(w, 1, "x", target="Carol", member_matches=carol),
+         "memory_update_failed_privacy_restricted"),  # 40
+        ("update", _update(w, 1, "", target="Sam", member_matches=sams), "memory_update_failed_ambiguous_user"),
     ]
     return [{"kind": kind, "fields": fields, "expect": expect} for kind, fields, expect in steps]
 
@@ -124,7 +140,7 @@ def resolve(value: Any, results: list[dict[str, Any]]) -> Any:
 async def run_python(client, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each step through the Python MemoryClient, in order; results as plain JSON values."""
     send = {"create": client.create, "manual": client.manual, "reinforce": client.reinforce,
-            "seed_bio": client.seed_bio}
+            "seed_bio": client.seed_bio, "update": client.update}
     results: list[dict[str, Any]] = []
     for step in steps:
         result = await send[step["kind"]](resolve(step["fields"], results))
@@ -155,6 +171,8 @@ class Normaliser:
     def value(self, value: Any, key: str | None = None) -> Any:
         if key == "memory_id" and isinstance(value, int):
             return self.memory(value)
+        if key == "memory_id" and isinstance(value, str) and value.isdigit():  # an update notice's variable
+            return self.memory(int(value))
         if key == "memory_ids" and isinstance(value, list):
             return [self.memory(v) for v in value]
         if isinstance(value, dict):
@@ -182,6 +200,8 @@ def step_scope(step: dict[str, Any]) -> str:
         return "personal"
     if step["kind"] == "create" and isinstance(fields.get("tool_args"), dict):
         return "personal" if fields["tool_args"].get("memory_scope") == "target_user" else "server"
+    if step["kind"] == "update" and isinstance(fields.get("tool_args"), dict):
+        return "personal" if "target_user" in fields["tool_args"] else "server"
     return "server"
 
 

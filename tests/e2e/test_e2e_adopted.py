@@ -25,6 +25,7 @@ from tests import tomoribot
 from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import RAG, create_fields
 from tests.memoryctl import memoryctl as in_process
+from tests.support.commands import update_fields
 from worker.client.memory_client import MemoryClient
 from worker.local.embedded import NatsServer
 
@@ -234,3 +235,32 @@ async def test_a_guild_the_bot_never_registered_gets_a_servers_row_which_the_bot
     assert tuple(row) == (server_id, "fr")
     assert await bot.fetchval("SELECT content FROM server_memories WHERE server_id = $1", server_id) \
         == "the new guild plays chess on Sundays"
+
+
+async def test_the_models_update_tool_edits_and_deletes_the_bots_rows(adopted):
+    """memory.update on the bot's own rows (issue 37), after the intact-rows check: a personal
+    global row edited through the persona nickname the bot keeps, a legacy server row deleted,
+    self-teaching off in the bot refusing, each in TomoriBot's words."""
+    w, bot = adopted.world, adopted.bot
+    tea = await bot.fetchval("SELECT personal_memory_id FROM personal_memories WHERE content = '{user} likes green tea'")
+    mods = await bot.fetchval("SELECT server_memory_id FROM server_memories WHERE content = 'Mods prefer pings over DMs'")
+    quiet = await bot.fetchval("SELECT server_memory_id FROM server_memories WHERE content = 'Quiet server: no spoilers'")
+    base = {"lineage_id": w.lineage, "persona_id": w.persona_taught, "channel": CHANNEL_PUBLIC}
+
+    edited = await adopted.memory.update(update_fields(w.taught, tea, "{user} likes matcha", target="Kitten",
+                                                       member_matches=[member(w.mika, "M")], **base))
+    deleted = await adopted.memory.update(update_fields(w.taught, mods, "", **base))
+    refused = await adopted.memory.update(update_fields(w.quiet, quiet, "", **{**base, "persona_id": w.persona_quiet}))
+
+    assert (edited.data.status, edited.data.target_user, edited.message) == (
+        codes.MEMORY_UPDATED, "M", "Personal memory updated successfully"), edited
+    assert edited.notice["verbosity"] == "verbose" and edited.notice["embed"]["footer_key"] == (
+        "genai.self_teach.personal_memory_footer_manage")
+    row = await bot.fetchrow("SELECT content, persona_lineage_id, manually_written, last_reinforced_at"
+                             " FROM personal_memories WHERE personal_memory_id = $1", tea)
+    assert (row["content"], row["persona_lineage_id"], row["manually_written"]) == ("{user} likes matcha", 0, False)
+    assert row["last_reinforced_at"] is not None
+    assert (deleted.data.status, deleted.data.content_deleted) == (codes.MEMORY_DELETED, "Mods prefer pings over DMs")
+    assert await bot.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1", mods) == 0
+    assert (refused.data.status, refused.error) == (codes.UPDATE_DISABLED, "Self-teaching is disabled for this server")
+    assert await bot.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1", quiet) == 1

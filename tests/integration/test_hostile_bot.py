@@ -28,6 +28,7 @@ from contracts.registry import COMMAND_KINDS
 from tests.cluster.nats_deploy import connect_as, connect_options
 from tests.conftest import clone_database, unique
 from tests.e2e.bus import create_fields
+from tests.support.commands import update_fields
 from tests.support.partitions import partition_of
 from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
@@ -102,6 +103,7 @@ def command(kind: str, ws: str, cid: str | None = None, reply_to: str | None = "
                            "lineage_id": 7, "persona_id": 1, "content": f"panel fact {cid}"},
         "reinforce": lambda: {"lineage_id": 7, "memories": []},
         "seed_bio": lambda: {"identity_user_id": f"pk:{uuid.uuid4()}", "is_new_identity": True, "bio": "likes tea"},
+        "update": lambda: update_fields(ws, 1, f"fact {cid}"),
     }[kind]()
     body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
             "reply_to": Replies.reply_to(cid) if reply_to == "auto" else reply_to, "workspace_id": ws,

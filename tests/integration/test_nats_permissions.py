@@ -29,7 +29,8 @@ from contracts import subjects
 from contracts.codec import encode
 from tests.cluster.nats_deploy import INBOX_PREFIXES, PASSWORDS, connect_as, connect_options, eventually
 from tests.conftest import ROOT, clone_database, unique
-from tests.integration.helpers import server_save
+from tests.integration.helpers import envelope, server_save
+from tests.support.commands import update_fields
 from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
 from worker.cli import dlq as dlq_cli
@@ -123,6 +124,14 @@ async def test_a_bot_sends_commands_and_reads_results_and_saved_events_on_its_ow
         looked_up = await bot.request(subjects.result_subject(workspace, cid), b"", timeout=5)
         assert json.loads(looked_up.data) == reply
 
+        # The model's edit of it (memory.update): the bot may send it, the worker may publish memory.updated.
+        edit = {**envelope(workspace), "reply_to": f"{INBOX_PREFIXES['bot-tomori']}.results.r2",
+                **update_fields(workspace, reply["data"]["memory_id"], "tomori likes green tea")}
+        await js.publish(subjects.command_subject("update", workspace), json.dumps(edit).encode(),
+                         headers={"Nats-Msg-Id": edit["command_id"]}, stream=subjects.COMMANDS_STREAM)
+        edited = json.loads((await replies.next_msg(timeout=15)).data)
+        assert (edited["command_id"], edited["data"]["status"]) == (edit["command_id"], "memory_updated_successfully")
+
         sub = await js.pull_subscribe_bind(durable="bot-tomori-saved", stream=subjects.EVENTS_STREAM)
         seen = []
         for _ in range(20):
@@ -146,7 +155,8 @@ async def test_a_bot_cannot_publish_events_dead_letters_or_results(secured):
     try:
         ws = unique()
         forged = [f"memory.saved.server.{ws}", f"memory.evicted.server.{ws}", f"memory.removed.server.{ws}",
-                  f"cache.invalidate.tomori_state.{ws}", "metrics.memory_eviction", f"dlq.memory.create.{ws}",
+                  f"memory.updated.server.{ws}", f"cache.invalidate.tomori_state.{ws}", "metrics.memory_eviction",
+                  f"dlq.memory.create.{ws}",
                   f"{INBOX_PREFIXES['bot-tomori']}.results.forged"]
         for subject in forged:
             await bot.publish(subject, b'{"forged": true}')
@@ -155,7 +165,7 @@ async def test_a_bot_cannot_publish_events_dead_letters_or_results(secured):
             await bot.jetstream().publish(forged[0], b"{}", timeout=1)
         await denied(errors, *(f'publish to "{s}"' for s in forged))
         wjs = watcher.jetstream()
-        for subject in forged[:4]:
+        for subject in forged[:5]:
             with pytest.raises(NotFoundError):
                 await wjs.get_last_msg(subjects.EVENTS_STREAM, subject)
     finally:

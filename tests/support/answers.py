@@ -8,12 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-import msgspec
-
-from db.repository import StoredCommand
+from db.repository import decode_stored
 from worker.services.stored import answer
-
-_STORED = msgspec.json.Decoder(StoredCommand)
 
 
 class _Fetches(Protocol):
@@ -25,6 +21,6 @@ async def stored_answers(db: _Fetches) -> dict[str, dict[str, Any]]:
     rows = await db.fetch("SELECT memory_stored_command(pc)::text AS stored FROM processed_commands pc")
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        stored = _STORED.decode(row["stored"])
+        stored = decode_stored(row["stored"])
         out[stored.command_id] = json.loads(answer(stored).result)
     return out

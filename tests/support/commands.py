@@ -42,6 +42,19 @@ def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any =
     return fields
 
 
+def update_fields(workspace_id: str, memory_id: Any = 1, content: Any = "likes green tea", *, target: Any = None,
+                  tool_args: Any = None, **extra: Any) -> dict[str, Any]:
+    """The fields of a memory.update (the create's, less `retrieval`), for MemoryClient.update or as
+    JSON; `target` None leaves target_user out (a server memory)."""
+    if tool_args is None:
+        tool_args = {"memory_id": memory_id, "memory_content": content}
+        if target is not None:
+            tool_args["target_user"] = target
+    fields = create_fields(workspace_id, tool_args=tool_args, **extra)
+    del fields["retrieval"]
+    return fields
+
+
 def command_payload(fields: dict[str, Any], *, command_id: str, reply_to: str | None,
                     issued_at: str | None = None) -> dict[str, Any]:
     """A full command as a JSON-ready dict: the envelope around `fields`."""

@@ -61,15 +61,16 @@ def test_the_worker_receives_commands_and_lookups_and_sends_everything_else():
 def test_every_subject_of_the_wire_contract_has_a_channel():
     addresses = {c["address"].split(".{")[0] for c in DOC["channels"].values() if c["address"]}
     expected = {f"memory.{kind}" for kind in COMMAND_KINDS} | {
-        "memory.saved", "memory.evicted", "memory.removed", "cache.invalidate", "metrics.memory_eviction",
-        "memory.result", "dlq"}
+        "memory.saved", "memory.evicted", "memory.removed", "memory.updated", "cache.invalidate",
+        "metrics.memory_eviction", "memory.result", "dlq"}
     assert expected == addresses
 
 
 def test_headers_are_declared_where_the_worker_reads_or_sets_them():
     messages = DOC["components"]["messages"]
     assert "Nats-Msg-Id" in messages["CreateMemory"]["headers"]["properties"]
-    for event in ("MemorySaved", "MemoryEvicted", "MemoryRemoved", "CacheInvalidate", "MemoryEvictionMetric"):
+    for event in ("MemorySaved", "MemoryEvicted", "MemoryRemoved", "MemoryUpdated", "CacheInvalidate",
+                  "MemoryEvictionMetric"):
         assert messages[event]["headers"]["required"] == ["Nats-Msg-Id"]
     dlq = messages["DeadLetter"]["headers"]
     assert {"Dlq-Reason", "Dlq-Error", "Dlq-Deliveries", "Dlq-Original-Subject", "Dlq-First-Failed-At"} <= set(
@@ -137,9 +138,11 @@ def test_status_enums_are_the_statuses_of_each_command_kind():
         results.REINFORCED, results.FAILED}
     assert set(load("result.seed_bio")["$defs"]["SeedBioData"]["properties"]["status"]["enum"]) == {
         results.SEEDED, results.SKIPPED, results.FAILED}
+    update = set(load("result.update")["$defs"]["UpdateData"]["properties"]["status"]["enum"])
+    assert update == set(results.UPDATE_STATUSES) == set(get_args(results.UpdateStatus))
     every_op = set(get_args(results.OpStatus))
     constants = {v for k, v in vars(results).items() if k.isupper() and isinstance(v, str)}
-    assert constants == every_op | set(results.CREATE_STATUSES) | {results.COMMAND_INVALID}
+    assert constants == every_op | set(results.CREATE_STATUSES) | {results.COMMAND_INVALID} | update
 
 
 def _create_result() -> dict:
@@ -154,7 +157,14 @@ def _op_result() -> dict:
             "invalidated": []}
 
 
-@pytest.mark.parametrize("body", [_create_result(), _op_result(), None])
+def _update_result() -> dict:
+    return {"command_id": "c-3", "success": True, "message": "Server memory deleted successfully", "error": None,
+            "data": {"status": "memory_deleted_successfully", "scope": "server_wide", "memory_id": 4,
+                     "content_deleted": "x", "reason": None},
+            "invalidated": [{"cache": "tomori_state", "key": "1"}], "notice": None}
+
+
+@pytest.mark.parametrize("body", [_create_result(), _op_result(), _update_result(), None])
 def test_the_lookup_answer_validates_with_exactly_one_branch(body):
     # oneOf: a create result must not also pass as an op result, or no create result validates.
     jsonschema.validate(body, load("lookup.result"), format_checker=jsonschema.FormatChecker())

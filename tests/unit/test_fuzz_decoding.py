@@ -1,4 +1,5 @@
-"""Property-based fuzzing of the command decoders and of the model's `tool_args` (issue 4).
+"""Property-based fuzzing of the command decoders and of the model's `tool_args` (issue 4; an
+update's since issue 37).
 
 Whatever bytes arrive on a command subject, `CommandHandler._decode` answers with a command
 or an `Invalid` that says why, and `answerable` (which digs the reply subject out of a broken
@@ -23,10 +24,10 @@ from hypothesis import HealthCheck, currently_in_test_context, event, given, set
 from hypothesis import strategies as st
 
 from contracts import subjects
-from contracts.codec import RESULT_DECODER, encode
-from contracts.commands import CreateMemory, ManualMemory
+from contracts.codec import RESULT_DECODER, UPDATE_RESULT_DECODER, encode
+from contracts.commands import CreateMemory, ManualMemory, ToolCall, UpdateMemory
 from contracts.registry import COMMAND_TYPES
-from contracts.results import CREATE_STATUSES
+from contracts.results import CREATE_STATUSES, UPDATE_STATUSES
 from db.requests import CreateOp
 from tests.support.fuzz import delete_at, paths, replace_at
 from worker.consuming import dead_letters
@@ -50,6 +51,10 @@ from worker.domain.model import (
     Workspace,
 )
 from worker.domain.notice import NoticeSettings
+from worker.domain.update import decide_update
+from worker.domain.update_arguments import read_update_args
+from worker.domain.update_decision import UpdatePlan
+from worker.domain.update_result import render_update
 
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -109,6 +114,9 @@ BASES: dict[str, dict[str, Any]] = {
                   "memories": [{"scope": "server", "memory_id": 1}, {"scope": "personal", "memory_id": 2}]},
     "seed_bio": {**_envelope(), "identity_user_id": PROXY, "is_new_identity": True, "bio": "a fox who likes tea"},
 }
+BASES["update"] = {**BASES["create"], "tool_args": {"memory_id": 12, "memory_content": "{user} likes green tea",
+                                                    "target_user": "Alice"}}
+del BASES["update"]["retrieval"]
 
 
 def test_the_base_commands_decode():
@@ -250,6 +258,21 @@ def check_create_decision(cmd: CreateMemory, ctx: CreateContext, limits: Limits 
     assert_no_nul(encoded)
 
 
+def check_update_decision(cmd: UpdateMemory, ctx: CreateContext) -> None:
+    for notices in NOTICE_SETTINGS:
+        decision = decide_update(cmd, read_update_args(cmd.tool_args), ctx, LIMITS, notices)
+        assert_no_nul(encode(decision))  # stored as the decision (jsonb refuses \u0000)
+    note(f"update plan {decision.scope}" if isinstance(decision, UpdatePlan) else type(decision).__name__)
+    if isinstance(decision, UpdatePlan):
+        assert decision.content is None or 0 < utf16_length(decision.content) <= LIMITS.max_memory_length
+        return
+    result = render_update(cmd.command_id, decision, None)
+    assert result.data.status in UPDATE_STATUSES and not result.success and result.error and result.data.reason
+    encoded = encode(result)
+    assert UPDATE_RESULT_DECODER.decode(encoded) == result
+    assert_no_nul(encoded)
+
+
 def check_outcome(kind: str, data: bytes, token: str = TOKEN) -> Any:
     """`_decode` and `answerable` never raise; a decoded command is well-formed and round-trips."""
     decoded = CommandHandler._decode(kind, token, data, PREFIXES)
@@ -268,11 +291,15 @@ def check_outcome(kind: str, data: bytes, token: str = TOKEN) -> Any:
     assert decoded.reply_to is None or decoded.reply_to.startswith(PREFIXES)
     # Every typed string field refuses NUL at decoding (PostgreSQL text cannot hold it); only
     # the loose tool_args may carry one, for parse_tool_args to refuse as invalid_args.
-    assert_no_nul(encode(msgspec.structs.replace(decoded, tool_args=None) if kind == "create" else decoded))
+    assert_no_nul(encode(msgspec.structs.replace(decoded, tool_args=None) if isinstance(decoded, ToolCall)
+                         else decoded))
     assert msgspec.json.decode(encode(decoded), type=COMMAND_TYPES[kind]) == decoded
     if isinstance(decoded, CreateMemory):
         check_create_decision(decoded, CreateContext())
         check_create_decision(decoded, FULL_CONTEXT)
+    if isinstance(decoded, UpdateMemory):
+        check_update_decision(decoded, CreateContext())
+        check_update_decision(decoded, FULL_CONTEXT)
     if isinstance(decoded, ManualMemory):
         for ctx in MANUAL_CONTEXTS:
             decide_manual(decoded, ctx, LIMITS)

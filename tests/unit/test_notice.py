@@ -367,7 +367,8 @@ def test_settings_accept_database_lists() -> None:
     [
         pytest.param("saved_with_eviction", None, id="eviction-without-forgotten"),
         pytest.param("saved", "old", id="save-with-forgotten"),
-        pytest.param("deleted", None, id="unknown-kind"),
+        pytest.param("updated", "old", id="update-with-forgotten"),
+        pytest.param("teleported", None, id="unknown-kind"),
     ],
 )
 def test_subject_rejects_inconsistent_values(kind: str, forgotten: str | None) -> None:

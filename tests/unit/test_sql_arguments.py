@@ -16,7 +16,7 @@ import msgspec
 
 from db import functions
 from db.repository import HostRow
-from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp, ManualContextRequest
+from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp, ManualContextRequest, UpdateTargetRequest
 from worker.domain.create_decision import SavePlan
 
 _CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
@@ -29,10 +29,11 @@ FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
                             "h": (HostRow,)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
+    "memory_update_target": {"p": (UpdateTargetRequest,)},
 }
 # What Python sends, each field of which some function must read; and what the SQL stores whole,
 # whose fields it need not all read (memory_proxy_hosts() makes HostRow: Python does not send it).
-SENT = (CreateBatchRequest, CreateOp, CreateContextRequest, ManualContextRequest)
+SENT = (CreateBatchRequest, CreateOp, CreateContextRequest, ManualContextRequest, UpdateTargetRequest)
 STORED_WHOLE = (SavePlan,)
 
 

@@ -16,11 +16,11 @@ from nats.aio.subscription import Subscription
 from nats.js.api import PubAck
 
 from contracts import subjects
-from contracts.codec import RESULT_DECODER, decode_op_reply, encode
-from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from contracts.codec import RESULT_DECODER, decode_op_reply, decode_update_reply, encode
+from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
 from contracts.lookup import OUTCOME_DECODER, CommandOutcome, DeadLetterInfo, OutcomeRequest
 from contracts.registry import CommandKind
-from contracts.results import CommandResult, InvalidCommandResult, OpResult
+from contracts.results import CommandResult, InvalidCommandResult, OpResult, UpdateResult
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
 
@@ -214,6 +214,11 @@ class MemoryClient:
 
     # The other kinds' replies: their result, or an InvalidCommandResult (data.status
     # memory_command_invalid, data.reason) when the worker refused the command unapplied.
+    async def update(self, command: UpdateMemory | dict[str, Any], *,
+                     timeout: float | None = None) -> UpdateResult | InvalidCommandResult:
+        """Send memory.update (the model's update_long_term_memory call) and return its result."""
+        return await self._send("update", _complete(command, UpdateMemory), decode_update_reply, timeout)
+
     async def manual(self, command: ManualMemory | dict[str, Any], *,
                      timeout: float | None = None) -> OpResult | InvalidCommandResult:
         """Send memory.manual (a panel action) and return its result."""

@@ -37,6 +37,7 @@ from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
 from worker.services.seed_bio import SeedBioService
+from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
 log = structlog.get_logger("worker")
@@ -76,6 +77,8 @@ def _service(kind: CommandKind, repo: MemoryRepository, settings: Settings) -> C
             return _serving(kind, registry.REINFORCE, ReinforceService(repo))
         case "seed_bio":
             return _serving(kind, registry.SEED_BIO, SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars))
+        case "update":
+            return _serving(kind, registry.UPDATE, UpdateMemoryService(repo, limits))
         case _:
             assert_never(kind)
 

@@ -26,6 +26,7 @@ from contracts.events import (
     MemoryEvictionMetric,
     MemoryRemoved,
     MemorySaved,
+    MemoryUpdated,
     Source,
 )
 from contracts.notice import NoticePlan
@@ -35,6 +36,8 @@ from .create_decision import SaveFacts, SavePlan
 from .create_result import save_notice
 from .model import SaveOutcome, Scope
 from .owner import cache_key
+from .update_decision import UpdateFacts, UpdateOutcome, UpdatePlan
+from .update_notice import update_notice
 
 
 class EventTemplate(msgspec.Struct, frozen=True):
@@ -90,6 +93,44 @@ def removed(command_id: str, occurred_at: str, *, scope: Scope, owner_id: str, l
         payload=MemoryRemoved(event_id=eid, command_id=command_id, occurred_at=occurred_at, scope=scope,
                               owner_id=owner_id, lineage_id=lineage_id, memory_id=memory_id, content=content),
     )
+
+
+def updated(command_id: str, occurred_at: str, *, scope: Scope, workspace_id: str, owner_id: str, lineage_id: int,
+            memory_id: int, content: str, content_before: str, source: Source, manually_written: bool,
+            notice: NoticePlan) -> EventTemplate:
+    eid = event_id(command_id, f"updated:{memory_id}")
+    return EventTemplate(
+        subject=subjects.updated_subject(scope, owner_id),
+        headers={"Nats-Msg-Id": eid},
+        payload=MemoryUpdated(event_id=eid, command_id=command_id, occurred_at=occurred_at, scope=scope,
+                              workspace_id=workspace_id, owner_id=owner_id, lineage_id=lineage_id, memory_id=memory_id,
+                              content=content, content_before=content_before, source=source,
+                              manually_written=manually_written, notice=dict(notice)),
+    )
+
+
+def update_events(command_id: str, workspace_id: str, plan: UpdatePlan, facts: UpdateFacts, occurred_at: str
+                  ) -> list[EventTemplate]:
+    """The events of a memory.update, in publish order: the invalidation first, then
+    memory.updated for an edit or memory.removed for a delete; none for one that changed
+    nothing. Built from what the inbox row stores, as a create's are."""
+    if facts.outcome not in (UpdateOutcome.UPDATED, UpdateOutcome.DELETED):
+        return []
+    if facts.content_before is None or facts.lineage_id is None or facts.source is None:
+        raise ValueError(f"the update of {command_id!r} was stored without the row it changed")
+    deleted = facts.outcome == UpdateOutcome.DELETED
+    scope, owner = plan.scope, plan.owner_id
+    out = invalidations(command_id, [cache_key(scope, owner)], occurred_at,
+                        "memory_deleted" if deleted else "memory_updated")
+    if deleted:
+        out.append(removed(command_id, occurred_at, scope=scope, owner_id=owner, lineage_id=facts.lineage_id,
+                           memory_id=plan.memory_id, content=facts.content_before))
+    elif plan.content is not None:
+        out.append(updated(command_id, occurred_at, scope=scope, workspace_id=workspace_id, owner_id=owner,
+                           lineage_id=facts.lineage_id, memory_id=plan.memory_id, content=plan.content,
+                           content_before=facts.content_before, source=facts.source,
+                           manually_written=bool(facts.manually_written), notice=update_notice(plan, facts)))
+    return out
 
 
 def create_events(command_id: str, workspace_id: str, plan: SavePlan, facts: SaveFacts, occurred_at: str

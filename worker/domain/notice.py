@@ -92,7 +92,11 @@ TITLE_SAVED = "Memory saved"
 TITLE_SAVED_WITH_EVICTION = "Memory saved (one forgotten to make room)"
 
 Verbosity = Literal["minimal", "verbose"]
-SubjectKind = Literal["saved", "saved_with_eviction"]
+SubjectKind = Literal["saved", "saved_with_eviction", "updated", "deleted"]  # updated, deleted: memory.update
+# Each kind's title, the name of the field holding its text, and the footer's verb.
+_WORDS: dict[str, tuple[str, str, str]] = {
+    "saved": (TITLE_SAVED, "Saved", "Saved by"), "saved_with_eviction": (TITLE_SAVED_WITH_EVICTION, "Saved", "Saved by"),
+    "updated": ("Memory updated", "Updated", "Updated by"), "deleted": ("Memory deleted", "Deleted", "Deleted by")}
 ChannelPrivacy = Literal["dm", "private", "listed_private", "not_readable_by_everyone"]
 
 
@@ -126,7 +130,8 @@ class NoticeSettings:
 
 @dataclass(frozen=True, slots=True)
 class NoticeSubject:
-    """What happened: a save, possibly with the one memory it replaced."""
+    """What happened: a save, possibly with the one memory it replaced; or an edit or a delete
+    (`content_saved` is then the new text, or the deleted one)."""
 
     kind: SubjectKind
     scope_label: str  # e.g. "server", "personal: Mika"
@@ -138,15 +143,15 @@ class NoticeSubject:
         if self.kind == "saved_with_eviction":
             if self.content_forgotten is None:
                 raise ValueError("an eviction notice needs the forgotten content")
-        elif self.kind == "saved":
+        elif self.kind in _WORDS:
             if self.content_forgotten is not None:
-                raise ValueError("a plain save has no forgotten content")
+                raise ValueError(f"a {self.kind} notice has no forgotten content")
         else:
             raise ValueError(f"unknown notice subject kind {self.kind!r}")
 
     @property
     def title(self) -> str:
-        return TITLE_SAVED_WITH_EVICTION if self.kind == "saved_with_eviction" else TITLE_SAVED
+        return _WORDS[self.kind][0]
 
 
 def truncate_field(value: str, limit: int = FIELD_VALUE_LIMIT) -> tuple[str, bool]:
@@ -178,7 +183,7 @@ def full_text(subject: NoticeSubject) -> str:
         f"Scope: {subject.scope_label}",
         f"Persona: {subject.persona_name}",
         "",
-        "Saved:",
+        f"{_WORDS[subject.kind][1]}:",
         subject.content_saved,
     ]
     if subject.content_forgotten is not None:
@@ -187,7 +192,8 @@ def full_text(subject: NoticeSubject) -> str:
 
 
 def card_of(subject: NoticeSubject) -> tuple[Card, bool]:
-    values = [("Scope", subject.scope_label), ("Saved", subject.content_saved)]
+    title, text_name, footer_verb = _WORDS[subject.kind]
+    values = [("Scope", subject.scope_label), (text_name, subject.content_saved)]
     if subject.content_forgotten is not None:
         values.append(("Forgotten", subject.content_forgotten))
     fields: list[CardField] = []
@@ -196,7 +202,7 @@ def card_of(subject: NoticeSubject) -> tuple[Card, bool]:
         value, cut = truncate_field(raw)
         truncated = truncated or cut
         fields.append({"name": name, "value": value})
-    card: Card = {"title": subject.title, "fields": fields, "footer": f"Saved by {subject.persona_name}"}
+    card: Card = {"title": title, "fields": fields, "footer": f"{footer_verb} {subject.persona_name}"}
     return card, truncated
 
 

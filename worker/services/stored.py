@@ -3,9 +3,9 @@
 The reply to a command, every repeat of it, the give-up path's answer and the result lookup
 all take `answer(stored)`; the first publish of its events and every republish take
 `published_events(stored)`. A create's row keeps its decision and what its save learned
-(worker/domain/create_decision.py), from which both are rendered, the same way every time
-(worker/domain/create_result.py, events.py); every other kind keeps its result as sent and
-its events whole.
+(worker/domain/create_decision.py), an update's its own (worker/domain/update_decision.py),
+from which both are rendered, the same way every time (worker/domain/create_result.py,
+update_result.py, events.py); every other kind keeps its result as sent and its events whole.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from db.repository import EventRow, StoredCommand
 from worker.domain import messages
 from worker.domain.create_decision import SavePlan
 from worker.domain.create_result import render_create
-from worker.domain.events import create_events
+from worker.domain.events import create_events, update_events
+from worker.domain.update_decision import UpdatePlan, UpdateRecord
+from worker.domain.update_result import render_update
 from worker.services.base import Answer, Handled, event_rows
 
 log = structlog.get_logger("worker")
@@ -29,6 +31,10 @@ log = structlog.get_logger("worker")
 
 def answer(stored: StoredCommand) -> Answer:
     """The command's answer, as first sent and as every repeat and lookup gets it."""
+    if stored.kind == "update":
+        record = _update_record(stored)
+        rendered = render_update(stored.command_id, record.decision, record.facts)
+        return Answer(encode(rendered), rendered.data.status)
     if stored.decision is not None:
         result = render_create(stored.command_id, stored.decision, stored.facts)
         status = result.data.status
@@ -44,6 +50,14 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
     here, so they are the same events."""
     if stored.events is not None:
         return stored.events
+    if stored.kind == "update":
+        record = _update_record(stored)
+        if not isinstance(record.decision, UpdatePlan):
+            return []
+        if record.facts is None or stored.workspace_id is None:
+            raise ValueError(f"the update of {stored.command_id!r} was stored without its facts or workspace")
+        return event_rows(update_events(stored.command_id, stored.workspace_id, record.decision, record.facts,
+                                        stored.event_time))
     if isinstance(stored.decision, SavePlan):
         if stored.facts is None or stored.workspace_id is None:
             raise ValueError(f"the save of {stored.command_id!r} was stored without its facts or workspace")
@@ -56,6 +70,12 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
         log.error("events_not_rebuilt", command_id=stored.command_id,
                   reason="saved by a release before migration 009 and redelivered after the upgrade")
     return []
+
+
+def _update_record(stored: StoredCommand) -> UpdateRecord:
+    if stored.update is None:  # every update row keeps its decision (db/repository.py, decode_stored)
+        raise ValueError(f"the update {stored.command_id!r} is stored without its decision")
+    return stored.update
 
 
 def republishes(stored: StoredCommand, delivery: int | None) -> bool:

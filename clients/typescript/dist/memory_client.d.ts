@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult } from "@memory-worker/contracts";
+import type { CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, UpdateMemory, UpdateResult } from "@memory-worker/contracts";
 /** Commands published at the same moment go as one atomic batch of at most this many. */
 export declare const BATCH_MAX_COMMANDS = 256;
 type Filled = "command_id" | "issued_at" | "reply_to";
@@ -13,6 +13,7 @@ export type CreateMemoryInput = CommandInput<CreateMemory>;
 export type ManualMemoryInput = CommandInput<ManualMemory>;
 export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
 export type SeedBioInput = CommandInput<SeedBio>;
+export type UpdateMemoryInput = CommandInput<UpdateMemory>;
 export interface MemoryClientOptions {
     /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
     timeoutMs?: number;
@@ -48,6 +49,11 @@ export declare class MemoryClient {
     reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult | InvalidCommandResult>;
     /** memory.seed_bio (a new proxy identity's bio) and its result. */
     seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult | InvalidCommandResult>;
+    /**
+     * memory.update (the model's update_long_term_memory call: edit a memory by its id, or delete
+     * it with a blank memory_content) and its result, in TomoriBot's words.
+     */
+    update(command: UpdateMemoryInput, options?: SendOptions): Promise<UpdateResult | InvalidCommandResult>;
     /** A fresh reply subject under this client's inbox. */
     replySubject(): string;
     private send;
@@ -64,7 +70,7 @@ export declare class MemoryClient {
     private publishBatch;
 }
 /**
- * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * Whether a manual, reinforce, seed_bio or update answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
  * not something the user did). A create's refusal of that kind is a CommandResult with the
  * same status.

@@ -99,6 +99,13 @@ export class MemoryClient {
     seedBio(command, options) {
         return this.send("seed_bio", command, options);
     }
+    /**
+     * memory.update (the model's update_long_term_memory call: edit a memory by its id, or delete
+     * it with a blank memory_content) and its result, in TomoriBot's words.
+     */
+    update(command, options) {
+        return this.send("update", command, options);
+    }
     /** A fresh reply subject under this client's inbox. */
     replySubject() {
         return `${this.inboxPrefix}.${nuid.next()}`;
@@ -200,7 +207,7 @@ export class MemoryClient {
     }
 }
 /**
- * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * Whether a manual, reinforce, seed_bio or update answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
  * not something the user did). A create's refusal of that kind is a CommandResult with the
  * same status.

@@ -18,6 +18,8 @@ export declare function resultSubject(workspaceId: string, commandId: string): s
 export declare function savedSubject(scope: Scope, ownerId: string): string;
 export declare function evictedSubject(scope: Scope, ownerId: string): string;
 export declare function removedSubject(scope: Scope, ownerId: string): string;
+/** `memory.updated.<scope>.<owner>`: the model replaced a memory's text (memory.update). */
+export declare function updatedSubject(scope: Scope, ownerId: string): string;
 /** `cache.invalidate.<cache>.<key>`: a committed change made this bot cache entry stale. */
 export declare function invalidateSubject(cache: string, key: string): string;
 /**

@@ -62,6 +62,10 @@ export function evictedSubject(scope, ownerId) {
 export function removedSubject(scope, ownerId) {
     return `memory.removed.${scope}.${encodeToken(ownerId)}`;
 }
+/** `memory.updated.<scope>.<owner>`: the model replaced a memory's text (memory.update). */
+export function updatedSubject(scope, ownerId) {
+    return `memory.updated.${scope}.${encodeToken(ownerId)}`;
+}
 /** `cache.invalidate.<cache>.<key>`: a committed change made this bot cache entry stale. */
 export function invalidateSubject(cache, key) {
     return `cache.invalidate.${cache}.${encodeToken(key)}`;

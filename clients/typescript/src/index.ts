@@ -2,7 +2,7 @@
 export { MemoryClient, isInvalidCommand, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
 export type {
   CommandInput, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput,
-  SendOptions,
+  SendOptions, UpdateMemoryInput,
 } from "./memory_client.js";
 export { lookupOutcome } from "./lookup.js";
 export type { LookupOptions } from "./lookup.js";
@@ -11,10 +11,10 @@ export { CacheNode, consumerConfig, consumerName, parseInvalidation } from "./ca
 export type { CacheNodeOptions, CacheStats, CloseOptions, Invalidation } from "./cache_node.js";
 export {
   COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INVALIDATE_FILTER, commandSubject, decodeToken, encodeToken,
-  evictedSubject, invalidateSubject, isAckSubject, removedSubject, resultSubject, savedSubject,
+  evictedSubject, invalidateSubject, isAckSubject, removedSubject, resultSubject, savedSubject, updatedSubject,
 } from "./subjects.js";
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
 export type {
   CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan,
-  ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult,
+  ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, UpdateMemory, UpdateResult,
 } from "@memory-worker/contracts";

@@ -9,7 +9,7 @@ import { jetstream } from "@nats-io/jetstream";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
 import type {
   CommandOutcome, CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories,
-  ReinforceResult, SeedBio, SeedBioResult,
+  ReinforceResult, SeedBio, SeedBioResult, UpdateMemory, UpdateResult,
 } from "@memory-worker/contracts";
 import { publishAtomic, type BatchMessage } from "./atomic.js";
 import { Coalescer } from "./coalescer.js";
@@ -35,6 +35,7 @@ export type CreateMemoryInput = CommandInput<CreateMemory>;
 export type ManualMemoryInput = CommandInput<ManualMemory>;
 export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
 export type SeedBioInput = CommandInput<SeedBio>;
+export type UpdateMemoryInput = CommandInput<UpdateMemory>;
 
 export interface MemoryClientOptions {
   /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
@@ -137,6 +138,14 @@ export class MemoryClient {
   /** memory.seed_bio (a new proxy identity's bio) and its result. */
   seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult | InvalidCommandResult> {
     return this.send("seed_bio", command, options) as Promise<SeedBioResult | InvalidCommandResult>;
+  }
+
+  /**
+   * memory.update (the model's update_long_term_memory call: edit a memory by its id, or delete
+   * it with a blank memory_content) and its result, in TomoriBot's words.
+   */
+  update(command: UpdateMemoryInput, options?: SendOptions): Promise<UpdateResult | InvalidCommandResult> {
+    return this.send("update", command, options) as Promise<UpdateResult | InvalidCommandResult>;
   }
 
   /** A fresh reply subject under this client's inbox. */
@@ -248,7 +257,7 @@ type NoMissingMethod<Missing extends never> = Missing;
 type EveryKindHasItsMethod = NoMissingMethod<Exclude<MethodName<CommandKind>, keyof MemoryClient>>;
 
 /**
- * Whether a manual, reinforce or seed_bio answer is the contract's InvalidCommandResult: the
+ * Whether a manual, reinforce, seed_bio or update answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
  * not something the user did). A create's refusal of that kind is a CommandResult with the
  * same status.

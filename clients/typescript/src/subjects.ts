@@ -77,6 +77,11 @@ export function removedSubject(scope: Scope, ownerId: string): string {
   return `memory.removed.${scope}.${encodeToken(ownerId)}`;
 }
 
+/** `memory.updated.<scope>.<owner>`: the model replaced a memory's text (memory.update). */
+export function updatedSubject(scope: Scope, ownerId: string): string {
+  return `memory.updated.${scope}.${encodeToken(ownerId)}`;
+}
+
 /** `cache.invalidate.<cache>.<key>`: a committed change made this bot cache entry stale. */
 export function invalidateSubject(cache: string, key: string): string {
   return `cache.invalidate.${cache}.${encodeToken(key)}`;

@@ -38,14 +38,14 @@ test("the scripted conversation: every command kind, each step's status (and the
   const steps = fixture().conversation;
   assert.ok(steps.length >= 30, `${steps.length} steps`);
   const send = { create: (c) => client.create(c), manual: (c) => client.manual(c),
-    reinforce: (c) => client.reinforce(c), seed_bio: (c) => client.seedBio(c) };
+    reinforce: (c) => client.reinforce(c), seed_bio: (c) => client.seedBio(c), update: (c) => client.update(c) };
   const results = [];
   for (const [i, step] of steps.entries()) {
     const result = await send[step.kind](resolve(step.fields, results));
     assert.equal(result.data.status, step.expect, `step ${i} (${step.kind}): ${JSON.stringify(result)}`);
     results.push(result);
   }
-  assert.deepEqual(new Set(steps.map((s) => s.kind)), new Set(["create", "manual", "reinforce", "seed_bio"]));
+  assert.deepEqual(new Set(steps.map((s) => s.kind)), new Set(["create", "manual", "reinforce", "seed_bio", "update"]));
   writeFileSync(env("PARITY_OUT"), JSON.stringify(results));
 });
 
@@ -154,13 +154,14 @@ test("the statuses the conversation leaves out: a create's db_error and memory_c
   assert.equal(rows[0].n, 0);
 });
 
-test("manual and seedBio answer a command refused unapplied with the contract's InvalidCommandResult", async () => {
+test("manual, seedBio and update answer a command refused unapplied with the contract's InvalidCommandResult", async () => {
   const ws = fixture().statuses.workspace;
   const big = "\u{1F327}".repeat(20_000);
   const answers = [
     await client.manual({ workspace_id: ws, actor: { id: "130000000000000001", is_manager: true }, scope: "server",
       action: "add", lineage_id: 7, persona_id: 1, content: big }),
     await client.seedBio({ workspace_id: ws, identity_user_id: `pk:${newCommandId()}`, is_new_identity: true, bio: big }),
+    await client.update({ ...createFields(ws, "x"), tool_args: { memory_id: 1, memory_content: big } }),
   ];
   for (const answer of answers) {
     assert.ok(isInvalidCommand(answer), JSON.stringify(answer).slice(0, 500));

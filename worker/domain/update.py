@@ -1,0 +1,122 @@
+"""The `memory.update` decision (docs/design.md, section 8.4), with no I/O: TomoriBot's
+update_long_term_memory (src/tools/functionCalls/updateLongTermMemoryTool.ts@b0937881), its
+checks in its order, up to the lock.
+
+`decide_update` ends in an `UpdateDecision` (worker/domain/update_decision.py): a refusal, or
+the `UpdatePlan` of an edit or a delete, which the service settles under the owner lock
+(privacy and a proxy's hosts for an edit, then the memory's existence: `settle_update`). The
+caller reads the arguments once (`read_update_args`), reads the context of their target
+(`update_lookup_ids`: the create's context read, worker/services/create_memory.py) and passes
+both here.
+
+Beyond TomoriBot, deliberately:
+- A target's membership of the guild is read off the command (`member_matches`): the worker
+  cannot fetch a member, so the bot sends the members the target may be (contracts/commands.py,
+  UpdateMemory).
+- A proxy identity is recognised by its id's shape or by the participant's kind proxy, and an
+  edit of one whose hosts cannot be found is refused (fail closed), as a create's is.
+"""
+
+from __future__ import annotations
+
+from contracts.commands import UpdateMemory
+from worker.domain.arguments import ToolArguments
+from worker.domain.content import sanitize, utf16_length
+from worker.domain.model import CreateContext, Limits, Scope
+from worker.domain.notice import NoticeSettings, route_notice
+from worker.domain.proxy import is_synthetic_id
+from worker.domain.targets import Ambiguous as AmbiguousTarget
+from worker.domain.targets import Resolved, lookup_ids, resolve_target
+from worker.domain.update_arguments import UpdateArguments, js_trim
+from worker.domain.update_decision import (
+    Ambiguous,
+    BotTarget,
+    BridgeTarget,
+    Disabled,
+    InvalidArgument,
+    InvalidContent,
+    InvalidParameters,
+    MissingServerContext,
+    NotMember,
+    UpdateDecision,
+    UpdatePlan,
+    UserNotFound,
+)
+
+__all__ = ["decide_update", "update_lookup_ids"]
+
+
+def update_lookup_ids(cmd: UpdateMemory, args: UpdateArguments) -> tuple[str, ...]:
+    """The ids whose users rows the target resolution may read: the create's, for the same name."""
+    if args.target is None:
+        return ()
+    return lookup_ids(cmd, ToolArguments(content="", scope="target_user", target=args.target))
+
+
+def _value_refusal(args: UpdateArguments) -> UpdateDecision | None:
+    """The checks of the values after self-teaching, in TomoriBot's order."""
+    if args.target_type_error is not None:  # TomoriBot's `.trim()` of it throws before anything else
+        name, got = args.target_type_error
+        return InvalidArgument("target_type", parameter=name, got=got)
+    if args.memory_id is None:
+        return InvalidArgument("memory_id")
+    if args.content is None:  # validateParameters already refused a non-string: kept as TomoriBot keeps it
+        return InvalidArgument("memory_content")
+    if args.nul_in is not None:
+        return InvalidArgument("nul", parameter=args.nul_in)
+    return None
+
+
+def decide_update(cmd: UpdateMemory, args: UpdateArguments, ctx: CreateContext, limits: Limits,
+                  settings: NoticeSettings) -> UpdateDecision:
+    """TomoriBot's checks in order; the first one that fails is the answer."""
+    if args.parameters is not None:
+        return InvalidParameters(args.parameters)
+    if not ctx.workspace.self_teaching_enabled:
+        return Disabled()
+    refused = _value_refusal(args)
+    if refused is not None:
+        return refused
+    assert args.memory_id is not None and args.content is not None  # _value_refusal refused either missing
+    content: str | None = sanitize(js_trim(args.content)) or None  # blank after cleaning: delete
+    if content is not None:
+        length = utf16_length(content)
+        if length > limits.max_memory_length:
+            return InvalidContent(length, limits.max_memory_length)
+    found: Resolved | None = None
+    if args.target is not None:
+        resolution = resolve_target(args.target, cmd, ctx)
+        if isinstance(resolution, AmbiguousTarget):
+            return Ambiguous(args.target, list(resolution.candidates))
+        if not isinstance(resolution, Resolved):
+            return UserNotFound(args.target)
+        if resolution.kind == "matrix":
+            return BridgeTarget()
+        found = resolution
+    if cmd.persona.id == 0:
+        return MissingServerContext()
+    if found is None:
+        return _plan(cmd, args.memory_id, content, ctx, settings, scope="server", owner_id=cmd.workspace_id)
+    if found.id == cmd.bot_user_id:
+        return BotTarget()
+    user = ctx.users.get(found.id)
+    if user is None:
+        return UserNotFound(args.target or found.id, label=found.label)
+    proxy = found.kind == "proxy" or is_synthetic_id(found.id)
+    if cmd.channel.is_dm:
+        if cmd.triggerer is None or cmd.triggerer.id != found.id:
+            return NotMember(dm=True)
+    elif not proxy and not any(member.id == found.id for member in cmd.member_matches):
+        return NotMember(dm=False)
+    return _plan(cmd, args.memory_id, content, ctx, settings, scope="personal", owner_id=found.id,
+                 user_id=user.user_id, label=found.label, proxy=proxy)
+
+
+def _plan(cmd: UpdateMemory, memory_id: int, content: str | None, ctx: CreateContext, settings: NoticeSettings, *,
+          scope: Scope, owner_id: str, user_id: int | None = None, label: str | None = None,
+          proxy: bool = False) -> UpdatePlan:
+    return UpdatePlan(
+        scope=scope, owner_id=owner_id, user_id=user_id, memory_id=memory_id, content=content,
+        lineage_id=cmd.persona.lineage_id, persona_name=cmd.persona.name, target_label=label,
+        in_guild=not cmd.channel.is_dm, personal_memories_enabled=ctx.workspace.personal_memories_enabled,
+        proxy=proxy, notice=route_notice(settings, cmd.channel))
