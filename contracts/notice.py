@@ -116,19 +116,24 @@ class ThoughtLogNotice(TypedDict):
     attachment: Attachment | None
 
 
+EmbedColor = Literal["success", "memory_update", "error"]
+MemoryRefKind = Literal["server_memory", "personal_memory"]
+
+
 class EmbedRef(TypedDict):
-    """What a Minimal conversation notice points at, for TomoriBot's `recordMinimalNoticeRef`.
+    """The memory a Minimal conversation notice stands for (TomoriBot's `MinimalNoticeRef`):
+    what `recordMinimalNoticeRef(messageId, ref)` records once the title is posted.
 
     Attributes:
         kind: server_memory or personal_memory: which table id is from.
-        id: The memory's id.
+        id: The memory's server_memory_id or personal_memory_id.
     """
 
-    kind: Literal["server_memory", "personal_memory"]
+    kind: MemoryRefKind
     id: int
 
 
-class MemoryEmbed(TypedDict):
+class Embed(TypedDict):
     """The notice as TomoriBot's own embed helper (`sendMemoryEmbedWithExpand`) takes it: locale
     keys and their variables, so the bot renders it in the workspace's language without
     deciding anything again. The routing (Minimal, Verbose, hidden, thought log) is the plan's.
@@ -152,11 +157,11 @@ class MemoryEmbed(TypedDict):
             (deletes and updates: TomoriBot passes no ref for them).
     """
 
-    color: Literal["success", "memory_update", "error"]
+    color: EmbedColor
     title_key: str
-    title_vars: dict[str, str]
+    title_vars: dict[str, str | int]
     description_key: str
-    description_vars: dict[str, str]
+    description_vars: dict[str, str | int]
     footer_key: str
     full_content: str
     ref: EmbedRef | None
@@ -198,7 +203,7 @@ class NoticePlan(TypedDict):
     thought_log: ThoughtLogNotice | None
     thought_log_skipped: ThoughtLogSkipped | None
     dropped_reason: DroppedReason | None
-    embed: NotRequired[MemoryEmbed | None]
+    embed: NotRequired[Embed | None]
 
 
 # How results and events carry the plan: decoded as a plain dict (what Python clients have

@@ -270,7 +270,7 @@ export interface NoticePlan {
   /**
    * The notice for TomoriBot's embed helper (locale keys, variables, color, footer variant); present in the plans of memory.update.
    */
-  embed?: MemoryEmbed | null;
+  embed?: Embed | null;
   /**
    * True when memory_update is among the workspace's hidden notice keys: nothing goes to the conversation.
    */
@@ -401,7 +401,7 @@ export interface Expand {
  * keys and their variables, so the bot renders it in the workspace's language without
  * deciding anything again. The routing (Minimal, Verbose, hidden, thought log) is the plan's.
  */
-export interface MemoryEmbed {
+export interface Embed {
   /**
    * The embed's color, TomoriBot's ColorCode: memory_update for an update, error for a delete.
    */
@@ -414,7 +414,7 @@ export interface MemoryEmbed {
    * The description's variables: memory_id (decimal), memory_content (the text as stored, placeholders kept: the bot renders mentions and cuts the 600-character preview) and, for a personal memory, user_nickname.
    */
   description_vars: {
-    [k: string]: string;
+    [k: string]: string | number;
   };
   /**
    * The footer's locale key: genai.self_teach.server_memory_footer, or for a personal memory personal_memory_footer_personalization_disabled, personal_memory_footer_user_blacklisted or personal_memory_footer_manage.
@@ -436,15 +436,16 @@ export interface MemoryEmbed {
    * The title's variables: persona_nickname (the command's persona name) and, for a personal memory, user_nickname (the resolved label).
    */
   title_vars: {
-    [k: string]: string;
+    [k: string]: string | number;
   };
 }
 /**
- * What a Minimal conversation notice points at, for TomoriBot's `recordMinimalNoticeRef`.
+ * The memory a Minimal conversation notice stands for (TomoriBot's `MinimalNoticeRef`):
+ * what `recordMinimalNoticeRef(messageId, ref)` records once the title is posted.
  */
 export interface EmbedRef {
   /**
-   * The memory's id.
+   * The memory's server_memory_id or personal_memory_id.
    */
   id: number;
   /**

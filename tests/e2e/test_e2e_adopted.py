@@ -247,8 +247,9 @@ async def test_the_models_update_tool_edits_and_deletes_the_bots_rows(adopted):
     quiet = await bot.fetchval("SELECT server_memory_id FROM server_memories WHERE content = 'Quiet server: no spoilers'")
     base = {"lineage_id": w.lineage, "persona_id": w.persona_taught, "channel": CHANNEL_PUBLIC}
 
+    mika = {"id": w.mika, "display_name": "M", "username": "m"}  # the label is "M" alone
     edited = await adopted.memory.update(update_fields(w.taught, tea, "{user} likes matcha", target="Kitten",
-                                                       member_matches=[member(w.mika, "M")], **base))
+                                                       member_matches=[mika], **base))
     deleted = await adopted.memory.update(update_fields(w.taught, mods, "", **base))
     refused = await adopted.memory.update(update_fields(w.quiet, quiet, "", **{**base, "persona_id": w.persona_quiet}))
 

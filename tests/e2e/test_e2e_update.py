@@ -82,7 +82,7 @@ async def test_a_personal_edit_and_a_resend_answered_from_the_inbox(e2e_worker, 
     memory_id = await bot_db.fetchval("INSERT INTO personal_memories (user_id, persona_lineage_id, content)"
                                       " VALUES ($1, 0, '{user} plays the violin') RETURNING personal_memory_id", user_id)
     fields = update(ws, memory_id, "{user} plays the viola", target="Mika",
-                    member_matches=[{"id": mika, "display_name": "Mika", "username": "mika_01"}])
+                    member_matches=[{"id": mika, "display_name": "Mika", "username": "mika"}])
     payload = command_payload(fields, command_id=unique("update-"), reply_to=inbox.subject("first"))
 
     await publish_command(nc, "update", ws, msgspec.json.encode(payload), msg_id=payload["command_id"])
@@ -114,3 +114,33 @@ async def test_an_update_that_cannot_be_read_is_refused_unapplied(e2e_worker, me
     assert "over the limit of 65536" in refused.data.reason
     assert await bot_db.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
                                  refused.command_id) == 0
+
+
+# Makes an edit to a marked text fail in the database with an error no retry can fix (as the
+# bot's database side might); other texts are untouched, so it may stay for the whole run.
+FAILING_EDITS = """
+CREATE OR REPLACE FUNCTION e2e_failing_edits() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.content LIKE 'permanent edit failure%' THEN
+        RAISE EXCEPTION 'provoked permanent failure' USING ERRCODE = '22023';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER e2e_failing_edits BEFORE UPDATE ON server_memories
+    FOR EACH ROW EXECUTE FUNCTION e2e_failing_edits();
+"""
+
+
+async def test_an_update_the_worker_gives_up_on_is_answered_as_tomoribots_throw(e2e_worker, memory, bot_db, nc):
+    ws = unique()
+    server_id = await add_server(bot_db, ws)
+    (memory_id,) = await add_old_server_memories(bot_db, server_id, LINEAGE, [("likes tea", 40)])
+    await bot_db.execute(FAILING_EDITS)
+
+    failed = await memory.update(update(ws, memory_id, "permanent edit failure"))
+
+    assert (failed.data.status, failed.error, failed.data.reason) == (
+        codes.UPDATE_ERROR, "Error occurred while updating memory", "Error occurred while updating memory")
+    assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea"]
+    outcome = await lookup_outcome(nc, ws, failed.command_id)
+    assert outcome is not None and outcome.outcome == "dead_lettered", outcome

@@ -8,7 +8,6 @@ ids."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -18,7 +17,7 @@ import asyncpg
 
 from db.repository import create_pool
 from tests import tomoribot
-from tests.conftest import ROOT, clone_database, unique
+from tests.conftest import clone_database, unique, worker_env
 from tests.memoryctl import memoryctl
 from tests.support import directory
 
@@ -107,11 +106,6 @@ class World:
         return memory_id
 
 
-def _env(dsn: str) -> dict[str, str]:
-    return dict(os.environ, DATABASE_URL=dsn, NATS_URL="nats://127.0.0.1:1", LOG_FORMAT="json",
-                PYTHONPATH=str(ROOT), METRICS_PORT="0")
-
-
 @asynccontextmanager
 async def world(mode: str, pg_server, template_db: str) -> AsyncIterator[World]:
     """A fresh database in `mode`, with a pool as the worker makes it."""
@@ -128,7 +122,7 @@ async def world(mode: str, pg_server, template_db: str) -> AsyncIterator[World]:
             await tomoribot.build(bot)
         finally:
             await bot.close()
-        adopted = await memoryctl(["adopt"], _env(dsn))
+        adopted = await memoryctl(["adopt"], worker_env("nats://127.0.0.1:1", dsn))
         assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     pool = await create_pool(dsn, min_size=1, max_size=20)
     try:

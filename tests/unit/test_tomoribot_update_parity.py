@@ -42,7 +42,9 @@ TRIGGERER = "110000000000000001"
 FOX = "pk:0f8e4c1a-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
 MATRIX = "@mx:matrix.org"
 LINEAGE = 7
-MEMBERS = [{"id": MIKA, "display_name": "Mika", "username": "mika_01"},
+# Usernames equal to display names: the resolved label is the display name alone (TomoriBot's
+# formatDiscordUserLabel adds "(@username)" only when they differ).
+MEMBERS = [{"id": MIKA, "display_name": "Mika", "username": "mika"},
            {"id": RIN, "display_name": "Rin", "username": "rin"}]
 PARTICIPANTS = [{"id": MATRIX, "kind": "matrix", "label": "Mx (Matrix)"},
                 {"id": FOX, "kind": "proxy", "label": "Fox"},

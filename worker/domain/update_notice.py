@@ -1,6 +1,6 @@
 """The notice of a memory.update that changed a memory: the plan of docs/design.md, section 6
 (routed before the lock, worker/domain/notice.py) with the embed TomoriBot's own helper takes
-(`sendMemoryEmbedWithExpand`, contracts/notice.py's MemoryEmbed): TomoriBot's update and delete
+(`sendMemoryEmbedWithExpand`, contracts/notice.py's Embed): TomoriBot's update and delete
 notices of updateLongTermMemoryTool.ts@b0937881, their locale keys, variables, colors and
 footer variants. Like TomoriBot's, an update's and a delete's notice record no minimal-notice
 ref.
@@ -8,7 +8,7 @@ ref.
 
 from __future__ import annotations
 
-from contracts.notice import MemoryEmbed, NoticePlan
+from contracts.notice import Embed, NoticePlan
 from worker.domain.notice import NoticeSubject, SubjectKind, plan_notice
 from worker.domain.update_decision import UpdateFacts, UpdateOutcome, UpdatePlan
 
@@ -37,12 +37,13 @@ def _shown(plan: UpdatePlan, facts: UpdateFacts) -> str:
     return text
 
 
-def memory_embed(plan: UpdatePlan, facts: UpdateFacts) -> MemoryEmbed:
+def memory_embed(plan: UpdatePlan, facts: UpdateFacts) -> Embed:
     deleted = facts.outcome == UpdateOutcome.DELETED
     verb = "deleted" if deleted else "updated"
     content = _shown(plan, facts)
-    title_vars = {"persona_nickname": plan.persona_name}
-    description_vars = {"memory_id": str(plan.memory_id), "memory_content": content}
+    # TomoriBot passes `memoryId.toString()`: the id is a string variable.
+    title_vars: dict[str, str | int] = {"persona_nickname": plan.persona_name}
+    description_vars: dict[str, str | int] = {"memory_id": str(plan.memory_id), "memory_content": content}
     if plan.scope == "personal":
         label = plan.target_label or plan.owner_id
         title_vars = {"user_nickname": label, **title_vars}

@@ -1,0 +1,88 @@
+"""An update's inbox row, held to what it renders (worker/domain/update_decision.py): a stored example of
+each decision, as the JSON the row keeps, with the status and events it answers with. The JSON is the
+stored format: a change that stops reading one of these fails here, not on a repeat in production.
+And the row's kind decides whose union its decision is (db/repository.py, decode_stored)."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from contracts import results as codes
+from db.repository import decode_stored
+from worker.domain import create_decision
+from worker.domain.update_decision import Ambiguous, UpdateRecord
+from worker.services.stored import answer, published_events
+
+ROUTE = {"verbosity": "minimal", "hidden": False, "conversation_channel_id": "120000000000000001",
+         "thought_log_channel_id": None, "source_url": None, "thought_log_skipped": "not_configured"}
+PLAN = {"decided": "plan", "scope": "personal", "owner_id": "100000000000000001", "user_id": 11, "memory_id": 24,
+        "content": "{user} climbs", "lineage_id": 7, "persona_name": "Tomori", "target_label": "Mika",
+        "in_guild": True, "personal_memories_enabled": True, "proxy": False, "notice": ROUTE}
+DONE = {"outcome": "updated", "content_before": "{user} hikes", "lineage_id": 0, "source": "legacy",
+        "manually_written": True}
+
+STORED: list[tuple[dict, dict | None, str]] = [
+    ({"decided": "invalid_parameters", "problems": {"errors": [{"name": "memory_id", "expected": "number",
+                                                                "got": "string"}], "missing": []}}, None,
+     codes.UPDATE_INVALID_ARGS),
+    ({"decided": "invalid_argument", "problem": "memory_id"}, None, codes.UPDATE_INVALID_ARGS),
+    ({"decided": "invalid_argument", "problem": "target_type", "parameter": "target_user_nickname", "got": "array"},
+     None, codes.UPDATE_INVALID_ARGS),
+    ({"decided": "disabled"}, None, codes.UPDATE_DISABLED),
+    ({"decided": "invalid_content", "length": 1200, "limit": 1000}, None, codes.UPDATE_INVALID_CONTENT),
+    ({"decided": "ambiguous", "query": "Sam", "candidates": ["Sam (@a)", "Sam (@b)"]}, None,
+     codes.UPDATE_AMBIGUOUS_USER),
+    ({"decided": "user_not_found", "query": "Bo"}, None, codes.UPDATE_USER_NOT_FOUND),
+    ({"decided": "user_not_found", "query": "Bo", "label": "Bo"}, None, codes.UPDATE_USER_NOT_FOUND),
+    ({"decided": "bridge_target"}, None, codes.UPDATE_INVALID_SCOPE),
+    ({"decided": "missing_server_context"}, None, codes.UPDATE_INTERNAL_ERROR),
+    ({"decided": "bot_target"}, None, codes.UPDATE_INVALID_TARGET),
+    ({"decided": "not_member", "dm": True}, None, codes.UPDATE_INVALID_SCOPE),
+    (PLAN, DONE, codes.MEMORY_UPDATED),
+    ({**PLAN, "content": None}, {**DONE, "outcome": "deleted", "blacklisted": True}, codes.MEMORY_DELETED),
+    (PLAN, {"outcome": "not_found"}, codes.UPDATE_NOT_FOUND),
+    (PLAN, {"outcome": "privacy_partial"}, codes.UPDATE_PRIVACY_RESTRICTED),
+    (PLAN, {"outcome": "privacy_full"}, codes.UPDATE_PRIVACY_RESTRICTED),
+    ({**PLAN, "proxy": True}, {"outcome": "host_protected", "host": "host_blacklisted"},
+     codes.UPDATE_PRIVACY_RESTRICTED),
+]
+
+
+def row(decision: dict, facts: dict | None, kind: str = "update") -> bytes:
+    return json.dumps({"command_id": "c-1", "kind": kind, "workspace_id": "500000000000000001", "tenant": "",
+                       "event_time": "2026-01-01T00:00:00+00:00", "status": None, "result": None, "events": None,
+                       "decision": decision, "facts": facts, "applied_by": 3}).encode()
+
+
+@pytest.mark.parametrize(("decision", "facts", "status"), STORED)
+def test_each_stored_decision_renders_its_status_and_its_events(decision, facts, status):
+    stored = decode_stored(row(decision, facts))
+    assert stored.decision is None and isinstance(stored.update, UpdateRecord)
+    rendered = answer(stored)
+    assert rendered.status == status
+    assert msgspec.json.decode(rendered.result)["data"]["status"] == status
+    subjects = [e.subject for e in published_events(stored)]
+    if status == codes.MEMORY_UPDATED:
+        assert subjects == ["cache.invalidate.user.100000000000000001", "memory.updated.personal.100000000000000001"]
+    elif status == codes.MEMORY_DELETED:
+        assert subjects == ["cache.invalidate.user.100000000000000001", "memory.removed.personal.100000000000000001"]
+    else:
+        assert subjects == []
+
+
+def test_the_rows_kind_says_whose_union_its_decision_is():
+    same = {"decided": "ambiguous", "query": "Sam", "candidates": ["a", "b"]}  # a tag both unions have
+    update = decode_stored(row(same, None))
+    create = decode_stored(row(same, None, kind="create"))
+    assert isinstance(update.update.decision, Ambiguous) and update.decision is None
+    assert isinstance(create.decision, create_decision.Ambiguous) and create.update is None
+    assert json.loads(answer(update).result)["data"]["status"] == codes.UPDATE_AMBIGUOUS_USER
+    assert json.loads(answer(create).result)["data"]["status"] == codes.AMBIGUOUS_USER
+
+
+def test_an_update_row_without_its_decision_is_a_storage_fault():
+    with pytest.raises(ValueError, match="without its decision"):
+        answer(decode_stored(row(None, None)))
