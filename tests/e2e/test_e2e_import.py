@@ -5,20 +5,15 @@ MEMORY_EVENTS as a cache node and a bot read them. The e2e worker caps memories 
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
-
 import msgspec
 
 from contracts import results as codes
 from contracts import subjects
-from contracts.codec import encode
-from contracts.commands import ManualMemory
 from contracts.events import CacheInvalidate, MemoryRemoved, MemorySaved
 from contracts.results import CacheKey
 from tests.e2e.bus import unique
 from tests.e2e.directory import personal_memories, processed_count, server_memories
-from tests.e2e.test_e2e_panels import events_by_command, panel
+from tests.e2e.test_e2e_panels import events_by_command, panel, sent_twice
 from tests.support.directory import add_server, add_user
 
 LINEAGE = 12
@@ -88,20 +83,12 @@ async def test_the_same_import_twice_has_one_effect(e2e_worker, memory, bot_db, 
     ws = unique()
     await add_server(bot_db, ws)
     await memory.manual(importing(ws, [{"content": "old"}]))
-    cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                           "reply_to": memory.reply_subject(),
-                           **importing(ws, [{"content": "new", "tags": ["a"]}], "replace")}, ManualMemory)
 
-    first = await memory.send_raw("manual", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
-    again = msgspec.structs.replace(cmd, reply_to=memory.reply_subject())
-    # A new Nats-Msg-Id, as an operator's replay sends: the worker answers from its inbox.
-    second = await memory.send_raw("manual", ws, encode(again), command_id=f"{cmd.command_id}:replay",
-                                   reply_to=again.reply_to)
+    command_id, first, second = await sent_twice(memory, importing(ws, [{"content": "new", "tags": ["a"]}], "replace"))
 
-    assert msgspec.json.decode(first) == msgspec.json.decode(second)
-    assert msgspec.json.decode(first)["data"]["removed_count"] == 1
+    assert first == second and first["data"]["removed_count"] == 1
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["new"]
-    assert await processed_count(bot_db, cmd.command_id) == 1
-    assert [m.subject for m in (await events_by_command(nc, "server", ws))[cmd.command_id]] == [
+    assert await processed_count(bot_db, command_id) == 1
+    assert [m.subject for m in (await events_by_command(nc, "server", ws))[command_id]] == [
         subjects.invalidate_subject("tomori_state", ws), subjects.removed_subject("server", ws),
         subjects.saved_subject("server", ws)]

@@ -48,17 +48,7 @@ async def standalone_pool(pg_server, template_db):
 @pytest.fixture(scope="module")
 async def adopted_db(pg_server):
     """A TomoriBot database (tests/tomoribot.py) adopted by `memoryctl adopt`, and its world."""
-    name = f"tomori_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
-    conn = await asyncpg.connect(dsn)
-    try:
-        await tomoribot.build(conn)
-        world = await tomoribot.seed(conn)
-    finally:
-        await conn.close()
+    dsn, world = await tomoribot.seeded_database(pg_server.dsn)
     adopted = await memoryctl(["adopt"], worker_env("nats://unused", dsn))
     assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     pool = await create_pool(dsn, min_size=1, max_size=20)

@@ -20,6 +20,7 @@ import pytest
 
 from contracts import results as codes
 from contracts.commands import MAX_IMPORT_ENTRIES, Actor, ImportEntry, ManualMemory
+from tests.unit.test_manual import refused
 from worker.domain.manual import decide_manual
 from worker.domain.manual_import import duplicate_key
 from worker.domain.model import (
@@ -30,7 +31,6 @@ from worker.domain.model import (
     ManualDecision,
     MemoryEntry,
     ProxyIdentity,
-    Refuse,
     Workspace,
 )
 
@@ -61,13 +61,6 @@ def stored(*rows: tuple[str, tuple[str, ...]]) -> tuple[MemoryEntry, ...]:
 
 def decide(cmd: ManualMemory, ctx: ManualContext | None = None, limits: Limits = LIMITS) -> ManualDecision:
     return decide_manual(cmd, ctx or ManualContext(), limits)
-
-
-def refused(decision: ManualDecision, status: str) -> Refuse:
-    assert isinstance(decision, Refuse), decision
-    assert decision.status == status
-    assert decision.reason and decision.reason[0].isupper()
-    return decision
 
 
 # --- who may import ------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from worker.domain.model import (
     Unchanged,
     Update,
 )
-from worker.domain.panel import EMPTY, SERVER_PANEL, PanelOwner, panel_owner, too_long
+from worker.domain.panel import EMPTY, SERVER_PANEL, PanelOwner, first_of_each, panel_owner, too_long
 from worker.domain.proxy import WORDS, host_protection
 from worker.domain.tags import parse_tags
 
@@ -128,17 +128,7 @@ def _actor_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
 
 def _unique(items: Iterable[str], existing: Iterable[str]) -> tuple[list[str], int]:
     """Items not already seen (case-insensitively) in `existing` or earlier in the batch."""
-    seen = {text.strip().casefold() for text in existing}
-    kept: list[str] = []
-    skipped = 0
-    for item in items:
-        key = item.casefold()
-        if key in seen:
-            skipped += 1
-            continue
-        seen.add(key)
-        kept.append(item)
-    return kept, skipped
+    return first_of_each(items, str.casefold, (text.strip().casefold() for text in existing))
 
 
 def _batch_items(cmd: ManualMemory) -> list[str]:

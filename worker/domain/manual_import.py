@@ -20,12 +20,11 @@ worker differs, on purpose:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from contracts import results as codes
 from contracts.commands import ManualMemory
 from worker.domain.model import Import, Limits, ManualContext, ManualDecision, MemoryEntry, Refuse
-from worker.domain.panel import PanelOwner, too_long
+from worker.domain.panel import PanelOwner, first_of_each, too_long
 from worker.domain.tags import parse_tags
 
 __all__ = ["decide_import", "duplicate_key"]
@@ -44,20 +43,6 @@ def duplicate_key(entry: MemoryEntry) -> tuple[str, frozenset[str]]:
     text with whitespace runs collapsed and trimmed, and the set of tags, each with straight
     quotes at its ends stripped and its whitespace collapsed. Case counts."""
     return _collapsed(entry.content), frozenset(_collapsed(_EDGE_QUOTES.sub("", tag)) for tag in entry.tags)
-
-
-def _new_entries(entries: Iterable[MemoryEntry], stored: Iterable[MemoryEntry]) -> tuple[list[MemoryEntry], int]:
-    seen = {duplicate_key(row) for row in stored}
-    kept: list[MemoryEntry] = []
-    skipped = 0
-    for entry in entries:
-        key = duplicate_key(entry)
-        if key in seen:
-            skipped += 1
-            continue
-        seen.add(key)
-        kept.append(entry)
-    return kept, skipped
 
 
 def _import_entries(cmd: ManualMemory, limits: Limits) -> list[MemoryEntry] | Refuse:
@@ -87,7 +72,7 @@ def decide_import(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: 
         kept, skipped = entries, 0
         staying = max(ctx.count - len(ctx.lineage_rows), 0)  # the owner's rows the cap counts beside these
     else:
-        kept, skipped = _new_entries(entries, ctx.lineage_rows)
+        kept, skipped = first_of_each(entries, duplicate_key, map(duplicate_key, ctx.lineage_rows))
         staying = ctx.count
     if kept and staying + len(kept) > owner.cap:
         available = max(owner.cap - staying, 0)

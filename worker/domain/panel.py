@@ -3,14 +3,18 @@ far as the cap and the wording go, and the content checks every manual write mak
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from contracts import results as codes
 from contracts.commands import ManualMemory
 from worker.domain.content import utf16_length
 from worker.domain.model import Limits, Refuse
 
-__all__ = ["EMPTY", "PERSONAL_PANEL", "SERVER_PANEL", "PanelOwner", "panel_owner", "too_long"]
+__all__ = ["EMPTY", "PERSONAL_PANEL", "SERVER_PANEL", "PanelOwner", "first_of_each", "panel_owner", "too_long"]
+
+T = TypeVar("T")
 
 SERVER_PANEL = "/memories"
 PERSONAL_PANEL = "/personal memories"
@@ -45,3 +49,18 @@ def too_long(content: str, limits: Limits, which: str = "The memory") -> Refuse 
         f"{which} is too long: {length} characters, and the limit is {limits.max_memory_length}. "
         "Shorten it and try again.",
     )
+
+
+def first_of_each(items: Iterable[T], key: Callable[[T], Hashable], seen: Iterable[Hashable]) -> tuple[list[T], int]:
+    """The items whose key is not among `seen` nor an earlier item's, in order, and how many were skipped."""
+    known = set(seen)
+    kept: list[T] = []
+    skipped = 0
+    for item in items:
+        k = key(item)
+        if k in known:
+            skipped += 1
+            continue
+        known.add(k)
+        kept.append(item)
+    return kept, skipped
