@@ -11,6 +11,8 @@ connections to `public`, as the bot would.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -248,6 +250,24 @@ ADDED = ("manually_written", "source", "last_reinforced_at", "reinforcement_coun
 def plain_dsn(dsn: str) -> str:
     """The bot's view of the database: the URL without the worker's search path."""
     return dsn.split("?", 1)[0]
+
+
+async def seeded_database(server_dsn: Callable[..., str], prefix: str = "tomori") -> tuple[str, World]:
+    """A new database on the server holding a built and seeded TomoriBot (not adopted): its
+    plain URL and the world `seed` wrote. `server_dsn` is the server's dsn(name) maker."""
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    admin = await asyncpg.connect(server_dsn())
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        await admin.close()
+    dsn = plain_dsn(server_dsn(name))
+    conn = await asyncpg.connect(dsn)
+    try:
+        await build(conn)
+        return dsn, await seed(conn)
+    finally:
+        await conn.close()
 
 
 async def build(conn: asyncpg.Connection, *, before_062: bool = False, lineage_not_null: bool = True) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
@@ -340,13 +340,6 @@ async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuse
 
     assert result.data.status == status.PRIVACY_RESTRICTED and "full" in result.error
     assert await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
-
-
-def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
-    t = datetime(2026, 1, 1, tzinfo=UTC)
-    rows = [StoredMemory(2, 7, False, t, None), StoredMemory(1, 7, False, t, None),
-            StoredMemory(3, 7, False, t - timedelta(days=1), t)]
-    assert choose_eviction(rows, lineage_id=7, now=t + timedelta(days=60), decay_days=30).memory_id == 1
 
 
 @pytest.mark.parametrize("change", ["host-goes-full", "host-unlinked"])

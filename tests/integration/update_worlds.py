@@ -1,7 +1,7 @@
 """The two database modes memory.update is tested in, behind one interface: the standalone layout
 (the worker's own directory tables, tests/support/directory.py) and an adopted TomoriBot-shaped
-database (built from tests/tomoribot.py, adopted with `memoryctl adopt`, written to as the bot
-writes its tables). Each makes the rows a test needs (a workspace, users, memories, a blacklist
+database (tests/tomoribot.py's seeded database, adopted with `memoryctl adopt`, written to as the
+bot writes its tables). Each makes the rows a test needs (a workspace, users, memories, a blacklist
 entry, a proxy identity with its hosts) in its own tables; the worker reads them through the
 directory functions either way. One database per mode and module: tests keep apart by unique
 ids."""
@@ -112,16 +112,7 @@ async def world(mode: str, pg_server, template_db: str) -> AsyncIterator[World]:
     if mode == "standalone":
         dsn = await clone_database(pg_server, template_db)
     else:
-        name = f"tomori_{unique()}"
-        admin = await asyncpg.connect(pg_server.dsn())
-        await admin.execute(f"CREATE DATABASE {name}")
-        await admin.close()
-        dsn = tomoribot.plain_dsn(pg_server.dsn(name))
-        bot = await asyncpg.connect(dsn)
-        try:
-            await tomoribot.build(bot)
-        finally:
-            await bot.close()
+        dsn, _ = await tomoribot.seeded_database(pg_server.dsn)  # the seeded rows stay out of the tests' way
         adopted = await memoryctl(["adopt"], worker_env("nats://127.0.0.1:1", dsn))
         assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     pool = await create_pool(dsn, min_size=1, max_size=20)
