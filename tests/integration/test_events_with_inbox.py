@@ -37,7 +37,7 @@ from contracts.commands import Envelope as CommandEnvelope
 from contracts.registry import decoder_for
 from db.repository import EventRow, MemoryRepository
 from tests.support import fresh_nats
-from tests.support.commands import command_payload, create_fields
+from tests.support.commands import command_payload, create_fields, update_fields
 from tests.support.waiting import wait_until
 from worker.consuming.administration import streams
 from worker.consuming.events.publisher import EventPublisher
@@ -48,6 +48,7 @@ from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
 from worker.services.seed_bio import SeedBioService
+from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
 from ..conftest import unique
@@ -101,7 +102,7 @@ async def worker(nc, pool):
     repo, limits = MemoryRepository(pool), limits_from(Settings.from_env({}))
     services = {"create": CreateMemoryService(repo, limits, max_batch=32),
                 "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
-                "seed_bio": SeedBioService(repo, limits, 1000)}
+                "seed_bio": SeedBioService(repo, limits, 1000), "update": UpdateMemoryService(repo, limits)}
     handler = CommandHandler(nc, js, publisher, services, repo.stored_command, max_deliver=MAX_DELIVER,
                              reply_prefixes=("_INBOX.",))
     consumers = PartitionConsumers(js, nc, handler, PARTITIONS, ack_wait_s=float(ACK_WAIT_S))
@@ -291,9 +292,9 @@ async def test_giving_up_on_an_applied_command_publishes_its_events_and_never_de
 
 
 async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker, pool):
-    """Creates (several at once, so some share a batch), a panel add and a bio seed: each
-    command's inbox row publishes the events it published (a create's rendered again), once,
-    invalidations first."""
+    """Creates (several at once, so some share a batch), a panel add and the model's edit of it:
+    each command's inbox row publishes the events it published (a create's and an update's
+    rendered again), once, invalidations first."""
     js = nc.jetstream()
     ws = unique()
     async with Bot(nc) as bot:
@@ -306,8 +307,12 @@ async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker
                                   "content": "a panel fact"}, command_id=panel)
         for cid in [*creates, panel]:
             assert (await bot.answered(cid))["success"], bot.answers
+        edit = unique("u-")
+        memory_id = (await bot.answered(panel))["data"]["memory_id"]
+        await bot.send("update", update_fields(ws, memory_id, "an edited fact", lineage_id=LINEAGE), command_id=edit)
+        assert (await bot.answered(edit))["data"]["status"] == "memory_updated_successfully", bot.answers
     await acked(js)
-    for cid in [*creates, panel]:
+    for cid in [*creates, panel, edit]:
         events = await stored_events(js, cid)
         assert [i for _, i, _ in events] == await inbox_events(pool, bot, cid) != []
         assert events[0][0].startswith(subjects.INVALIDATE_PREFIX)
