@@ -164,6 +164,11 @@ def test_a_nul_character_is_refused_naming_the_parameter_the_workers_choice():
     # PostgreSQL cannot store U+0000; TomoriBot's write would fail.
     text = "Invalid parameters: Parameter 'memory_content' must not contain NUL characters (\\u0000)"
     assert said(answer({"memory_id": 24, "memory_content": "a\x00b"})) == (codes.UPDATE_INVALID_ARGS, text, text)
+    named = answer({"memory_id": 24, "memory_content": "x", "target_user": " ", "target_user_nickname": "M\x00"})
+    assert said(named)[1] == "Invalid parameters: Parameter 'target_user_nickname' must not contain NUL characters (\\u0000)"
+    # A name never read (a non-blank one came first) is never stored: no refusal for it.
+    assert isinstance(decide({"memory_id": 24, "memory_content": "x", "target_user": "Mika",
+                              "target_user_nickname": "M\x00"}), UpdatePlan)
 
 
 # --- step 5: cleaning, delete, length ---------------------------------------------------------

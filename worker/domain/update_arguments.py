@@ -136,7 +136,7 @@ class UpdateArguments:
     target_type_error: tuple[str, str] | None
     memory_id: int | None  # None: not a positive safe integer
     content: str | None  # the raw memory_content; None: not a string
-    nul_in: str | None  # the first parameter holding a NUL character, if any
+    nul_in: str | None  # memory_content, or the name the target was read from, when it holds a NUL
 
 
 def _memory_id(value: Any) -> int | None:
@@ -149,27 +149,28 @@ def _memory_id(value: Any) -> int | None:
     return number if 0 < number <= MAX_SAFE_INTEGER else None
 
 
-def _target(args: Mapping[str, Any]) -> tuple[str | None, tuple[str, str] | None]:
+def _target(args: Mapping[str, Any]) -> tuple[str | None, str, tuple[str, str] | None]:
     """`target_user?.trim() || target_user_nickname?.trim() || target_user_discord_id?.trim()`:
-    null and absent names are skipped, a blank one falls through to the next."""
+    null and absent names are skipped, a blank one falls through to the next. The target, the
+    name it was read from, and a name of another type reached first (its name and type)."""
     for name in TARGET_PARAMETERS:
         value = args.get(name)
         if value is None:
             continue
         if not isinstance(value, str):
-            return None, (name, json_type(value))
+            return None, name, (name, json_type(value))
         if trimmed := js_trim(value):
-            return trimmed, None
-    return None, None
+            return trimmed, name, None
+    return None, "", None
 
 
 def read_update_args(raw: Any) -> UpdateArguments:
     args: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-    target, target_type_error = _target(args)
+    target, target_name, target_type_error = _target(args)
     content = args.get("memory_content")
-    strings: Sequence[tuple[str, Any]] = [("memory_content", content),
-                                          *((name, args.get(name)) for name in TARGET_PARAMETERS)]
-    nul_in = next((name for name, value in strings if isinstance(value, str) and "\x00" in value), None)
+    # Only what is kept can fail to be stored: the text, and the target name the answer may quote.
+    kept: Sequence[tuple[str, Any]] = [("memory_content", content), (target_name, target)]
+    nul_in = next((name for name, value in kept if isinstance(value, str) and "\x00" in value), None)
     return UpdateArguments(
         parameters=validate_parameters(args, UPDATE_PARAMETERS),
         target=target,
