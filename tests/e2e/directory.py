@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-# Makes inserts of marked contents fail, as the bot's database side might: with a retryable
+# Makes inserts and edits of marked contents fail, as the bot's database side might: with a retryable
 # serialization failure ('transient failure...') or a data error no retry can fix ('permanent
 # failure...'). Idempotent; other contents are untouched, so it may stay for the whole run.
 FAILING_INSERTS = """
@@ -26,7 +26,7 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
-CREATE OR REPLACE TRIGGER e2e_failing_inserts BEFORE INSERT ON server_memories
+CREATE OR REPLACE TRIGGER e2e_failing_inserts BEFORE INSERT OR UPDATE OF content ON server_memories
     FOR EACH ROW EXECUTE FUNCTION e2e_failing_inserts();
 """
 

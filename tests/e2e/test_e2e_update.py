@@ -14,7 +14,7 @@ from contracts.codec import decode_update_reply
 from contracts.events import CacheInvalidate, MemoryRemoved, MemoryUpdated
 from contracts.results import CacheKey, InvalidCommandResult, UpdateResult
 from tests.e2e.bus import command_payload, publish_command, read_stream, unique
-from tests.e2e.directory import add_old_server_memories, personal_memories, server_memories
+from tests.e2e.directory import FAILING_INSERTS, add_old_server_memories, personal_memories, server_memories
 from tests.support.commands import update_fields
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import lookup_outcome
@@ -116,28 +116,13 @@ async def test_an_update_that_cannot_be_read_is_refused_unapplied(e2e_worker, me
                                  refused.command_id) == 0
 
 
-# Makes an edit to a marked text fail in the database with an error no retry can fix (as the
-# bot's database side might); other texts are untouched, so it may stay for the whole run.
-FAILING_EDITS = """
-CREATE OR REPLACE FUNCTION e2e_failing_edits() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF NEW.content LIKE 'permanent edit failure%' THEN
-        RAISE EXCEPTION 'provoked permanent failure' USING ERRCODE = '22023';
-    END IF;
-    RETURN NEW;
-END $$;
-CREATE OR REPLACE TRIGGER e2e_failing_edits BEFORE UPDATE ON server_memories
-    FOR EACH ROW EXECUTE FUNCTION e2e_failing_edits();
-"""
-
-
 async def test_an_update_the_worker_gives_up_on_is_answered_as_tomoribots_throw(e2e_worker, memory, bot_db, nc):
     ws = unique()
     server_id = await add_server(bot_db, ws)
     (memory_id,) = await add_old_server_memories(bot_db, server_id, LINEAGE, [("likes tea", 40)])
-    await bot_db.execute(FAILING_EDITS)
+    await bot_db.execute(FAILING_INSERTS)  # an edit to "permanent failure..." fails in the database
 
-    failed = await memory.update(update(ws, memory_id, "permanent edit failure"))
+    failed = await memory.update(update(ws, memory_id, "permanent failure of a model edit"))
 
     assert (failed.data.status, failed.error, failed.data.reason) == (
         codes.UPDATE_ERROR, "Error occurred while updating memory", "Error occurred while updating memory")
