@@ -264,6 +264,10 @@ export interface NoticePlan {
    */
   dropped_reason: ("hidden_key_no_thought_log" | "hidden_key_non_public_channel") | null;
   /**
+   * The same notice as TomoriBot's embed helper takes it (keys, variables, footer, full content, ref), for a bot that delivers through that helper; added in issue 37, version still 1.
+   */
+  embed: Embed;
+  /**
    * True when memory_update is among the workspace's hidden notice keys: nothing goes to the conversation.
    */
   hidden: boolean;
@@ -386,6 +390,64 @@ export interface Expand {
    * The action's label (a button's text): "Show full text".
    */
   label: string;
+}
+/**
+ * The notice in the words of TomoriBot's own embed helper (`sendMemoryEmbedWithExpand(context,
+ * options, fullMemoryContent, ref)`): its locale keys and variables, so a TomoriBot bot delivers
+ * the plan through the helper it already has, which renders the locale, the mentions, the
+ * 600-character preview, the expand button and the Minimal/Verbose routing itself.
+ */
+export interface Embed {
+  /**
+   * success (a memory learned), memory_update (updated) or error (deleted): TomoriBot's ColorCode.SUCCESS, MEMORY_UPDATE and ERROR.
+   */
+  color: "error" | "memory_update" | "success";
+  /**
+   * The description's locale key, e.g. genai.self_teach.personal_memory_learned_description.
+   */
+  description_key: string;
+  /**
+   * The description's variables: memory_content (the content as stored, placeholders such as {user} kept: the helper renders them and cuts the preview), user_nickname for a personal memory, memory_id for an update or a delete.
+   */
+  description_vars: {
+    [k: string]: string | number;
+  };
+  /**
+   * The footer's locale key: genai.self_teach.server_memory_footer for a server memory; for a personal one personal_memory_footer_personalization_disabled (personal memories are off in this workspace), personal_memory_footer_user_blacklisted (the person is blacklisted from personalization here) or personal_memory_footer_manage.
+   */
+  footer_key: string;
+  /**
+   * The memory's whole content, as stored: what the expand button shows.
+   */
+  full_content: string;
+  /**
+   * The memory the notice stands for, passed as the helper's ref (a create's save); null when there is none (a delete).
+   */
+  ref: EmbedRef | null;
+  /**
+   * The title's locale key, e.g. genai.self_teach.server_memory_learned_title.
+   */
+  title_key: string;
+  /**
+   * The title's variables: persona_nickname (the command's persona name) and, for a personal memory, user_nickname (the name the target was resolved to).
+   */
+  title_vars: {
+    [k: string]: string | number;
+  };
+}
+/**
+ * The memory a Minimal conversation notice stands for (TomoriBot's `MinimalNoticeRef`):
+ * what `recordMinimalNoticeRef(messageId, ref)` records once the title is posted.
+ */
+export interface EmbedRef {
+  /**
+   * The memory's server_memory_id or personal_memory_id.
+   */
+  id: number;
+  /**
+   * server_memory or personal_memory: which table id is from.
+   */
+  kind: "personal_memory" | "server_memory";
 }
 /**
  * Post the full card in the workspace's thought-log channel, linking the source.

@@ -112,6 +112,10 @@ class SavePlan(_Decided, frozen=True, tag="save"):
     # The eviction metric's event id, chosen once before the save (events.py says why it is
     # random); set exactly when a row may be replaced.
     metric_event_id: str | None = None
+    # What picks a personal memory's notice footer (worker/domain/tool_texts.py): whether
+    # personal memories are on in the workspace, and whether it blacklists the person.
+    personalization_enabled: bool = True
+    target_blacklisted: bool = False
 
     @property
     def may_evict(self) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from contracts.results import CommandResult
-from worker.domain import messages
+from worker.domain import messages, tool_texts
 from worker.domain.capacity import limit_reason
 from worker.domain.create_decision import (
     Ambiguous,
@@ -89,8 +89,18 @@ def _saved_or_refused(command_id: str, plan: SavePlan, facts: SaveFacts) -> Comm
 
 def save_notice(plan: SavePlan, facts: SaveFacts) -> NoticePlan:
     """The notice of a save that wrote: what the result and the memory.saved event carry."""
-    scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
+    if facts.memory_id is None:
+        raise ValueError("a save's notice needs the new memory's id")
+    label = plan.target_label or plan.owner_id
+    scope_label = "server" if plan.scope == "server" else f"personal: {label}"
     evicted = facts.outcome == SaveOutcome.SAVED_WITH_EVICTION
+    personal = plan.scope == "personal"
+    footer = (tool_texts.personal_footer_key(plan.personalization_enabled, plan.target_blacklisted) if personal
+              else tool_texts.SERVER_MEMORY_FOOTER)
+    embed = tool_texts.memory_embed(
+        "learned", plan.scope, persona_nickname=plan.persona_name, user_nickname=label if personal else None,
+        content=plan.content, footer_key=footer,
+        ref={"kind": "personal_memory" if personal else "server_memory", "id": facts.memory_id})
     return plan_notice(plan.notice, NoticeSubject(
         kind="saved_with_eviction" if evicted else "saved", scope_label=scope_label, content_saved=plan.content,
-        content_forgotten=(facts.forgotten or "") if evicted else None, persona_name=plan.persona_name))
+        content_forgotten=(facts.forgotten or "") if evicted else None, persona_name=plan.persona_name), embed)
