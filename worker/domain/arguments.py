@@ -1,6 +1,6 @@
 """Reading the model's raw `create_long_term_memory` arguments, as TomoriBot's MemoryTool reads
 them (src/tools/functionCalls/memoryTool.ts, Bredrumb/TomoriBot@60e529b0; docs/design.md,
-section 4 step 1).
+section 4 steps 1 and 3).
 
 A model's bad arguments are an ordinary outcome, so nothing here raises. The declared
 parameters are checked first (worker/domain/tool_arguments.py: memory_content, memory_scope

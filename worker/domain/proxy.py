@@ -1,4 +1,4 @@
-"""Message-proxy identities and the host protection of docs/design.md, section 4 step 7.
+"""Message-proxy identities and the host protection of docs/design.md, section 4 step 9 and 4.1.
 
 A proxy identity (PluralKit, PluralBuddy) is a synthetic user whose messages are written by
 real Discord accounts, its hosts. Whatever the identity's own settings, its memories are only
