@@ -22,6 +22,7 @@ from contracts.commands import (
     Triggerer,
 )
 from worker.domain.model import CreateContext, KnownUser, PersonaNamingPreference
+from worker.domain.naming import format_user_name, strip_affixes
 from worker.domain.targets import NOT_FOUND, Ambiguous, Resolved, lookup_ids, normalize, resolve_target
 
 BOT = "900000000000000001"
@@ -443,3 +444,36 @@ def test_command_decoded_from_json_resolves() -> None:
     )
     assert resolve_target("master alice", cmd, CreateContext()) == Resolved(
         "discord", ALICE, "Alice", "guild_display_name")
+
+
+# --- userNaming.ts formatUserName (palinalif/TomoriBot @6f5e0070): how a composed name is joined ----
+
+
+@pytest.mark.parametrize(("nickname", "prefix", "suffix", "name"), [
+    ("Sparrow", "Master", "", "Master Sparrow"),
+    ("Sparrow", "dad", "", "Dad Sparrow"),  # an all-lower-case leading token is capitalised
+    ("sparrow", "", "", "Sparrow"),
+    ("sparrow", "Dr", "", "Dr sparrow"),  # the leading token decides, not the nickname
+    ("Sparrow", "Ms.", "", "Ms. Sparrow"),  # terminal punctuation keeps its space
+    ("Sparrow", "Yo!", "", "Yo! Sparrow"),
+    ("sparrow", "@", "", "@sparrow"),  # other punctuation and symbols bind
+    ("Sparrow", "super-", "", "Super-Sparrow"),  # capitalised: the code does, whatever its comment says
+    ("Sparrow", "super- ", "", "Super- Sparrow"),  # a blank after the raw prefix keeps one
+    ("スズメ", "お", "", "おスズメ"),  # kana and CJK bind
+    ("Sparrow", "", "-san", "Sparrow-san"),
+    ("Sparrow", "", "さん", "Sparrowさん"),
+    ("Sparrow", "", "jr", "Sparrow jr"),
+    ("Sparrow", "", " -san", "Sparrow -san"),  # a blank before the raw suffix keeps one
+    ("  Sparrow ", " ", " ", "Sparrow"),
+])
+def test_format_user_name(nickname: str, prefix: str, suffix: str, name: str) -> None:
+    assert format_user_name(nickname, prefix, suffix) == name
+
+
+def test_strip_affixes_takes_off_at_most_one_of_each_longest_first() -> None:
+    naming = PersonaNaming(prefixes=AffixVariants(neutral="Sir", masculine="Sir Knight"),
+                           suffixes=AffixVariants(neutral="-san", feminine="-chan"))
+    assert strip_affixes("Sir Knight Kit-san", naming) == "Kit"
+    assert strip_affixes("Sir Sir Kit", naming) == "Sir Kit"
+    assert strip_affixes("Kit", naming) is None
+    assert strip_affixes("Sir", naming) is None  # nothing would be left
