@@ -11,6 +11,7 @@ connections to `public`, as the bot would.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -256,6 +257,27 @@ ADDED = ("manually_written", "source", "last_reinforced_at", "reinforcement_coun
 def plain_dsn(dsn: str) -> str:
     """The bot's view of the database: the URL without the worker's search path."""
     return dsn.split("?", 1)[0]
+
+
+async def new_database(pg_server, prefix: str = "bot") -> str:
+    """An empty database on the test server, for a bot; its plain URL."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(pg_server.dsn())
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        await admin.close()
+    return plain_dsn(pg_server.dsn(name))
+
+
+async def built(dsn: str, *, before_062: bool = False) -> World:
+    """The bot's tables in `dsn`, and the seeded rows."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await build(conn, before_062=before_062)
+        return await seed(conn, before_062=before_062)
+    finally:
+        await conn.close()
 
 
 async def build(conn: asyncpg.Connection, *, before_062: bool = False, lineage_not_null: bool = True) -> None:

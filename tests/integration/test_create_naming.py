@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import asyncpg
 import pytest
 
 from contracts import results as codes
@@ -79,22 +78,16 @@ async def test_a_triggerer_without_a_users_row_is_refused_and_saves_nothing(pool
                                " WHERE s.server_disc_id = $1", ws) == 0
 
 
+def environment(dsn: str) -> dict[str, str]:
+    return dict(os.environ, DATABASE_URL=dsn, NATS_URL="nats://127.0.0.1:1", METRICS_PORT="0")
+
+
 @pytest.fixture
 async def adopted(pg_server):
     """A TomoriBot-shaped database, adopted: its pool, what was seeded, its DSN."""
-    name = f"bot_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
-    conn = await asyncpg.connect(dsn)
-    try:
-        await tomoribot.build(conn)
-        world = await tomoribot.seed(conn)
-    finally:
-        await conn.close()
-    done = await memoryctl(["adopt"], dict(os.environ, DATABASE_URL=dsn, NATS_URL="nats://127.0.0.1:1",
-                                           METRICS_PORT="0"))
+    dsn = await tomoribot.new_database(pg_server)
+    world = await tomoribot.built(dsn)
+    done = await memoryctl(["adopt"], environment(dsn))
     assert done.returncode == 0, done
     pool = await create_pool(dsn, min_size=1, max_size=4)
     try:
@@ -139,18 +132,9 @@ async def test_adopted_naming_facts_come_from_tomoribots_tables(adopted):
 
 async def test_an_older_tomoribot_database_has_no_naming_layers(pg_server):
     """Before TomoriBot's 062: no affixes, no persona naming; both functions read as empty."""
-    name = f"bot_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
-    conn = await asyncpg.connect(dsn)
-    try:
-        await tomoribot.build(conn, before_062=True)
-        await tomoribot.seed(conn, before_062=True)
-    finally:
-        await conn.close()
-    env = dict(os.environ, DATABASE_URL=dsn, NATS_URL="nats://127.0.0.1:1", METRICS_PORT="0")
+    dsn = await tomoribot.new_database(pg_server)
+    await tomoribot.built(dsn, before_062=True)
+    env = environment(dsn)
     dry = await memoryctl(["adopt", "--dry-run"], env)
     assert "none (user_personalization_configs.prefix_override not found)" in dry.stdout, dry.stdout
     assert "none (user_persona_naming_preferences not found)" in dry.stdout

@@ -57,6 +57,15 @@ async def add_triggerer(db: Db, disc_id: str = TRIGGERER_ID) -> int:
     return await add_user(db, disc_id, nickname="someone")
 
 
+async def register_triggerer(dsn: str) -> None:
+    """add_triggerer() in the database at `dsn` (a harness's own, once migrated)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await add_triggerer(conn)
+    finally:
+        await conn.close()
+
+
 async def set_persona_nickname(db: Db, lineage_id: int, user_id: int, nickname: str | None, *,
                                prefix: str | None = None, suffix: str | None = None) -> None:
     """What the person set for one persona lineage: a nickname and affix overrides."""

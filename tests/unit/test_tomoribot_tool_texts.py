@@ -185,19 +185,7 @@ def test_personal_footer_keys() -> None:
 
 
 def test_embeds_as_the_tools_pass_them() -> None:
-    """memoryTool.ts @910f1d36 (learned, with ref) and updateLongTermMemoryTool.ts @b0937881."""
-    assert tool_texts.memory_embed("learned", "server", persona_nickname="Tomori", user_nickname=None,
-                                   content="{user} likes tea", footer_key=tool_texts.SERVER_MEMORY_FOOTER,
-                                   ref={"kind": "server_memory", "id": 7}) == {
-        "color": "success",
-        "title_key": "genai.self_teach.server_memory_learned_title",
-        "title_vars": {"persona_nickname": "Tomori"},
-        "description_key": "genai.self_teach.server_memory_learned_description",
-        "description_vars": {"memory_content": "{user} likes tea"},
-        "footer_key": "genai.self_teach.server_memory_footer",
-        "full_content": "{user} likes tea",
-        "ref": {"kind": "server_memory", "id": 7},
-    }
+    """updateLongTermMemoryTool.ts @b0937881 (the create's "learned" embeds: test_tomoribot_create_parity.py)."""
     personal = tool_texts.memory_embed("updated", "personal", persona_nickname="Tomori", user_nickname="Mika",
                                        content="x", footer_key="f", memory_id=9)
     assert personal["color"] == "memory_update"
@@ -209,3 +197,9 @@ def test_embeds_as_the_tools_pass_them() -> None:
     assert (deleted["color"], deleted["description_key"], deleted["ref"]) == (
         "error", "genai.self_teach.server_memory_deleted_description", None)
     assert deleted["description_vars"] == {"memory_id": 9, "memory_content": "x"}
+    with pytest.raises(ValueError, match="names its id"):
+        tool_texts.memory_embed("deleted", "server", persona_nickname="T", user_nickname=None, content="x",
+                                footer_key="f")
+    with pytest.raises(ValueError, match="names its user"):
+        tool_texts.memory_embed("learned", "personal", persona_nickname="T", user_nickname=None, content="x",
+                                footer_key="f")
