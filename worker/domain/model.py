@@ -135,7 +135,6 @@ class SaveOutcome(StrEnum):
     PRIVACY_PARTIAL = "privacy_partial"  # the user's privacy_level, read under the lock, is 1
     PRIVACY_FULL = "privacy_full"  # any other level but 0, or the users row is gone (fails closed)
     HOST_PROTECTED = "host_protected"  # a proxy identity's host protects it, read under the lock
-LimitReason = Literal["eviction_not_permitted", "nothing_eligible", "over_cap"]
 # What keeps a save at the cap from replacing a dormant row (worker/domain/capacity.py).
 EvictionBlocker = Literal["decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model"]
 
