@@ -330,6 +330,11 @@ PanelText = Annotated[str, Meta(max_length=20_000, pattern=_NO_NUL)]
 # `pb:<digits>`, or a custom instance's `<prefix>i:<length>:<instance>:<key>`.
 SyntheticId = Annotated[str, Meta(min_length=1, max_length=128, pattern=_NO_NUL)]
 MemoryScope = Literal["server", "personal"]
+# Tags as a panel takes them: raw comma-separated text or a list (worker/domain/tags.py parses both).
+PanelTags = Annotated[str, Meta(max_length=2000, pattern=_NO_NUL)] | Annotated[list[ShortText], Meta(max_length=100)]
+# An import holds at most this many entries (more than any cap a deployment sets in practice);
+# the command as a whole must also fit the worker's MAX_COMMAND_BYTES.
+MAX_IMPORT_ENTRIES = 2000
 
 
 class Actor(Struct, frozen=True, kw_only=True):
@@ -348,6 +353,21 @@ class Actor(Struct, frozen=True, kw_only=True):
     is_manager: bool = False
 
 
+class ImportEntry(Struct, frozen=True, kw_only=True):
+    """One memory of an import (TomoriBot's data import: a memory item of an export file).
+
+    Attributes:
+        content: The memory's text: trimmed, never rewritten, at most MAX_MEMORY_LENGTH UTF-16
+            units (a longer or blank one refuses the whole import).
+        tags: This memory's tags, parsed as the panels parse them (split on commas, trimmed,
+            quotes stripped, empty and over-32-character tags dropped, duplicates removed, at most
+            5 kept; `#name` is a channel); null for none.
+    """
+
+    content: PanelText
+    tags: PanelTags | None = None
+
+
 class ManualMemory(Envelope, kw_only=True, frozen=True):
     """`memory.manual`: the `/memories` and `/personal memories` panels.
 
@@ -359,7 +379,9 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
         scope: server (the /memories panel: the workspace's memories) or personal (the
             /personal memories panel: the actor's own, or identity_id's).
         action: add (content), add_batch (contents and content, all or nothing), edit
-            (memory_id, with content and/or tags) or remove (memory_id).
+            (memory_id, with content and/or tags), remove (memory_id) or import (strategy and
+            entries: TomoriBot's data import of one lineage's memories, all or nothing; server
+            memories only by a manager).
         lineage_id: Which lineage's memories: for server memories the active persona's lineage;
             for personal ones a persona's lineage, or 0 for the user's global memories (shown to
             every persona). An edit or remove finds only rows of exactly this lineage.
@@ -377,20 +399,28 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
         tags: Tags as the panel took them: raw comma-separated text or a list. Split on commas,
             trimmed, quotes stripped; empty and over-32-character tags dropped; duplicates
             removed; at most 5 kept. A tag starting with `#` names a channel. On an edit, null
-            keeps the stored tags.
+            keeps the stored tags. Not read by import (each entry has its own).
+        strategy: import only: merge (add the entries, skipping any whose text and tags equal
+            a stored memory of this owner and exact lineage, or an earlier entry; whitespace
+            runs and tag order ignored) or replace (delete every memory of this owner and exact
+            lineage, then add every entry). Refused with limit-reached, nothing changed, when
+            the owner's memories would then exceed the cap.
+        entries: import only, and required there: the memories to import, each with its own
+            tags. An empty list with replace clears the lineage.
     """
 
     actor: Actor
     scope: MemoryScope
-    action: Literal["add", "add_batch", "edit", "remove"]
+    action: Literal["add", "add_batch", "edit", "remove", "import"]
     lineage_id: LineageId
     persona_id: Int32 | None = None
     identity_id: SyntheticId | None = None
     memory_id: MemoryId | None = None
     content: PanelText | None = None
     contents: Annotated[list[PanelText], Meta(max_length=2000)] | None = None
-    tags: Annotated[str, Meta(max_length=2000, pattern=_NO_NUL)] | Annotated[
-        list[ShortText], Meta(max_length=100)] | None = None
+    tags: PanelTags | None = None
+    strategy: Literal["merge", "replace"] = "merge"
+    entries: Annotated[list[ImportEntry], Meta(max_length=MAX_IMPORT_ENTRIES)] | None = None
 
 
 class MemoryRef(Struct, frozen=True):

@@ -136,6 +136,8 @@ ALL_DUPLICATES: Final = "all-duplicates"
 NOT_FOUND: Final = "not-found"
 BLACKLISTED: Final = "blacklisted"
 TEACHING_DISABLED: Final = "teaching-disabled"
+IMPORTED: Final = "imported"
+MANAGERS_ONLY: Final = "managers-only"
 REINFORCED: Final = "reinforced"
 SEEDED: Final = "seeded"
 SKIPPED: Final = "skipped"
@@ -145,7 +147,7 @@ FAILED: Final = "failed"  # the worker gave up on the command after its retries
 ManualStatus = Literal[
     "added", "updated", "unchanged", "removed", "privacy-blocked", "host-protected", "empty-content",
     "content-too-long", "limit-reached", "batch-limit-reached", "all-duplicates", "not-found", "blacklisted",
-    "teaching-disabled", "failed",
+    "teaching-disabled", "failed", "imported", "managers-only",
 ]
 ReinforceStatus = Literal["reinforced", "failed"]
 SeedBioStatus = Literal["seeded", "skipped", "failed"]
@@ -161,12 +163,17 @@ class OpData(Struct, kw_only=True):
         reason: Why it was refused, skipped or failed, in words for the person using the panel;
             null when it was done.
         memory_id: The memory added (one row), updated, kept unchanged, removed or seeded.
-        memory_ids: added: the ids of every memory added, in order (one for an add).
-        available: batch-limit-reached: how many more memories fit under the cap.
-        requested: batch-limit-reached: how many new memories the batch held.
+        memory_ids: added: the ids of every memory added, in order (one for an add); imported:
+            the ids of every memory the import added, in entry order (empty when it added none).
+        available: batch-limit-reached, and an import's limit-reached: how many more memories
+            fit under the cap.
+        requested: batch-limit-reached, and an import's limit-reached: how many new memories
+            the batch or import held.
         count: reinforced: how many memories were marked as used.
         skipped_duplicates: added: how many entries of the batch were skipped as already saved
-            or repeated.
+            or repeated; imported: how many entries a merge skipped as equal to a stored
+            memory or an earlier entry.
+        removed_count: imported: how many memories a replace deleted (0 for a merge).
     """
 
     status: OpStatus
@@ -177,6 +184,7 @@ class OpData(Struct, kw_only=True):
     requested: int | UnsetType = UNSET
     count: int | UnsetType = UNSET
     skipped_duplicates: int | UnsetType = UNSET
+    removed_count: int | UnsetType = UNSET
 
 
 class OpResult(Struct, kw_only=True):
@@ -207,9 +215,11 @@ class ManualData(OpData, kw_only=True):
 
     Attributes:
         status: added, updated, unchanged (same text and tags, row already protected), removed,
-            or a refusal: privacy-blocked, host-protected, empty-content, content-too-long,
-            limit-reached, batch-limit-reached, all-duplicates, not-found, blacklisted,
-            teaching-disabled; failed when the worker gave up.
+            imported (with memory_ids, removed_count, skipped_duplicates), or a refusal:
+            privacy-blocked, host-protected, empty-content, content-too-long, limit-reached,
+            batch-limit-reached, all-duplicates, not-found, blacklisted, teaching-disabled,
+            managers-only (an import of server memories by someone who is not a manager);
+            failed when the worker gave up.
     """
 
     status: ManualStatus

@@ -19,6 +19,7 @@ from db import directory
 from db.connection import SERVER_SETTINGS, Timeouts
 from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest
 from worker.domain.create_decision import CreateDecision, SaveFacts
+from worker.domain.model import MemoryEntry
 
 
 class EventRow(msgspec.Struct, frozen=True):
@@ -108,6 +109,11 @@ class PanelRow(msgspec.Struct, frozen=True):
     source: Source
 
 
+class EntryRow(msgspec.Struct, frozen=True):
+    content: str
+    tags: list[str]
+
+
 class ManualContextRow(msgspec.Struct, frozen=True):
     workspace: WorkspaceRow | None
     actor_privacy_level: int
@@ -118,6 +124,7 @@ class ManualContextRow(msgspec.Struct, frozen=True):
     count: int
     target: PanelRow | None
     existing: list[str]
+    lineage_rows: list[EntryRow] = []
 
 
 class SeedContextRow(msgspec.Struct, frozen=True):
@@ -264,25 +271,37 @@ class Tx:
         return await directory.ensure_user(self.conn, disc_id)
 
     async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
-                                     teacher_user_id: int | None, contents: Sequence[str],
-                                     tags: Sequence[str], source: str, manually_written: bool) -> list[int]:
+                                     teacher_user_id: int | None, entries: Sequence[MemoryEntry], source: str,
+                                     manually_written: bool) -> list[int]:
+        """The rows in entry order, each with its own tags; their ids, in the same order."""
         rows = await self.conn.fetch(
             "INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content, tags,"
             " manually_written, source)"
-            " SELECT $1, $2, $3, $4, c, $6, $8, $7 FROM unnest($5::text[]) WITH ORDINALITY AS t(c, n)"
-            " ORDER BY n RETURNING server_memory_id",
-            server_id, persona_id, lineage_id, teacher_user_id, list(contents), list(tags), source,
+            f" SELECT $1, $2, $3, $4, {_ENTRY_COLUMNS}, $7, $6 FROM jsonb_array_elements($5::jsonb)"
+            " WITH ORDINALITY AS t(e, n) ORDER BY n RETURNING server_memory_id",
+            server_id, persona_id, lineage_id, teacher_user_id, encode(list(entries)).decode(), source,
             manually_written)
         return sorted(r[0] for r in rows)
 
-    async def insert_personal_memories(self, user_id: int, lineage_id: int, contents: Sequence[str],
-                                       tags: Sequence[str], source: str, manually_written: bool) -> list[int]:
+    async def insert_personal_memories(self, user_id: int, lineage_id: int, entries: Sequence[MemoryEntry],
+                                       source: str, manually_written: bool) -> list[int]:
+        """The rows in entry order, each with its own tags; their ids, in the same order."""
         rows = await self.conn.fetch(
             "INSERT INTO personal_memories (user_id, persona_lineage_id, content, tags, manually_written, source)"
-            " SELECT $1, $2, c, $4, $6, $5 FROM unnest($3::text[]) WITH ORDINALITY AS t(c, n)"
-            " ORDER BY n RETURNING personal_memory_id",
-            user_id, lineage_id, list(contents), list(tags), source, manually_written)
+            f" SELECT $1, $2, {_ENTRY_COLUMNS}, $5, $4 FROM jsonb_array_elements($3::jsonb)"
+            " WITH ORDINALITY AS t(e, n) ORDER BY n RETURNING personal_memory_id",
+            user_id, lineage_id, encode(list(entries)).decode(), source, manually_written)
         return sorted(r[0] for r in rows)
+
+    async def delete_lineage(self, scope: str, owner_key: int, lineage_id: int) -> list[tuple[int, str]]:
+        """Delete every row of an owner (servers.server_id or users.user_id) and exact lineage:
+        (id, content) of each, by id."""
+        table, key = _TABLES[scope]
+        owner_column = "server_id" if scope == "server" else "user_id"
+        rows = await self.conn.fetch(
+            f"DELETE FROM {table} WHERE {owner_column} = $1 AND persona_lineage_id = $2 RETURNING {key}, content",
+            owner_key, lineage_id)
+        return sorted((r[0], r[1]) for r in rows)
 
     async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
         # Protects the row (manually_written) and never touches last_reinforced_at.
@@ -326,6 +345,8 @@ class Tx:
 
 
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
+# A MemoryEntry's columns, read from each element `e` of a JSON array of entries.
+_ENTRY_COLUMNS = "e ->> 'content', ARRAY(SELECT jsonb_array_elements_text(e -> 'tags'))"
 
 
 class _Calls:

@@ -67,3 +67,4 @@ class ManualContextRequest(msgspec.Struct, frozen=True):
     lineage_id: int
     memory_id: int | None
     want_existing: bool
+    want_lineage_rows: bool = False

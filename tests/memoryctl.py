@@ -12,12 +12,18 @@ import io
 import os
 import subprocess
 
+import structlog
+
 from worker.cli import memoryctl as cli
 
 
 def _main(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     saved = dict(os.environ)
+    # memoryctl configures structlog for its process (caching each logger on first use, writing
+    # to the stderr it found: this call's): put the suite's back, or a logger first used by a
+    # later test would write into this call's buffer and slip past that test's capture_logs().
+    logging_config = structlog.get_config()
     os.environ.update(env)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -25,6 +31,7 @@ def _main(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        structlog.configure(**logging_config)
     return subprocess.CompletedProcess(["memoryctl", *argv], code, out.getvalue(), err.getvalue())
 
 

@@ -12,6 +12,7 @@ connections to `public`, as the bot would.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -259,23 +260,27 @@ def plain_dsn(dsn: str) -> str:
     return dsn.split("?", 1)[0]
 
 
-async def new_database(pg_server, prefix: str = "bot") -> str:
-    """An empty database on the test server, for a bot; its plain URL."""
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(pg_server.dsn())
+async def new_database(server_dsn: Callable[..., str], prefix: str = "bot") -> str:
+    """An empty database on the server, for a bot: its plain URL. `server_dsn` is the server's
+    dsn(name) maker."""
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    admin = await asyncpg.connect(server_dsn())
     try:
         await admin.execute(f"CREATE DATABASE {name}")
     finally:
         await admin.close()
-    return plain_dsn(pg_server.dsn(name))
+    return plain_dsn(server_dsn(name))
 
 
-async def built(dsn: str, *, before_062: bool = False) -> World:
-    """The bot's tables in `dsn`, and the seeded rows."""
+async def seeded_database(server_dsn: Callable[..., str], prefix: str = "tomori", *,
+                          before_062: bool = False) -> tuple[str, World]:
+    """A new database on the server holding a built and seeded TomoriBot (not adopted): its
+    plain URL and the world `seed` wrote."""
+    dsn = await new_database(server_dsn, prefix)
     conn = await asyncpg.connect(dsn)
     try:
         await build(conn, before_062=before_062)
-        return await seed(conn, before_062=before_062)
+        return dsn, await seed(conn, before_062=before_062)
     finally:
         await conn.close()
 

@@ -504,7 +504,7 @@ export interface OpResult {
  */
 export interface OpData {
   /**
-   * batch-limit-reached: how many more memories fit under the cap.
+   * batch-limit-reached, and an import's limit-reached: how many more memories fit under the cap.
    */
   available?: number;
   /**
@@ -516,7 +516,7 @@ export interface OpData {
    */
   memory_id?: number;
   /**
-   * added: the ids of every memory added, in order (one for an add).
+   * added: the ids of every memory added, in order (one for an add); imported: the ids of every memory the import added, in entry order (empty when it added none).
    */
   memory_ids?: number[];
   /**
@@ -524,11 +524,15 @@ export interface OpData {
    */
   reason?: string | null;
   /**
-   * batch-limit-reached: how many new memories the batch held.
+   * imported: how many memories a replace deleted (0 for a merge).
+   */
+  removed_count?: number;
+  /**
+   * batch-limit-reached, and an import's limit-reached: how many new memories the batch or import held.
    */
   requested?: number;
   /**
-   * added: how many entries of the batch were skipped as already saved or repeated.
+   * added: how many entries of the batch were skipped as already saved or repeated; imported: how many entries a merge skipped as equal to a stored memory or an earlier entry.
    */
   skipped_duplicates?: number;
   /**
@@ -543,7 +547,9 @@ export interface OpData {
     | "empty-content"
     | "failed"
     | "host-protected"
+    | "imported"
     | "limit-reached"
+    | "managers-only"
     | "not-found"
     | "privacy-blocked"
     | "reinforced"
@@ -858,9 +864,9 @@ export interface MemoryEvicted {
  */
 export interface ManualMemory {
   /**
-   * add (content), add_batch (contents and content, all or nothing), edit (memory_id, with content and/or tags) or remove (memory_id).
+   * add (content), add_batch (contents and content, all or nothing), edit (memory_id, with content and/or tags), remove (memory_id) or import (strategy and entries: TomoriBot's data import of one lineage's memories, all or nothing; server memories only by a manager).
    */
-  action: "add" | "add_batch" | "edit" | "remove";
+  action: "add" | "add_batch" | "edit" | "import" | "remove";
   /**
    * Who is using the panel, and whether they manage the server.
    */
@@ -877,6 +883,10 @@ export interface ManualMemory {
    * add_batch only: the entries to add, typically the lines of an uploaded text file. Blank lines are dropped and lines already stored (or repeated) are skipped, ignoring case.
    */
   contents?: string[] | null;
+  /**
+   * import only, and required there: the memories to import, each with its own tags. An empty list with replace clears the lineage.
+   */
+  entries?: ImportEntry[] | null;
   /**
    * Personal scope only: act on the memories of this message-proxy identity (`pk:<uuid>`, `pb:<digits>`, or a custom instance's `<prefix>i:<length>:<instance>:<key>`), which the actor must host; null for the actor's own.
    */
@@ -906,7 +916,11 @@ export interface ManualMemory {
    */
   scope: "personal" | "server";
   /**
-   * Tags as the panel took them: raw comma-separated text or a list. Split on commas, trimmed, quotes stripped; empty and over-32-character tags dropped; duplicates removed; at most 5 kept. A tag starting with `#` names a channel. On an edit, null keeps the stored tags.
+   * import only: merge (add the entries, skipping any whose text and tags equal a stored memory of this owner and exact lineage, or an earlier entry; whitespace runs and tag order ignored) or replace (delete every memory of this owner and exact lineage, then add every entry). Refused with limit-reached, nothing changed, when the owner's memories would then exceed the cap.
+   */
+  strategy?: "merge" | "replace";
+  /**
+   * Tags as the panel took them: raw comma-separated text or a list. Split on commas, trimmed, quotes stripped; empty and over-32-character tags dropped; duplicates removed; at most 5 kept. A tag starting with `#` names a channel. On an edit, null keeps the stored tags. Not read by import (each entry has its own).
    */
   tags?: string | string[] | null;
   /**
@@ -926,6 +940,19 @@ export interface Actor {
    * True when they have Manage Server in this guild, and always in a DM. Managers see and change every server memory and may teach when member teaching is off; others see and change only the server memories they taught.
    */
   is_manager?: boolean;
+}
+/**
+ * One memory of an import (TomoriBot's data import: a memory item of an export file).
+ */
+export interface ImportEntry {
+  /**
+   * The memory's text: trimmed, never rewritten, at most MAX_MEMORY_LENGTH UTF-16 units (a longer or blank one refuses the whole import).
+   */
+  content: string;
+  /**
+   * This memory's tags, parsed as the panels parse them (split on commas, trimmed, quotes stripped, empty and over-32-character tags dropped, duplicates removed, at most 5 kept; `#name` is a channel); null for none.
+   */
+  tags?: string | string[] | null;
 }
 /**
  * `memory.reinforce`: the memories a reply used.
@@ -1198,7 +1225,7 @@ export interface ManualResult {
  */
 export interface ManualData {
   /**
-   * batch-limit-reached: how many more memories fit under the cap.
+   * batch-limit-reached, and an import's limit-reached: how many more memories fit under the cap.
    */
   available?: number;
   /**
@@ -1210,7 +1237,7 @@ export interface ManualData {
    */
   memory_id?: number;
   /**
-   * added: the ids of every memory added, in order (one for an add).
+   * added: the ids of every memory added, in order (one for an add); imported: the ids of every memory the import added, in entry order (empty when it added none).
    */
   memory_ids?: number[];
   /**
@@ -1218,15 +1245,19 @@ export interface ManualData {
    */
   reason?: string | null;
   /**
-   * batch-limit-reached: how many new memories the batch held.
+   * imported: how many memories a replace deleted (0 for a merge).
+   */
+  removed_count?: number;
+  /**
+   * batch-limit-reached, and an import's limit-reached: how many new memories the batch or import held.
    */
   requested?: number;
   /**
-   * added: how many entries of the batch were skipped as already saved or repeated.
+   * added: how many entries of the batch were skipped as already saved or repeated; imported: how many entries a merge skipped as equal to a stored memory or an earlier entry.
    */
   skipped_duplicates?: number;
   /**
-   * added, updated, unchanged (same text and tags, row already protected), removed, or a refusal: privacy-blocked, host-protected, empty-content, content-too-long, limit-reached, batch-limit-reached, all-duplicates, not-found, blacklisted, teaching-disabled; failed when the worker gave up.
+   * added, updated, unchanged (same text and tags, row already protected), removed, imported (with memory_ids, removed_count, skipped_duplicates), or a refusal: privacy-blocked, host-protected, empty-content, content-too-long, limit-reached, batch-limit-reached, all-duplicates, not-found, blacklisted, teaching-disabled, managers-only (an import of server memories by someone who is not a manager); failed when the worker gave up.
    */
   status:
     | "added"
@@ -1237,7 +1268,9 @@ export interface ManualData {
     | "empty-content"
     | "failed"
     | "host-protected"
+    | "imported"
     | "limit-reached"
+    | "managers-only"
     | "not-found"
     | "privacy-blocked"
     | "removed"
@@ -1275,7 +1308,7 @@ export interface ReinforceResult {
  */
 export interface ReinforceData {
   /**
-   * batch-limit-reached: how many more memories fit under the cap.
+   * batch-limit-reached, and an import's limit-reached: how many more memories fit under the cap.
    */
   available?: number;
   /**
@@ -1287,7 +1320,7 @@ export interface ReinforceData {
    */
   memory_id?: number;
   /**
-   * added: the ids of every memory added, in order (one for an add).
+   * added: the ids of every memory added, in order (one for an add); imported: the ids of every memory the import added, in entry order (empty when it added none).
    */
   memory_ids?: number[];
   /**
@@ -1295,11 +1328,15 @@ export interface ReinforceData {
    */
   reason?: string | null;
   /**
-   * batch-limit-reached: how many new memories the batch held.
+   * imported: how many memories a replace deleted (0 for a merge).
+   */
+  removed_count?: number;
+  /**
+   * batch-limit-reached, and an import's limit-reached: how many new memories the batch or import held.
    */
   requested?: number;
   /**
-   * added: how many entries of the batch were skipped as already saved or repeated.
+   * added: how many entries of the batch were skipped as already saved or repeated; imported: how many entries a merge skipped as equal to a stored memory or an earlier entry.
    */
   skipped_duplicates?: number;
   /**
@@ -1337,7 +1374,7 @@ export interface SeedBioResult {
  */
 export interface SeedBioData {
   /**
-   * batch-limit-reached: how many more memories fit under the cap.
+   * batch-limit-reached, and an import's limit-reached: how many more memories fit under the cap.
    */
   available?: number;
   /**
@@ -1349,7 +1386,7 @@ export interface SeedBioData {
    */
   memory_id?: number;
   /**
-   * added: the ids of every memory added, in order (one for an add).
+   * added: the ids of every memory added, in order (one for an add); imported: the ids of every memory the import added, in entry order (empty when it added none).
    */
   memory_ids?: number[];
   /**
@@ -1357,11 +1394,15 @@ export interface SeedBioData {
    */
   reason?: string | null;
   /**
-   * batch-limit-reached: how many new memories the batch held.
+   * imported: how many memories a replace deleted (0 for a merge).
+   */
+  removed_count?: number;
+  /**
+   * batch-limit-reached, and an import's limit-reached: how many new memories the batch or import held.
    */
   requested?: number;
   /**
-   * added: how many entries of the batch were skipped as already saved or repeated.
+   * added: how many entries of the batch were skipped as already saved or repeated; imported: how many entries a merge skipped as equal to a stored memory or an earlier entry.
    */
   skipped_duplicates?: number;
   /**

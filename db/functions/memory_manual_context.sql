@@ -1,7 +1,8 @@
 -- What a panel decision needs (docs/design.md, section 8.1), read inside the owner's locked
 -- transaction: the workspace's settings, the actor's privacy and blacklisting, the proxy identity
--- acted for, the owner's count, the memory edited or removed, and for a batch the texts it is
--- de-duplicated against. A global (lineage 0) personal add counts against the fullest lineage
+-- acted for, the owner's count, the memory edited or removed, for a batch the texts it is
+-- de-duplicated against, and for an import every row of the owner and exact lineage (what a
+-- merge compares with and a replace deletes). A global (lineage 0) personal add counts against the fullest lineage
 -- too: every lineage's cap includes the global rows. p is db/requests.py's ManualContextRequest
 -- (tests/unit/test_sql_arguments.py holds the keys read here to its fields).
 CREATE OR REPLACE FUNCTION memory_worker.memory_manual_context(p jsonb) RETURNS jsonb
@@ -15,6 +16,7 @@ DECLARE
     v_count     integer := 0;
     v_target    jsonb;
     v_existing  jsonb := '[]'::jsonb;
+    v_lineage_rows jsonb := '[]'::jsonb;
 BEGIN
     SELECT * INTO v_ws FROM directory_workspaces() w WHERE w.server_disc_id = p ->> 'workspace_id';
     IF v_scope = 'server' THEN
@@ -31,6 +33,12 @@ BEGIN
               AND m.server_id = v_ws.server_id AND m.persona_lineage_id = v_lineage;
             IF (p ->> 'want_existing')::boolean THEN
                 SELECT coalesce(jsonb_agg(content), '[]'::jsonb) INTO v_existing FROM server_memories
+                WHERE server_id = v_ws.server_id AND persona_lineage_id = v_lineage;
+            END IF;
+            IF (p ->> 'want_lineage_rows')::boolean THEN
+                SELECT coalesce(jsonb_agg(jsonb_build_object('content', content, 'tags', coalesce(tags, '{}'))
+                                          ORDER BY server_memory_id), '[]'::jsonb)
+                INTO v_lineage_rows FROM server_memories
                 WHERE server_id = v_ws.server_id AND persona_lineage_id = v_lineage;
             END IF;
         END IF;
@@ -63,6 +71,14 @@ BEGIN
                 SELECT coalesce(jsonb_agg(content), '[]'::jsonb) INTO v_existing FROM personal_memories
                 WHERE user_id = v_owner_uid AND persona_lineage_id IN (v_lineage, 0);
             END IF;
+            IF (p ->> 'want_lineage_rows')::boolean THEN
+                -- Exactly the lineage, as TomoriBot's import compares and replaces (never the global
+                -- rows of another lineage's import).
+                SELECT coalesce(jsonb_agg(jsonb_build_object('content', content, 'tags', coalesce(tags, '{}'))
+                                          ORDER BY personal_memory_id), '[]'::jsonb)
+                INTO v_lineage_rows FROM personal_memories
+                WHERE user_id = v_owner_uid AND persona_lineage_id = v_lineage;
+            END IF;
         END IF;
     END IF;
     RETURN jsonb_build_object(
@@ -86,6 +102,7 @@ BEGIN
         'owner_user_id', v_owner_uid,
         'count', v_count,
         'target', v_target,
-        'existing', v_existing);
+        'existing', v_existing,
+        'lineage_rows', v_lineage_rows);
 END;
 $$;

@@ -144,7 +144,7 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
 
     from tests import tomoribot
 
-    dsn = await tomoribot.new_database(pg_server, "demo")
+    dsn = await tomoribot.new_database(pg_server.dsn, "demo")
     bot = await asyncpg.connect(dsn)
     try:
         await tomoribot.build(bot)

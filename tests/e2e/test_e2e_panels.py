@@ -112,25 +112,31 @@ async def test_refusals_publish_nothing(e2e_worker, memory, bot_db, nc):
     assert await personal_memories(bot_db, private) == [] and await server_memories(bot_db, ws) == []
 
 
+async def sent_twice(memory, fields: dict) -> tuple[str, dict, dict]:
+    """A panel command sent, then sent again under a new Nats-Msg-Id, as an operator's replay
+    sends it: the worker sees the repeat and answers from its inbox. The command id and both answers."""
+    cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
+                           "reply_to": memory.reply_subject(), **fields}, ManualMemory)
+    ws = cmd.workspace_id
+    first = await memory.send_raw("manual", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
+    again = msgspec.structs.replace(cmd, reply_to=memory.reply_subject())
+    second = await memory.send_raw("manual", ws, encode(again), command_id=f"{cmd.command_id}:replay",
+                                   reply_to=again.reply_to)
+    return cmd.command_id, msgspec.json.decode(first), msgspec.json.decode(second)
+
+
 async def test_the_same_panel_command_twice_has_one_effect(e2e_worker, memory, bot_db, nc):
     ws = unique()
     await add_server(bot_db, ws)
-    cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                           "reply_to": memory.reply_subject(),
-                           **panel(ws, "add_batch", contents=["one", "two", "ONE"])}, ManualMemory)
 
-    first = await memory.send_raw("manual", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
-    again = msgspec.structs.replace(cmd, reply_to=memory.reply_subject())
-    # A new Nats-Msg-Id, as an operator's replay sends: the worker sees it and answers from its inbox.
-    second = await memory.send_raw("manual", ws, encode(again), command_id=f"{cmd.command_id}:replay",
-                                   reply_to=again.reply_to)
+    command_id, first_result, second_result = await sent_twice(
+        memory, panel(ws, "add_batch", contents=["one", "two", "ONE"]))
 
-    first_result, second_result = msgspec.json.decode(first), msgspec.json.decode(second)
     assert first_result["data"]["status"] == codes.ADDED and first_result["data"]["skipped_duplicates"] == 1
     assert second_result == first_result
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["one", "two"]
-    assert await processed_count(bot_db, cmd.command_id) == 1
-    assert [m.subject for m in (await events_by_command(nc, "server", ws))[cmd.command_id]] == [
+    assert await processed_count(bot_db, command_id) == 1
+    assert [m.subject for m in (await events_by_command(nc, "server", ws))[command_id]] == [
         subjects.invalidate_subject("tomori_state", ws)] + [subjects.saved_subject("server", ws)] * 2
 
 

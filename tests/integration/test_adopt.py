@@ -22,7 +22,7 @@ from tests.memoryctl import memoryctl as in_process
 @pytest.fixture
 async def bot_dsn(pg_server):
     """An empty database for a bot; its plain URL (no worker search path)."""
-    return await tomoribot.new_database(pg_server)
+    return await tomoribot.new_database(pg_server.dsn)
 
 
 def environment(dsn: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
@@ -348,13 +348,6 @@ async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuse
 async def _outcome(pool, command_id: str) -> str:
     """How the save ended under the lock, as its inbox row keeps it."""
     return await pool.fetchval("SELECT facts ->> 'outcome' FROM processed_commands WHERE command_id = $1", command_id)
-
-
-def test_stored_memory_order_key_matches_sql_ordering_for_equal_times():
-    t = datetime(2026, 1, 1, tzinfo=UTC)
-    rows = [StoredMemory(2, 7, False, t, None), StoredMemory(1, 7, False, t, None),
-            StoredMemory(3, 7, False, t - timedelta(days=1), t)]
-    assert choose_eviction(rows, lineage_id=7, now=t + timedelta(days=60), decay_days=30).memory_id == 1
 
 
 @pytest.mark.parametrize("change", ["host-goes-full", "host-unlinked"])

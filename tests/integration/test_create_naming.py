@@ -85,8 +85,7 @@ def environment(dsn: str) -> dict[str, str]:
 @pytest.fixture
 async def adopted(pg_server):
     """A TomoriBot-shaped database, adopted: its pool, what was seeded, its DSN."""
-    dsn = await tomoribot.new_database(pg_server)
-    world = await tomoribot.built(dsn)
+    dsn, world = await tomoribot.seeded_database(pg_server.dsn)
     done = await memoryctl(["adopt"], environment(dsn))
     assert done.returncode == 0, done
     pool = await create_pool(dsn, min_size=1, max_size=4)
@@ -132,8 +131,7 @@ async def test_adopted_naming_facts_come_from_tomoribots_tables(adopted):
 
 async def test_an_older_tomoribot_database_has_no_naming_layers(pg_server):
     """Before TomoriBot's 062: no affixes, no persona naming; both functions read as empty."""
-    dsn = await tomoribot.new_database(pg_server)
-    await tomoribot.built(dsn, before_062=True)
+    dsn, _ = await tomoribot.seeded_database(pg_server.dsn, before_062=True)
     env = environment(dsn)
     dry = await memoryctl(["adopt", "--dry-run"], env)
     assert "none (user_personalization_configs.prefix_override not found)" in dry.stdout, dry.stdout

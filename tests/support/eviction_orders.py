@@ -9,11 +9,13 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from db import functions
-from tests.support.capacity_rule import eviction_order, order_key
+from tests.support.capacity_rule import eviction_order, eviction_order_terms, order_key
 from worker.domain.model import StoredMemory
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-LIVE = "ORDER BY o.last_reinforced_at IS NOT NULL, o.last_reinforced_at, o.created_at, o.id"
+# The live line, as memory_create_batch() has it: read, never copied, so changing it there is
+# the one edit the order needs.
+LIVE = f"ORDER BY {eviction_order_terms(functions.source('memory_create_batch'))}"
 
 
 def row(memory_id: int, created_days: float, reinforced_days: float | None = None) -> StoredMemory:

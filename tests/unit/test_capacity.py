@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from contracts.commands import Retrieval
-from tests.support.capacity_rule import capacity_action, choose_eviction, eviction_order_key, is_eligible
-from worker.domain.capacity import eviction_blockers, limit_reason
+from tests.support.capacity_rule import capacity_action, choose_eviction, is_eligible
+from worker.domain.capacity import eviction_blockers
 from worker.domain.model import StoredMemory, Workspace
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -86,40 +85,6 @@ def test_decay_days_is_honoured() -> None:
     assert not eligible(r, days=14)
 
 
-def test_order_never_reinforced_first_then_oldest_reinforcement() -> None:
-    never_new = row(1, created=NOW - timedelta(days=40))
-    never_old = row(2, created=NOW - timedelta(days=80))
-    reinforced_old = row(3, created=NOW - timedelta(days=200), reinforced=NOW - timedelta(days=100))
-    reinforced_new = row(4, created=NOW - timedelta(days=300), reinforced=NOW - timedelta(days=50))
-    rows = [reinforced_new, never_new, reinforced_old, never_old]
-    assert sorted(rows, key=eviction_order_key) == [never_old, never_new, reinforced_old, reinforced_new]
-
-
-def test_order_ties_by_created_at_then_id() -> None:
-    when = NOW - timedelta(days=60)
-    a = row(5, created=NOW - timedelta(days=90), reinforced=when)
-    b = row(2, created=NOW - timedelta(days=80), reinforced=when)
-    c = row(1, created=NOW - timedelta(days=80), reinforced=when)
-    d = row(9, created=OLD)
-    e = row(3, created=OLD)
-    shuffled = [b, d, a, e, c]
-    random.Random(4).shuffle(shuffled)
-    assert sorted(shuffled, key=eviction_order_key) == [e, d, a, c, b]
-
-
-def test_choose_eviction_picks_first_eligible_in_order() -> None:
-    rows = [
-        row(1, manual=True, created=NOW - timedelta(days=500)),
-        row(2, lineage=8, created=NOW - timedelta(days=400)),
-        row(3, created=NOW - timedelta(days=5)),
-        row(4, created=NOW - timedelta(days=300), reinforced=NOW - timedelta(days=40)),
-        row(5, created=NOW - timedelta(days=45)),
-        row(6, created=NOW - timedelta(days=200), reinforced=NOW - timedelta(days=2)),
-    ]
-    chosen = choose_eviction(rows, lineage_id=LINEAGE, now=NOW, decay_days=DAYS)
-    assert chosen is not None and chosen.memory_id == 5
-
-
 @pytest.mark.parametrize(
     "rows",
     [
@@ -154,21 +119,6 @@ def test_choose_eviction_never_for_lineage_zero() -> None:
 )
 def test_capacity_action(count: int, cap: int, may_evict: bool, has_candidate: bool, expected: str) -> None:
     assert capacity_action(count, cap, may_evict, has_candidate) == expected
-
-
-@pytest.mark.parametrize(
-    ("action", "may_evict", "expected"),
-    [
-        ("insert", False, None),
-        ("evict", True, None),
-        ("refuse_at_cap", False, "eviction_not_permitted"),
-        ("refuse_at_cap", True, "nothing_eligible"),
-        ("refuse_over_cap", True, "over_cap"),
-        ("refuse_over_cap", False, "over_cap"),
-    ],
-)
-def test_limit_reason(action: str, may_evict: bool, expected: str | None) -> None:
-    assert limit_reason(action, may_evict) == expected  # type: ignore[arg-type]
 
 
 READY = Retrieval(rag_available=True, embedding_model="text-embedding-3-small", embedding_credentials=True)

@@ -12,16 +12,14 @@ from tests.support.eviction_orders import CHANGED, LIVE, ROWS, ordered, with_ord
 
 
 def test_the_key_is_the_live_line_of_memory_create_batch():
-    # Never reinforced first (oldest first, ties by id), then least recently reinforced.
-    expected = [2, 5, 1, 4, 3]
-    assert ordered(LIVE) == expected
-    assert [r.memory_id for r in sorted(ROWS, key=eviction_order_key)] == expected
+    # What the live order is, case by case, is the conformance table's to say
+    # (tests/integration/test_capacity_conformance.py); here, that the key is that line's.
+    assert [r.memory_id for r in sorted(ROWS, key=eviction_order_key)] == ordered(LIVE)
 
 
 @pytest.mark.parametrize(("line", "expected"), CHANGED)
 def test_a_changed_order_line_changes_the_key(line, expected):
     assert ordered(line) == expected
-    assert expected != ordered(LIVE)
 
 
 @pytest.mark.parametrize("line", [

@@ -49,7 +49,7 @@ def test_refused_with_zero_available_still_says_so() -> None:
     [
         codes.PRIVACY_BLOCKED, codes.HOST_PROTECTED, codes.EMPTY_CONTENT, codes.CONTENT_TOO_LONG,
         codes.LIMIT_REACHED, codes.BATCH_LIMIT_REACHED, codes.ALL_DUPLICATES, codes.NOT_FOUND,
-        codes.BLACKLISTED, codes.TEACHING_DISABLED,
+        codes.BLACKLISTED, codes.TEACHING_DISABLED, codes.MANAGERS_ONLY,
     ],
 )
 def test_every_refusal_status_passes_through(status: str) -> None:
@@ -132,3 +132,13 @@ def test_results_round_trip_through_the_contract_type() -> None:
         op_results.reinforced("m-1", 2),
     ):
         assert msgspec.json.decode(msgspec.json.encode(result), type=OpResult) == result
+
+
+def test_imported_lists_ids_removed_and_skipped_and_never_a_single_memory_id() -> None:
+    assert wire(op_results.imported("m-1", [412], 3, 2, KEYS))["data"] == {
+        "status": "imported", "reason": None, "memory_ids": [412], "skipped_duplicates": 2, "removed_count": 3}
+
+
+def test_imported_nothing_invalidates_nothing() -> None:
+    result = wire(op_results.imported("m-1", [], 0, 4, []))
+    assert (result["success"], result["data"]["memory_ids"], result["invalidated"]) == (True, [], [])

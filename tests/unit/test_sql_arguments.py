@@ -134,7 +134,7 @@ def test_every_field_python_sends_is_read_by_the_sql() -> None:
 def test_a_field_the_sql_never_reads_is_caught() -> None:
     body = "SELECT p ->> 'scope', p ->> 'workspace_id', p ->> 'owner_id', p ->> 'actor_id', p ->> 'identity_id'"
     assert unread_fields({"f": body}, {"f": {"p": (ManualContextRequest,)}})["ManualContextRequest"] == {
-        "lineage_id", "memory_id", "want_existing"}
+        "lineage_id", "memory_id", "want_existing", "want_lineage_rows"}
 
 
 def test_the_stored_whole_types_are_stored_as_they_are_sent() -> None:

@@ -216,7 +216,7 @@ class MemoryClient:
     # memory_command_invalid, data.reason) when the worker refused the command unapplied.
     async def manual(self, command: ManualMemory | dict[str, Any], *,
                      timeout: float | None = None) -> OpResult | InvalidCommandResult:
-        """Send memory.manual (a panel action) and return its result."""
+        """Send memory.manual (a panel action, or a data import) and return its result."""
         return await self._send("manual", _complete(command, ManualMemory), decode_op_reply, timeout)
 
     async def reinforce(self, command: ReinforceMemories | dict[str, Any], *,

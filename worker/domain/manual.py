@@ -1,4 +1,5 @@
-"""The `memory.manual` decision (the `/memories` and `/personal memories` panels, docs/design.md, section 8.1).
+"""The `memory.manual` decision (the `/memories` and `/personal memories` panels and TomoriBot's data import,
+docs/design.md, section 8.1).
 
 `decide_manual` takes what the persistence layer read under the owner lock (`ManualContext`)
 and answers with a refusal or the one write to make. Checks run in a fixed order: first who
@@ -19,16 +20,18 @@ Beyond the spec:
 - A target whose id or lineage differs from the command's is treated as not found, so a
   loader mistake cannot lead to a write outside the owner's exact lineage.
 - A server row with no known teacher (`taught_by` None) is hidden from non-managers.
+
+The import's own checks are worker/domain/manual_import.py's; who may import is decided here,
+with the other actions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from contracts import results as codes
 from contracts.commands import ManualMemory
-from worker.domain.content import utf16_length
+from worker.domain.manual_import import decide_import
 from worker.domain.model import (
     Delete,
     Insert,
@@ -41,39 +44,32 @@ from worker.domain.model import (
     Unchanged,
     Update,
 )
+from worker.domain.panel import EMPTY, SERVER_PANEL, PanelOwner, first_of_each, panel_owner, too_long
 from worker.domain.proxy import WORDS, host_protection
 from worker.domain.tags import parse_tags
 
 __all__ = ["decide_manual"]
 
-_SERVER_PANEL = "/memories"
-_PERSONAL_PANEL = "/personal memories"
 _PRIVACY_PANEL = "/personal config"
-
-
-@dataclass(frozen=True, slots=True)
-class _Owner:
-    """Whose memories the command touches, as far as the wording and the cap go."""
-
-    cap: int
-    panel: str
-    has: str  # "This server has", "You have", ...: the start of the limit sentences
-    only_own: bool  # a non-manager on server memories: rows taught by others are invisible
-
-
-def _owner(cmd: ManualMemory, limits: Limits) -> _Owner:
-    if cmd.scope == "server":
-        return _Owner(limits.max_server_memories, _SERVER_PANEL, "This server has", not cmd.actor.is_manager)
-    has = "This identity has" if cmd.identity_id is not None else "You have"
-    return _Owner(limits.max_personal_memories, _PERSONAL_PANEL, has, False)
 
 
 # --- who may act --------------------------------------------------------------------------
 
 
+def _only_forgets(cmd: ManualMemory) -> bool:
+    """A remove, or a replace with no entries: it only deletes, which no protection blocks."""
+    return cmd.action == "remove" or (cmd.action == "import" and cmd.strategy == "replace" and cmd.entries == [])
+
+
 def _server_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
     if cmd.actor.is_manager:
         return None  # managers run the server's memories whatever their own standing
+    if cmd.action == "import":
+        # TomoriBot's data import of a server's memories is a manager's command.
+        return Refuse(
+            codes.MANAGERS_ONLY,
+            "Only server managers can import this server's memories. Ask one to run the import.",
+        )
     if ctx.actor_blacklisted:
         return Refuse(
             codes.BLACKLISTED,
@@ -85,7 +81,7 @@ def _server_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
         return Refuse(
             codes.TEACHING_DISABLED,
             "Teaching is turned off on this server, so only server managers can add or edit "
-            f"its memories. You can still remove memories you taught with {_SERVER_PANEL}.",
+            f"its memories. You can still remove memories you taught with {SERVER_PANEL}.",
         )
     return None
 
@@ -96,8 +92,8 @@ def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
             codes.NOT_FOUND,
             f"No such identity among yours: {cmd.identity_id} is not a proxy identity you host.",
         )
-    if cmd.action == "remove":
-        return None  # removing only ever forgets: neither protection blocks it
+    if _only_forgets(cmd):
+        return None  # neither protection blocks forgetting
     why = host_protection(ctx.identity)
     if why is not None:
         return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {WORDS[why]}.")
@@ -112,7 +108,7 @@ def _personal_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
         return _identity_refusal(cmd, ctx)
     # Only FULL blocks: PARTIAL limits what the bot learns on its own, not what people write.
     # Removing is never blocked: forgetting is what a full privacy setting asks for.
-    if ctx.actor_privacy_level >= Privacy.FULL and cmd.action != "remove":
+    if ctx.actor_privacy_level >= Privacy.FULL and not _only_forgets(cmd):
         return Refuse(
             codes.PRIVACY_BLOCKED,
             "Your privacy setting is full, so no personal memories are kept about you. "
@@ -129,33 +125,10 @@ def _actor_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
 
 # --- content --------------------------------------------------------------------------------
 
-_EMPTY = Refuse(codes.EMPTY_CONTENT, "The memory is empty; write the fact to remember and try again.")
-
-
-def _too_long(content: str, limits: Limits, which: str = "The memory") -> Refuse | None:
-    length = utf16_length(content)
-    if length <= limits.max_memory_length:
-        return None
-    return Refuse(
-        codes.CONTENT_TOO_LONG,
-        f"{which} is too long: {length} characters, and the limit is {limits.max_memory_length}. "
-        "Shorten it and try again.",
-    )
-
 
 def _unique(items: Iterable[str], existing: Iterable[str]) -> tuple[list[str], int]:
     """Items not already seen (case-insensitively) in `existing` or earlier in the batch."""
-    seen = {text.strip().casefold() for text in existing}
-    kept: list[str] = []
-    skipped = 0
-    for item in items:
-        key = item.casefold()
-        if key in seen:
-            skipped += 1
-            continue
-        seen.add(key)
-        kept.append(item)
-    return kept, skipped
+    return first_of_each(items, str.casefold, (text.strip().casefold() for text in existing))
 
 
 def _batch_items(cmd: ManualMemory) -> list[str]:
@@ -169,11 +142,11 @@ def _batch_items(cmd: ManualMemory) -> list[str]:
 # --- actions ----------------------------------------------------------------------------------
 
 
-def _add(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+def _add(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: PanelOwner) -> ManualDecision:
     content = (cmd.content or "").strip()
     if not content:
-        return _EMPTY
-    if refusal := _too_long(content, limits):
+        return EMPTY
+    if refusal := too_long(content, limits):
         return refusal
     if ctx.count >= owner.cap:
         return Refuse(
@@ -184,10 +157,10 @@ def _add(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -
     return Insert((content,), parse_tags(cmd.tags))
 
 
-def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: PanelOwner) -> ManualDecision:
     given = _batch_items(cmd)
     if not given:
-        return _EMPTY
+        return EMPTY
     items, skipped = _unique(given, ctx.existing_contents)
     if not items:
         return Refuse(
@@ -195,7 +168,7 @@ def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Ow
             "Every memory in the batch is already saved (or repeats another line), so nothing was added.",
         )
     for position, item in enumerate(items, start=1):
-        if refusal := _too_long(item, limits, f"Memory {position} of the batch"):
+        if refusal := too_long(item, limits, f"Memory {position} of the batch"):
             return refusal
     requested = len(items)
     if ctx.count + requested > owner.cap:
@@ -210,13 +183,13 @@ def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Ow
     return Insert(tuple(items), parse_tags(cmd.tags), skipped_duplicates=skipped)
 
 
-def _visible(row: PanelMemory, cmd: ManualMemory, owner: _Owner) -> bool:
+def _visible(row: PanelMemory, cmd: ManualMemory, owner: PanelOwner) -> bool:
     if row.memory_id != cmd.memory_id or row.lineage_id != cmd.lineage_id:
         return False
     return not owner.only_own or row.taught_by == cmd.actor.id
 
 
-def _not_found(cmd: ManualMemory, owner: _Owner) -> Refuse:
+def _not_found(cmd: ManualMemory, owner: PanelOwner) -> Refuse:
     if cmd.memory_id is None:
         return Refuse(codes.NOT_FOUND, f"No memory was chosen to {cmd.action}. Pick one in {owner.panel}.")
     mine = " among the server memories you taught" if owner.only_own else ""
@@ -227,14 +200,14 @@ def _not_found(cmd: ManualMemory, owner: _Owner) -> Refuse:
     )
 
 
-def _edit(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+def _edit(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: PanelOwner) -> ManualDecision:
     row = ctx.target
     if row is None or not _visible(row, cmd, owner):
         return _not_found(cmd, owner)
     content = cmd.content.strip() if cmd.content is not None else row.content
     if not content:
-        return _EMPTY
-    if content != row.content and (refusal := _too_long(content, limits)):
+        return EMPTY
+    if content != row.content and (refusal := too_long(content, limits)):
         return refusal
     tags = parse_tags(cmd.tags) if cmd.tags is not None else row.tags
     if content == row.content and tags == row.tags and row.manually_written:
@@ -242,19 +215,20 @@ def _edit(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) 
     return Update(row.memory_id, content, tags)
 
 
-def _remove(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: _Owner) -> ManualDecision:
+def _remove(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: PanelOwner) -> ManualDecision:
     row = ctx.target
     if row is None or not _visible(row, cmd, owner):
         return _not_found(cmd, owner)
     return Delete(row.memory_id, row.content)
 
 
-_Action = Callable[[ManualMemory, ManualContext, Limits, _Owner], ManualDecision]
-_ACTIONS: dict[str, _Action] = {"add": _add, "add_batch": _add_batch, "edit": _edit, "remove": _remove}
+_Action = Callable[[ManualMemory, ManualContext, Limits, PanelOwner], ManualDecision]
+_ACTIONS: dict[str, _Action] = {"add": _add, "add_batch": _add_batch, "edit": _edit, "remove": _remove,
+                                "import": decide_import}
 
 
 def decide_manual(cmd: ManualMemory, ctx: ManualContext, limits: Limits) -> ManualDecision:
     """Who may act first, then the action's own checks; the first refusal is the answer."""
     if refusal := _actor_refusal(cmd, ctx):
         return refusal
-    return _ACTIONS[cmd.action](cmd, ctx, limits, _owner(cmd, limits))
+    return _ACTIONS[cmd.action](cmd, ctx, limits, panel_owner(cmd, limits))

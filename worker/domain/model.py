@@ -152,6 +152,14 @@ class PanelMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """A memory's text and tags: an import's entry, or a stored row it is compared with."""
+
+    content: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ManualContext:
     """What a memory.manual decision needs, read inside the owner's locked transaction."""
 
@@ -163,6 +171,7 @@ class ManualContext:
     count: int = 0  # the owner's rows as the cap counts them (personal: lineage + lineage 0)
     target: PanelMemory | None = None  # edit/remove: memory_id within this owner and exact lineage
     existing_contents: tuple[str, ...] = ()  # add_batch: contents at this owner and lineage
+    lineage_rows: tuple[MemoryEntry, ...] = ()  # import: every row of this owner and exact lineage
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +206,16 @@ class Delete:
     content: str
 
 
-ManualDecision = Refuse | Insert | Update | Unchanged | Delete
+@dataclass(frozen=True, slots=True)
+class Import:
+    """An import's write: with `replace`, first delete every row of the owner and exact lineage."""
+
+    entries: tuple[MemoryEntry, ...]
+    replace: bool
+    skipped_duplicates: int = 0
+
+
+ManualDecision = Refuse | Insert | Update | Unchanged | Delete | Import
 
 
 @dataclass(frozen=True, slots=True)

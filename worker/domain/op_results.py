@@ -19,6 +19,7 @@ from worker.domain.model import Refuse
 __all__ = [
     "added",
     "failed",
+    "imported",
     "refused",
     "reinforced",
     "removed",
@@ -59,6 +60,14 @@ def added(
         memory_ids=list(memory_ids),
         skipped_duplicates=skipped_duplicates,
     )
+    return _done(command_id, data, invalidated)
+
+
+def imported(command_id: str, memory_ids: list[int], removed_count: int, skipped_duplicates: int,
+             invalidated: Iterable[CacheKey]) -> OpResult:
+    """Never `memory_id`, even for one row: an import's caller reads the list."""
+    data = OpData(status=codes.IMPORTED, memory_ids=list(memory_ids), removed_count=removed_count,
+                  skipped_duplicates=skipped_duplicates)
     return _done(command_id, data, invalidated)
 
 

@@ -10,7 +10,7 @@ from db.repository import MemoryRepository
 from worker.domain import events, op_results
 from worker.domain.bio import decide_seed
 from worker.domain.capacity import GLOBAL_LINEAGE
-from worker.domain.model import Limits, SeedPlan
+from worker.domain.model import Limits, MemoryEntry, SeedPlan
 from worker.domain.owner import cache_key
 from worker.services import rows
 from worker.services.base import Answer, Handled, event_rows, once
@@ -41,7 +41,7 @@ class SeedBioService:
             pending = []
             if isinstance(decision, SeedPlan):
                 (memory_id,) = await tx.insert_personal_memories(decision.user_id, GLOBAL_LINEAGE,
-                                                                 [decision.content], [], "bio_seed", False)
+                                                                 [MemoryEntry(decision.content)], "bio_seed", False)
                 await tx.record_bio_seed(decision.user_id, memory_id)
                 key = cache_key("personal", cmd.identity_user_id)
                 now = datetime.now(UTC).isoformat()
