@@ -10,7 +10,7 @@ from the two, the same way every time. So a repeat answered after an upgrade is 
 newer code, as its events are.
 
 A decision holds facts, not words: codes and values the texts are rendered from. Its JSON is
-the stored format (tests/unit/test_create_decision.py holds a stored example of each kind to
+the stored format (tests/unit/test_create_rendering.py holds examples as older releases stored them to
 what it renders), so fields are only ever added, with defaults.
 """
 
