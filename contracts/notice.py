@@ -8,7 +8,7 @@ schema comes from the same definitions.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from msgspec import Meta
 
@@ -134,34 +134,38 @@ class EmbedRef(TypedDict):
 
 
 class Embed(TypedDict):
-    """The notice as TomoriBot's own embed helper (`sendMemoryEmbedWithExpand`) takes it: locale
-    keys and their variables, so the bot renders it in the workspace's language without
-    deciding anything again. The routing (Minimal, Verbose, hidden, thought log) is the plan's.
+    """The notice in the words of TomoriBot's own embed helper (`sendMemoryEmbedWithExpand(context,
+    options, fullMemoryContent, ref)`): its locale keys and variables, so a TomoriBot bot delivers
+    the plan through the helper it already has, which renders the locale, the mentions, the
+    600-character preview, the expand button and the Minimal/Verbose routing itself.
 
     Attributes:
-        color: The embed's color, TomoriBot's ColorCode: memory_update for an update, error for
-            a delete.
-        title_key: The title's locale key, e.g. genai.self_teach.server_memory_updated_title.
+        color: success (a memory learned), memory_update (updated) or error (deleted):
+            TomoriBot's ColorCode.SUCCESS, MEMORY_UPDATE and ERROR.
+        title_key: The title's locale key, e.g. genai.self_teach.server_memory_learned_title.
         title_vars: The title's variables: persona_nickname (the command's persona name) and,
-            for a personal memory, user_nickname (the resolved label).
+            for a personal memory, user_nickname (the name the target was resolved to).
         description_key: The description's locale key, e.g.
-            genai.self_teach.personal_memory_deleted_description.
-        description_vars: The description's variables: memory_id (decimal), memory_content (the
-            text as stored, placeholders kept: the bot renders mentions and cuts the
-            600-character preview) and, for a personal memory, user_nickname.
-        footer_key: The footer's locale key: genai.self_teach.server_memory_footer, or for a
-            personal memory personal_memory_footer_personalization_disabled,
-            personal_memory_footer_user_blacklisted or personal_memory_footer_manage.
-        full_content: The whole text (as stored), for the expand button.
-        ref: The memory a Minimal conversation notice points at; null when none is recorded
-            (deletes and updates: TomoriBot passes no ref for them).
+            genai.self_teach.personal_memory_learned_description.
+        description_vars: The description's variables: memory_content (the content as stored,
+            placeholders such as {user} kept: the helper renders them and cuts the preview),
+            user_nickname for a personal memory, memory_id (the id as a decimal string, as
+            TomoriBot passes memoryId.toString()) for an update or a delete.
+        footer_key: The footer's locale key: genai.self_teach.server_memory_footer for a server
+            memory; for a personal one personal_memory_footer_personalization_disabled (personal
+            memories are off in this workspace), personal_memory_footer_user_blacklisted (the
+            person is blacklisted from personalization here) or personal_memory_footer_manage.
+        full_content: The memory's whole content, as stored: what the expand button shows.
+        ref: The memory the notice stands for, passed as the helper's ref (a create's save);
+            null when there is none (a delete, and a memory.update's edit: TomoriBot's update
+            tool passes no ref).
     """
 
     color: EmbedColor
     title_key: str
-    title_vars: dict[str, str | int]
+    title_vars: dict[str, str]
     description_key: str
-    description_vars: dict[str, str | int]
+    description_vars: dict[str, str]
     footer_key: str
     full_content: str
     ref: EmbedRef | None
@@ -190,8 +194,9 @@ class NoticePlan(TypedDict):
             not_readable_by_everyone). null when the copy was made, and in verbose mode.
         dropped_reason: Set only when the notice goes nowhere (hidden key, and no thought-log
             copy): hidden_key_no_thought_log or hidden_key_non_public_channel.
-        embed: The notice for TomoriBot's embed helper (locale keys, variables, color, footer
-            variant); present in the plans of memory.update.
+        embed: The same notice as TomoriBot's embed helper takes it (keys, variables, footer,
+            full content, ref), for a bot that delivers through that helper; added in issue 37,
+            version still 1.
     """
 
     version: Literal[1]
@@ -203,7 +208,7 @@ class NoticePlan(TypedDict):
     thought_log: ThoughtLogNotice | None
     thought_log_skipped: ThoughtLogSkipped | None
     dropped_reason: DroppedReason | None
-    embed: NotRequired[Embed | None]
+    embed: Embed
 
 
 # How results and events carry the plan: decoded as a plain dict (what Python clients have

@@ -32,7 +32,21 @@ class EventRow(msgspec.Struct, frozen=True):
     payload: msgspec.Raw
 
 
-class StoredCommand(msgspec.Struct, frozen=True):
+class _Stored(msgspec.Struct, frozen=True):
+    """What every inbox row has, whatever its kind."""
+
+    command_id: str
+    kind: str
+    workspace_id: str | None
+    tenant: str
+    event_time: str
+    status: str | None = None
+    result: str | None = None
+    events: list[EventRow] | None = None
+    applied_by: int | None = None
+
+
+class StoredCommand(_Stored, frozen=True):
     """A command as its inbox row stores it: the one shape every reader gets
     (memory_stored_command(), db/functions/memory_stored_command.sql).
 
@@ -44,38 +58,20 @@ class StoredCommand(msgspec.Struct, frozen=True):
     `applied_by` is the MEMORY_COMMANDS stream sequence of the delivery that applied it (None:
     unknown, or no delivery); `event_time` when its transaction ran."""
 
-    command_id: str
-    kind: str
-    workspace_id: str | None
-    tenant: str
-    event_time: str
-    status: str | None = None
-    result: str | None = None
-    events: list[EventRow] | None = None
     decision: CreateDecision | None = None
     facts: SaveFacts | None = None
-    applied_by: int | None = None
     update: UpdateRecord | None = None
 
 
 _NULL = msgspec.Raw(b"null")
 
 
-class _StoredRow(msgspec.Struct, frozen=True):
+class _StoredRow(_Stored, frozen=True):
     """memory_stored_command() as it comes: its decision and facts left as JSON until its kind
     says whose union they are."""
 
-    command_id: str
-    kind: str
-    workspace_id: str | None
-    tenant: str
-    event_time: str
-    status: str | None = None
-    result: str | None = None
-    events: list[EventRow] | None = None
     decision: msgspec.Raw = _NULL
     facts: msgspec.Raw = _NULL
-    applied_by: int | None = None
 
     def decoded(self) -> StoredCommand:
         decision: CreateDecision | None = None
@@ -88,10 +84,8 @@ class _StoredRow(msgspec.Struct, frozen=True):
             else:
                 decision = _CREATE_DECISION.decode(self.decision)
                 facts = None if bytes(self.facts) == b"null" else _SAVE_FACTS.decode(self.facts)
-        return StoredCommand(command_id=self.command_id, kind=self.kind, workspace_id=self.workspace_id,
-                             tenant=self.tenant, event_time=self.event_time, status=self.status, result=self.result,
-                             events=self.events, decision=decision, facts=facts, applied_by=self.applied_by,
-                             update=update)
+        shared = {name: getattr(self, name) for name in _Stored.__struct_fields__}
+        return StoredCommand(**shared, decision=decision, facts=facts, update=update)
 
 
 _CREATE_DECISION = msgspec.json.Decoder(CreateDecision)
@@ -134,6 +128,14 @@ class UserRow(msgspec.Struct, frozen=True):
     privacy_level: int
     persona_nickname: str | None
     proxy_hosts: list[HostRow] | None = None  # set for proxy identities
+    # Naming (directory_user_naming, directory_persona_naming for the command's lineage).
+    prefix_override: str | None = None
+    suffix_override: str | None = None
+    addressing_style: str | None = None
+    persona_naming: bool = False  # a naming row for the lineage exists (its fields may all be null)
+    persona_prefix: str | None = None
+    persona_suffix: str | None = None
+    blacklisted: bool = False  # in the command's workspace
 
 
 class IdentityRow(msgspec.Struct, frozen=True):

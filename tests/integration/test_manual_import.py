@@ -12,9 +12,7 @@ import random
 import uuid
 from collections import Counter
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
-import asyncpg
 import msgspec
 import pytest
 
@@ -22,17 +20,14 @@ from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.commands import ManualMemory
 from contracts.results import CacheKey, OpResult
-from db.repository import MemoryRepository, create_pool
-from tests import tomoribot
-from tests.conftest import unique, worker_env
-from tests.memoryctl import memoryctl
-from tests.support.directory import add_proxy_identity, add_server, add_user
+from db.repository import MemoryRepository
 from worker.domain.model import Limits
 from worker.services.base import Handled
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 
-from .helpers import event_subjects, module_database, personal_save, server_save
+from .helpers import event_subjects, personal_save, server_save
+from .worlds import MODES, World, world
 
 CAP = 5
 LINEAGE = 7
@@ -40,52 +35,36 @@ LIMITS = Limits(max_memory_length=100, max_server_memories=CAP, max_personal_mem
 
 
 @pytest.fixture(scope="module")
-async def standalone_pool(pg_server, template_db):
-    async with module_database(pg_server, template_db) as pool:
-        yield pool
+async def standalone(pg_server, template_db):
+    async with world("standalone", pg_server, template_db) as w:
+        yield w
 
 
 @pytest.fixture(scope="module")
-async def adopted_db(pg_server):
-    """A TomoriBot database (tests/tomoribot.py) adopted by `memoryctl adopt`, and its world."""
-    dsn, world = await tomoribot.seeded_database(pg_server.dsn)
-    adopted = await memoryctl(["adopt"], worker_env("nats://unused", dsn))
-    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
-    pool = await create_pool(dsn, min_size=1, max_size=20)
-    try:
-        yield SimpleNamespace(pool=pool, world=world)
-    finally:
-        await pool.close()
+async def adopted(pg_server, template_db):
+    """A TomoriBot database (tests/tomoribot.py) adopted by `memoryctl adopt`; its seeded rows in `seeded`."""
+    async with world("adopted", pg_server, template_db) as w:
+        yield w
 
 
-class Bot:
-    """What the bot of each mode writes of the directory, so a test can work in either."""
+class Bot(World):
+    """A database of either mode (tests/integration/worlds.py) with the services an import races."""
 
-    def __init__(self, pool: asyncpg.Pool, mode: str) -> None:
-        self.pool, self.mode = pool, mode
-        self.manual = ManualMemoryService(MemoryRepository(pool), LIMITS)
-        self.creates = CreateMemoryService(MemoryRepository(pool), LIMITS)
+    @classmethod
+    def of(cls, w: World) -> Bot:
+        bot = cls(w.mode, w.pool, w.seeded)
+        bot.manual = ManualMemoryService(MemoryRepository(w.pool), LIMITS)
+        bot.creates = CreateMemoryService(MemoryRepository(w.pool), LIMITS)
+        return bot
 
     async def server(self) -> tuple[str, int]:
         """A new workspace and the persona id its server memories name (TomoriBot's is a foreign key)."""
-        ws = unique()
-        async with self.pool.acquire() as conn:
-            if self.mode == "standalone":
-                await add_server(conn, ws)
-                return ws, 1
-            server_id = await conn.fetchval("INSERT INTO servers (server_disc_id) VALUES ($1) RETURNING server_id", ws)
-            return ws, await conn.fetchval(
-                "INSERT INTO personas (server_id, persona_nickname, persona_lineage_id) VALUES ($1, 'Tomori', $2)"
-                " RETURNING persona_id", server_id, LINEAGE)
+        ws, server_id = await self.workspace()
+        return ws, await self.persona(server_id, LINEAGE)
 
-    async def user(self) -> str:
-        disc = unique()
-        async with self.pool.acquire() as conn:
-            if self.mode == "standalone":
-                await add_user(conn, disc)
-            else:
-                await conn.execute("INSERT INTO users (user_disc_id) VALUES ($1)", disc)
-        return disc
+    async def someone(self) -> str:
+        """A new person the bot knows: their Discord id."""
+        return (await self.user())[0]
 
     async def run(self, cmd: ManualMemory) -> tuple[OpResult, Handled]:
         handled = await self.manual.run(cmd)
@@ -111,11 +90,9 @@ class Bot:
             return await event_subjects(conn, command_id)
 
 
-@pytest.fixture(params=["standalone", "adopted"])
+@pytest.fixture(params=MODES)
 def bot(request) -> Bot:
-    if request.param == "standalone":
-        return Bot(request.getfixturevalue("standalone_pool"), "standalone")
-    return Bot(request.getfixturevalue("adopted_db").pool, "adopted")
+    return Bot.of(request.getfixturevalue(request.param))
 
 
 def importing(ws: str, entries: list | None, strategy: str = "merge", *, scope: str = "server",
@@ -152,7 +129,7 @@ def invalidate(scope: str, owner: str) -> str:
 
 async def test_a_merge_adds_protected_import_rows_for_the_importer_and_skips_duplicates(bot):
     ws, persona = await bot.server()
-    importer = await bot.user()
+    importer = await bot.someone()
     first, _ = await bot.run(importing(ws, [("tea is hot", ["drinks"]), "rain"], actor=importer, persona_id=persona))
 
     result, handled = await bot.run(importing(
@@ -242,7 +219,7 @@ async def test_an_import_over_the_cap_changes_nothing(bot, strategy):
 
 async def test_a_personal_replace_keeps_the_global_rows_and_counts_them(bot):
     ws, _ = await bot.server()
-    me = await bot.user()
+    me = await bot.someone()
     personal = {"scope": "personal", "actor": me, "is_manager": False}
     globals_, _ = await bot.run(importing(ws, ["global 1", "global 2"], lineage=0, **personal))
     await bot.run(importing(ws, ["mine 1", "mine 2"], **personal))
@@ -276,12 +253,10 @@ async def test_a_member_who_is_not_a_manager_may_not_import_server_memories(bot)
     assert [r["content"] for r in await bot.rows("server", ws)] == ["kept"]
 
 
-async def test_a_host_imports_for_its_identity(standalone_pool):
-    bot = Bot(standalone_pool, "standalone")
+async def test_a_host_imports_for_its_identity(bot):
     ws, _ = await bot.server()
-    host, identity = await bot.user(), f"pk:{uuid.uuid4()}"
-    async with standalone_pool.acquire() as conn:
-        await add_proxy_identity(conn, identity, namespace_id=unique("ns-"), hosts=[host])
+    host = await bot.someone()
+    identity, _ = await bot.proxy([host])
 
     result, handled = await bot.run(importing(ws, ["Nova chases storms"], scope="personal", actor=host,
                                               identity_id=identity))
@@ -310,8 +285,8 @@ async def test_the_same_import_twice_has_one_effect(bot):
 # --- the bot's own rows (adopted) ---------------------------------------------------------------------------
 
 
-async def test_on_the_bots_rows_merge_skips_legacy_duplicates_at_the_cap_and_replace_removes_them(adopted_db):
-    bot, w = Bot(adopted_db.pool, "adopted"), adopted_db.world
+async def test_on_the_bots_rows_merge_skips_legacy_duplicates_at_the_cap_and_replace_removes_them(adopted):
+    bot, w = Bot.of(adopted), adopted.seeded
     taught = {"persona_id": w.persona_taught, "lineage": w.lineage, "actor": w.mika}
     legacy = await bot.rows("server", w.taught, w.lineage)
     quiet_before = await bot.rows("server", w.quiet, None)
@@ -336,8 +311,8 @@ async def test_on_the_bots_rows_merge_skips_legacy_duplicates_at_the_cap_and_rep
     assert await bot.rows("server", w.quiet, None) == quiet_before
 
 
-async def test_a_protected_hosts_identity_is_refused_an_import_but_may_be_cleared(adopted_db):
-    bot, w = Bot(adopted_db.pool, "adopted"), adopted_db.world
+async def test_a_protected_hosts_identity_is_refused_an_import_but_may_be_cleared(adopted):
+    bot, w = Bot.of(adopted), adopted.seeded
     identity = {"scope": "personal", "actor": w.host, "identity_id": w.proxy, "lineage": 0}
 
     refused, _ = await bot.run(importing(w.taught, ["Nova"], **identity))
@@ -389,7 +364,7 @@ async def test_a_replace_racing_creates_and_adds_of_the_same_owner_leaves_a_seri
             creates = [server_save(ws, f"model fact {n}", lineage=LINEAGE, persona_id=persona) for n in range(3)]
             adds = [panel_add(ws, f"added {n}", persona_id=persona) for n in range(2)]
         else:
-            owner = await bot.user()
+            owner = await bot.someone()
             personal = {"scope": "personal", "actor": owner, "is_manager": False}
             await bot.run(importing(ws, ["global fact"], lineage=0, **personal))
             creates = [personal_save(ws, owner, "Mika", f"model fact {n}", lineage=LINEAGE) for n in range(3)]

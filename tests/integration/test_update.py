@@ -23,7 +23,7 @@ from worker.services.base import Handled
 from worker.services.update_memory import UpdateMemoryService
 
 from .helpers import envelope
-from .update_worlds import MODES, World, world
+from .worlds import MODES, World, world
 
 LINEAGE = 4242
 OTHER_LINEAGE = 77
@@ -192,12 +192,12 @@ async def test_a_proxy_identitys_host_blocks_an_edit_and_marks_a_deletes_footer(
     kept = await db.personal_memory(user_id, LINEAGE, "{user} is a fox")
     gone = await db.personal_memory(user_id, LINEAGE, "{user} is a wolf")
     orphan_row = await db.personal_memory(orphan_id, LINEAGE, "{user} is a cat")
-    fox = [{"id": identity, "kind": "proxy", "label": "Fox"}]
+    fox = [{"id": identity, "kind": "proxy", "label": "Fox", "aliases": ["Fox"]}]
 
     refused, _ = await run(db, update(ws, kept, "{user} is a red fox", target="Fox", participants=fox))
     deleted, _ = await run(db, update(ws, gone, "", target="Fox", participants=fox))
     no_host, _ = await run(db, update(ws, orphan_row, "{user} is a lynx", target="Cat",
-                                      participants=[{"id": orphan, "kind": "proxy", "label": "Cat"}]))
+                                      participants=[{"id": orphan, "kind": "proxy", "label": "Cat", "aliases": ["Cat"]}]))
 
     assert (refused.data.status, refused.data.reason) == (
         codes.UPDATE_PRIVACY_RESTRICTED, "The host account for Fox has full privacy enabled. I cannot update "
@@ -206,7 +206,7 @@ async def test_a_proxy_identitys_host_blocks_an_edit_and_marks_a_deletes_footer(
     assert deleted.data.status == codes.MEMORY_DELETED
     assert deleted.notice["embed"]["footer_key"] == f"{FOOTERS}personal_memory_footer_user_blacklisted"
     assert (no_host.data.status, no_host.data.reason) == (
-        codes.UPDATE_PRIVACY_RESTRICTED, "I could not find the host account for Cat. I cannot update personal "
+        codes.UPDATE_PRIVACY_RESTRICTED, "The host account for Cat could not be found. I cannot update personal "
                                          "memories for its message-proxy identities.")
 
 

@@ -29,7 +29,7 @@ from worker.services.create_memory import CreateMemoryService
 from worker.services.update_memory import UpdateMemoryService
 
 from .helpers import envelope, personal_save, server_save
-from .update_worlds import MODES, World, world
+from .worlds import MODES, World, world
 
 CAP = 5
 LINEAGE = 4242

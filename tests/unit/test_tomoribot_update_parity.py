@@ -46,9 +46,11 @@ LINEAGE = 7
 # formatDiscordUserLabel adds "(@username)" only when they differ).
 MEMBERS = [{"id": MIKA, "display_name": "Mika", "username": "mika"},
            {"id": RIN, "display_name": "Rin", "username": "rin"}]
-PARTICIPANTS = [{"id": MATRIX, "kind": "matrix", "label": "Mx (Matrix)"},
-                {"id": FOX, "kind": "proxy", "label": "Fox"},
-                {"id": BOT, "kind": "discord", "label": "Tomori"}]
+# The conversation's user references, matched on their aliases (TomoriBot's tool_target ones);
+# the bot is among them, as TomoriBot's participant index holds it: the only way its id resolves.
+PARTICIPANTS = [{"id": MATRIX, "kind": "matrix", "label": "Mx (Matrix)", "aliases": ["Mx"]},
+                {"id": FOX, "kind": "proxy", "label": "Fox", "aliases": ["Fox"]},
+                {"id": BOT, "kind": "discord", "label": "Tomori", "aliases": ["Tomori"]}]
 USERS = {MIKA: KnownUser(11, MIKA), FOX: KnownUser(13, FOX), TRIGGERER: KnownUser(14, TRIGGERER)}
 
 
@@ -162,10 +164,10 @@ def test_a_legacy_target_name_of_another_type_is_refused_where_tomoribot_throws(
 
 def test_a_nul_character_is_refused_naming_the_parameter_the_workers_choice():
     # PostgreSQL cannot store U+0000; TomoriBot's write would fail.
-    text = "Invalid parameters: Parameter 'memory_content' must not contain NUL characters (\\u0000)"
+    text = "Invalid parameters: Parameter 'memory_content' must not contain NUL characters"
     assert said(answer({"memory_id": 24, "memory_content": "a\x00b"})) == (codes.UPDATE_INVALID_ARGS, text, text)
     named = answer({"memory_id": 24, "memory_content": "x", "target_user": " ", "target_user_nickname": "M\x00"})
-    assert said(named)[1] == "Invalid parameters: Parameter 'target_user_nickname' must not contain NUL characters (\\u0000)"
+    assert said(named)[1] == "Invalid parameters: Parameter 'target_user_nickname' must not contain NUL characters"
     # A name never read (a non-blank one came first) is never stored: no refusal for it.
     assert isinstance(decide({"memory_id": 24, "memory_content": "x", "target_user": "Mika",
                               "target_user_nickname": "M\x00"}), UpdatePlan)
@@ -253,6 +255,20 @@ def test_updateLongTermMemoryTool_the_bot_is_an_invalid_target():
                             "Personal memories cannot be updated about the bot itself.")
 
 
+def test_updateLongTermMemoryTool_has_no_self_and_the_bot_resolves_only_as_a_participant():
+    # TomoriBot's update (and its resolver) has no "self": it names nobody unless someone is called so.
+    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "self"}))[0] == codes.UPDATE_USER_NOT_FOUND
+    # The bot's id resolves through the conversation's participants (`targetId === client.user?.id`) ...
+    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": BOT}))[0] == codes.UPDATE_INVALID_TARGET
+    # ... never through the guild's members: bots are filtered from them.
+    bot_member = [{"id": BOT, "display_name": "Tomori", "username": "tomori", "is_bot": True}]
+    alone = answer({"memory_id": 24, "memory_content": "x", "target_user": BOT}, participants=[],
+                   member_matches=bot_member)
+    assert said(alone)[0] == codes.UPDATE_USER_NOT_FOUND
+    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Tomori"}, participants=[],
+                       member_matches=bot_member))[0] == codes.UPDATE_USER_NOT_FOUND
+
+
 def test_updateLongTermMemoryTool_a_target_without_a_users_row_is_unknown():
     result = answer({"memory_id": 24, "memory_content": "", "target_user": "Rin"})
     assert said(result) == (codes.UPDATE_USER_NOT_FOUND, "I don't know Rin yet, so this personal memory cannot be updated.",
@@ -261,7 +277,7 @@ def test_updateLongTermMemoryTool_a_target_without_a_users_row_is_unknown():
 
 def test_updateLongTermMemoryTool_in_a_guild_the_owner_must_be_a_member_unless_a_proxy_identity():
     text = "Personal memory owner is not in this server"
-    left = [{"id": MIKA, "kind": "discord", "label": "Mika"}]  # a participant who is no member (not in member_matches)
+    left = [{"id": MIKA, "kind": "discord", "label": "Mika", "aliases": ["Mika"]}]  # no member (not in member_matches)
     result = answer({"memory_id": 24, "memory_content": "x", "target_user": "Mika"}, participants=left, member_matches=[])
     assert said(result) == (codes.UPDATE_INVALID_SCOPE, text, text)
     assert decide({"memory_id": 24, "memory_content": "x", "target_user": "Fox"}, member_matches=[]).scope == "personal"
@@ -270,7 +286,7 @@ def test_updateLongTermMemoryTool_in_a_guild_the_owner_must_be_a_member_unless_a
 def test_updateLongTermMemoryTool_in_a_dm_the_owner_must_be_the_person_talking():
     text = "Personal memory owner is not in this conversation"
     dm = {"channel": {"id": "120000000000000001", "is_dm": True}}
-    talker = [{"id": TRIGGERER, "kind": "discord", "label": "Kai"}]
+    talker = [{"id": TRIGGERER, "kind": "discord", "label": "Kai", "aliases": ["Kai"]}]
     assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Fox"}, **dm)) == (
         codes.UPDATE_INVALID_SCOPE, text, text)
     assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Kai"}, participants=talker,
@@ -320,7 +336,7 @@ def test_updateLongTermMemoryTool_a_protecting_host_blocks_an_update_of_its_iden
 def test_an_identity_without_a_host_is_protected_the_workers_fail_closed_rule():
     edit = plan({"memory_id": 24, "memory_content": "x", "target_user": "Fox"})
     result = render_update("c-1", edit, settle_update(edit, LockedTarget(ROW, identity=ProxyIdentity(13, FOX, ()))))
-    assert result.data.reason == ("I could not find the host account for Fox. I cannot update personal memories for "
+    assert result.data.reason == ("The host account for Fox could not be found. I cannot update personal memories for "
                                   "its message-proxy identities.")
 
 
@@ -395,7 +411,7 @@ def test_updateLongTermMemoryTool_footer_variants():
 
 def test_updateLongTermMemoryTool_the_blacklist_footer_is_a_guilds_only():
     dm = {"channel": {"id": "120000000000000001", "is_dm": True}, "triggerer": {"id": MIKA, "name": "Mika"},
-          "participants": [{"id": MIKA, "kind": "discord", "label": "Mika"}]}
+          "participants": [{"id": MIKA, "kind": "discord", "label": "Mika", "aliases": ["Mika"]}]}
     decided = plan(EDIT_MIKA, **dm)
     assert not settle_update(decided, LockedTarget(ROW, blacklisted=True)).blacklisted
 

@@ -24,13 +24,19 @@ PLAN = {"decided": "plan", "scope": "personal", "owner_id": "100000000000000001"
 DONE = {"outcome": "updated", "content_before": "{user} hikes", "lineage_id": 0, "source": "legacy",
         "manually_written": True}
 
+INVALID_TYPE = {"decided": "invalid_parameters",
+                "check": {"problems": [{"parameter": "memory_id", "expected": "number", "actual": "string"}]}}
+MISSING = {"decided": "invalid_parameters", "check": {"missing": ["memory_id", "memory_content"]}}
+LEGACY_TARGET = {"decided": "invalid_parameters",
+                 "check": {"problems": [{"parameter": "target_user_nickname", "expected": "string", "actual": "array"}]}}
+
 STORED: list[tuple[dict, dict | None, str]] = [
-    ({"decided": "invalid_parameters", "problems": {"errors": [{"name": "memory_id", "expected": "number",
-                                                                "got": "string"}], "missing": []}}, None,
-     codes.UPDATE_INVALID_ARGS),
+    # The parameter check's facts, as the create stores them (worker/domain/tool_arguments.py, ParameterCheck).
+    (INVALID_TYPE, None, codes.UPDATE_INVALID_ARGS),
+    (MISSING, None, codes.UPDATE_INVALID_ARGS),
+    (LEGACY_TARGET, None, codes.UPDATE_INVALID_ARGS),
     ({"decided": "invalid_argument", "problem": "memory_id"}, None, codes.UPDATE_INVALID_ARGS),
-    ({"decided": "invalid_argument", "problem": "target_type", "parameter": "target_user_nickname", "got": "array"},
-     None, codes.UPDATE_INVALID_ARGS),
+    ({"decided": "invalid_argument", "problem": "nul", "parameter": "memory_content"}, None, codes.UPDATE_INVALID_ARGS),
     ({"decided": "disabled"}, None, codes.UPDATE_DISABLED),
     ({"decided": "invalid_content", "length": 1200, "limit": 1000}, None, codes.UPDATE_INVALID_CONTENT),
     ({"decided": "ambiguous", "query": "Sam", "candidates": ["Sam (@a)", "Sam (@b)"]}, None,
@@ -71,6 +77,16 @@ def test_each_stored_decision_renders_its_status_and_its_events(decision, facts,
         assert subjects == ["cache.invalidate.user.100000000000000001", "memory.removed.personal.100000000000000001"]
     else:
         assert subjects == []
+
+
+@pytest.mark.parametrize(("decision", "text"), [
+    (INVALID_TYPE, "Invalid parameters: Parameter 'memory_id' expected type 'number' but got 'string'"),
+    (MISSING, "Invalid parameters: Missing required parameters: memory_id, memory_content"),
+    (LEGACY_TARGET, "Invalid parameters: Parameter 'target_user_nickname' expected type 'string' but got 'array'"),
+])
+def test_a_stored_parameter_check_renders_tomoribots_text_in_error_and_reason(decision, text):
+    result = msgspec.json.decode(answer(decode_stored(row(decision, None))).result)
+    assert (result["error"], result["data"]["reason"]) == (text, text)
 
 
 def test_the_rows_kind_says_whose_union_its_decision_is():

@@ -10,7 +10,7 @@ import asyncpg
 
 from db import directory
 from db.connection import connect
-from worker.domain.proxy import is_synthetic_id
+from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
 
@@ -98,7 +98,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     px = sub.add_parser("proxy", help="message-proxy identities and their hosts").add_subparsers(dest="action",
                                                                                               required=True)
-    p = px.add_parser("link", help="register an identity (pk:<uuid> or pb:<digits>) under a host")
+    p = px.add_parser("link", help="register an identity (pk:<uuid>, pb:<digits>, or a custom instance's"
+                                   " <prefix>i:<length>:<instance>:<key>) under a host")
     p.add_argument("identity_id")
     p.add_argument("--namespace", required=True)
     p.add_argument("--host", required=True, help="the hosting Discord user id")
@@ -203,8 +204,9 @@ async def _blacklist_list(conn: asyncpg.Connection, args: argparse.Namespace, ou
 
 
 async def _proxy_link(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
-    if not is_synthetic_id(args.identity_id):
-        out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid> or pb:<digits>")
+    if not is_proxy_identity_id(args.identity_id):
+        out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid>, pb:<digits> or"
+            " <prefix>i:<length>:<instance>:<key>")
         return 2
     new = await directory.user(conn, args.identity_id) is None
     await directory.link_proxy(conn, args.identity_id, args.namespace, args.host)

@@ -11,8 +11,9 @@ decides where the notice goes from the settings and the channel (a create's deci
 that route); `plan_notice` completes it with what was saved and forgotten, whenever the
 result is rendered.
 
-Card fields, in order: "Scope" (the scope label), "Saved" (the saved content) and, for an
-eviction, "Forgotten" (the evicted content). A field value longer than Discord's embed field
+Card fields, in order (worker/domain/notice_card.py): "Scope" (the scope label), "Saved" (the
+saved content; "Updated" or "Deleted" for a memory.update) and, for an eviction, "Forgotten"
+(the evicted content). A field value longer than Discord's embed field
 limit (1024 characters) is cut to 1024 characters ending in "…", and the destination then
 carries an `expand` action whose content is the full text (title, scope, persona, saved and
 forgotten content, uncut). When that full text fits an embed description (4096 characters)
@@ -44,25 +45,33 @@ import msgspec
 
 from contracts.commands import Channel
 from contracts.notice import (
-    Attachment,
-    Card,
-    CardField,
     ConversationNotice,
     DroppedReason,
+    Embed,
     Expand,
     NoticePlan,
     ThoughtLogNotice,
     ThoughtLogSkipped,
 )
+from worker.domain.notice_card import (
+    DESCRIPTION_LIMIT,
+    FIELD_VALUE_LIMIT,
+    NOTICE_FILENAME,
+    NoticeSubject,
+    SubjectKind,
+    card_of,
+    expansion,
+    full_text,
+    scope_label,
+    truncate_field,
+)
 
 __all__ = [
     "DESCRIPTION_LIMIT",
-    "Attachment",
-    "Card",
-    "CardField",
     "ConversationNotice",
     "Expand",
     "NoticePlan",
+    "SubjectKind",
     "ThoughtLogNotice",
     "FIELD_VALUE_LIMIT",
     "NOTICE_FILENAME",
@@ -75,28 +84,13 @@ __all__ = [
     "full_text",
     "plan_notice",
     "route_notice",
+    "scope_label",
     "truncate_field",
 ]
 
 NOTICE_KEY: Final = "memory_update"
 PLAN_VERSION: Final = 1
-# Discord's embed limits.
-FIELD_VALUE_LIMIT = 1024
-DESCRIPTION_LIMIT = 4096
-NOTICE_FILENAME: Final = "notice.txt"
-ELLIPSIS = "…"
-EMPTY_VALUE = "(empty)"  # Discord rejects an empty field value
-EXPAND_LABEL = "Show full text"
-
-TITLE_SAVED = "Memory saved"
-TITLE_SAVED_WITH_EVICTION = "Memory saved (one forgotten to make room)"
-
 Verbosity = Literal["minimal", "verbose"]
-SubjectKind = Literal["saved", "saved_with_eviction", "updated", "deleted"]  # updated, deleted: memory.update
-# Each kind's title, the name of the field holding its text, and the footer's verb.
-_WORDS: dict[str, tuple[str, str, str]] = {
-    "saved": (TITLE_SAVED, "Saved", "Saved by"), "saved_with_eviction": (TITLE_SAVED_WITH_EVICTION, "Saved", "Saved by"),
-    "updated": ("Memory updated", "Updated", "Updated by"), "deleted": ("Memory deleted", "Deleted", "Deleted by")}
 ChannelPrivacy = Literal["dm", "private", "listed_private", "not_readable_by_everyone"]
 
 
@@ -128,41 +122,6 @@ class NoticeSettings:
         return value or None
 
 
-@dataclass(frozen=True, slots=True)
-class NoticeSubject:
-    """What happened: a save, possibly with the one memory it replaced; or an edit or a delete
-    (`content_saved` is then the new text, or the deleted one)."""
-
-    kind: SubjectKind
-    scope_label: str  # e.g. "server", "personal: Mika"
-    content_saved: str
-    content_forgotten: str | None
-    persona_name: str
-
-    def __post_init__(self) -> None:
-        if self.kind == "saved_with_eviction":
-            if self.content_forgotten is None:
-                raise ValueError("an eviction notice needs the forgotten content")
-        elif self.kind in _WORDS:
-            if self.content_forgotten is not None:
-                raise ValueError(f"a {self.kind} notice has no forgotten content")
-        else:
-            raise ValueError(f"unknown notice subject kind {self.kind!r}")
-
-    @property
-    def title(self) -> str:
-        return _WORDS[self.kind][0]
-
-
-def truncate_field(value: str, limit: int = FIELD_VALUE_LIMIT) -> tuple[str, bool]:
-    """The value as an embed field shows it, and whether it was cut."""
-    if not value:
-        return EMPTY_VALUE, False
-    if len(value) <= limit:
-        return value, False
-    return value[: limit - len(ELLIPSIS)].rstrip() + ELLIPSIS, True
-
-
 def channel_privacy(channel: Channel, private_channel_ids: tuple[str, ...]) -> ChannelPrivacy | None:
     """Why the channel is not public, or None when it is."""
     if channel.is_dm:
@@ -174,46 +133,6 @@ def channel_privacy(channel: Channel, private_channel_ids: tuple[str, ...]) -> C
     if not channel.everyone_can_view:
         return "not_readable_by_everyone"
     return None
-
-
-def full_text(subject: NoticeSubject) -> str:
-    """The uncut notice as plain text: what the expand action and notice.txt deliver."""
-    parts = [
-        subject.title,
-        f"Scope: {subject.scope_label}",
-        f"Persona: {subject.persona_name}",
-        "",
-        f"{_WORDS[subject.kind][1]}:",
-        subject.content_saved,
-    ]
-    if subject.content_forgotten is not None:
-        parts += ["", "Forgotten:", subject.content_forgotten]
-    return "\n".join(parts)
-
-
-def card_of(subject: NoticeSubject) -> tuple[Card, bool]:
-    title, text_name, footer_verb = _WORDS[subject.kind]
-    values = [("Scope", subject.scope_label), (text_name, subject.content_saved)]
-    if subject.content_forgotten is not None:
-        values.append(("Forgotten", subject.content_forgotten))
-    fields: list[CardField] = []
-    truncated = False
-    for name, raw in values:
-        value, cut = truncate_field(raw)
-        truncated = truncated or cut
-        fields.append({"name": name, "value": value})
-    card: Card = {"title": title, "fields": fields, "footer": f"{footer_verb} {subject.persona_name}"}
-    return card, truncated
-
-
-def _expansion(subject: NoticeSubject, truncated: bool) -> tuple[Expand | None, Attachment | None]:
-    if not truncated:
-        return None, None
-    text = full_text(subject)
-    if len(text) <= DESCRIPTION_LIMIT:
-        return {"label": EXPAND_LABEL, "delivery": "description", "description": text}, None
-    expand: Expand = {"label": EXPAND_LABEL, "delivery": "attachment", "description": None}
-    return expand, {"filename": NOTICE_FILENAME, "content": text, "ephemeral": True}
 
 
 class NoticeRoute(msgspec.Struct, frozen=True):
@@ -250,14 +169,16 @@ def route_notice(settings: NoticeSettings, channel: Channel) -> NoticeRoute:
                        source_url=channel.url, thought_log_skipped=skipped)
 
 
-def plan_notice(route: NoticeRoute, subject: NoticeSubject) -> NoticePlan:
-    """Where the `memory_update` notice of a save goes, and what each destination shows.
+def plan_notice(route: NoticeRoute, subject: NoticeSubject, embed: Embed) -> NoticePlan:
+    """Where the `memory_update` notice of a save goes, and what each destination shows;
+    `embed` is the same notice in the words of TomoriBot's embed helper
+    (worker/domain/tool_texts.py's memory_embed).
 
     Always returns a plan (a plain dict, JSON-ready); a notice that goes nowhere has both
     destinations null and `dropped_reason` set.
     """
     card, truncated = card_of(subject)
-    expand, attachment = _expansion(subject, truncated)
+    expand, attachment = expansion(subject, truncated)
 
     conversation: ConversationNotice | None = None
     if route.conversation_channel_id is not None:
@@ -296,4 +217,5 @@ def plan_notice(route: NoticeRoute, subject: NoticeSubject) -> NoticePlan:
         "thought_log": thought_log,
         "thought_log_skipped": route.thought_log_skipped,
         "dropped_reason": dropped,
+        "embed": embed,
     }

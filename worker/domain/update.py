@@ -5,9 +5,10 @@ checks in its order, up to the lock.
 `decide_update` ends in an `UpdateDecision` (worker/domain/update_decision.py): a refusal, or
 the `UpdatePlan` of an edit or a delete, which the service settles under the owner lock
 (privacy and a proxy's hosts for an edit, then the memory's existence: `settle_update`). The
-caller reads the arguments once (`read_update_args`), reads the context of their target
-(`update_lookup_ids`: the create's context read, worker/services/create_memory.py) and passes
-both here.
+caller reads the arguments once (`read_update_args`), reads the context of their target (the
+create's context read for `lookup_ids(cmd, args.target)`, worker/services/create_memory.py) and
+passes both here. The target resolves as the create's does (worker/domain/targets.py); like
+TomoriBot's update, neither knows "self": only an id equal to `cmd.bot_user_id` is the bot.
 
 Beyond TomoriBot, deliberately:
 - A target's membership of the guild is read off the command (`member_matches`): the worker
@@ -20,14 +21,14 @@ Beyond TomoriBot, deliberately:
 from __future__ import annotations
 
 from contracts.commands import UpdateMemory
-from worker.domain.arguments import ToolArguments
-from worker.domain.content import sanitize, utf16_length
+from worker.domain.content import js_trim, sanitize, utf16_length
 from worker.domain.model import CreateContext, Limits, Scope
 from worker.domain.notice import NoticeSettings, route_notice
-from worker.domain.proxy import is_synthetic_id
+from worker.domain.proxy import is_proxy_identity_id
 from worker.domain.targets import Ambiguous as AmbiguousTarget
-from worker.domain.targets import Resolved, lookup_ids, resolve_target
-from worker.domain.update_arguments import UpdateArguments, js_trim
+from worker.domain.targets import Resolved, resolve_target
+from worker.domain.tool_arguments import ParameterCheck
+from worker.domain.update_arguments import UpdateArguments
 from worker.domain.update_decision import (
     Ambiguous,
     BotTarget,
@@ -43,21 +44,13 @@ from worker.domain.update_decision import (
     UserNotFound,
 )
 
-__all__ = ["decide_update", "update_lookup_ids"]
-
-
-def update_lookup_ids(cmd: UpdateMemory, args: UpdateArguments) -> tuple[str, ...]:
-    """The ids whose users rows the target resolution may read: the create's, for the same name."""
-    if args.target is None:
-        return ()
-    return lookup_ids(cmd, ToolArguments(content="", scope="target_user", target=args.target))
+__all__ = ["decide_update"]
 
 
 def _value_refusal(args: UpdateArguments) -> UpdateDecision | None:
     """The checks of the values after self-teaching, in TomoriBot's order."""
-    if args.target_type_error is not None:  # TomoriBot's `.trim()` of it throws before anything else
-        name, got = args.target_type_error
-        return InvalidArgument("target_type", parameter=name, got=got)
+    if args.target_problem is not None:  # TomoriBot's `.trim()` of it throws before anything else
+        return InvalidParameters(ParameterCheck(problems=[args.target_problem]))
     if args.memory_id is None:
         return InvalidArgument("memory_id")
     if args.content is None:  # validateParameters already refused a non-string: kept as TomoriBot keeps it
@@ -70,8 +63,8 @@ def _value_refusal(args: UpdateArguments) -> UpdateDecision | None:
 def decide_update(cmd: UpdateMemory, args: UpdateArguments, ctx: CreateContext, limits: Limits,
                   settings: NoticeSettings) -> UpdateDecision:
     """TomoriBot's checks in order; the first one that fails is the answer."""
-    if args.parameters is not None:
-        return InvalidParameters(args.parameters)
+    if not args.check.ok:
+        return InvalidParameters(args.check)
     if not ctx.workspace.self_teaching_enabled:
         return Disabled()
     refused = _value_refusal(args)
@@ -102,7 +95,7 @@ def decide_update(cmd: UpdateMemory, args: UpdateArguments, ctx: CreateContext, 
     user = ctx.users.get(found.id)
     if user is None:
         return UserNotFound(args.target or found.id, label=found.label)
-    proxy = found.kind == "proxy" or is_synthetic_id(found.id)
+    proxy = found.kind == "proxy" or is_proxy_identity_id(found.id)
     if cmd.channel.is_dm:
         if cmd.triggerer is None or cmd.triggerer.id != found.id:
             return NotMember(dm=True)

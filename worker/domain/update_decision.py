@@ -28,7 +28,7 @@ from contracts.events import Source
 from worker.domain.model import Privacy, ProxyIdentity, Scope
 from worker.domain.notice import NoticeRoute
 from worker.domain.proxy import HostProtection, host_protection
-from worker.domain.update_arguments import ParameterProblems
+from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
     "Ambiguous",
@@ -57,19 +57,19 @@ class _Decided(msgspec.Struct, frozen=True, tag_field="decided"):
 
 
 class InvalidParameters(_Decided, frozen=True, tag="invalid_parameters"):
-    """BaseTool.validateParameters refused the declared parameters."""
+    """BaseTool.validateParameters refused the declared parameters, or (the worker's, as the
+    create's) a legacy target name held something else than a string: the create's
+    `ParameterCheck` (worker/domain/tool_arguments.py)."""
 
-    problems: ParameterProblems
+    check: ParameterCheck
 
 
 class InvalidArgument(_Decided, frozen=True, tag="invalid_argument"):
     """A value the tool's own checks refuse: memory_id (not a positive safe integer),
-    memory_content (not a string), and the worker's: target_type (a legacy target name of
-    another type, `parameter` and `got`), nul (a NUL character in `parameter`)."""
+    memory_content (not a string), and the worker's: nul (a NUL character in `parameter`)."""
 
-    problem: Literal["memory_id", "memory_content", "target_type", "nul"]
+    problem: Literal["memory_id", "memory_content", "nul"]
     parameter: str = ""
-    got: str = ""
 
 
 class Disabled(_Decided, frozen=True, tag="disabled"):

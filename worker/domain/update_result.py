@@ -55,8 +55,6 @@ def _invalid_argument(decision: InvalidArgument) -> texts.Texts:
             return texts.INVALID_MEMORY_ID
         case "memory_content":
             return texts.INVALID_CONTENT_ARG
-        case "target_type":
-            return texts.wrong_target_type(decision.parameter, decision.got)
         case "nul":
             return texts.nul_character(decision.parameter)
         case _:
@@ -66,8 +64,8 @@ def _invalid_argument(decision: InvalidArgument) -> texts.Texts:
 def render_update(command_id: str, decision: UpdateDecision, facts: UpdateFacts | None) -> UpdateResult:
     """The result of an update that ended in `decision` (and, for a plan, `facts`)."""
     match decision:
-        case InvalidParameters(problems):
-            return _refused(command_id, codes.UPDATE_INVALID_ARGS, texts.invalid_parameters(problems))
+        case InvalidParameters(check):
+            return _refused(command_id, codes.UPDATE_INVALID_ARGS, texts.invalid_parameters(check))
         case InvalidArgument():
             return _refused(command_id, codes.UPDATE_INVALID_ARGS, _invalid_argument(decision))
         case Disabled():

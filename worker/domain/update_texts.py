@@ -10,12 +10,11 @@ which TomoriBot words apart in some cases.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from worker.domain.update_arguments import ParameterProblems, TypeMismatch
+from worker.domain import tool_texts
+from worker.domain.proxy import HostProtection
+from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
-    "AMBIGUOUS_REASON",
     "BOT_TARGET",
     "BRIDGE_TARGET",
     "DELETED_MESSAGE",
@@ -29,7 +28,6 @@ __all__ = [
     "PERSONAL_NOT_FOUND",
     "SERVER_NOT_FOUND",
     "UPDATED_MESSAGE",
-    "USER_NOT_FOUND_REASON",
     "ambiguous",
     "content_too_long",
     "host_protected",
@@ -38,7 +36,6 @@ __all__ = [
     "privacy_restricted",
     "unknown_user",
     "user_not_found",
-    "wrong_target_type",
 ]
 
 Texts = tuple[str, str]  # (error, data.reason)
@@ -48,55 +45,32 @@ def _both(text: str) -> Texts:
     return text, text
 
 
-# shared with create: issue-37-create's tool_texts (BaseTool.validateParameters, the target
-# resolution's ambiguous and not-found texts, the self-teaching switch).
-def _parameter_error(problem: TypeMismatch) -> str:
-    if problem.allowed:
-        return f"Parameter '{problem.name}' must be one of: {', '.join(problem.allowed)}"
-    return f"Parameter '{problem.name}' expected type '{problem.expected}' but got '{problem.got}'"
-
-
-def invalid_parameters(problems: ParameterProblems) -> Texts:
-    """`Invalid parameters: ${errors.join(", ") || `Missing required parameters: ${missing.join(", ")}`}`"""
-    errors = ", ".join(_parameter_error(p) for p in problems.errors)
-    missing = ", ".join(problems.missing)
-    return _both(f"Invalid parameters: {errors or f'Missing required parameters: {missing}'}")
-
-
-def wrong_target_type(name: str, got: str) -> Texts:
-    """The worker's: a legacy target name that is not a string (TomoriBot throws on it)."""
-    return invalid_parameters(ParameterProblems(errors=(TypeMismatch(name, "string", got),)))
+# What both tools say alike is worker/domain/tool_texts.py's; these pair it up as (error, reason).
+def invalid_parameters(check: ParameterCheck) -> Texts:
+    return _both(tool_texts.invalid_parameters(check))
 
 
 def nul_character(name: str) -> Texts:
-    """The worker's: PostgreSQL cannot store a NUL character (TomoriBot's insert would fail)."""
-    return _both(f"Invalid parameters: Parameter '{name}' must not contain NUL characters (\\u0000)")
+    return _both(tool_texts.nul_character_error(name))
 
 
-DISABLED: Texts = ("Self-teaching is disabled for this server", "Self-teaching functionality is disabled for this server")
-AMBIGUOUS_REASON = "Multiple users matched the requested target."
-USER_NOT_FOUND_REASON = "The requested user was not found in this conversation or server."
+DISABLED: Texts = (tool_texts.SELF_TEACHING_DISABLED_ERROR, tool_texts.SELF_TEACHING_DISABLED_REASON)
 
 
-def ambiguous(requested: str, candidates: Sequence[str]) -> Texts:
-    return (f'Multiple users match "{requested}". Please clarify which one you mean: {", ".join(candidates)}.',
-            AMBIGUOUS_REASON)
+def ambiguous(requested: str, candidates: list[str]) -> Texts:
+    return tool_texts.ambiguous_error(requested, candidates), tool_texts.AMBIGUOUS_REASON
 
 
 def user_not_found(requested: str) -> Texts:
-    return f'Could not find a user matching "{requested}" in this conversation or server.', USER_NOT_FOUND_REASON
-# shared with create: end.
+    return tool_texts.not_found_error(requested), tool_texts.NOT_FOUND_REASON
+
+
+def content_too_long(limit: int) -> Texts:
+    return tool_texts.content_too_long_error(limit), tool_texts.content_too_long_reason(limit)
 
 
 INVALID_MEMORY_ID: Texts = _both("The 'memory_id' argument was missing or invalid.")
 INVALID_CONTENT_ARG: Texts = _both("The 'memory_content' argument was missing or not a string.")
-
-
-def content_too_long(limit: int) -> Texts:
-    return (f"Memory content is too long. Maximum length is {limit} characters.",
-            f"Memory content exceeds maximum length of {limit} characters")
-
-
 BRIDGE_TARGET: Texts = ("Bridge users only support server-wide memories, so personal memories cannot be updated "
                         "for them.", "Bridge users do not support personal memory updates.")
 MISSING_SERVER_CONTEXT: Texts = _both("Internal bot error: Missing server context")
@@ -116,21 +90,15 @@ NOT_IN_CONVERSATION: Texts = _both("Personal memory owner is not in this convers
 
 
 def privacy_restricted(label: str) -> Texts:
-    return (f"Cannot update personal memory: {label} has privacy restrictions.",
+    """The update's own reason (the create's is longer)."""
+    return (tool_texts.privacy_restricted_error(label, "update"),
             f"The user {label} has chosen to restrict personal memory storage.")
 
 
-def host_protected(label: str, why: str) -> Texts:
-    """A proxy identity's host protects it: `why` is host_blacklisted, host_full_privacy or (the
-    worker's own, failing closed where TomoriBot does not protect) no_host."""
-    if why == "host_blacklisted":
-        because = f"The host account for {label} is blacklisted in this server."
-    elif why == "host_full_privacy":
-        because = f"The host account for {label} has full privacy enabled."
-    else:
-        because = f"I could not find the host account for {label}."
-    return (f"Cannot update personal memory: {label} has privacy restrictions.",
-            f"{because} I cannot update personal memories for its message-proxy identities.")
+def host_protected(label: str, why: HostProtection) -> Texts:
+    """A proxy identity's host protects it: host_blacklisted, host_full_privacy or (the worker's
+    own, failing closed where TomoriBot does not protect) no_host."""
+    return tool_texts.privacy_restricted_error(label, "update"), tool_texts.host_protection_reason(label, why, "update")
 
 
 PERSONAL_NOT_FOUND: Texts = _both("Personal memory ID not found")

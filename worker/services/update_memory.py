@@ -20,7 +20,8 @@ from contracts.commands import UpdateMemory
 from db.repository import MemoryRepository, UpdateTargetRow
 from db.requests import CreateContextRequest, UpdateTargetRequest
 from worker.domain.model import Limits, ProxyIdentity
-from worker.domain.update import decide_update, update_lookup_ids
+from worker.domain.targets import lookup_ids
+from worker.domain.update import decide_update
 from worker.domain.update_arguments import read_update_args
 from worker.domain.update_decision import (
     LockedMemory,
@@ -64,7 +65,7 @@ class UpdateMemoryService:
         cid = cmd.command_id
         args = read_update_args(cmd.tool_args)
         (context,) = await self._repo.create_contexts([CreateContextRequest(
-            cid, cmd.workspace_id, list(update_lookup_ids(cmd, args)), cmd.persona.lineage_id)])
+            cid, cmd.workspace_id, list(lookup_ids(cmd, args.target)), cmd.persona.lineage_id)])
         repeat = seen_before(cmd, context.stored, self._repo.tenant, delivery)
         if repeat is not None:
             return repeat

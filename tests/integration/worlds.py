@@ -1,10 +1,11 @@
-"""The two database modes memory.update is tested in, behind one interface: the standalone layout
-(the worker's own directory tables, tests/support/directory.py) and an adopted TomoriBot-shaped
-database (tests/tomoribot.py's seeded database, adopted with `memoryctl adopt`, written to as the
-bot writes its tables). Each makes the rows a test needs (a workspace, users, memories, a blacklist
-entry, a proxy identity with its hosts) in its own tables; the worker reads them through the
-directory functions either way. One database per mode and module: tests keep apart by unique
-ids."""
+"""The two database modes the worker's writes are tested in (memory.update, the memory.manual import),
+behind one interface: the standalone layout (the worker's own directory tables,
+tests/support/directory.py) and an adopted TomoriBot-shaped database (tests/tomoribot.py's seeded
+database, adopted with `memoryctl adopt`, written to as the bot writes its tables). Each makes the
+rows a test needs (a workspace and its persona, users, memories, a blacklist entry, a proxy identity
+with its hosts) in its own tables; the worker reads them through the directory functions either way.
+One database per mode and module: tests keep apart by unique ids (the adopted one's seeded rows are
+in `seeded`)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class World:
 
     mode: str
     pool: asyncpg.Pool
+    seeded: tomoribot.World | None = None  # adopted: the ids of the rows tests/tomoribot.py's seed wrote
 
     async def workspace(self, *, self_teaching: bool = True, personal_memories: bool = True) -> tuple[str, int]:
         """A new guild workspace: its Discord id and server_id."""
@@ -111,12 +113,13 @@ async def world(mode: str, pg_server, template_db: str) -> AsyncIterator[World]:
     """A fresh database in `mode`, with a pool as the worker makes it."""
     if mode == "standalone":
         dsn = await clone_database(pg_server, template_db)
+        seeded = None
     else:
-        dsn, _ = await tomoribot.seeded_database(pg_server.dsn)  # the seeded rows stay out of the tests' way
+        dsn, seeded = await tomoribot.seeded_database(pg_server.dsn)
         adopted = await memoryctl(["adopt"], worker_env("nats://127.0.0.1:1", dsn))
         assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     pool = await create_pool(dsn, min_size=1, max_size=20)
     try:
-        yield World(mode, pool)
+        yield World(mode, pool, seeded)
     finally:
         await pool.close()
