@@ -27,7 +27,15 @@ $(CLIENT_STAMP): clients/typescript/package.json clients/typescript/package-lock
 	cd clients/typescript && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP)
+# The TomoriBot guide's example (docs/tomoribot/example): the discord.js 14 it is type-checked
+# against, locked (tests/e2e/test_e2e_tomoribot_guide.py).
+EXAMPLE_STAMP := docs/tomoribot/example/node_modules/.installed
+$(EXAMPLE_STAMP): docs/tomoribot/example/package.json docs/tomoribot/example/package-lock.json
+	@command -v npm >/dev/null || { echo "make: Node.js 20+ and npm are needed (the TomoriBot guide's example is type-checked in make test); install them" >&2; exit 1; }
+	cd docs/tomoribot/example && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP)
 
 ## Debian's prometheus package (prometheus and promtool 2.42), for the alert-rule tests and the
 ## e2e test with a live Prometheus: installed with apt-get when missing and run as root; elsewhere
@@ -59,7 +67,7 @@ check-imports: $(STAMP)
 
 ## The whole default suite: lint, types, boundaries, then unit, integration, end-to-end and
 ## short chaos runs, on real servers it starts itself.
-test: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) prometheus lint typecheck check-imports
+test: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP) prometheus lint typecheck check-imports
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
 test-unit: $(STAMP) prometheus
@@ -68,7 +76,7 @@ test-unit: $(STAMP) prometheus
 test-integration: $(STAMP)
 	$(PY) -m pytest -q tests/integration
 
-test-e2e: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) prometheus
+test-e2e: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP) prometheus
 	$(PY) -m pytest -q tests/e2e
 
 ## Three NATS nodes, two workers, PostgreSQL: 3,000 creates while the stream leader and a worker are SIGKILLed.

@@ -1,6 +1,6 @@
 """The README's install commands, run from a clone (issue 24, finding 5): the Python package by
 path and by a git URL, the npm contracts package by path and as a packed tarball, and the
-TypeScript client by path.
+TypeScript client as a packed tarball that survives the bot's later `npm install` and `npm ci`.
 
 Quick: the wheel is built as pip builds any source (its build backend, setuptools, from pip's
 cache or index) and installed --no-deps into a fresh venv, which borrows the suite's
@@ -100,18 +100,53 @@ def test_npm_install_of_the_contracts_package_from_the_clone(clone, tmp_path, so
     assert (bot / "node_modules" / "@memory-worker" / "contracts" / "types" / "index.d.ts").exists()
 
 
-def test_npm_install_of_the_typescript_client_from_the_clone(clone, tmp_path):
-    """README: `npm install --install-links /path/to/memory-worker/clients/typescript`; the
-    bot then imports MemoryClient and CacheNode (from the committed dist/, with the contracts
-    package beside it). Its nats.js packages come from npm's cache, which make install fills."""
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("npm and node are not installed")
-    bot = tmp_path / "bot"
-    bot.mkdir()
-    (bot / "package.json").write_text('{"name": "bot", "version": "1.0.0", "private": true, "type": "module"}')
-    _run(["npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "--install-links",
-          clone / "clients" / "typescript"], cwd=bot)
+def _npm(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return _run(["npm", *args, "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], cwd=cwd)
+
+
+def _assert_the_client_is_installed(bot: Path) -> None:
+    """Copies, not links: the package, the contract declarations bundled in it and nats.js."""
+    modules = bot / "node_modules"
+    for package in [modules / "@memory-worker" / "client",
+                    modules / "@memory-worker" / "client" / "node_modules" / "@memory-worker" / "contracts",
+                    modules / "@nats-io" / "nats-core", modules / "@nats-io" / "jetstream"]:
+        assert package.is_dir() and not package.is_symlink(), f"{package.relative_to(bot)} is missing or a link"
+    assert (modules / "@memory-worker" / "client" / "node_modules" / "@memory-worker" / "contracts"
+            / "types" / "index.d.ts").is_file()
     imported = _run(["node", "--input-type=module", "-e", "import { MemoryClient, CacheNode } from"
                      " '@memory-worker/client'; console.log(typeof MemoryClient, typeof CacheNode)"], cwd=bot)
     assert imported.stdout.split() == ["function", "function"]
-    assert (bot / "node_modules" / "@memory-worker" / "contracts" / "asyncapi.json").exists()
+
+
+def test_the_typescript_client_packed_from_the_clone_survives_a_later_npm_install(clone, tmp_path):
+    """README: `npm ci` in clients/typescript, `npm pack` it into the bot's vendor folder, `npm
+    install` the tarball; a later plain `npm install`, and `npm ci` from the bot's lock file, keep
+    the package and its dependencies installed as copies. Packages come from npm's cache, which
+    make install fills."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("npm and node are not installed")
+    package = clone / "clients" / "typescript"
+    bot = tmp_path / "bot"
+    (bot / "vendor").mkdir(parents=True)
+    (bot / "package.json").write_text('{"name": "bot", "version": "1.0.0", "private": true, "type": "module"}')
+
+    # A fresh clone has nothing to bundle yet: packing it says so instead of making a broken tarball.
+    refused = subprocess.run(["npm", "pack", "--pack-destination", bot / "vendor", package], cwd=bot,
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "run npm ci" in refused.stderr, refused
+    assert list((bot / "vendor").iterdir()) == []
+
+    _npm("ci", "--ignore-scripts", cwd=package)
+    packed = _run(["npm", "pack", "--silent", "--pack-destination", bot / "vendor", package], cwd=bot)
+    tarball = packed.stdout.strip().splitlines()[-1]
+    _npm("install", f"./vendor/{tarball}", cwd=bot)
+    _assert_the_client_is_installed(bot)
+    assert json.loads((bot / "package.json").read_text())["dependencies"]["@memory-worker/client"] == \
+        f"file:vendor/{tarball}"
+
+    _npm("install", cwd=bot)
+    _assert_the_client_is_installed(bot)
+
+    shutil.rmtree(bot / "node_modules")
+    _npm("ci", cwd=bot)
+    _assert_the_client_is_installed(bot)

@@ -99,13 +99,15 @@ test("encodeToken and the subject builders write what the contract's tokenEncodi
   assert.equal(invalidateSubject("user", "pk:x"), "cache.invalidate.user.pk:x");
 });
 
-test("a bot installs the package by path (npm install --install-links), imports it and type-checks against it", () => {
+test("a bot installs the packed package (npm pack, then npm install of the tarball), imports it and type-checks against it", () => {
   const bot = mkdtempSync(join(tmpdir(), "ts-client-bot-"));
   try {
     writeFileSync(join(bot, "package.json"), JSON.stringify({ name: "a-bot", private: true, type: "module" }));
     // As the README says; the registry is only asked for nats.js (npm's cache usually has it).
-    execFileSync("npm", ["install", "--install-links", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
-      "--loglevel=error", PACKAGE], { cwd: bot, stdio: "pipe" });
+    const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", bot, PACKAGE], { cwd: bot, encoding: "utf8" });
+    const tarball = packed.trim().split("\n").at(-1);
+    execFileSync("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund",
+      "--loglevel=error", `./${tarball}`], { cwd: bot, stdio: "pipe" });
     writeFileSync(join(bot, "bot.ts"), [
       'import type { NatsConnection } from "@nats-io/nats-core";',
       'import { CacheNode, MemoryClient, isInvalidCommand, lookupOutcome, type CommandResult, type ManualResult } from "@memory-worker/client";',

@@ -1,35 +1,40 @@
-// A new message-proxy identity (PluralKit, PluralBuddy): its profile bio becomes one global
-// memory of the identity, once. The worker checks everything the bot checked before (new
-// identity, blank bio, the hosts' privacy and blacklist, the one-time rule, the cap). Fire and
-// forget, as before: it must never delay the message that revealed the identity.
+// A new message-proxy identity's profile bio becomes one global memory of the identity, once:
+// seedMessageProxyIdentityBio (src/utils/messageProxy/bioSeeding.ts) on the worker. The worker
+// checks what the function checked (new identity, blank bio, a host at full privacy or blacklisted
+// in the server, the cap) plus the one-time rule, under the identity's lock. The caller fires it
+// without awaiting, as before (persistMessageProxyIdentity's `seedIdentityBio` dependency), and
+// passes one more fact: whose DM it is, for the workspace id.
 import { isInvalidCommand } from "@memory-worker/client";
-import { log } from "./bot-context.js";
-import { dropInvalidated, memory } from "./memory.js";
+import type { MessageProxyBioSeedArgs } from "@/utils/messageProxy/bioSeeding";
+import { log } from "@/utils/misc/logger";
+import { dropInvalidated, memory, sendTwice } from "./memory.js";
 
-export interface NewIdentity {
-  /** The guild the identity was seen in, or the user's id in a DM. */
-  workspaceId: string;
-  /** The identity's synthetic user id (pk:..., pb:...), whose users row and host links the bot wrote first. */
-  identityUserDiscId: string;
-  isNewIdentity: boolean;
-  /** The proxy's description of the member, as fetched. */
-  bio: string | null | undefined;
-}
+export type WorkerBioSeedArgs = MessageProxyBioSeedArgs & {
+  /** In a DM (no serverDiscId): the user the bot talks with, the sender the message's attestation names. */
+  dmUserDiscId: string | undefined;
+};
 
-export function seedIdentityBio(identity: NewIdentity): void {
-  memory()
-    .seedBio({
-      workspace_id: identity.workspaceId,
-      identity_user_id: identity.identityUserDiscId,
-      is_new_identity: identity.isNewIdentity,
-      bio: identity.bio ?? null,
-    })
-    .then((result) => {
-      // Refused unapplied (a bio over the worker's size limit): nothing changed.
-      if (isInvalidCommand(result)) return log.warn(`bio seed refused: ${result.data.reason}`);
-      dropInvalidated(result.invalidated);
-      if (result.data.status === "skipped") log.info(`bio seed skipped: ${result.data.reason}`);
-      else if (result.data.status === "failed") log.warn(`bio seed failed: ${result.data.reason}`);
-    })
-    .catch((error: unknown) => log.warn("bio seed not sent", error));
+export async function seedMessageProxyIdentityBio(args: WorkerBioSeedArgs): Promise<void> {
+  // The workspace is the guild, or in a DM the user's own id: the worker's convention for a DM.
+  const workspaceId = args.serverDiscId || args.dmUserDiscId;
+  if (!workspaceId) {
+    log.warn(`bio seed for ${args.identityUserDiscId} skipped: neither a guild nor a DM user`);
+    return;
+  }
+  const client = memory();
+  const result = await sendTwice((command) => client.seedBio(command), {
+    command_id: crypto.randomUUID(),
+    workspace_id: workspaceId,
+    identity_user_id: args.identityUserDiscId,
+    is_new_identity: args.isNewIdentity,
+    bio: args.description ?? null,
+  });
+  if (result === null) {
+    log.warn(`bio seed for ${args.identityUserDiscId}: the memory service did not answer`);
+  } else if (isInvalidCommand(result)) {
+    log.warn(`bio seed refused unapplied: ${result.data.reason}`);
+  } else {
+    dropInvalidated(result.invalidated);
+    if (result.data.status !== "seeded") log.info(`bio seed ${result.data.status}: ${result.data.reason}`);
+  }
 }

@@ -1,16 +1,13 @@
 // One memory client and one cache node per bot process, started once the NATS connection is up.
-// Every module of the bot uses `memory()` and `caches()`; nothing else talks to the worker.
-import { CacheNode, MemoryClient } from "@memory-worker/client";
+// Every site of the bot uses `memory()` and `dropInvalidated`; nothing else talks to the worker.
+import { CacheNode, MemoryClient, ResultTimeout } from "@memory-worker/client";
 import type { CommandResult } from "@memory-worker/client";
-import {
-  clearAllStateCaches,
-  invalidateTomoriStateCache,
-  invalidateUserCache,
-  loadTomoriState,
-  loadUserCacheEntry,
-  log,
-} from "./bot-context.js";
-import type { BotNatsConnection, TomoriState, UserCacheEntry } from "./bot-context.js";
+import { clearTomoriStateCache, invalidateTomoriStateCache } from "@/utils/cache/tomoriStateCache";
+import { clearUserCache, invalidateUserCache } from "@/utils/cache/userCache";
+import { log } from "@/utils/misc/logger";
+
+/** A nats.js v3 connection, as `connect()` of `@nats-io/transport-node` returns it. */
+export type NatsConnection = Parameters<typeof MemoryClient.start>[0];
 
 /** The keys a result names in `invalidated`; the same shape for every command kind. */
 export type InvalidatedKeys = CommandResult["invalidated"];
@@ -20,26 +17,26 @@ let node: CacheNode | undefined;
 
 export interface MemoryConnections {
   /** As the bot's NATS user (deploy: `bot-<name>`, inboxPrefix `_INBOX.bot.<name>`): commands and lookups. */
-  commands: BotNatsConnection;
+  commands: NatsConnection;
   /** As this process's cache-node user (deploy: `cache-node-<node>`, inboxPrefix `_INBOX.cache.<node>`).
    *  On a server without permissions (`make run`) both may be the same connection. */
-  invalidations: BotNatsConnection;
+  invalidations: NatsConnection;
   /**
    * Different for each of the bot's processes (a shard id) and the same across restarts of one
-   * process: it names the node's durable consumer (cache-node-<node>), so a restarted process
-   * resumes where it stopped and applies what it missed.
+   * process: it names the node's durable consumer, so a restarted process applies what it missed.
    */
   node: string;
 }
 
 export async function startMemory(connections: MemoryConnections): Promise<void> {
   client = await MemoryClient.start(connections.commands, { timeoutMs: 15_000 });
-  node = await CacheNode.start(connections.invalidations, { name: connections.node, maxEntries: 20_000, ttlMs: 30 * 60_000 });
-  // Code that still reads the bot's older in-process caches drops them with the node, whoever
-  // made the change (this process, another shard, a panel, the operator's CLI).
+  node = await CacheNode.start(connections.invalidations, { name: connections.node });
+  // TomoriBot's own in-process caches drop an entry whenever the node does, whoever made the
+  // change: this process, another shard, a panel answered elsewhere, the operator's CLI.
   node.onInvalidate((change) => {
     if (change.kind === "flush") {
-      clearAllStateCaches();
+      clearTomoriStateCache();
+      clearUserCache();
     } else if (change.cache === "tomori_state") {
       invalidateTomoriStateCache(change.key);
     } else if (change.cache === "user") {
@@ -58,28 +55,31 @@ export function memory(): MemoryClient {
   return client;
 }
 
-function cacheNode(): CacheNode {
-  if (node === undefined) throw new Error("startMemory() has not run");
-  return node;
-}
-
-/** The bot's state reads, through the cache node: a load that races a save stores nothing. */
-export const caches = {
-  tomoriState(serverDiscId: string): Promise<TomoriState | null> {
-    return cacheNode().getOrLoad("tomori_state", serverDiscId, () => loadTomoriState(serverDiscId));
-  },
-  user(userDiscId: string): Promise<UserCacheEntry> {
-    return cacheNode().getOrLoad("user", userDiscId, () => loadUserCacheEntry(userDiscId));
-  },
-};
-
 /**
- * Drop what a command made stale, at once, in this process. The worker also publishes each key
- * as a cache.invalidate event, which every process's node applies (this one's again, harmlessly).
+ * Drop what a command made stale, at once, in this process (through the node, so TomoriBot's
+ * caches follow). The worker also publishes each key as a cache.invalidate event, which every
+ * process's node applies (this one's again, harmlessly).
  */
 export function dropInvalidated(keys: InvalidatedKeys): void {
-  for (const { cache, key } of keys ?? []) {
-    cacheNode().invalidate(cache, key);
+  if (node === undefined) throw new Error("startMemory() has not run");
+  for (const { cache, key } of keys ?? []) node.invalidate(cache, key);
+}
+
+/**
+ * Send a command, and once more with the same command (the same command_id) if no answer came in
+ * time: the worker applies a command id once and answers a repeat with the stored result, so the
+ * second answer is the real one. `null` when neither came.
+ */
+export async function sendTwice<C extends { command_id?: string }, R>(send: (command: C) => Promise<R>, command: C):
+  Promise<R | null> {
+  const identified = { ...command, command_id: command.command_id ?? crypto.randomUUID() };
+  for (let attempt = 1; attempt <= 2; attempt += 1) {
+    try {
+      return await send(identified);
+    } catch (error) {
+      if (!(error instanceof ResultTimeout)) throw error;
+      log.warn(`memory worker: no answer to ${identified.command_id} (attempt ${attempt})`);
+    }
   }
-  if (keys?.length) log.info(`memory: dropped ${keys.length} cache entries`);
+  return null;
 }
