@@ -10,8 +10,8 @@ touched). A database is in one of two modes (docs/design.md, section 7.1), recor
 - adopted: a bot's database, adopted in place by `memoryctl adopt` (db/adopt.py).
 
 A database that holds a bot's tables but was not adopted is refused, naming the command. In
-either mode `migrate` then (re)makes the directory functions (db/facts.py) when what they
-should read changed, applies the numbered migrations of db/migrations/ not yet applied, and
+either mode `migrate` then applies the numbered migrations of db/migrations/ not yet applied,
+(re)makes the directory functions (db/facts.py) when what they should read changed, and
 (re)makes the worker's own functions (db/functions/) when their files changed.
 """
 
@@ -187,14 +187,16 @@ async def migrate(conn: asyncpg.Connection) -> list[str]:
             current = "standalone"
         pending = await _pending(conn, current)
         try:
-            if pending.directory is not None:
-                async with conn.transaction():
-                    await apply_directory(conn, pending.directory)
-                log.info("directory_functions_made", mode=current)
+            # Migrations first: a standalone layout's directory functions read the columns a
+            # migration adds (010), and no migration reads a directory function.
             for migration in pending.migrations:
                 async with conn.transaction():
                     await apply_migration(conn, migration)
                 applied_now.append(migration.name)
+            if pending.directory is not None:
+                async with conn.transaction():
+                    await apply_directory(conn, pending.directory)
+                log.info("directory_functions_made", mode=current)
             if pending.functions:
                 async with conn.transaction():
                     await functions.apply(conn)

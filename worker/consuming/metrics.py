@@ -51,6 +51,9 @@ DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
 LOOKUPS_REFUSED = Counter("memory_lookups_refused",
                           "Result lookups dropped unanswered: their reply subject is outside REPLY_SUBJECT_PREFIXES"
                           " (a bot asking the worker to publish where it may not, issue 35).", registry=REGISTRY)
+SECRETS_REFUSED = Counter("memory_secrets_refused",
+                          "Model memories the secret guard refused, by the kind of credential they held (never"
+                          " anything of the credential itself).", ["kind"], registry=REGISTRY)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 
@@ -61,13 +64,15 @@ _duration = functools.cache(DURATION.labels)
 
 
 def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: bool,
-            evicted_scope: str | None = None) -> None:
+            evicted_scope: str | None = None, refused_credential: str | None = None) -> None:
     _commands(kind, status).inc()
     _duration(kind).observe(seconds)
     if deliveries > 1:
         REDELIVERIES.labels(kind).inc()
     if evicted_scope and not duplicate:
         EVICTIONS.labels(SCOPE_OF.get(evicted_scope, evicted_scope)).inc()
+    if refused_credential and not duplicate:
+        SECRETS_REFUSED.labels(refused_credential).inc()
 
 
 async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:

@@ -34,12 +34,14 @@ from worker.domain.create_decision import (
     PrivacyRestricted,
     ReservedLineage,
     SavePlan,
+    SecretRefused,
     UserNotFound,
 )
 from worker.domain.events import opaque_event_id
 from worker.domain.model import CreateContext, KnownUser, Limits, Privacy, Scope, ToolScope
 from worker.domain.notice import NoticeSettings, route_notice
 from worker.domain.proxy import host_protection, is_synthetic_id
+from worker.domain.secret_guard import find_credential, guard_on
 from worker.domain.targets import Ambiguous as AmbiguousTarget
 from worker.domain.targets import Resolved, bridge_name, resolve_target
 
@@ -130,6 +132,8 @@ def decide_create(cmd: CreateMemory, args: ToolArguments | InvalidArguments, ctx
     length = utf16_length(content)
     if length == 0 or length > limits.max_memory_length:
         return InvalidContent(target.tool_scope, length, limits.max_memory_length)
+    if guard_on(ctx.workspace, limits) and (credential := find_credential(content)) is not None:
+        return SecretRefused(target.tool_scope, credential)
     user = target.user
     if user is not None and user.privacy_level != Privacy.OPEN:
         # Fails closed: any level but 0 refuses, though the schema only allows 1 and 2.

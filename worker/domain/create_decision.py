@@ -23,6 +23,7 @@ import msgspec
 from worker.domain import proxy
 from worker.domain.model import EvictionBlocker, SaveOutcome, Scope, ToolScope
 from worker.domain.notice import NoticeRoute
+from worker.domain.secret_guard import CredentialKind
 
 __all__ = [
     "Ambiguous",
@@ -36,6 +37,7 @@ __all__ = [
     "ReservedLineage",
     "SaveFacts",
     "SavePlan",
+    "SecretRefused",
     "UserNotFound",
 ]
 
@@ -84,6 +86,14 @@ class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
     limit: int
 
 
+class SecretRefused(_Decided, frozen=True, tag="secret_refused"):
+    """The content holds a credential (worker/domain/secret_guard.py). Only its kind is kept:
+    never the content, which this decision is stored instead of."""
+
+    tool_scope: ToolScope
+    kind: CredentialKind
+
+
 class PrivacyRestricted(_Decided, frozen=True, tag="privacy_restricted"):
     label: str
     level: int
@@ -119,7 +129,7 @@ class SavePlan(_Decided, frozen=True, tag="save"):
 
 
 CreateDecision = (InvalidArgs | Disabled | ReservedLineage | Ambiguous | UserNotFound | HostProtected
-                  | InvalidContent | PrivacyRestricted | SavePlan)
+                  | InvalidContent | PrivacyRestricted | SavePlan | SecretRefused)
 
 
 class SaveFacts(msgspec.Struct, frozen=True, omit_defaults=True):

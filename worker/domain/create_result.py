@@ -26,6 +26,7 @@ from worker.domain.create_decision import (
     ReservedLineage,
     SaveFacts,
     SavePlan,
+    SecretRefused,
     UserNotFound,
 )
 from worker.domain.model import CapacityAction, Privacy, SaveOutcome
@@ -54,6 +55,8 @@ def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | 
             return messages.invalid_content(command_id, tool_scope, length, limit)
         case PrivacyRestricted(label, level):
             return messages.privacy_restricted(command_id, label, level)
+        case SecretRefused(tool_scope, kind):
+            return messages.secret_refused(command_id, tool_scope, kind)
         case SavePlan():
             if facts is None:
                 raise ValueError(f"the save of {command_id!r} was stored without what it learned under the lock")

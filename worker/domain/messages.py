@@ -17,6 +17,7 @@ from contracts.results import CacheKey, CommandResult, CreateStatus, ResultData
 from worker.domain.create_decision import HostProtection, SavePlan
 from worker.domain.model import EvictionBlocker, LimitReason, Privacy, Scope, ToolScope
 from worker.domain.proxy import WORDS
+from worker.domain.secret_guard import CredentialKind, refusal_text
 
 __all__ = [
     "SAVED_MESSAGE",
@@ -33,6 +34,7 @@ __all__ = [
     "refusal",
     "reserved_lineage",
     "saved",
+    "secret_refused",
     "user_not_found",
 ]
 
@@ -139,6 +141,11 @@ def invalid_content(command_id: str, tool_scope: ToolScope, length: int, limit: 
             "shorten it (keep the essential fact) and try again."
         )
     return refusal(command_id, codes.INVALID_CONTENT, text, scope=tool_scope)
+
+
+def secret_refused(command_id: str, tool_scope: ToolScope, kind: CredentialKind) -> CommandResult:
+    """The content holds a credential: named by its kind, never repeated (worker/domain/secret_guard.py)."""
+    return refusal(command_id, codes.INVALID_CONTENT, refusal_text(kind, "create_long_term_memory"), scope=tool_scope)
 
 
 def privacy_restricted(command_id: str, label: str, privacy_level: int) -> CommandResult:

@@ -19,7 +19,7 @@ from contracts.commands import Envelope
 from contracts.results import SAVED, SAVED_WITH_EVICTION
 from db.repository import EventRow, StoredCommand
 from worker.domain import messages
-from worker.domain.create_decision import SavePlan
+from worker.domain.create_decision import SavePlan, SecretRefused
 from worker.domain.create_result import render_create
 from worker.domain.events import create_events
 from worker.services.base import Answer, Handled, event_rows
@@ -32,7 +32,8 @@ def answer(stored: StoredCommand) -> Answer:
     if stored.decision is not None:
         result = render_create(stored.command_id, stored.decision, stored.facts)
         status = result.data.status
-        return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None)
+        return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None,
+                      stored.decision.kind if isinstance(stored.decision, SecretRefused) else None)
     if stored.result is None or stored.status is None:  # the table's CHECK keeps one or the other
         raise ValueError(f"{stored.command_id!r} is stored with neither a result nor a decision")
     return Answer(stored.result.encode(), stored.status)
