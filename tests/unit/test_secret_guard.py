@@ -111,6 +111,18 @@ def test_credentials_named_in_the_text(text, kind):
     assert find_credential(text) == kind
 
 
+@pytest.mark.parametrize("name", ["pin", "PIN code", "pin number", "passcode", "cvv", "CVC", "security code",
+                                  "password", "Passwords", "passphrase", "passwd", "pwd", "api key", "API_KEY",
+                                  "access-key", "secret key", "private key", "client secret", "secret", "token",
+                                  "auth token", "access_token", "Bearer token", "bot token", "refresh token",
+                                  "api token", "session token"])
+def test_every_name_of_a_credential_is_read(name):
+    value = "4821" if name.lower() in ("pin", "pin code", "pin number", "passcode", "cvv", "cvc", "security code") \
+        else "Xy7kQ2mP9w"
+    assert find_credential(f"the {name} is {value}") is not None
+    assert find_credential(f"the x{name.lower()} is {value}") in (None, "api_key")  # a longer word, or its last word
+
+
 def test_card_numbers_need_a_network_a_length_and_the_luhn_digit():
     number = luhn_complete("411111111111111")
     assert find_credential(f"card {number}") == "payment_card"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from typing import get_args
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from worker.domain.model import SCOPE_OF
+from worker.domain.secret_guard import CredentialKind
 
 log = structlog.get_logger("metrics")
 
@@ -54,6 +56,10 @@ LOOKUPS_REFUSED = Counter("memory_lookups_refused",
 SECRETS_REFUSED = Counter("memory_secrets_refused",
                           "Model memories the secret guard refused, by the kind of credential they held (never"
                           " anything of the credential itself).", ["kind"], registry=REGISTRY)
+# Every kind is exported from the start, at 0: the first refusal of a kind then shows in
+# increase() and rate(), which a series born at 1 would hide.
+for _kind in get_args(CredentialKind):
+    SECRETS_REFUSED.labels(_kind)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 
