@@ -71,34 +71,69 @@ class ReplyProbe(Struct):
     reply_to: Any = None
 
 
+class AffixVariants(Struct, frozen=True, kw_only=True):
+    """A naming affix per addressing style (TomoriBot's `Partial<Record<AddressingStyle, string>>`).
+
+    Attributes:
+        masculine: The affix for people addressed as masculine; null or absent: none set.
+        feminine: The affix for people addressed as feminine; null or absent: none set.
+        neutral: The affix for everyone else, and for a style with none set.
+    """
+
+    masculine: ShortText | None = None
+    feminine: ShortText | None = None
+    neutral: ShortText | None = None
+
+
+class PersonaNaming(Struct, frozen=True, kw_only=True):
+    """How the persona composes people's names (TomoriBot's `PersonaNamingConfig`, the
+    `persona_naming_configs` row of the speaking persona, `tomoriState.naming_config`).
+
+    Attributes:
+        prefixes: The title put before a name (e.g. neutral "Master"), per addressing style.
+        suffixes: The honorific put after a name (e.g. neutral "-san"), per addressing style.
+    """
+
+    prefixes: AffixVariants = AffixVariants()
+    suffixes: AffixVariants = AffixVariants()
+
+
 class Persona(Struct, frozen=True):
     """The persona that is speaking and made the tool call.
 
     Attributes:
-        id: The persona's row id in the bot's database (TomoriBot: the tomori/persona row).
+        id: The persona's row id in the bot's database (TomoriBot: tomoriState.persona_id).
             Stored on a server memory as the persona that taught it; it does not decide which
-            memories count together (the lineage does).
+            memories count together (the lineage does). 0 means the bot has none: a create is
+            refused with memory_save_failed_internal_error (critical state missing).
         lineage_id: The persona's lineage: memories are kept, counted against the caps and
             evicted per lineage, so every version of a persona that shares a lineage shares its
             memories. Must not be 0, which is reserved for a user's global memories: a create
             with lineage 0 is refused with memory_save_failed_internal_error.
-        name: The persona's display name, shown in the notice (the card's footer "Saved by
-            <name>" and the full text's "Persona:" line).
+        name: The persona's display name (TomoriBot's personaNickname), shown in the notice:
+            the embed's persona_nickname, the card's footer "Saved by <name>".
+        naming: The persona's naming affixes: target_user is also tried with one of them taken
+            off, and people's composed names ("Master Mika") are rebuilt with them. null or
+            absent: the persona has none.
     """
 
     id: Int32
     lineage_id: LineageId
     name: ShortText
+    naming: PersonaNaming | None = None
 
 
 class Triggerer(Struct, frozen=True):
     """The person whose message started the turn in which the model called the tool.
 
     Attributes:
-        id: Their Discord user id. A server memory the model saves is recorded as taught by
-            them: without being a manager they can then see and remove it in /memories (and
-            edit it while member teaching is on). It does not choose the memory's target
-            (tool_args.target_user does).
+        id: Their id as TomoriBot's resolveTriggererDiscordId gives it (context.userId: a
+            Discord user id, or a proxy identity's id for a proxied message). They must have a
+            users row: without one (or without a triggerer) a create is refused with
+            memory_save_failed_internal_error, as TomoriBot does. A server memory the model saves
+            is recorded as taught by them: without being a manager they can then see and remove
+            it in /memories (and edit it while member teaching is on). It does not choose the
+            memory's target (tool_args.target_user does).
         name: Their display name, as the bot showed it to the model.
     """
 
@@ -140,24 +175,31 @@ class Channel(Struct, frozen=True, kw_only=True):
 
 
 class Participant(Struct, frozen=True, kw_only=True):
-    """Someone in the conversation the model may name as target_user, as the bot listed them to it.
+    """Someone in the conversation the model may name as target_user: one of TomoriBot's
+    conversation user references (`projectConversationUserReferences` of the context's
+    participant target index: a target with an id and at least one tool_target alias).
 
     Attributes:
-        id: The target's id: a Discord user id, a Matrix id (`@local:server`) for a bridge
-            user, or a proxy identity's synthetic id (`pk:<uuid>`, `pb:<digits>`). The model may
-            also name the target by this id.
+        id: The reference's targetId: a Discord user id, a Matrix id (`@local:server`) for a
+            bridge user, or a proxy identity's id (`pk:<uuid>`, `pb:<digits>`, or a custom
+            instance's `<prefix>i:<length>:<instance>:<key>`). target_user equal to it
+            (exactly, after trimming) resolves to this participant.
         kind: discord, matrix (a bridge user: a save about them becomes a server memory with
             `{user}` replaced by their name, since bridge accounts have no user rows) or proxy
             (a message-proxy identity: saved as its own personal memory, only if every host
-            account allows it). An id shaped like a proxy id is treated as a proxy whatever the
-            kind says.
-        label: The name the conversation shows for them: matched against target_user, and the
-            label in candidates, notices and reasons.
-        primary_label: Their main name when they have several: when target_user matches
-            several participants' names or aliases, the one whose primary_label it is wins.
-        aliases: Other names they go by in the conversation (nickname, global name, username);
-            each is matched exactly (after trimming, dropping a leading `@`, lowercasing and
-            collapsing spaces) against target_user.
+            account allows it). An id shaped like a Matrix id is a bridge user and one shaped
+            like a proxy id is a proxy identity, whatever the kind says.
+        label: The reference's displayLabel: the name the target resolves under (in the
+            reasons, target_user and the notice), and the primary marker: when target_user
+            matches several participants' aliases, the one whose label it also is wins.
+        primary_label: Not read since issue 37 (TomoriBot marks the primary name by the label);
+            kept for bots that send it.
+        aliases: The reference's aliases, the tool_target ones in TomoriBot's priority order
+            (the impersonated identity's name, the saved nickname when exposed, the guild
+            nickname, the global name, the username; the Discord id when nothing else; the
+            persona nickname for a persona, the display name for a bridge user). target_user
+            is matched against these only (after trimming, dropping leading `@`, lowercasing
+            and collapsing spaces): include the label when it is one of them.
     """
 
     id: Annotated[str, Meta(min_length=1, max_length=256, pattern=_NO_NUL)]
@@ -168,21 +210,30 @@ class Participant(Struct, frozen=True, kw_only=True):
 
 
 class MemberMatch(Struct, frozen=True, kw_only=True):
-    """A guild member the bot's member search returned for the target_user name (none in a DM).
+    """A guild member the bot found for the target_user name (none in a DM).
 
-    After the conversation's participants, target_user is compared, exactly and after
-    normalizing, with these members' display names, then the persona nicknames and saved
-    nicknames the database holds for them, then global names, then usernames: the first stage
-    with any match decides, and several distinct members there make the save ambiguous.
+    They stand for what TomoriBot's resolver gets from the guild, which the worker cannot
+    reach: (1) for a target_user that is a Discord id, the member with that id
+    (guild.members.fetch); (2) the member search for the name (guild.members.search with the
+    target_user text, limit 100), and again for the name with one of the persona's naming
+    affixes taken off; (3) the members TomoriBot's database stages fetch by id: those whose
+    persona nickname for this lineage, saved nickname, or composed name matches the name (run
+    the bot's own naming look-ups for the input, and fetch those members). After the
+    conversation's participants, target_user is compared, exactly and after normalizing, with
+    these members' display names, then their persona nicknames and saved nicknames (read from
+    the database), then global names, then usernames, then with an affix off the same way, then
+    with their composed names: the first stage with any match decides, and several distinct
+    members there make the save ambiguous.
 
     Attributes:
-        id: The member's Discord user id (also matched when target_user is an id or a mention).
+        id: The member's Discord user id.
         display_name: The name the guild shows for them (discord.js GuildMember.displayName: the
             guild nickname, else the global name, else the username); null falls back to
-            nickname.
+            nickname, global_name and username in that order.
         nickname: Their guild nickname, if any.
         global_name: Their Discord global display name, if any.
-        username: Their unique Discord username, shown beside the label in ambiguous candidates.
+        username: Their unique Discord username: a target resolved through this member is
+            labelled `display name (@username)` unless the two are the same ignoring case.
         is_bot: True for bot accounts, which are never memory targets (they are skipped).
     """
 
@@ -219,17 +270,17 @@ class ToolCall(Envelope, kw_only=True, frozen=True):
             argument string into a JSON object. Not validated on decoding: bad arguments are a
             normal answer naming the parameter, never a poison message.
         persona: The speaking persona: whose lineage the memory belongs to.
-        bot_user_id: The bot's own Discord user id: a target that resolves to it makes the memory
-            server-wide instead of personal.
-        triggerer: Who caused the turn (recorded as the teacher of a server memory); null when
-            no person did, and the memory then has no teacher.
+        bot_user_id: The bot's own Discord user id (client.user.id): a target of a create that
+            resolves to it makes the memory server-wide instead of personal.
+        triggerer: Who caused the turn; a create needs one with a users row (recorded as the
+            teacher of a server memory) and is refused without.
         channel: Where the tool call happened: where the notice goes and whether the thought log
             gets a copy.
-        participants: The people of the conversation the model may name (what the bot listed to
-            the model), checked first when resolving target_user.
-        member_matches: The bot's guild member search for the target_user text (for instance
-            discord.js `guild.members.search` with that query). Not read in a DM or without a
-            target_user, so it may be left empty there.
+        participants: The conversation's user references the model may name (TomoriBot's
+            participant target index), checked first when resolving target_user.
+        member_matches: The guild members the bot found for the target_user text (see
+            MemberMatch). Not read in a DM or without a target_user, so it may be left empty
+            there.
     """
 
     # Deliberately loose: a model's bad arguments are a normal outcome, not a poison message.
@@ -252,17 +303,19 @@ class CreateMemory(ToolCall, kw_only=True, frozen=True):
             and target_user_discord_id are read too). Not validated on decoding: bad arguments
             are answered with memory_save_failed_invalid_args naming the parameter.
         persona: The speaking persona: whose lineage the memory joins.
-        bot_user_id: The bot's own Discord user id: a target that resolves to it (or the word
-            self) makes the memory server-wide instead of personal.
-        triggerer: Who caused the turn (recorded as the teacher of a server memory); null when
-            no person did, and the memory then has no teacher.
+        bot_user_id: The bot's own Discord user id: a target that resolves to it (or that
+            resolves to anyone when target_user is the word self) makes the memory server-wide
+            instead of personal.
+        triggerer: Who caused the turn, with a users row (recorded as the teacher of a server
+            memory); null, or a triggerer without a users row, is refused with
+            memory_save_failed_internal_error.
         channel: Where the tool call happened: where the notice goes and whether the thought log
             gets a copy.
-        participants: The people of the conversation the model may name (what the bot listed to
-            the model), checked first when resolving target_user.
-        member_matches: The bot's guild member search for the target_user text (for instance
-            discord.js `guild.members.search` with that query). Not read in a DM or for a
-            server_wide save, so it may be left empty there.
+        participants: The conversation's user references the model may name (TomoriBot's
+            participant target index), checked first when resolving target_user.
+        member_matches: The guild members the bot found for the target_user text (see
+            MemberMatch). Not read in a DM or for a server_wide save, so it may be left empty
+            there.
         retrieval: How memories are retrieved in this turn: whether a save at the cap may
             replace a dormant memory.
     """
@@ -273,6 +326,8 @@ class CreateMemory(ToolCall, kw_only=True, frozen=True):
 # Long enough for any panel entry; MAX_MEMORY_LENGTH is checked by the worker with its own
 # refusal (content-too-long), so only absurd payloads fail decoding.
 PanelText = Annotated[str, Meta(max_length=20_000, pattern=_NO_NUL)]
+# A message-proxy identity's id, in TomoriBot's grammar (worker/domain/proxy.py): `pk:<uuid>`,
+# `pb:<digits>`, or a custom instance's `<prefix>i:<length>:<instance>:<key>`.
 SyntheticId = Annotated[str, Meta(min_length=1, max_length=128, pattern=_NO_NUL)]
 MemoryScope = Literal["server", "personal"]
 # Tags as a panel takes them: raw comma-separated text or a list (worker/domain/tags.py parses both).
@@ -333,7 +388,8 @@ class ManualMemory(Envelope, kw_only=True, frozen=True):
         persona_id: The persona a server memory added here is attributed to; null for none.
             Ignored for personal memories.
         identity_id: Personal scope only: act on the memories of this message-proxy identity
-            (`pk:<uuid>`, `pb:<digits>`), which the actor must host; null for the actor's own.
+            (`pk:<uuid>`, `pb:<digits>`, or a custom instance's `<prefix>i:<length>:<instance>:<key>`),
+            which the actor must host; null for the actor's own.
         memory_id: The memory to edit or remove (its server_memory_id or personal_memory_id).
         content: The text to add, or the new text of an edit (null keeps the stored text). In
             add_batch, the typed entry, added after the lines of contents.
@@ -406,8 +462,9 @@ class SeedBio(Envelope, kw_only=True, frozen=True):
 
     Attributes:
         identity_user_id: The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>`
-            for PluralBuddy). The bot must have written its users row and its host links first:
-            an identity with no resolvable host is skipped as protected.
+            for PluralBuddy, `<prefix>i:<length>:<instance>:<key>` for a custom instance). The bot
+            must have written its users row and its host links first: an identity with no
+            resolvable host is skipped as protected.
         is_new_identity: True only when the bot has just created this identity's row; false is
             answered skipped.
         bio: The identity's profile text as the proxy reports it; whitespace is collapsed and it

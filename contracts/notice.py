@@ -114,6 +114,59 @@ class ThoughtLogNotice(TypedDict):
     attachment: Attachment | None
 
 
+EmbedColor = Literal["success", "memory_update", "error"]
+MemoryRefKind = Literal["server_memory", "personal_memory"]
+
+
+class EmbedRef(TypedDict):
+    """The memory a Minimal conversation notice stands for (TomoriBot's `MinimalNoticeRef`):
+    what `recordMinimalNoticeRef(messageId, ref)` records once the title is posted.
+
+    Attributes:
+        kind: server_memory or personal_memory: which table id is from.
+        id: The memory's server_memory_id or personal_memory_id.
+    """
+
+    kind: MemoryRefKind
+    id: int
+
+
+class Embed(TypedDict):
+    """The notice in the words of TomoriBot's own embed helper (`sendMemoryEmbedWithExpand(context,
+    options, fullMemoryContent, ref)`): its locale keys and variables, so a TomoriBot bot delivers
+    the plan through the helper it already has, which renders the locale, the mentions, the
+    600-character preview, the expand button and the Minimal/Verbose routing itself.
+
+    Attributes:
+        color: success (a memory learned), memory_update (updated) or error (deleted):
+            TomoriBot's ColorCode.SUCCESS, MEMORY_UPDATE and ERROR.
+        title_key: The title's locale key, e.g. genai.self_teach.server_memory_learned_title.
+        title_vars: The title's variables: persona_nickname (the command's persona name) and,
+            for a personal memory, user_nickname (the name the target was resolved to).
+        description_key: The description's locale key, e.g.
+            genai.self_teach.personal_memory_learned_description.
+        description_vars: The description's variables: memory_content (the content as stored,
+            placeholders such as {user} kept: the helper renders them and cuts the preview),
+            user_nickname for a personal memory, memory_id for an update or a delete.
+        footer_key: The footer's locale key: genai.self_teach.server_memory_footer for a server
+            memory; for a personal one personal_memory_footer_personalization_disabled (personal
+            memories are off in this workspace), personal_memory_footer_user_blacklisted (the
+            person is blacklisted from personalization here) or personal_memory_footer_manage.
+        full_content: The memory's whole content, as stored: what the expand button shows.
+        ref: The memory the notice stands for, passed as the helper's ref (a create's save);
+            null when there is none (a delete).
+    """
+
+    color: EmbedColor
+    title_key: str
+    title_vars: dict[str, str | int]
+    description_key: str
+    description_vars: dict[str, str | int]
+    footer_key: str
+    full_content: str
+    ref: EmbedRef | None
+
+
 class NoticePlan(TypedDict):
     """Where the notice of a save goes. Both destinations null: it goes nowhere, and
     dropped_reason says why; thought_log_skipped says why the thought log got no copy.
@@ -137,6 +190,9 @@ class NoticePlan(TypedDict):
             not_readable_by_everyone). null when the copy was made, and in verbose mode.
         dropped_reason: Set only when the notice goes nowhere (hidden key, and no thought-log
             copy): hidden_key_no_thought_log or hidden_key_non_public_channel.
+        embed: The same notice as TomoriBot's embed helper takes it (keys, variables, footer,
+            full content, ref), for a bot that delivers through that helper; added in issue 37,
+            version still 1.
     """
 
     version: Literal[1]
@@ -148,6 +204,7 @@ class NoticePlan(TypedDict):
     thought_log: ThoughtLogNotice | None
     thought_log_skipped: ThoughtLogSkipped | None
     dropped_reason: DroppedReason | None
+    embed: Embed
 
 
 # How results and events carry the plan: decoded as a plain dict (what Python clients have

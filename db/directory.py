@@ -40,6 +40,17 @@ WORKSPACE_SETTINGS = {
     "private_channels": "private_channel_ids",
     "secret_guard": "secret_guard_enabled",
 }
+# `--secret-guard`: on, off, or default (no choice of the workspace's own, NULL: the worker's
+# SECRET_GUARD_DEFAULT decides).
+GUARD_CHOICES: dict[str, bool | None] = {"on": True, "off": False, "default": None}
+_GUARD_UNSET = "default (SECRET_GUARD_DEFAULT, on unless set off)"
+
+
+def shown(key: str, value: object) -> object:
+    """A setting as `workspace show` prints it: as read, but the guard's NULL in words."""
+    return _GUARD_UNSET if key == "secret_guard" and value is None else value
+
+
 # In an adopted database, the settings the worker owns (TomoriBot has no column for them).
 WORKER_OWNED = ("decay", "decay_days", "secret_guard")
 

@@ -30,7 +30,9 @@ SIGNATURES = {
                             " tool_notice_hidden_keys text[], thought_log_channel_id text,"
                             " private_channel_ids text[], secret_guard_enabled boolean",
     "directory_users": "user_id integer, user_disc_id text, nickname text, privacy_level integer",
-    "directory_persona_nicknames": "lineage_id bigint, user_id integer, nickname text",
+    "directory_user_naming": "user_id integer, prefix_override text, suffix_override text, addressing_style text",
+    "directory_persona_naming": "lineage_id bigint, user_id integer, nickname text, prefix_override text,"
+                                " suffix_override text",
     "directory_blacklist": "server_id integer, user_disc_id text",
     "directory_proxy_identities": "user_id integer",
     "directory_proxy_hosts": "user_id integer, host_user_disc_id text",
@@ -65,8 +67,11 @@ STANDALONE = {
         " s.tool_notice_hidden_keys, s.thought_log_channel_id, s.private_channel_ids, s.secret_guard_enabled"
         " FROM public.servers s",
     "directory_users": "SELECT u.user_id, u.user_disc_id, u.user_nickname, u.privacy_level FROM public.users u",
-    "directory_persona_nicknames":
-        "SELECT n.lineage_id::bigint, n.user_id, n.nickname FROM public.persona_nicknames n",
+    "directory_user_naming":
+        "SELECT u.user_id, u.prefix_override, u.suffix_override, u.addressing_style FROM public.users u",
+    "directory_persona_naming":
+        "SELECT n.lineage_id::bigint, n.user_id, n.nickname, n.prefix_override, n.suffix_override"
+        " FROM public.persona_nicknames n",
     "directory_blacklist": "SELECT b.server_id, b.user_disc_id FROM public.personalization_blacklist b",
     "directory_proxy_identities": "SELECT i.user_id FROM public.message_proxy_identities i",
     "directory_proxy_hosts":
@@ -144,12 +149,14 @@ def adopted(catalog: Catalog) -> tuple[dict[str, str], list[Source]]:
     privacy = "u.privacy_level" if catalog.has("users", "privacy_level") else "0"
     sources.append(Source("privacy level", "users.privacy_level" if privacy != "0" else "default 0 (open)"))
     users = f"SELECT u.user_id, u.user_disc_id, {nickname}, {privacy} FROM public.users u{nick_join}"
-    persona, blacklist = _persona_nicknames(catalog, sources), _blacklist(catalog, sources)
+    naming, persona = _user_naming(catalog, sources), _persona_naming(catalog, sources)
+    blacklist = _blacklist(catalog, sources)
     identities, hosts = _proxies(catalog, sources)
     metrics, prune = _metrics(catalog, sources)
-    bodies = {"directory_workspaces": workspaces, "directory_users": users, "directory_persona_nicknames": persona,
-              "directory_blacklist": blacklist, "directory_proxy_identities": identities,
-              "directory_proxy_hosts": hosts, "memory_record_metric": metrics, "memory_prune_metric_samples": prune}
+    bodies = {"directory_workspaces": workspaces, "directory_users": users, "directory_user_naming": naming,
+              "directory_persona_naming": persona, "directory_blacklist": blacklist,
+              "directory_proxy_identities": identities, "directory_proxy_hosts": hosts,
+              "memory_record_metric": metrics, "memory_prune_metric_samples": prune}
     return bodies, sources
 
 
@@ -168,13 +175,30 @@ def _workspaces(catalog: Catalog, sources: list[Source]) -> str:
             + "".join(f" LEFT JOIN {_qualified(t)} {a} ON {a}.server_id = s.server_id" for t, a in joins.items()))
 
 
-def _persona_nicknames(catalog: Catalog, sources: list[Source]) -> str:
-    if catalog.has("user_persona_naming_preferences", "nickname_override"):
-        sources.append(Source("persona nickname", "user_persona_naming_preferences.nickname_override"))
-        return ("SELECT p.persona_lineage_id::bigint, p.user_id, p.nickname_override"
-                " FROM public.user_persona_naming_preferences p WHERE p.nickname_override IS NOT NULL")
-    sources.append(Source("persona nickname", "none (user_persona_naming_preferences not found)"))
-    return "SELECT NULL::bigint, NULL::integer, NULL::text WHERE false"
+def _columns(catalog: Catalog, table: str, columns: tuple[str, ...], alias: str) -> list[str]:
+    """Each column as the table has it, or NULL::text where an older bot lacks it."""
+    return [f"{alias}.{c}" if catalog.has(table, c) else "NULL::text" for c in columns]
+
+
+def _user_naming(catalog: Catalog, sources: list[Source]) -> str:
+    """A person's global naming: TomoriBot's user_personalization_configs (its migration 062)."""
+    table, wanted = "user_personalization_configs", ("prefix_override", "suffix_override", "addressing_style")
+    if catalog.has(table, "user_id") and any(catalog.has(table, c) for c in wanted):
+        sources.append(Source("naming affixes and addressing style", f"{table}." + ", .".join(wanted)))
+        return f"SELECT c.user_id, {', '.join(_columns(catalog, table, wanted, 'c'))} FROM public.{table} c"
+    sources.append(Source("naming affixes and addressing style", f"none ({table}.prefix_override not found)"))
+    return "SELECT NULL::integer, NULL::text, NULL::text, NULL::text WHERE false"
+
+
+def _persona_naming(catalog: Catalog, sources: list[Source]) -> str:
+    """What a person set per persona lineage: TomoriBot's user_persona_naming_preferences."""
+    table, wanted = "user_persona_naming_preferences", ("nickname_override", "prefix_override", "suffix_override")
+    if catalog.has(table, "persona_lineage_id") and catalog.has(table, "user_id"):
+        sources.append(Source("persona nickname and affixes", f"{table}." + ", .".join(wanted)))
+        return (f"SELECT p.persona_lineage_id::bigint, p.user_id, {', '.join(_columns(catalog, table, wanted, 'p'))}"
+                f" FROM public.{table} p")
+    sources.append(Source("persona nickname and affixes", f"none ({table} not found)"))
+    return "SELECT NULL::bigint, NULL::integer, NULL::text, NULL::text, NULL::text WHERE false"
 
 
 def _blacklist(catalog: Catalog, sources: list[Source]) -> str:

@@ -83,6 +83,14 @@ class UserRow(msgspec.Struct, frozen=True):
     privacy_level: int
     persona_nickname: str | None
     proxy_hosts: list[HostRow] | None = None  # set for proxy identities
+    # Naming (directory_user_naming, directory_persona_naming for the command's lineage).
+    prefix_override: str | None = None
+    suffix_override: str | None = None
+    addressing_style: str | None = None
+    persona_naming: bool = False  # a naming row for the lineage exists (its fields may all be null)
+    persona_prefix: str | None = None
+    persona_suffix: str | None = None
+    blacklisted: bool = False  # in the command's workspace
 
 
 class IdentityRow(msgspec.Struct, frozen=True):

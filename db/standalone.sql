@@ -25,12 +25,18 @@ CREATE TABLE public.servers (
     created_at                timestamptz NOT NULL DEFAULT now()
 );
 
+-- The naming columns are what TomoriBot keeps in user_personalization_configs: affixes a
+-- person set for themselves (null: not set, '': none) and how they are addressed.
 CREATE TABLE public.users (
-    user_id       serial PRIMARY KEY,
-    user_disc_id  text NOT NULL UNIQUE,
-    user_nickname text,
-    privacy_level integer NOT NULL DEFAULT 0 CHECK (privacy_level IN (0, 1, 2)),
-    created_at    timestamptz NOT NULL DEFAULT now()
+    user_id          serial PRIMARY KEY,
+    user_disc_id     text NOT NULL UNIQUE,
+    user_nickname    text,
+    privacy_level    integer NOT NULL DEFAULT 0 CHECK (privacy_level IN (0, 1, 2)),
+    prefix_override  text,
+    suffix_override  text,
+    addressing_style text CONSTRAINT users_addressing_style_check
+                     CHECK (addressing_style IN ('masculine', 'feminine', 'neutral')),
+    created_at       timestamptz NOT NULL DEFAULT now()
 );
 
 CREATE TABLE public.personalization_blacklist (
@@ -39,10 +45,13 @@ CREATE TABLE public.personalization_blacklist (
     PRIMARY KEY (server_id, user_disc_id)
 );
 
+-- What a person set for one persona lineage (TomoriBot's user_persona_naming_preferences).
 CREATE TABLE public.persona_nicknames (
-    lineage_id bigint NOT NULL,
-    user_id    integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
-    nickname   text NOT NULL,
+    lineage_id      bigint NOT NULL,
+    user_id         integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
+    nickname        text,
+    prefix_override text,
+    suffix_override text,
     PRIMARY KEY (lineage_id, user_id)
 );
 

@@ -26,6 +26,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from db.migrate import migrate_dsn  # noqa: E402
 from db.repository import create_pool  # noqa: E402
+from tests.support.directory import register_triggerer  # noqa: E402
 from worker.local.embedded import ChildProcess, NatsServer, PostgresServer, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +71,9 @@ async def template_db(pg_server):
     await conn.execute(f"CREATE DATABASE {TEMPLATE_DB}")
     await conn.close()
     await migrate_dsn(pg_server.dsn(TEMPLATE_DB))
+    # Every clone knows the person who triggers the tests' commands (the bot registers a
+    # person before the model can act on their message).
+    await register_triggerer(pg_server.dsn(TEMPLATE_DB))
     return TEMPLATE_DB
 
 

@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
+from tests.support.commands import TRIGGERER_ID
+
 SCHEMA = r"""
 CREATE OR REPLACE FUNCTION update_timestamp() RETURNS TRIGGER AS $$
 BEGIN
@@ -224,6 +226,12 @@ CREATE TABLE metric_samples (
 );
 """
 
+# What TomoriBot's 062 added to user_personalization_configs that the worker reads.
+CONFIGS_NAMING = """user_nickname TEXT,
+  prefix_override TEXT,
+  suffix_override TEXT,
+  addressing_style TEXT CHECK (addressing_style IS NULL OR addressing_style IN ('masculine', 'feminine', 'neutral')),"""
+
 NAMING_PREFERENCES = """
 CREATE TABLE user_persona_naming_preferences (
   user_id INT NOT NULL REFERENCES users(user_id) ON DELETE CASCADE,
@@ -252,27 +260,34 @@ def plain_dsn(dsn: str) -> str:
     return dsn.split("?", 1)[0]
 
 
-async def seeded_database(server_dsn: Callable[..., str], prefix: str = "tomori") -> tuple[str, World]:
-    """A new database on the server holding a built and seeded TomoriBot (not adopted): its
-    plain URL and the world `seed` wrote. `server_dsn` is the server's dsn(name) maker."""
+async def new_database(server_dsn: Callable[..., str], prefix: str = "bot") -> str:
+    """An empty database on the server, for a bot: its plain URL. `server_dsn` is the server's
+    dsn(name) maker."""
     name = f"{prefix}_{uuid.uuid4().hex[:16]}"
     admin = await asyncpg.connect(server_dsn())
     try:
         await admin.execute(f"CREATE DATABASE {name}")
     finally:
         await admin.close()
-    dsn = plain_dsn(server_dsn(name))
+    return plain_dsn(server_dsn(name))
+
+
+async def seeded_database(server_dsn: Callable[..., str], prefix: str = "tomori", *,
+                          before_062: bool = False) -> tuple[str, World]:
+    """A new database on the server holding a built and seeded TomoriBot (not adopted): its
+    plain URL and the world `seed` wrote."""
+    dsn = await new_database(server_dsn, prefix)
     conn = await asyncpg.connect(dsn)
     try:
-        await build(conn)
-        return dsn, await seed(conn)
+        await build(conn, before_062=before_062)
+        return dsn, await seed(conn, before_062=before_062)
     finally:
         await conn.close()
 
 
 async def build(conn: asyncpg.Connection, *, before_062: bool = False, lineage_not_null: bool = True) -> None:
     holes = {"{users_nickname}": ",\n  user_nickname TEXT" if before_062 else "",
-             "{configs_nickname}": "" if before_062 else "user_nickname TEXT,",
+             "{configs_nickname}": "" if before_062 else CONFIGS_NAMING,
              "{naming_preferences}": "" if before_062 else NAMING_PREFERENCES,
              "{lineage_not_null}": "NOT NULL" if lineage_not_null else ""}
     schema = SCHEMA
@@ -346,6 +361,7 @@ class World:
     full: str = "200000000000000004"  # personal memories at the cap of 5 (3 of the lineage + 2 global)
     hoarder: str = "200000000000000006"  # above the cap: 6 (4 of the lineage + 2 global)
     proxy: str = "pk:7c1f2a36-5d0e-4b1f-9a8e-2b3c4d5e6f70"  # a PluralKit member hosted by `host`
+    triggerer: str = TRIGGERER_ID  # who triggers the tests' commands (tests/support/commands.py)
     persona_taught: int = 0
     persona_quiet: int = 0
 
@@ -378,7 +394,7 @@ async def seed(conn: asyncpg.Connection, *, before_062: bool = False) -> World:
                        " ($2, '{}', '830000000000000019')", ids[w.taught], ids[w.hidden])
     users = {}
     for disc, privacy in ((w.mika, 0), (w.host, 2), (w.banned, 0), (w.full, 0), (w.dm_user, 0), (w.proxy, 0),
-                          (w.hoarder, 0)):
+                          (w.hoarder, 0), (w.triggerer, 0)):
         users[disc] = await conn.fetchval(
             "INSERT INTO users (user_disc_id, privacy_level, created_at, updated_at, message_proxy_service)"
             " VALUES ($1, $2, $3, $3, $4) RETURNING user_id", disc, privacy, days_ago(300),

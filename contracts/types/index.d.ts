@@ -264,6 +264,10 @@ export interface NoticePlan {
    */
   dropped_reason: ("hidden_key_no_thought_log" | "hidden_key_non_public_channel") | null;
   /**
+   * The same notice as TomoriBot's embed helper takes it (keys, variables, footer, full content, ref), for a bot that delivers through that helper; added in issue 37, version still 1.
+   */
+  embed: Embed;
+  /**
    * True when memory_update is among the workspace's hidden notice keys: nothing goes to the conversation.
    */
   hidden: boolean;
@@ -386,6 +390,64 @@ export interface Expand {
    * The action's label (a button's text): "Show full text".
    */
   label: string;
+}
+/**
+ * The notice in the words of TomoriBot's own embed helper (`sendMemoryEmbedWithExpand(context,
+ * options, fullMemoryContent, ref)`): its locale keys and variables, so a TomoriBot bot delivers
+ * the plan through the helper it already has, which renders the locale, the mentions, the
+ * 600-character preview, the expand button and the Minimal/Verbose routing itself.
+ */
+export interface Embed {
+  /**
+   * success (a memory learned), memory_update (updated) or error (deleted): TomoriBot's ColorCode.SUCCESS, MEMORY_UPDATE and ERROR.
+   */
+  color: "error" | "memory_update" | "success";
+  /**
+   * The description's locale key, e.g. genai.self_teach.personal_memory_learned_description.
+   */
+  description_key: string;
+  /**
+   * The description's variables: memory_content (the content as stored, placeholders such as {user} kept: the helper renders them and cuts the preview), user_nickname for a personal memory, memory_id for an update or a delete.
+   */
+  description_vars: {
+    [k: string]: string | number;
+  };
+  /**
+   * The footer's locale key: genai.self_teach.server_memory_footer for a server memory; for a personal one personal_memory_footer_personalization_disabled (personal memories are off in this workspace), personal_memory_footer_user_blacklisted (the person is blacklisted from personalization here) or personal_memory_footer_manage.
+   */
+  footer_key: string;
+  /**
+   * The memory's whole content, as stored: what the expand button shows.
+   */
+  full_content: string;
+  /**
+   * The memory the notice stands for, passed as the helper's ref (a create's save); null when there is none (a delete).
+   */
+  ref: EmbedRef | null;
+  /**
+   * The title's locale key, e.g. genai.self_teach.server_memory_learned_title.
+   */
+  title_key: string;
+  /**
+   * The title's variables: persona_nickname (the command's persona name) and, for a personal memory, user_nickname (the name the target was resolved to).
+   */
+  title_vars: {
+    [k: string]: string | number;
+  };
+}
+/**
+ * The memory a Minimal conversation notice stands for (TomoriBot's `MinimalNoticeRef`):
+ * what `recordMinimalNoticeRef(messageId, ref)` records once the title is posted.
+ */
+export interface EmbedRef {
+  /**
+   * The memory's server_memory_id or personal_memory_id.
+   */
+  id: number;
+  /**
+   * server_memory or personal_memory: which table id is from.
+   */
+  kind: "personal_memory" | "server_memory";
 }
 /**
  * Post the full card in the workspace's thought-log channel, linking the source.
@@ -512,7 +574,7 @@ export interface OutcomeRequest {
  */
 export interface CreateMemory {
   /**
-   * The bot's own Discord user id: a target that resolves to it (or the word self) makes the memory server-wide instead of personal.
+   * The bot's own Discord user id: a target that resolves to it (or that resolves to anyone when target_user is the word self) makes the memory server-wide instead of personal.
    */
   bot_user_id: string;
   /**
@@ -528,13 +590,13 @@ export interface CreateMemory {
    */
   issued_at: string;
   /**
-   * The bot's guild member search for the target_user text (for instance discord.js `guild.members.search` with that query). Not read in a DM or for a server_wide save, so it may be left empty there.
+   * The guild members the bot found for the target_user text (see MemberMatch). Not read in a DM or for a server_wide save, so it may be left empty there.
    *
    * @maxItems 256
    */
   member_matches?: MemberMatch[];
   /**
-   * The people of the conversation the model may name (what the bot listed to the model), checked first when resolving target_user.
+   * The conversation's user references the model may name (TomoriBot's participant target index), checked first when resolving target_user.
    *
    * @maxItems 256
    */
@@ -556,7 +618,7 @@ export interface CreateMemory {
    */
   tool_args?: unknown;
   /**
-   * Who caused the turn (recorded as the teacher of a server memory); null when no person did, and the memory then has no teacher.
+   * Who caused the turn, with a users row (recorded as the teacher of a server memory); null, or a triggerer without a users row, is refused with memory_save_failed_internal_error.
    */
   triggerer?: Triggerer | null;
   /**
@@ -595,16 +657,24 @@ export interface Channel {
   url?: string | null;
 }
 /**
- * A guild member the bot's member search returned for the target_user name (none in a DM).
+ * A guild member the bot found for the target_user name (none in a DM).
  *
- * After the conversation's participants, target_user is compared, exactly and after
- * normalizing, with these members' display names, then the persona nicknames and saved
- * nicknames the database holds for them, then global names, then usernames: the first stage
- * with any match decides, and several distinct members there make the save ambiguous.
+ * They stand for what TomoriBot's resolver gets from the guild, which the worker cannot
+ * reach: (1) for a target_user that is a Discord id, the member with that id
+ * (guild.members.fetch); (2) the member search for the name (guild.members.search with the
+ * target_user text, limit 100), and again for the name with one of the persona's naming
+ * affixes taken off; (3) the members TomoriBot's database stages fetch by id: those whose
+ * persona nickname for this lineage, saved nickname, or composed name matches the name (run
+ * the bot's own naming look-ups for the input, and fetch those members). After the
+ * conversation's participants, target_user is compared, exactly and after normalizing, with
+ * these members' display names, then their persona nicknames and saved nicknames (read from
+ * the database), then global names, then usernames, then with an affix off the same way, then
+ * with their composed names: the first stage with any match decides, and several distinct
+ * members there make the save ambiguous.
  */
 export interface MemberMatch {
   /**
-   * The name the guild shows for them (discord.js GuildMember.displayName: the guild nickname, else the global name, else the username); null falls back to nickname.
+   * The name the guild shows for them (discord.js GuildMember.displayName: the guild nickname, else the global name, else the username); null falls back to nickname, global_name and username in that order.
    */
   display_name?: string | null;
   /**
@@ -612,7 +682,7 @@ export interface MemberMatch {
    */
   global_name?: string | null;
   /**
-   * The member's Discord user id (also matched when target_user is an id or a mention).
+   * The member's Discord user id.
    */
   id: string;
   /**
@@ -624,34 +694,36 @@ export interface MemberMatch {
    */
   nickname?: string | null;
   /**
-   * Their unique Discord username, shown beside the label in ambiguous candidates.
+   * Their unique Discord username: a target resolved through this member is labelled `display name (@username)` unless the two are the same ignoring case.
    */
   username?: string | null;
 }
 /**
- * Someone in the conversation the model may name as target_user, as the bot listed them to it.
+ * Someone in the conversation the model may name as target_user: one of TomoriBot's
+ * conversation user references (`projectConversationUserReferences` of the context's
+ * participant target index: a target with an id and at least one tool_target alias).
  */
 export interface Participant {
   /**
-   * Other names they go by in the conversation (nickname, global name, username); each is matched exactly (after trimming, dropping a leading `@`, lowercasing and collapsing spaces) against target_user.
+   * The reference's aliases, the tool_target ones in TomoriBot's priority order (the impersonated identity's name, the saved nickname when exposed, the guild nickname, the global name, the username; the Discord id when nothing else; the persona nickname for a persona, the display name for a bridge user). target_user is matched against these only (after trimming, dropping leading `@`, lowercasing and collapsing spaces): include the label when it is one of them.
    *
    * @maxItems 64
    */
   aliases?: string[];
   /**
-   * The target's id: a Discord user id, a Matrix id (`@local:server`) for a bridge user, or a proxy identity's synthetic id (`pk:<uuid>`, `pb:<digits>`). The model may also name the target by this id.
+   * The reference's targetId: a Discord user id, a Matrix id (`@local:server`) for a bridge user, or a proxy identity's id (`pk:<uuid>`, `pb:<digits>`, or a custom instance's `<prefix>i:<length>:<instance>:<key>`). target_user equal to it (exactly, after trimming) resolves to this participant.
    */
   id: string;
   /**
-   * discord, matrix (a bridge user: a save about them becomes a server memory with `{user}` replaced by their name, since bridge accounts have no user rows) or proxy (a message-proxy identity: saved as its own personal memory, only if every host account allows it). An id shaped like a proxy id is treated as a proxy whatever the kind says.
+   * discord, matrix (a bridge user: a save about them becomes a server memory with `{user}` replaced by their name, since bridge accounts have no user rows) or proxy (a message-proxy identity: saved as its own personal memory, only if every host account allows it). An id shaped like a Matrix id is a bridge user and one shaped like a proxy id is a proxy identity, whatever the kind says.
    */
   kind?: "discord" | "matrix" | "proxy";
   /**
-   * The name the conversation shows for them: matched against target_user, and the label in candidates, notices and reasons.
+   * The reference's displayLabel: the name the target resolves under (in the reasons, target_user and the notice), and the primary marker: when target_user matches several participants' aliases, the one whose label it also is wins.
    */
   label?: string;
   /**
-   * Their main name when they have several: when target_user matches several participants' names or aliases, the one whose primary_label it is wins.
+   * Not read since issue 37 (TomoriBot marks the primary name by the label); kept for bots that send it.
    */
   primary_label?: string | null;
 }
@@ -660,7 +732,7 @@ export interface Participant {
  */
 export interface Persona {
   /**
-   * The persona's row id in the bot's database (TomoriBot: the tomori/persona row). Stored on a server memory as the persona that taught it; it does not decide which memories count together (the lineage does).
+   * The persona's row id in the bot's database (TomoriBot: tomoriState.persona_id). Stored on a server memory as the persona that taught it; it does not decide which memories count together (the lineage does). 0 means the bot has none: a create is refused with memory_save_failed_internal_error (critical state missing).
    */
   id: number;
   /**
@@ -668,9 +740,44 @@ export interface Persona {
    */
   lineage_id: number;
   /**
-   * The persona's display name, shown in the notice (the card's footer "Saved by <name>" and the full text's "Persona:" line).
+   * The persona's display name (TomoriBot's personaNickname), shown in the notice: the embed's persona_nickname, the card's footer "Saved by <name>".
    */
   name: string;
+  /**
+   * The persona's naming affixes: target_user is also tried with one of them taken off, and people's composed names ("Master Mika") are rebuilt with them. null or absent: the persona has none.
+   */
+  naming?: PersonaNaming | null;
+}
+/**
+ * How the persona composes people's names (TomoriBot's `PersonaNamingConfig`, the
+ * `persona_naming_configs` row of the speaking persona, `tomoriState.naming_config`).
+ */
+export interface PersonaNaming {
+  /**
+   * The title put before a name (e.g. neutral "Master"), per addressing style.
+   */
+  prefixes?: AffixVariants;
+  /**
+   * The honorific put after a name (e.g. neutral "-san"), per addressing style.
+   */
+  suffixes?: AffixVariants;
+}
+/**
+ * A naming affix per addressing style (TomoriBot's `Partial<Record<AddressingStyle, string>>`).
+ */
+export interface AffixVariants {
+  /**
+   * The affix for people addressed as feminine; null or absent: none set.
+   */
+  feminine?: string | null;
+  /**
+   * The affix for people addressed as masculine; null or absent: none set.
+   */
+  masculine?: string | null;
+  /**
+   * The affix for everyone else, and for a style with none set.
+   */
+  neutral?: string | null;
 }
 /**
  * How the bot retrieves memories in this turn. At the cap, a save may replace a dormant
@@ -696,7 +803,7 @@ export interface Retrieval {
  */
 export interface Triggerer {
   /**
-   * Their Discord user id. A server memory the model saves is recorded as taught by them: without being a manager they can then see and remove it in /memories (and edit it while member teaching is on). It does not choose the memory's target (tool_args.target_user does).
+   * Their id as TomoriBot's resolveTriggererDiscordId gives it (context.userId: a Discord user id, or a proxy identity's id for a proxied message). They must have a users row: without one (or without a triggerer) a create is refused with memory_save_failed_internal_error, as TomoriBot does. A server memory the model saves is recorded as taught by them: without being a manager they can then see and remove it in /memories (and edit it while member teaching is on). It does not choose the memory's target (tool_args.target_user does).
    */
   id: string;
   /**
@@ -781,7 +888,7 @@ export interface ManualMemory {
    */
   entries?: ImportEntry[] | null;
   /**
-   * Personal scope only: act on the memories of this message-proxy identity (`pk:<uuid>`, `pb:<digits>`), which the actor must host; null for the actor's own.
+   * Personal scope only: act on the memories of this message-proxy identity (`pk:<uuid>`, `pb:<digits>`, or a custom instance's `<prefix>i:<length>:<instance>:<key>`), which the actor must host; null for the actor's own.
    */
   identity_id?: string | null;
   /**
@@ -1018,7 +1125,7 @@ export interface SeedBio {
    */
   command_id: string;
   /**
-   * The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>` for PluralBuddy). The bot must have written its users row and its host links first: an identity with no resolvable host is skipped as protected.
+   * The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>` for PluralBuddy, `<prefix>i:<length>:<instance>:<key>` for a custom instance). The bot must have written its users row and its host links first: an identity with no resolvable host is skipped as protected.
    */
   identity_user_id: string;
   /**

@@ -1,7 +1,10 @@
 -- Everything the pure create decision needs, read in one statement at processing time: the
 -- command as stored if it was seen before (memory_stored_command; worker/services/stored.py's
 -- seen_before() decides what that means), the workspace settings (notice settings included),
--- and the users rows, persona nicknames and proxy hosts of the candidate ids.
+-- and for the candidate ids (the triggerer's, and every id the target may resolve to) their
+-- users rows with what the target resolution reads (the naming layers: global affixes and
+-- addressing style, the lineage's nickname and affixes), whether this workspace blacklists
+-- them (the notice's footer) and a proxy identity's hosts.
 CREATE OR REPLACE FUNCTION memory_worker.memory_create_context(p_command_id text, p_workspace_id text, p_ids text[],
                                                             p_lineage_id bigint) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
@@ -22,11 +25,18 @@ LANGUAGE sql STABLE AS $$
         'users', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                         'user_id', u.user_id, 'disc_id', u.user_disc_id,
                         'nickname', u.nickname, 'privacy_level', u.privacy_level,
-                        'persona_nickname', pn.nickname,
+                        'prefix_override', un.prefix_override, 'suffix_override', un.suffix_override,
+                        'addressing_style', un.addressing_style,
+                        'persona_naming', pn.user_id IS NOT NULL, 'persona_nickname', pn.nickname,
+                        'persona_prefix', pn.prefix_override, 'persona_suffix', pn.suffix_override,
+                        'blacklisted', EXISTS (
+                            SELECT 1 FROM directory_blacklist() b JOIN directory_workspaces() s ON s.server_id = b.server_id
+                            WHERE s.server_disc_id = p_workspace_id AND b.user_disc_id = u.user_disc_id),
                         'proxy_hosts', CASE WHEN i.user_id IS NOT NULL
                                             THEN memory_proxy_hosts(u.user_id, p_workspace_id) END)), '[]'::jsonb)
                   FROM directory_users() u
-                  LEFT JOIN directory_persona_nicknames() pn ON pn.user_id = u.user_id AND pn.lineage_id = p_lineage_id
+                  LEFT JOIN directory_user_naming() un ON un.user_id = u.user_id
+                  LEFT JOIN directory_persona_naming() pn ON pn.user_id = u.user_id AND pn.lineage_id = p_lineage_id
                   LEFT JOIN directory_proxy_identities() i ON i.user_id = u.user_id
                   WHERE u.user_disc_id = ANY (p_ids))
     )

@@ -1,7 +1,7 @@
 -- The hosts of a proxy identity's namespace as one workspace sees them: each host's privacy
 -- level (0 when the host has no users row) and whether this workspace blacklists it. Empty when
 -- the identity has no resolvable host link; every caller fails closed on that (docs/design.md,
--- section 4 step 7).
+-- section 4 step 9).
 CREATE OR REPLACE FUNCTION memory_worker.memory_proxy_hosts(p_user_id integer, p_workspace_id text) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(jsonb_agg(jsonb_build_object(

@@ -4,8 +4,7 @@
 -- layout's servers, an adopted database's memory_worker.workspace_settings (TomoriBot has no
 -- such setting). NULL: the workspace made no choice, the operator's SECRET_GUARD_DEFAULT
 -- applies (on unless set off). A database set up by this release has the column already
--- (db/standalone.sql, db/adopt.py), so each step is conditional. Numbered 011: issue 37's
--- 010 lands beside it.
+-- (db/standalone.sql, db/adopt.py), so each step is conditional.
 DO $$
 BEGIN
     IF (SELECT mode FROM memory_worker.database_mode) = 'standalone' THEN

@@ -26,6 +26,7 @@ import nats
 
 from tests.conftest import ROOT, WorkerProcess, worker_env
 from tests.support.commands import create_fields
+from tests.support.directory import register_triggerer
 from worker.client.memory_client import MemoryClient, new_create
 from worker.local.embedded import NatsServer, PostgresServer
 
@@ -152,7 +153,8 @@ def main(argv: list[str] | None = None) -> dict:
             servers.append(pg)
             worker = WorkerProcess(worker_env(nats_server.url, pg.dsn(), MEMORY_PARTITIONS=str(args.partitions)),
                                    root / "worker.log")
-            worker.start()
+            worker.start()  # it migrates the database
+            asyncio.run(register_triggerer(pg.dsn()))
             servers.insert(0, worker)
             nats_url = nats_server.url
         load_before = os.getloadavg()

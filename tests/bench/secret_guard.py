@@ -1,4 +1,4 @@
-"""What the secret guard costs per create (docs/design.md, section 4.1): `find_credential`, the
+"""What the secret guard costs per create (docs/design.md, section 4.2): `find_credential`, the
 whole of its work in a create, timed in this process on what memories hold.
 
     python -m tests.bench.secret_guard                # 7 rounds of 200 passes over each set

@@ -19,6 +19,7 @@ import nats
 
 from tests.conftest import WorkerProcess, worker_env
 from tests.support.commands import create_fields
+from tests.support.directory import register_triggerer
 from worker.client.memory_client import MemoryClient, new_create
 from worker.local.embedded import NatsServer, PostgresServer
 
@@ -70,7 +71,8 @@ def main() -> None:
     worker = WorkerProcess(worker_env(nats_server.url, pg.dsn(), MEMORY_PARTITIONS=str(args.partitions)),
                            root / "worker.log")
     try:
-        worker.start()
+        worker.start()  # it migrates the database
+        asyncio.run(register_triggerer(pg.dsn()))
         elapsed, latencies, statuses = asyncio.run(
             _drive(nats_server.url, args.commands, args.workspaces, args.in_flight))
     finally:

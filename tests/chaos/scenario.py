@@ -35,6 +35,7 @@ from contracts import subjects
 from db.migrate import migrate_dsn
 from tests.support.answers import stored_answers
 from tests.support.commands import create_bytes, create_fields
+from tests.support.directory import add_triggerer
 from tests.support.logs import log_events
 from tests.support.partitions import partition_of
 from tests.support.publishing import publish_until_stored
@@ -158,6 +159,7 @@ class Scenario:
 
         try:
             async with conn.transaction():
+                await add_triggerer(conn)
                 for owner in self.evict_workspaces + self.below_workspaces:
                     server_id = await conn.fetchval(
                         "INSERT INTO servers (server_disc_id, memory_decay_enabled, memory_decay_days)"

@@ -27,6 +27,7 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 from db.migrate import migrate_dsn  # noqa: E402
 from tests.cluster.nats_deploy import PASSWORDS, NatsCluster  # noqa: E402
 from tests.conftest import WorkerProcess, worker_env  # noqa: E402
+from tests.support.directory import register_triggerer  # noqa: E402
 from worker.local.embedded import PostgresServer  # noqa: E402
 
 CLUSTER_DB = "cluster"
@@ -73,6 +74,7 @@ async def cluster_setup():
         finally:
             await conn.close()
         await migrate_dsn(setup.database_url)  # as the owner; the workers find nothing to do
+        await register_triggerer(setup.database_url)
         yield setup
     finally:
         for worker in setup.workers:

@@ -157,6 +157,10 @@ class Normaliser:
             return self.memory(value)
         if key == "memory_ids" and isinstance(value, list):
             return [self.memory(v) for v in value]
+        if key == "ref" and isinstance(value, dict) and isinstance(value.get("id"), int):
+            # A notice's embed names the memory it stands for.
+            scope = "personal" if value.get("kind") == "personal_memory" else "server"
+            return {**value, "id": self.memory(value["id"], scope)}
         if isinstance(value, dict):
             return {k: self.value(v, k) for k, v in value.items()}
         if isinstance(value, list):

@@ -129,4 +129,4 @@ async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, mem
     dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     assert dead == [], [m.headers for m in dead]
     assert result.data.status in allowed, result
-    assert f"{where} must not contain NUL" in result.error
+    assert result.error == f"Invalid parameters: Parameter '{where}' must not contain NUL characters"

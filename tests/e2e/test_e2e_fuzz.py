@@ -172,7 +172,7 @@ class Catalogue:
             self.refused("tool_args scope unknown", "create", self.create("fact", scope="galaxy")[1], {args}),
             self.refused("tool_args discord id beyond int64", "create", self.create(tool_args={
                 "memory_content": "fact", "memory_scope": "target_user", "target_user_discord_id": 10**25})[1],
-                {codes.USER_NOT_FOUND}),
+                {args}),  # a legacy target name must be a string (TomoriBot trims it as one)
             self.refused("manual content too long", "manual", self.manual("w" * 5000)[1], {codes.CONTENT_TOO_LONG}),
             self.refused("manual blank content", "manual", self.manual("   ")[1], {codes.EMPTY_CONTENT}),
         ]

@@ -144,11 +144,7 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
 
     from tests import tomoribot
 
-    name = f"demo_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
+    dsn = await tomoribot.new_database(pg_server.dsn, "demo")
     bot = await asyncpg.connect(dsn)
     try:
         await tomoribot.build(bot)
@@ -162,7 +158,7 @@ async def test_the_demo_refuses_an_adopted_database_and_writes_nothing(nats_serv
     finally:
         await bot.close()
         admin = await asyncpg.connect(pg_server.dsn())
-        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        await admin.execute(f"DROP DATABASE {dsn.rsplit('/', 1)[1]} WITH (FORCE)")
         await admin.close()
 
 

@@ -1,4 +1,4 @@
-"""The secret guard end to end (docs/design.md, section 4.1): the suite's running worker, over
+"""The secret guard end to end (docs/design.md, section 4.2): the suite's running worker, over
 NATS, on real PostgreSQL. A create holding a credential of each kind the guard names is
 refused with the kind in words; afterwards none of the credentials is in any table of the
 database, in any message of MEMORY_COMMANDS (once the retention loop purged the acknowledged

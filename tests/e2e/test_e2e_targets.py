@@ -1,4 +1,4 @@
-"""Who `target_user` names, end to end (docs/design.md, section 4 step 4): where the memory lands."""
+"""Who `target_user` names, end to end (docs/design.md, section 4 step 6): where the memory lands."""
 
 from __future__ import annotations
 
@@ -11,25 +11,32 @@ from tests.support.directory import add_server, add_user, set_persona_nickname
 LINEAGE = 5
 
 
-async def test_self_is_saved_server_wide(e2e_worker, memory, bot_db):
+async def test_self_is_saved_server_wide_once_it_names_someone(e2e_worker, memory, bot_db):
+    """TomoriBot turns a target_user save server-wide when the request is "self" and resolved."""
     ws = unique()
     await add_server(bot_db, ws)
+    persona = [{"id": BOT_ID, "label": "Tomori", "aliases": ["Tomori", "self"]}]
 
-    result = await memory.create(create_fields(ws, "{bot} prefers rainy days", scope="target_user", target="SELF"))
+    result = await memory.create(create_fields(ws, "{bot} prefers rainy days", scope="target_user", target="SELF",
+                                               participants=persona))
 
     assert result.data.status == codes.SAVED, result
     assert result.data.scope == "server_wide"
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["{bot} prefers rainy days"]
+    # "self" that names nobody is nobody.
+    alone = await memory.create(create_fields(ws, "{bot} likes fog", scope="target_user", target="self"))
+    assert alone.data.status == codes.USER_NOT_FOUND, alone
 
 
 async def test_the_bots_own_id_is_saved_server_wide(e2e_worker, memory, bot_db):
     ws = unique()
     await add_server(bot_db, ws)
     await add_user(bot_db, BOT_ID)
+    persona = [{"id": BOT_ID, "label": "Tomori", "aliases": ["Tomori"]}]
 
     result = await memory.create(create_fields(
-        ws, "{bot} hums when thinking", scope="target_user", target=f"<@{BOT_ID}>",
+        ws, "{bot} hums when thinking", scope="target_user", target=BOT_ID, participants=persona,
         member_matches=[{"id": BOT_ID, "display_name": "Tomori", "is_bot": True}]))
 
     assert result.data.status == codes.SAVED, result
@@ -43,13 +50,15 @@ async def test_matrix_bridge_user_becomes_a_server_fact_naming_them(e2e_worker, 
     await add_server(bot_db, ws)
     participants = [{"id": "@alice:matrix.org", "kind": "matrix", "label": "Alice (Matrix)"}]
 
-    result = await memory.create(create_fields(ws, "{user} plays the cello; {{USER}} tunes it daily",
-                                               scope="target_user", target="@Alice:matrix.org",
+    result = await memory.create(create_fields(ws, "{user} plays the cello; {{user}} tunes it daily",
+                                               scope="target_user", target="@alice:matrix.org",
                                                participants=participants))
 
     assert result.data.status == codes.SAVED, result
     assert result.data.scope == "server_wide"
     assert result.invalidated == [CacheKey("tomori_state", ws)]
+    # Only the exact {user} is replaced, as TomoriBot's replaceAll does: {{user}} becomes {Alice},
+    # which the cleaning then reduces to its word.
     assert [r["content"] for r in await server_memories(bot_db, ws)] == [
         "Alice plays the cello; Alice tunes it daily"]
 
@@ -136,3 +145,27 @@ async def test_snowflake_target_and_legacy_alias_parameter(e2e_worker, memory, b
     assert by_id.data.status == codes.SAVED, by_id
     assert by_nickname.data.status == codes.SAVED, by_nickname
     assert [r["content"] for r in await personal_memories(bot_db, ann)] == ["{user} sings", "{user} dances"]
+
+
+async def test_persona_affixes_and_composed_names(e2e_worker, memory, bot_db):
+    """TomoriBot's later stages: the name with a persona affix taken off, then people's composed
+    names rebuilt from the naming the database holds (their own affixes for this lineage)."""
+    ws, ivy, oak = unique(), unique(), unique()
+    await add_server(bot_db, ws)
+    await add_user(bot_db, ivy, nickname="Ivy")
+    oak_row = await add_user(bot_db, oak, nickname="Oak", addressing_style="masculine")
+    await set_persona_nickname(bot_db, LINEAGE, oak_row, None, prefix="Captain")
+    members = [{"id": ivy, "display_name": "Ivy Green", "username": "ivy"},
+               {"id": oak, "display_name": "Oakley", "username": "oak_1"}]
+    persona = {"id": 1, "lineage_id": LINEAGE, "name": "Tomori",
+               "naming": {"prefixes": {"neutral": "Master"}, "suffixes": {"masculine": "-kun", "neutral": "-san"}}}
+
+    stripped = await memory.create(create_fields(ws, "{user} paints", scope="target_user", target="Master Ivy-san",
+                                                 persona=persona, member_matches=members))
+    composed = await memory.create(create_fields(ws, "{user} sails", scope="target_user", target="Captain Oak-kun",
+                                                 persona=persona, member_matches=members))
+
+    assert (stripped.data.status, stripped.data.target_user) == (codes.SAVED, "Ivy Green (@ivy)"), stripped
+    assert (composed.data.status, composed.data.target_user) == (codes.SAVED, "Oakley (@oak_1)"), composed
+    assert [r["content"] for r in await personal_memories(bot_db, ivy)] == ["{user} paints"]
+    assert [r["content"] for r in await personal_memories(bot_db, oak)] == ["{user} sails"]

@@ -34,6 +34,7 @@ from db.migrate import migrate_dsn
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, copy_config, password_env, wait_for_meta_leader
 from tests.conftest import WorkerProcess, worker_env
 from tests.faults.netns import SUBNET, Network, ip
+from tests.support.directory import register_triggerer
 from worker.local import replication as pg_replication
 from worker.local.embedded import PostgresServer
 
@@ -249,6 +250,7 @@ class FaultCluster:
         finally:
             await conn.close()
         await migrate_dsn(f"postgresql://postgres@127.0.0.1:{PG_PORT}/{DATABASE}")
+        await register_triggerer(f"postgresql://postgres@127.0.0.1:{PG_PORT}/{DATABASE}")
 
     def _make_node(self, name: str) -> None:
         if not (self.root / "cluster.conf").exists():

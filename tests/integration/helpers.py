@@ -53,9 +53,9 @@ def envelope(workspace: str) -> dict:
     return {"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": workspace}
 
 
-# The integration tests' creates carry only what the contract requires beside the content.
-_MINIMAL: dict = {"bot_user_id": "100000000000000001", "channel": {"id": "200000000000000001"},
-                  "triggerer": None}
+# The integration tests' creates carry little beyond what the contract requires (and the
+# triggerer every database knows: tests/support/directory.py add_triggerer).
+_MINIMAL: dict = {"bot_user_id": "100000000000000001", "channel": {"id": "200000000000000001"}}
 
 
 def server_save(workspace: str, content: str, *, lineage: int = 7, retrieval: dict | None = None,
@@ -112,8 +112,9 @@ async def raw_consumer_info(nc, stream: str, durable: str) -> dict:
 
 async def migrated_before(pg_server, monkeypatch, version: int) -> str:
     """A fresh database as a release before migration `version` left it: the migrations before
-    it and no worker functions (db/functions/ holds this release's, which need every
-    migration); the DSN. `monkeypatch` is undone before it returns."""
+    it, and neither worker nor directory functions (db/functions/ and db/facts.py make this
+    release's, which read what every migration made); the DSN. `monkeypatch` is undone before
+    it returns."""
     from db import functions, migrate
     from tests.conftest import unique
 
@@ -128,7 +129,11 @@ async def migrated_before(pg_server, monkeypatch, version: int) -> str:
         pass
 
     monkeypatch.setattr(migrate, "available", lambda: earlier)
+    async def no_directory(conn: asyncpg.Connection, bodies: dict[str, str]) -> None:
+        pass
+
     monkeypatch.setattr(functions, "apply", not_yet)
+    monkeypatch.setattr(migrate, "apply_directory", no_directory)
     assert await migrate.migrate_dsn(dsn) == [m.name for m in earlier]
     monkeypatch.undo()
     return dsn

@@ -15,18 +15,14 @@ import pytest
 
 from db.connection import connect
 from tests import tomoribot
-from tests.conftest import ROOT, unique
+from tests.conftest import ROOT
 from tests.memoryctl import memoryctl as in_process
 
 
 @pytest.fixture
 async def bot_dsn(pg_server):
     """An empty database for a bot; its plain URL (no worker search path)."""
-    name = f"bot_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    return tomoribot.plain_dsn(pg_server.dsn(name))
+    return await tomoribot.new_database(pg_server.dsn)
 
 
 def environment(dsn: str) -> dict[str, str]:

@@ -78,7 +78,7 @@ async def test_200_concurrent_saves_at_the_cap_without_eviction_are_all_refused(
     for result, handled in outcomes:
         assert result.data.status == status.LIMIT_EXCEEDED
         assert (result.data.current_count, result.data.max_allowed) == (cap, cap)
-        assert "decay" in result.error
+        assert result.error == "Server memory limit reached. This server can have up to 250 memories (currently: 250)."
         assert handled.events == []
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == cap
@@ -307,10 +307,12 @@ async def test_privacy_is_read_again_under_the_lock(pool):
         return row
 
     repo.create_contexts = context_then_opt_out
-    result = RESULT_DECODER.decode((await svc.run(personal_save(ws, user, "Mika", "{user} likes tea"))).answer.result)
+    cmd = personal_save(ws, user, "Mika", "{user} likes tea")
+    result = RESULT_DECODER.decode((await svc.run(cmd)).answer.result)
 
     assert result.data.status == status.PRIVACY_RESTRICTED
-    assert "full" in result.error  # the level read under the lock, not the one read before
+    # The level read under the lock, not the one read before (the text is TomoriBot's, the same for both).
+    assert await _outcome(pool, cmd.command_id) == "privacy_full"
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
 
@@ -335,11 +337,17 @@ async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuse
         return row
 
     repo.create_contexts = context_then_unknown_level
-    result = RESULT_DECODER.decode((await CreateMemoryService(repo, Limits()).run(
-        personal_save(ws, user, "Mika", "{user} likes tea"))).answer.result)
+    cmd = personal_save(ws, user, "Mika", "{user} likes tea")
+    result = RESULT_DECODER.decode((await CreateMemoryService(repo, Limits()).run(cmd)).answer.result)
 
-    assert result.data.status == status.PRIVACY_RESTRICTED and "full" in result.error
+    assert result.data.status == status.PRIVACY_RESTRICTED
+    assert await _outcome(pool, cmd.command_id) == "privacy_full"
     assert await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
+
+
+async def _outcome(pool, command_id: str) -> str:
+    """How the save ended under the lock, as its inbox row keeps it."""
+    return await pool.fetchval("SELECT facts ->> 'outcome' FROM processed_commands WHERE command_id = $1", command_id)
 
 
 @pytest.mark.parametrize("change", ["host-goes-full", "host-unlinked"])

@@ -48,7 +48,15 @@ def _comparable(result_json: bytes, *ids_and_names: str) -> dict:
         text = text.replace(value, "<id>")
     doc = msgspec.json.decode(text.encode())
     doc["data"].pop("memory_id", None)
+    _forget_ref_id(doc)
     return doc
+
+
+def _forget_ref_id(doc: dict) -> None:
+    """The notice's embed names the new memory's id too."""
+    ref = ((doc.get("notice") or {}).get("embed") or {}).get("ref")
+    if ref:
+        ref.pop("id")
 
 
 def _blank(text: str, *ids: str) -> str:
@@ -63,6 +71,7 @@ def _comparable_event(payload, *ids: str) -> dict:
         doc.pop(volatile, None)
     if isinstance(doc.get("evicted"), dict):
         doc["evicted"].pop("memory_id", None)
+    _forget_ref_id(doc)
     return doc
 
 

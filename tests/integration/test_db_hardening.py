@@ -23,6 +23,7 @@ from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox_row_events
+from tests.support.commands import TRIGGERER_ID
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -134,6 +135,7 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
     create = CreateMemoryService(repo, limits(max_server_memories=2))
     cmd = new_create(workspace_id=ws, persona={"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
                      bot_user_id=BOT, channel={"id": "200000000000000001"}, retrieval=GOOD_RETRIEVAL,
+                     triggerer={"id": TRIGGERER_ID, "name": "someone"},
                      tool_args={"memory_content": "likes tea", "memory_scope": "server_wide"})
     handled = await create.run(cmd)
     result = RESULT_DECODER.decode(handled.answer.result)
@@ -146,6 +148,7 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
     other_ws = unique()
     personal = new_create(workspace_id=other_ws, persona={"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
                           bot_user_id=BOT, channel={"id": "200000000000000001"},
+                          triggerer={"id": TRIGGERER_ID, "name": "someone"},
                           member_matches=[{"id": user, "display_name": "Mika"}],
                           tool_args={"memory_content": "{user} likes tea", "memory_scope": "target_user",
                                      "target_user": "mika"})
@@ -240,7 +243,7 @@ async def test_injection_strings_in_every_create_field_are_stored_verbatim(role_
         await add_user(owner, user, nickname=text)
         members = [{"id": user, "display_name": text, "nickname": text, "global_name": text, "username": text}]
         common = dict(workspace_id=ws, persona={"id": 1, "lineage_id": LINEAGE, "name": text}, bot_user_id=BOT,
-                      triggerer={"id": "110000000000000001", "name": text},
+                      triggerer={"id": TRIGGERER_ID, "name": text},
                       channel={"id": "200000000000000001", "url": text, "everyone_can_view": True})
 
         # A server-wide save: content, persona name (notice footer), channel url (thought log link).

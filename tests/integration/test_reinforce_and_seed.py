@@ -12,6 +12,7 @@ from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.commands import ReinforceMemories, SeedBio
 from contracts.results import CacheKey
 from db.repository import MemoryRepository
+from tests.support.commands import TRIGGERER_ID
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -322,6 +323,7 @@ async def test_a_seeded_bio_is_never_evicted_by_model_saves(pool):
     for n in range(5):
         cmd = new_create(workspace_id=ws, persona={"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},
                          bot_user_id="100000000000000001", channel={"id": "200000000000000001"},
+                         triggerer={"id": TRIGGERER_ID, "name": "someone"},
                          participants=participants, retrieval=GOOD_RETRIEVAL,
                          tool_args={"memory_content": f"fact {n}", "memory_scope": "target_user",
                                     "target_user": "Nova"})

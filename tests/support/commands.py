@@ -11,6 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 BOT_ID = "990000000000000001"
+# Who triggers every command built here. The worker refuses a create whose triggerer has no
+# users row (TomoriBot's critical state), so each harness's database registers this person
+# once (tests/support/directory.py add_triggerer).
+TRIGGERER_ID = "110000000000000001"
 LINEAGE = 7
 NO_RETRIEVAL = {"rag_available": False, "embedding_model": None, "embedding_credentials": False}
 
@@ -31,7 +35,7 @@ def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any =
         "tool_args": tool_args,
         "persona": {"id": persona_id, "lineage_id": lineage_id, "name": "Tomori"},
         "bot_user_id": BOT_ID,
-        "triggerer": {"id": "110000000000000001", "name": "someone"},
+        "triggerer": {"id": TRIGGERER_ID, "name": "someone"},
         "channel": {"id": "120000000000000001", "is_dm": is_dm, "is_private": False,
                     "everyone_can_view": True, "url": None},
         "participants": participants or [],

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from tests.support.commands import TRIGGERER_ID
+
 Db = asyncpg.Connection | asyncpg.Pool
 
 
@@ -31,26 +33,50 @@ async def add_server(db: Db, workspace_id: str, *, self_teaching: bool = True, p
     )
 
 
-async def add_user(db: Db, disc_id: str, *, nickname: str | None = None, privacy: int = 0) -> int:
-    """A `users` row (the bot has met this person); returns its user_id."""
+async def add_user(db: Db, disc_id: str, *, nickname: str | None = None, privacy: int = 0,
+                   prefix: str | None = None, suffix: str | None = None, addressing_style: str | None = None) -> int:
+    """A `users` row (the bot has met this person), with the naming they set for themselves;
+    returns its user_id."""
     return await db.fetchval(
         """
-        INSERT INTO users (user_disc_id, user_nickname, privacy_level) VALUES ($1, $2, $3)
+        INSERT INTO users (user_disc_id, user_nickname, privacy_level, prefix_override, suffix_override,
+                           addressing_style)
+        VALUES ($1, $2, $3, $4, $5, $6)
         ON CONFLICT (user_disc_id) DO UPDATE SET
-            user_nickname = EXCLUDED.user_nickname, privacy_level = EXCLUDED.privacy_level
+            user_nickname = EXCLUDED.user_nickname, privacy_level = EXCLUDED.privacy_level,
+            prefix_override = EXCLUDED.prefix_override, suffix_override = EXCLUDED.suffix_override,
+            addressing_style = EXCLUDED.addressing_style
         RETURNING user_id
         """,
-        disc_id, nickname, privacy,
+        disc_id, nickname, privacy, prefix, suffix, addressing_style,
     )
 
 
-async def set_persona_nickname(db: Db, lineage_id: int, user_id: int, nickname: str) -> None:
+async def add_triggerer(db: Db, disc_id: str = TRIGGERER_ID) -> int:
+    """The users row of the person who triggers the commands of tests/support/commands.py."""
+    return await add_user(db, disc_id, nickname="someone")
+
+
+async def register_triggerer(dsn: str) -> None:
+    """add_triggerer() in the database at `dsn` (a harness's own, once migrated)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await add_triggerer(conn)
+    finally:
+        await conn.close()
+
+
+async def set_persona_nickname(db: Db, lineage_id: int, user_id: int, nickname: str | None, *,
+                               prefix: str | None = None, suffix: str | None = None) -> None:
+    """What the person set for one persona lineage: a nickname and affix overrides."""
     await db.execute(
         """
-        INSERT INTO persona_nicknames (lineage_id, user_id, nickname) VALUES ($1, $2, $3)
-        ON CONFLICT (lineage_id, user_id) DO UPDATE SET nickname = EXCLUDED.nickname
+        INSERT INTO persona_nicknames (lineage_id, user_id, nickname, prefix_override, suffix_override)
+        VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (lineage_id, user_id) DO UPDATE SET nickname = EXCLUDED.nickname,
+            prefix_override = EXCLUDED.prefix_override, suffix_override = EXCLUDED.suffix_override
         """,
-        lineage_id, user_id, nickname,
+        lineage_id, user_id, nickname, prefix, suffix,
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from contracts.commands import Retrieval
 from tests.support.capacity_rule import capacity_action, choose_eviction, is_eligible
-from worker.domain.capacity import eviction_blockers, limit_reason
+from worker.domain.capacity import eviction_blockers
 from worker.domain.model import StoredMemory, Workspace
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -119,21 +119,6 @@ def test_choose_eviction_never_for_lineage_zero() -> None:
 )
 def test_capacity_action(count: int, cap: int, may_evict: bool, has_candidate: bool, expected: str) -> None:
     assert capacity_action(count, cap, may_evict, has_candidate) == expected
-
-
-@pytest.mark.parametrize(
-    ("action", "may_evict", "expected"),
-    [
-        ("insert", False, None),
-        ("evict", True, None),
-        ("refuse_at_cap", False, "eviction_not_permitted"),
-        ("refuse_at_cap", True, "nothing_eligible"),
-        ("refuse_over_cap", True, "over_cap"),
-        ("refuse_over_cap", False, "over_cap"),
-    ],
-)
-def test_limit_reason(action: str, may_evict: bool, expected: str | None) -> None:
-    assert limit_reason(action, may_evict) == expected  # type: ignore[arg-type]
 
 
 READY = Retrieval(rag_available=True, embedding_model="text-embedding-3-small", embedding_credentials=True)

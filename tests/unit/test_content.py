@@ -1,12 +1,15 @@
-"""Placeholder sanitizing, `{user}` substitution and UTF-16 length."""
+"""Placeholder sanitizing, JavaScript trimming, `{user}` substitution and UTF-16 length, as TomoriBot's."""
 
 from __future__ import annotations
 
 import pytest
 
-from worker.domain.content import replace_user_placeholder, sanitize, utf16_length
+from worker.domain.content import js_trim, replace_user_placeholder, sanitize, utf16_length
 
 
+# TomoriBot's sanitizeUnknownTemplatePlaceholders (src/utils/text/processors/mentionProcessor.ts,
+# palinalif/TomoriBot@6f5e0070): a double-brace pass, then a single-brace pass, keeping
+# user, user_formatted, user_term, bot and char in any case. The content is trimmed before.
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
@@ -15,6 +18,7 @@ from worker.domain.content import replace_user_placeholder, sanitize, utf16_leng
         ("{User} likes {BOT}", "{User} likes {BOT}"),
         ("{{char}} and {{Char}}", "{{char}} and {{Char}}"),
         ("{bot} greets {{bot}}", "{bot} greets {{bot}}"),
+        ("{user_formatted} and {{User_Term}}", "{user_formatted} and {{User_Term}}"),
         ("{name} likes tea", "name likes tea"),
         ("{{first_name}} likes tea", "first_name likes tea"),
         ("{Name2} and {{x_1}}", "Name2 and x_1"),
@@ -27,19 +31,16 @@ from worker.domain.content import replace_user_placeholder, sanitize, utf16_leng
         ("{ name } stays", "{ name } stays"),
         ("{} stays", "{} stays"),
         ("{café} stays", "{café} stays"),
-        ("{{{name}}} stays", "{{{name}}} stays"),
-        ("{{name} stays", "{{name} stays"),
-        ("{name}} stays", "{name}} stays"),
+        # Odd brace runs get the regexes' plain left-to-right treatment, as in JavaScript.
+        ("{{{name}}} stays", "name stays"),
+        ("{{name} stays", "{name stays"),
+        ("{name}} stays", "name} stays"),
         ("{{{user}}} stays", "{{{user}}} stays"),
-        # Only the braces touching a word decide: this inner token is well formed.
         ("{a{b}c}", "{abc}"),
-        ("{{name}}} stays", "{{name}}} stays"),
+        ("{{name}}} stays", "name} stays"),
         ("unclosed {name", "unclosed {name"),
         ("closed name}", "closed name}"),
-        ("  padded {x}  \n", "padded x"),
-        ("\t{user}\t", "{user}"),
         ("no braces at all", "no braces at all"),
-        ("   ", ""),
         ("", ""),
     ],
 )
@@ -47,18 +48,28 @@ def test_sanitize(raw: str, expected: str) -> None:
     assert sanitize(raw) == expected
 
 
-def test_sanitize_keeps_inner_whitespace_and_other_text() -> None:
-    assert sanitize(" a  {b}\n\nc ") == "a  b\n\nc"
+def test_sanitize_keeps_whitespace_and_other_text() -> None:
+    assert sanitize(" a  {b}\n\nc ") == " a  b\n\nc "
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("  padded  \n", "padded"),
+    ("\ufeff\u3000x\u2028", "x"),  # JavaScript trims these
+    ("\x1cx\x85", "\x1cx\x85"),  # and not these, which Python's str.strip() would take
+])
+def test_js_trim(raw: str, expected: str) -> None:
+    assert js_trim(raw) == expected
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
+        # memoryTool.ts: `content.replaceAll("{user}", name)`: the exact lower-case token only.
         ("{user} likes tea", "Alice likes tea"),
-        ("{{user}} and {User} and {USER}", "Alice and Alice and Alice"),
+        ("{{user}} and {User} and {USER}", "{Alice} and {User} and {USER}"),
         ("{user}{user}", "AliceAlice"),
         ("{bot} likes {char}", "{bot} likes {char}"),
-        ("{users} {{{user}}}", "{users} {{{user}}}"),
+        ("{users} {{{user}}}", "{users} {{Alice}}"),
         ("no placeholder", "no placeholder"),
     ],
 )

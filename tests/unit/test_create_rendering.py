@@ -139,3 +139,45 @@ def test_an_eviction_without_its_metric_id_builds_no_events():
     plan = msgspec.structs.replace(_plan(server_args(), decay=True), metric_event_id=None)
     with pytest.raises(ValueError, match="metric id"):
         create_events("c", "ws", plan, _facts_for(SaveOutcome.SAVED_WITH_EVICTION), AT)
+
+
+# Decisions as releases before issue 37 stored them (fields are only ever added): each still
+# decodes and renders, in TomoriBot's words, with its status unchanged.
+STORED_BEFORE_ISSUE_37 = [
+    ({"decided": "invalid_args", "detail": "memory_scope is required: use 'server_wide' or 'target_user'"},
+     codes.INVALID_ARGS, "Invalid parameters: memory_scope is required: use 'server_wide' or 'target_user'"),
+    ({"decided": "disabled", "tool_scope": "server_wide"}, codes.DISABLED, "Self-teaching is disabled for this server"),
+    ({"decided": "disabled", "tool_scope": "target_user", "personal": True}, codes.DISABLED,
+     "Personal memories are disabled for this server"),
+    ({"decided": "reserved_lineage", "tool_scope": "target_user"}, codes.INTERNAL_ERROR,
+     "Internal configuration error: this persona has an invalid lineage ID."),
+    ({"decided": "ambiguous", "query": "sam", "candidates": ["Sam (@a)", "Sam (@b)"]}, codes.AMBIGUOUS_USER,
+     'Multiple users match "sam". Please clarify which one you mean: Sam (@a), Sam (@b).'),
+    ({"decided": "user_not_found", "query": "Bo"}, codes.USER_NOT_FOUND,
+     'Could not find a user matching "Bo" in this conversation or server.'),
+    ({"decided": "user_not_found", "query": "mika", "label": "Mika"}, codes.USER_NOT_FOUND,
+     "I don't know Mika yet, so I cannot save a personal memory for them."),
+    ({"decided": "host_protected", "label": "Nova", "why": "host_blacklisted"}, codes.PRIVACY_RESTRICTED,
+     "Cannot save personal memory: Nova has privacy restrictions."),
+    ({"decided": "invalid_content", "tool_scope": "server_wide", "length": 1001, "limit": 1000},
+     codes.INVALID_CONTENT, "Memory content is too long. Maximum length is 1000 characters."),
+    ({"decided": "privacy_restricted", "label": "Mika", "level": 1}, codes.PRIVACY_RESTRICTED,
+     "Cannot save personal memory: Mika has privacy restrictions."),
+]
+
+
+@pytest.mark.parametrize(("stored", "status", "error"), STORED_BEFORE_ISSUE_37)
+def test_a_refusal_stored_before_issue_37_renders_in_the_new_words(stored, status, error):
+    decision = msgspec.json.decode(msgspec.json.encode(stored), type=CreateDecision)
+    result = render_create("c", decision, None)
+    assert (result.data.status, result.error) == (status, error)
+
+
+def test_a_save_stored_before_issue_37_renders_its_notice_with_the_default_footer():
+    plan = _plan(personal_args(), decay=False)
+    stored = msgspec.to_builtins(plan)
+    for added in ("personalization_enabled", "target_blacklisted"):
+        stored.pop(added)
+    old = msgspec.json.decode(msgspec.json.encode(stored), type=CreateDecision)
+    notice = render_create("c", old, SaveFacts(outcome=SaveOutcome.SAVED, memory_id=5)).notice
+    assert notice is not None and notice["embed"]["footer_key"] == "genai.self_teach.personal_memory_footer_manage"

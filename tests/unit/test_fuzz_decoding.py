@@ -46,6 +46,7 @@ from worker.domain.model import (
     Limits,
     ManualContext,
     PanelMemory,
+    PersonaNamingPreference,
     ProxyIdentity,
     Workspace,
 )
@@ -76,7 +77,8 @@ BASES: dict[str, dict[str, Any]] = {
     "create": {
         **_envelope(),
         "tool_args": {"memory_content": "{user} likes tea", "memory_scope": "target_user", "target_user": "Alice"},
-        "persona": {"id": 3, "lineage_id": 7, "name": "Tomori"},
+        "persona": {"id": 3, "lineage_id": 7, "name": "Tomori",
+                    "naming": {"prefixes": {"neutral": "Sir", "feminine": "Lady"}, "suffixes": {"neutral": "-kun"}}},
         "bot_user_id": BOT,
         "triggerer": {"id": ALICE, "name": "Alice"},
         "channel": {"id": "600000000000000001", "is_dm": False, "is_private": False, "everyone_can_view": True,
@@ -283,9 +285,9 @@ NOTICE_SETTINGS = (NoticeSettings(),
                    NoticeSettings(verbosity="verbose", thought_log_channel_id="700000000000000001"))
 FULL_CONTEXT = CreateContext(
     workspace=Workspace(server_id=1, memory_decay_enabled=True),
-    users={ALICE: KnownUser(11, ALICE, "Ali"), BOB: KnownUser(12, BOB, None, privacy_level=1),
+    users={ALICE: KnownUser(11, ALICE, "Ali"),
+           BOB: KnownUser(12, BOB, None, privacy_level=1, persona_naming=PersonaNamingPreference("Bobby")),
            PROXY: KnownUser(13, PROXY)},
-    persona_nicknames={BOB: "Bobby"},
     proxies={PROXY: ProxyIdentity(13, PROXY, (HostLink(ALICE),))},
 )
 MANUAL_CONTEXTS = (
@@ -446,9 +448,9 @@ contexts = st.builds(
     lambda teach, personal, decay, privacy, hosts, lineage_known: CreateContext(
         workspace=Workspace(server_id=1, self_teaching_enabled=teach, personal_memories_enabled=personal,
                             memory_decay_enabled=decay),
-        users={ALICE: KnownUser(11, ALICE, "Ali", privacy), BOB: KnownUser(12, BOB, "Bobby"),
+        users={ALICE: KnownUser(11, ALICE, "Ali", privacy, prefix_override="Sir"),
+               BOB: KnownUser(12, BOB, "Bobby", persona_naming=PersonaNamingPreference("Bobby", suffix="-kun")),
                PROXY: KnownUser(13, PROXY)} if lineage_known else {},
-        persona_nicknames={BOB: "Bobby"},
         proxies={PROXY: ProxyIdentity(13, PROXY, hosts)},
     ),
     st.sampled_from([True] * 5 + [False]), st.sampled_from([True] * 3 + [False]), st.booleans(),

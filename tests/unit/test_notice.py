@@ -24,18 +24,22 @@ from worker.domain.notice import (
     route_notice,
     truncate_field,
 )
+from worker.domain.tool_texts import SERVER_MEMORY_FOOTER, memory_embed
+
+EMBED = memory_embed("learned", "server", persona_nickname="Tomori", user_nickname=None, content="{user} likes tea",
+                     footer_key=SERVER_MEMORY_FOOTER, ref={"kind": "server_memory", "id": 1})
 
 
 def notice_of(settings: NoticeSettings, chan: Channel, subject: NoticeSubject) -> Any:
     """The notice a save's result carries: routed before the save, planned with what it saved."""
-    return plan_notice(route_notice(settings, chan), subject)
+    return plan_notice(route_notice(settings, chan), subject, EMBED)
 
 
 LOG = "900"
 URL = "https://discord.com/channels/1/42"
 PLAN_KEYS = {
     "version", "key", "verbosity", "hidden", "title", "conversation", "thought_log",
-    "thought_log_skipped", "dropped_reason",
+    "thought_log_skipped", "dropped_reason", "embed",
 }
 
 

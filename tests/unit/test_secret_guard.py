@@ -1,4 +1,4 @@
-"""The secret guard (worker/domain/secret_guard.py, docs/design.md, section 4.1): on the corpus
+"""The secret guard (worker/domain/secret_guard.py, docs/design.md, section 4.2): on the corpus
 of tests/support/secret_corpus.py every credential is refused under its kind and no benign
 memory is; the cheap shortcuts never hide what the rules find; a create is refused after its
 length check and before privacy, per workspace; what the model is told and what is stored
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from contracts import results as codes
 from contracts.codec import encode
-from contracts.commands import Channel, CreateMemory, MemberMatch, Persona
+from contracts.commands import Channel, CreateMemory, MemberMatch, Persona, Triggerer
 from contracts.results import CommandResult
 from tests.support.secret_corpus import BENIGN, CREDENTIALS, card_number, luhn_complete
 from worker.domain import secret_guard
@@ -29,12 +29,13 @@ from worker.domain.notice import NoticeSettings
 from worker.domain.secret_guard import NAMES, CredentialKind, find_credential, guard_on
 
 ALICE = "100000000000000001"
+TRIGGERER = "110000000000000009"  # who caused the turn: the bot knows them (a users row)
 LIMITS = Limits(max_memory_length=1000)
 
 
 def all_rules(text: str) -> CredentialKind | None:
     """What the rules find without the shortcuts that skip them."""
-    return (secret_guard._known_format(text) or ("payment_card" if secret_guard._holds_card_number(text) else None)
+    return (secret_guard._known_format(text) or ("payment_card" if secret_guard.holds_card_number(text) else None)
             or secret_guard._named_secret(text))
 
 
@@ -50,7 +51,7 @@ def test_the_corpus_is_as_large_as_the_issue_asks():
 
 def test_no_benign_memory_is_refused():
     refused = [(text, find_credential(text)) for text in BENIGN if find_credential(text) is not None]
-    # The figure the docs report (docs/design.md, section 4.1): false refusals on the corpus.
+    # The figure the docs report (docs/design.md, section 4.2): false refusals on the corpus.
     print(f"\nsecret guard: {len(refused)} false refusals of {len(BENIGN)} benign memories")
     assert refused == []
 
@@ -153,13 +154,14 @@ def command(content: str, scope: str = "server_wide") -> CreateMemory:
         args["target_user"] = "Alice"
     return CreateMemory(command_id="cmd-39", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="5",
                         persona=Persona(id=3, lineage_id=7, name="Tomori"), bot_user_id="9",
-                        channel=Channel(id="6"), tool_args=args,
+                        channel=Channel(id="6"), tool_args=args, triggerer=Triggerer(id=TRIGGERER, name="Tri"),
                         member_matches=[MemberMatch(id=ALICE, display_name="Alice", username="alice")])
 
 
 def decide(cmd: CreateMemory, workspace: Workspace = Workspace(), privacy: int = Privacy.OPEN,
            limits: Limits = LIMITS) -> CreateDecision:
-    ctx = CreateContext(workspace=workspace, users={ALICE: KnownUser(11, ALICE, privacy_level=privacy)})
+    ctx = CreateContext(workspace=workspace, users={ALICE: KnownUser(11, ALICE, privacy_level=privacy),
+                                                    TRIGGERER: KnownUser(5, TRIGGERER)})
     return decide_create(cmd, parse_tool_args(cmd.tool_args), ctx, limits, NoticeSettings())
 
 

@@ -10,7 +10,7 @@ import asyncpg
 
 from db import directory
 from db.connection import connect
-from worker.domain.proxy import is_synthetic_id
+from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
 
@@ -87,8 +87,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--hidden-keys", type=_list, metavar="KEY,KEY")
     p.add_argument("--thought-log", metavar="CHANNEL|none")
     p.add_argument("--private-channels", type=_list, metavar="CHANNEL,CHANNEL")
-    p.add_argument("--secret-guard", choices=["on", "off", "default"],
-                   help="refuse the model's memories holding a credential; default: as SECRET_GUARD_DEFAULT says")
+    p.add_argument("--secret-guard", choices=directory.GUARD_CHOICES, help="refuse the model's memories holding secrets")
 
     bl = sub.add_parser("blacklist", help="personalization blacklist entries").add_subparsers(dest="action",
                                                                                           required=True)
@@ -100,7 +99,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     px = sub.add_parser("proxy", help="message-proxy identities and their hosts").add_subparsers(dest="action",
                                                                                               required=True)
-    p = px.add_parser("link", help="register an identity (pk:<uuid> or pb:<digits>) under a host")
+    p = px.add_parser("link", help="register an identity (pk:<uuid>, pb:<digits>, or a custom instance's"
+                                   " <prefix>i:<length>:<instance>:<key>) under a host")
     p.add_argument("identity_id")
     p.add_argument("--namespace", required=True)
     p.add_argument("--host", required=True, help="the hosting Discord user id")
@@ -174,8 +174,8 @@ async def _workspace_set(conn: asyncpg.Connection, args: argparse.Namespace, out
     changes = {key: getattr(args, key) for key in directory.WORKSPACE_SETTINGS if getattr(args, key) is not None}
     if str(changes.get("thought_log", "")).lower() in ("none", "off"):
         changes["thought_log"] = None
-    if "secret_guard" in changes:  # default: no choice of the workspace's own (NULL)
-        changes["secret_guard"] = {"on": True, "off": False}.get(changes["secret_guard"])
+    if "secret_guard" in changes:
+        changes["secret_guard"] = directory.GUARD_CHOICES[changes["secret_guard"]]
     if not changes:
         out("nothing to change: give at least one option (see memoryctl workspace set --help)")
         return 2
@@ -207,8 +207,9 @@ async def _blacklist_list(conn: asyncpg.Connection, args: argparse.Namespace, ou
 
 
 async def _proxy_link(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
-    if not is_synthetic_id(args.identity_id):
-        out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid> or pb:<digits>")
+    if not is_proxy_identity_id(args.identity_id):
+        out(f"{args.identity_id!r} is not a proxy identity id: expected pk:<uuid>, pb:<digits> or"
+            " <prefix>i:<length>:<instance>:<key>")
         return 2
     new = await directory.user(conn, args.identity_id) is None
     await directory.link_proxy(conn, args.identity_id, args.namespace, args.host)
@@ -280,8 +281,7 @@ def _level_name(level: int) -> str:
 def _print_settings(row: dict[str, Any], out: Out) -> None:
     out(f"workspace {row['server_disc_id']}")
     for key, column in directory.WORKSPACE_SETTINGS.items():
-        unset = key == "secret_guard" and row[column] is None  # the worker's SECRET_GUARD_DEFAULT decides
-        out(f"  {key:<18} {'default (SECRET_GUARD_DEFAULT, on unless set off)' if unset else row[column]}")
+        out(f"  {key:<18} {directory.shown(key, row[column])}")
 
 
 _COMMANDS = {

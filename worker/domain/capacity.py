@@ -1,9 +1,8 @@
 """The capacity rule's parts that run before the owner lock (docs/design.md, section 5).
 
 A create's save is decided in two places. Here, with no rows: whether a save at the cap may
-replace a row at all (`eviction_blockers`, once per create, into the SavePlan), the lineage
-no automatic save may touch, and why a refusing capacity action refused (`limit_reason`, the
-limit_exceeded text). Under the lock, where the owner's rows are: memory_create_batch()
+replace a row at all (`eviction_blockers`, once per create, into the SavePlan) and the lineage
+no automatic save may touch. Under the lock, where the owner's rows are: memory_create_batch()
 (db/functions/memory_create_batch.sql) counts, picks the victim and names a SaveOutcome in
 one statement. That half's executable specification is tests/support/capacity_rule.py, which
 tests/integration/test_capacity_conformance.py runs as one table against the real SQL, so
@@ -13,25 +12,15 @@ the two cannot drift apart: change the rule there first, then in the SQL.
 from __future__ import annotations
 
 from contracts.commands import Retrieval
-from worker.domain.model import CapacityAction, EvictionBlocker, LimitReason, Workspace
+from worker.domain.model import EvictionBlocker, Workspace
 
 __all__ = [
     "GLOBAL_LINEAGE",
     "eviction_blockers",
-    "limit_reason",
 ]
 
 # Lineage 0 holds a user's global memories (bio seeds among them): never replaced automatically.
 GLOBAL_LINEAGE = 0
-
-
-def limit_reason(action: CapacityAction, may_evict: bool) -> LimitReason | None:
-    """Why a refusing action refused, for the limit_exceeded text; None for insert and evict."""
-    if action == "refuse_over_cap":
-        return "over_cap"
-    if action == "refuse_at_cap":
-        return "nothing_eligible" if may_evict else "eviction_not_permitted"
-    return None
 
 
 def _embedding_model_set(retrieval: Retrieval) -> bool:

@@ -10,7 +10,7 @@ from the two, the same way every time. So a repeat answered after an upgrade is 
 newer code, as its events are.
 
 A decision holds facts, not words: codes and values the texts are rendered from. Its JSON is
-the stored format (tests/unit/test_create_decision.py holds a stored example of each kind to
+the stored format (tests/unit/test_create_rendering.py holds examples as older releases stored them to
 what it renders), so fields are only ever added, with defaults.
 """
 
@@ -24,6 +24,7 @@ from worker.domain import proxy
 from worker.domain.model import EvictionBlocker, SaveOutcome, Scope, ToolScope
 from worker.domain.notice import NoticeRoute
 from worker.domain.secret_guard import CredentialKind
+from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
     "Ambiguous",
@@ -33,6 +34,8 @@ __all__ = [
     "HostProtection",
     "InvalidArgs",
     "InvalidContent",
+    "MissingPart",
+    "MissingState",
     "PrivacyRestricted",
     "ReservedLineage",
     "SaveFacts",
@@ -51,12 +54,33 @@ class _Decided(msgspec.Struct, frozen=True, tag_field="decided"):
 
 
 class InvalidArgs(_Decided, frozen=True, tag="invalid_args"):
-    detail: str  # which parameter is wrong and how (worker/domain/arguments.py)
+    """The model's arguments are unusable; exactly one of the fields says how (a row stored
+    before issue 37 has only `detail`, the worker's own wording then)."""
+
+    detail: str = ""
+    # TomoriBot's parameter check failed (or a legacy target name held no string).
+    check: ParameterCheck | None = None
+    # Blank after trimming: memory_content, or (scope target_user) every target name.
+    blank: Literal["memory_content", "target_user"] | None = None
+    # Worker-only: the parameter holds a NUL character, which PostgreSQL text cannot store.
+    nul_in: str | None = None
 
 
 class Disabled(_Decided, frozen=True, tag="disabled"):
     tool_scope: ToolScope
-    personal: bool = False  # personal memories are off (else self-teaching is)
+    # Rows stored before issue 37 only: personal memories were off. Since then that switch
+    # saves and changes only the notice's footer, as in TomoriBot.
+    personal: bool = False
+
+
+MissingPart = Literal["triggerer", "triggerer_user", "persona_id"]
+
+
+class MissingState(_Decided, frozen=True, tag="missing_state"):
+    """TomoriBot's "critical state" check: the command names no triggerer, the triggerer has
+    no users row, or the persona id is 0."""
+
+    missing: MissingPart
 
 
 class ReservedLineage(_Decided, frozen=True, tag="reserved_lineage"):
@@ -66,13 +90,13 @@ class ReservedLineage(_Decided, frozen=True, tag="reserved_lineage"):
 
 
 class Ambiguous(_Decided, frozen=True, tag="ambiguous"):
-    query: str
+    query: str  # the requested target, trimmed
     candidates: list[str]
 
 
 class UserNotFound(_Decided, frozen=True, tag="user_not_found"):
-    query: str
-    label: str | None = None  # set: the person matched, but has no users row
+    query: str  # the requested target, trimmed
+    label: str | None = None  # set: the person resolved to this label, but has no users row
 
 
 class HostProtected(_Decided, frozen=True, tag="host_protected"):
@@ -81,7 +105,7 @@ class HostProtected(_Decided, frozen=True, tag="host_protected"):
 
 
 class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
-    tool_scope: ToolScope
+    tool_scope: ToolScope  # the scope the save would have had (not shown: TomoriBot omits it)
     length: int  # UTF-16 code units after cleaning: 0 (empty) or over `limit`
     limit: int
 
@@ -122,14 +146,18 @@ class SavePlan(_Decided, frozen=True, tag="save"):
     # The eviction metric's event id, chosen once before the save (events.py says why it is
     # random); set exactly when a row may be replaced.
     metric_event_id: str | None = None
+    # What picks a personal memory's notice footer (worker/domain/tool_texts.py): whether
+    # personal memories are on in the workspace, and whether it blacklists the person.
+    personalization_enabled: bool = True
+    target_blacklisted: bool = False
 
     @property
     def may_evict(self) -> bool:
         return not self.blocked_by
 
 
-CreateDecision = (InvalidArgs | Disabled | ReservedLineage | Ambiguous | UserNotFound | HostProtected
-                  | InvalidContent | PrivacyRestricted | SavePlan | SecretRefused)
+CreateDecision = (InvalidArgs | Disabled | MissingState | ReservedLineage | Ambiguous | UserNotFound
+                  | HostProtected | InvalidContent | PrivacyRestricted | SavePlan | SecretRefused)
 
 
 class SaveFacts(msgspec.Struct, frozen=True, omit_defaults=True):

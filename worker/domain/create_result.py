@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from contracts.results import CommandResult
-from worker.domain import messages
-from worker.domain.capacity import limit_reason
+from worker.domain import messages, tool_texts
 from worker.domain.create_decision import (
     Ambiguous,
     CreateDecision,
@@ -22,6 +21,7 @@ from worker.domain.create_decision import (
     HostProtected,
     InvalidArgs,
     InvalidContent,
+    MissingState,
     PrivacyRestricted,
     ReservedLineage,
     SaveFacts,
@@ -29,7 +29,7 @@ from worker.domain.create_decision import (
     SecretRefused,
     UserNotFound,
 )
-from worker.domain.model import CapacityAction, Privacy, SaveOutcome
+from worker.domain.model import SaveOutcome
 from worker.domain.notice import NoticePlan, NoticeSubject, plan_notice
 from worker.domain.owner import cache_key
 
@@ -39,22 +39,24 @@ __all__ = ["render_create", "save_notice"]
 def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | None) -> CommandResult:
     """The result of a create that ended in `decision` (and, for a save, `facts`)."""
     match decision:
-        case InvalidArgs(detail):
-            return messages.invalid_args(command_id, detail)
-        case Disabled(tool_scope, personal):
-            return messages.disabled(command_id, tool_scope, personal=personal)
-        case ReservedLineage(tool_scope):
-            return messages.reserved_lineage(command_id, tool_scope)
+        case InvalidArgs():
+            return _invalid_args(command_id, decision)
+        case Disabled(_, personal):
+            return messages.personal_memories_disabled(command_id) if personal else messages.disabled(command_id)
+        case MissingState():
+            return messages.missing_state(command_id)
+        case ReservedLineage():
+            return messages.reserved_lineage(command_id)
         case Ambiguous(query, candidates):
             return messages.ambiguous(command_id, query, candidates)
         case UserNotFound(query, label):
             return messages.user_not_found(command_id, query, label=label)
         case HostProtected(label, why):
             return messages.host_protected(command_id, label, why)
-        case InvalidContent(tool_scope, length, limit):
-            return messages.invalid_content(command_id, tool_scope, length, limit)
-        case PrivacyRestricted(label, level):
-            return messages.privacy_restricted(command_id, label, level)
+        case InvalidContent(_, length, limit):
+            return messages.invalid_content(command_id, length, limit)
+        case PrivacyRestricted(label, _):
+            return messages.privacy_restricted(command_id, label)
         case SecretRefused(tool_scope, kind):
             return messages.secret_refused(command_id, tool_scope, kind)
         case SavePlan():
@@ -63,6 +65,18 @@ def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | 
             return _saved_or_refused(command_id, decision, facts)
         case _:
             assert_never(decision)
+
+
+def _invalid_args(command_id: str, decision: InvalidArgs) -> CommandResult:
+    if decision.check is not None:
+        return messages.invalid_args(command_id, decision.check)
+    if decision.blank == "memory_content":
+        return messages.blank_content(command_id)
+    if decision.blank == "target_user":
+        return messages.target_required(command_id)
+    if decision.nul_in is not None:
+        return messages.nul_character(command_id, decision.nul_in)
+    return messages.legacy_invalid_args(command_id, decision.detail)
 
 
 def _saved_or_refused(command_id: str, plan: SavePlan, facts: SaveFacts) -> CommandResult:
@@ -76,14 +90,9 @@ def _saved_or_refused(command_id: str, plan: SavePlan, facts: SaveFacts) -> Comm
         case SaveOutcome.AT_CAP | SaveOutcome.OVER_CAP:
             if facts.count is None:
                 raise ValueError(f"{facts.outcome} was stored for {command_id!r} without the count read under the lock")
-            action: CapacityAction = "refuse_at_cap" if facts.outcome == SaveOutcome.AT_CAP else "refuse_over_cap"
-            reason = limit_reason(action, plan.may_evict)
-            assert reason is not None  # a refusing action always has one
-            return messages.limit_exceeded(command_id, plan, facts.count, reason)
-        case SaveOutcome.PRIVACY_PARTIAL:
-            return messages.privacy_restricted(command_id, label, Privacy.PARTIAL)
-        case SaveOutcome.PRIVACY_FULL:
-            return messages.privacy_restricted(command_id, label, Privacy.FULL)
+            return messages.limit_exceeded(command_id, plan, facts.count)
+        case SaveOutcome.PRIVACY_PARTIAL | SaveOutcome.PRIVACY_FULL:
+            return messages.privacy_restricted(command_id, label)
         case SaveOutcome.HOST_PROTECTED:
             return messages.host_protected(command_id, label, "changed_while_saving")
         case _:
@@ -92,8 +101,18 @@ def _saved_or_refused(command_id: str, plan: SavePlan, facts: SaveFacts) -> Comm
 
 def save_notice(plan: SavePlan, facts: SaveFacts) -> NoticePlan:
     """The notice of a save that wrote: what the result and the memory.saved event carry."""
-    scope_label = "server" if plan.scope == "server" else f"personal: {plan.target_label or plan.owner_id}"
+    if facts.memory_id is None:
+        raise ValueError("a save's notice needs the new memory's id")
+    label = plan.target_label or plan.owner_id
+    scope_label = "server" if plan.scope == "server" else f"personal: {label}"
     evicted = facts.outcome == SaveOutcome.SAVED_WITH_EVICTION
+    personal = plan.scope == "personal"
+    footer = (tool_texts.personal_footer_key(plan.personalization_enabled, plan.target_blacklisted) if personal
+              else tool_texts.SERVER_MEMORY_FOOTER)
+    embed = tool_texts.memory_embed(
+        "learned", plan.scope, persona_nickname=plan.persona_name, user_nickname=label if personal else None,
+        content=plan.content, footer_key=footer,
+        ref={"kind": "personal_memory" if personal else "server_memory", "id": facts.memory_id})
     return plan_notice(plan.notice, NoticeSubject(
         kind="saved_with_eviction" if evicted else "saved", scope_label=scope_label, content_saved=plan.content,
-        content_forgotten=(facts.forgotten or "") if evicted else None, persona_name=plan.persona_name))
+        content_forgotten=(facts.forgotten or "") if evicted else None, persona_name=plan.persona_name), embed)

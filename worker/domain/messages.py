@@ -1,240 +1,198 @@
-"""Every text of a `memory.create` result (docs/design.md, section 3.4), worded for the model to relay.
+"""Every text of a `memory.create` result (docs/design.md, section 3.4): TomoriBot's own.
 
-A failure says what happened and what the user can do about it; the same text goes to
-`error` and `data.reason` because models read either. worker/domain/create_result.py picks
-the function for a stored decision; these only word it.
+Each `error` and `data.reason` is what TomoriBot's create_long_term_memory returns for that
+case, byte for byte (src/tools/functionCalls/memoryTool.ts, Bredrumb/TomoriBot@60e529b0; the
+texts it shares with the update tool are worker/domain/tool_texts.py's). The two differ where
+TomoriBot's differ. Cases TomoriBot does not have (an unreadable command, a proxy identity
+with no host, a NUL character, a host's protection changing while saving) are worded in its
+style. Result keys follow TomoriBot too: `scope` is always present (null where TomoriBot has
+none), `target_user` is set on a personal save and limit refusal and, as before issue 37, on
+the refusals about a target; `candidates`, `current_count` and `max_allowed` where TomoriBot
+sets them. worker/domain/create_result.py picks the function for a stored decision; these
+only word it. tests/unit/test_tomoribot_create_parity.py holds each text to TomoriBot's.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Final
 
 from msgspec import UNSET
 
 from contracts import results as codes
 from contracts.notice import NoticePlan
 from contracts.results import CacheKey, CommandResult, CreateStatus, ResultData
+from worker.domain import tool_texts
 from worker.domain.create_decision import HostProtection, SavePlan
-from worker.domain.model import EvictionBlocker, LimitReason, Privacy, Scope, ToolScope
-from worker.domain.proxy import WORDS
+from worker.domain.model import ToolScope
 from worker.domain.secret_guard import CredentialKind, refusal_text
+from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
     "SAVED_MESSAGE",
     "ambiguous",
+    "blank_content",
     "db_error",
     "disabled",
     "host_protected",
-    "internal_error",
     "invalid_args",
     "invalid_command",
     "invalid_content",
+    "legacy_invalid_args",
     "limit_exceeded",
+    "missing_state",
+    "nul_character",
+    "personal_memories_disabled",
     "privacy_restricted",
     "refusal",
     "reserved_lineage",
     "saved",
     "secret_refused",
+    "target_required",
     "user_not_found",
 ]
 
-SAVED_MESSAGE = "Memory saved successfully"
-_SERVER_PANEL = "/memories"
-_PERSONAL_PANEL = "/personal memories"
-_PRIVACY_PANEL = "/personal config"
-_PRIVACY_NAMES: dict[int, str] = {Privacy.PARTIAL: "partial", Privacy.FULL: "full"}
+SAVED_MESSAGE: Final = "Memory saved successfully"
+MISSING_STATE: Final = "Internal bot error: Critical state information is missing"
+BLANK_CONTENT: Final = "The 'memory_content' argument was missing, empty, or not a string"
+TARGET_REQUIRED: Final = "The 'target_user' argument is required when 'memory_scope' is 'target_user'."
+RESERVED_LINEAGE_ERROR: Final = "Internal configuration error: this persona has an invalid lineage ID."
+RESERVED_LINEAGE_REASON: Final = ("Persona lineage ID is 0, which is reserved for global memories. Schema migration"
+                                  " may not have run.")
+USER_UNKNOWN_REASON: Final = "I can only save personal memories for users I already know."
+DB_ERROR: Final = "Database error occurred while saving memory"
+DB_ERROR_REASON: Final = "Database error occurred"
 
 
-def refusal(command_id: str, status: CreateStatus, reason: str, **extra: Any) -> CommandResult:
-    """A failed result; `extra` are further `ResultData` fields (scope, candidates, ...)."""
+def refusal(command_id: str, status: CreateStatus, error: str, reason: str | None = None,
+            **extra: Any) -> CommandResult:
+    """A failed result: `error`, and `reason` (the same text unless given); `extra` are
+    further `ResultData` fields (scope, candidates, ...)."""
     return CommandResult(
         command_id=command_id,
         success=False,
-        error=reason,
-        data=ResultData(status=status, reason=reason, **extra),
+        error=error,
+        data=ResultData(status=status, reason=error if reason is None else reason, **extra),
     )
 
 
 def invalid_command(command_id: str, reason: str) -> CommandResult:
-    text = (
-        f"The memory command could not be read ({reason}), so nothing was saved. "
-        "This is a problem between the bot and its memory service, not something the user did; "
-        "trying again later may help."
-    )
-    return refusal(command_id, codes.COMMAND_INVALID, text)
+    """Worker-only: the command itself could not be read (a bot bug, never the model's)."""
+    return refusal(command_id, codes.COMMAND_INVALID, f"Internal bot error: the memory command could not be read ({reason})")
 
 
-def invalid_args(command_id: str, detail: str) -> CommandResult:
-    text = (
-        f"Invalid arguments for create_long_term_memory: {detail}. Nothing was saved; "
-        "call the tool again with corrected arguments."
-    )
-    return refusal(command_id, codes.INVALID_ARGS, text)
+def invalid_args(command_id: str, check: ParameterCheck) -> CommandResult:
+    return refusal(command_id, codes.INVALID_ARGS, tool_texts.invalid_parameters(check))
 
 
-def disabled(command_id: str, tool_scope: ToolScope, *, personal: bool = False) -> CommandResult:
-    if personal:
-        text = (
-            "Personal memories are turned off on this server, so I can't save memories about "
-            "individual users here. Nothing was saved. A server manager can turn personal memories "
-            "back on in the bot's settings."
-        )
-    else:
-        text = (
-            "Self-teaching is turned off on this server, so I can't save memories on my own here. "
-            "Nothing was saved. A server manager can turn it back on in the bot's settings; "
-            f"memories can still be added by hand with {_SERVER_PANEL}."
-        )
-    return refusal(command_id, codes.DISABLED, text, scope=tool_scope)
+def blank_content(command_id: str) -> CommandResult:
+    return refusal(command_id, codes.INVALID_ARGS, BLANK_CONTENT)
 
 
-def reserved_lineage(command_id: str, tool_scope: ToolScope) -> CommandResult:
-    return internal_error(command_id, tool_scope,
-                          "the active persona has lineage 0, which is reserved for global memories")
+def target_required(command_id: str) -> CommandResult:
+    return refusal(command_id, codes.INVALID_ARGS, TARGET_REQUIRED, scope="target_user")
 
 
-def internal_error(command_id: str, tool_scope: ToolScope | None, detail: str) -> CommandResult:
-    text = (
-        f"An internal error kept me from saving this memory ({detail}). Nothing was saved. "
-        "This is a bot setup problem, not something the user did; the bot's operator needs to fix it."
-    )
-    return refusal(command_id, codes.INTERNAL_ERROR, text, scope=tool_scope)
+def nul_character(command_id: str, parameter: str) -> CommandResult:
+    """Worker-only: PostgreSQL cannot store a NUL character (TomoriBot fails at the insert)."""
+    return refusal(command_id, codes.INVALID_ARGS,
+                   f"Invalid parameters: Parameter '{parameter}' must not contain NUL characters")
 
 
-def ambiguous(command_id: str, query: str, candidates: list[str] | tuple[str, ...]) -> CommandResult:
+def legacy_invalid_args(command_id: str, detail: str) -> CommandResult:
+    """A refusal stored before issue 37, which kept only the worker's own description."""
+    return refusal(command_id, codes.INVALID_ARGS, f"Invalid parameters: {detail}")
+
+
+def disabled(command_id: str) -> CommandResult:
+    return refusal(command_id, codes.DISABLED, tool_texts.SELF_TEACHING_DISABLED_ERROR,
+                   tool_texts.SELF_TEACHING_DISABLED_REASON)
+
+
+def personal_memories_disabled(command_id: str) -> CommandResult:
+    """A refusal stored before issue 37 (personal memories off then refused; now they save)."""
+    return refusal(command_id, codes.DISABLED, "Personal memories are disabled for this server",
+                   "Personal memory functionality is disabled for this server", scope="target_user")
+
+
+def missing_state(command_id: str) -> CommandResult:
+    return refusal(command_id, codes.INTERNAL_ERROR, MISSING_STATE)
+
+
+def reserved_lineage(command_id: str) -> CommandResult:
+    return refusal(command_id, codes.INTERNAL_ERROR, RESERVED_LINEAGE_ERROR, RESERVED_LINEAGE_REASON)
+
+
+def ambiguous(command_id: str, requested: str, candidates: Sequence[str]) -> CommandResult:
     shown = list(candidates[:3])
-    text = (
-        f'More than one person matches "{query}": {", ".join(shown)}. Nothing was saved; '
-        "ask the user which one they mean, or call the tool again with target_user set to the "
-        "exact name of that person."
-    )
-    return refusal(
-        command_id, codes.AMBIGUOUS_USER, text, scope="target_user", candidates=shown, target_user=query
-    )
+    return refusal(command_id, codes.AMBIGUOUS_USER, tool_texts.ambiguous_error(requested, shown),
+                   tool_texts.AMBIGUOUS_REASON, scope="target_user", candidates=shown, target_user=requested)
 
 
-def user_not_found(command_id: str, query: str, *, label: str | None = None) -> CommandResult:
-    """Nobody matched `query`, or (with `label`) the person matched but has no user record yet."""
+def user_not_found(command_id: str, requested: str, *, label: str | None = None) -> CommandResult:
+    """Nobody matched `requested`, or (with `label`) the person matched but has no users row."""
     if label is None:
-        text = (
-            f'I couldn\'t find anyone called "{query}" in this conversation or server, so nothing '
-            "was saved. Use the person's name exactly as it appears in the conversation and try again."
-        )
-    else:
-        text = (
-            f"I can only save personal memories for users I already know, and I don't know {label} "
-            "yet (they have no profile with me), so nothing was saved. Once they have talked with me, "
-            "try again."
-        )
-    return refusal(command_id, codes.USER_NOT_FOUND, text, scope="target_user", target_user=label or query)
+        return refusal(command_id, codes.USER_NOT_FOUND, tool_texts.not_found_error(requested),
+                       tool_texts.NOT_FOUND_REASON, scope="target_user", target_user=requested)
+    return refusal(command_id, codes.USER_NOT_FOUND,
+                   f"I don't know {label} yet, so I cannot save a personal memory for them.",
+                   USER_UNKNOWN_REASON, scope="target_user", target_user=label)
 
 
-def invalid_content(command_id: str, tool_scope: ToolScope, length: int, limit: int) -> CommandResult:
+def invalid_content(command_id: str, length: int, limit: int) -> CommandResult:
     if length == 0:
-        text = (
-            "The memory content is empty, so nothing was saved. "
-            "Call the tool again with the fact to remember."
-        )
-    else:
-        text = (
-            f"The memory is too long: {length} characters, and the limit is {limit}. Nothing was saved; "
-            "shorten it (keep the essential fact) and try again."
-        )
-    return refusal(command_id, codes.INVALID_CONTENT, text, scope=tool_scope)
+        return refusal(command_id, codes.INVALID_CONTENT, tool_texts.CONTENT_EMPTY)
+    return refusal(command_id, codes.INVALID_CONTENT, tool_texts.content_too_long_error(limit),
+                   tool_texts.content_too_long_reason(limit))
 
 
 def secret_refused(command_id: str, tool_scope: ToolScope, kind: CredentialKind) -> CommandResult:
-    """The content holds a credential: named by its kind, never repeated (worker/domain/secret_guard.py)."""
+    """Worker-only (docs/design.md, section 4.2): the content holds a credential, named by its
+    kind, never repeated; the scope the memory would have had, so the model knows which one."""
     return refusal(command_id, codes.INVALID_CONTENT, refusal_text(kind, "create_long_term_memory"), scope=tool_scope)
 
 
-def privacy_restricted(command_id: str, label: str, privacy_level: int) -> CommandResult:
-    # A level the schema does not know reads as full, as under the lock (memory_create_batch).
-    setting = _PRIVACY_NAMES.get(privacy_level, "full")
-    text = (
-        f"{label} has limited what I may remember about them (privacy setting: {setting}), so no "
-        f"personal memory was saved. Only they can change this, with {_PRIVACY_PANEL}."
-    )
-    return refusal(command_id, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
-
-
-_CHANGED_WHILE_SAVING = "a host's protection changed while saving"
+def privacy_restricted(command_id: str, label: str) -> CommandResult:
+    reason = (f"The user {label} has chosen to restrict personal memory storage. I cannot save personal memories"
+              " about them unless they change their privacy settings using '/personal config'.")
+    return refusal(command_id, codes.PRIVACY_RESTRICTED, tool_texts.privacy_restricted_error(label, "save"),
+                   reason, scope="target_user", target_user=label)
 
 
 def host_protected(command_id: str, label: str, why: HostProtection) -> CommandResult:
-    """A proxy identity whose host protects it (docs/design.md, section 4 step 7); `why` says how."""
-    because = _CHANGED_WHILE_SAVING if why == "changed_while_saving" else WORDS[why]
-    text = (
-        f"{label} is written through a message proxy, and I can't save personal memories about "
-        f"them: {because}. Nothing was saved."
-    )
-    return refusal(command_id, codes.PRIVACY_RESTRICTED, text, scope="target_user", target_user=label)
+    """A proxy identity whose host protects it (docs/design.md, section 4); `why` says how."""
+    if why == "changed_while_saving":
+        reason = (f"The host account for {label} changed its privacy or blacklist status while I was saving. I cannot"
+                  " save personal memories for its message-proxy identities.")
+    else:
+        reason = tool_texts.host_protection_reason(label, why, "save")
+    return refusal(command_id, codes.PRIVACY_RESTRICTED, tool_texts.privacy_restricted_error(label, "save"),
+                   reason, scope="target_user", target_user=label)
 
 
-def _owner_phrase(plan: SavePlan) -> str:
+def limit_exceeded(command_id: str, plan: SavePlan, current_count: int) -> CommandResult:
+    """At the cap (or over it, when it was lowered) and nothing replaced: TomoriBot's refusal,
+    whose `count >= max` covers both."""
+    cap = plan.cap
     if plan.scope == "personal":
-        return f"{plan.target_label or 'This user'} has"
-    return "This server has"
-
-
-def _manage_hint(scope: Scope) -> str:
-    if scope == "personal":
-        return f"they can remove some of their memories with {_PERSONAL_PANEL} to make room"
-    return f"someone can remove some server memories with {_SERVER_PANEL} to make room"
-
-
-_BLOCKERS: dict[EvictionBlocker, str] = {
-    "decay_off": "memory decay is turned off for this server",
-    "retrieval_unavailable": "memory retrieval is not available",
-    "no_embedding_credentials": "no embedding credentials are configured",
-    "no_embedding_model": "no embedding model is configured",
-}
-
-
-def _limit_text(plan: SavePlan, reason: LimitReason) -> str:
-    kind = "personal memories" if plan.scope == "personal" else "memories"
-    manage = _manage_hint(plan.scope)
-    if reason == "over_cap":
-        return (
-            f"{_owner_phrase(plan)} more {kind} than the current limit of {plan.cap} (the limit was "
-            f"lowered), so I can't add or replace any. Nothing was saved; {manage}."
-        )
-    head = f"{_owner_phrase(plan)} reached the limit of {plan.cap} {kind}"
-    if reason == "eviction_not_permitted":
-        because = "; ".join(_BLOCKERS[b] for b in plan.blocked_by) or "memory decay is not available"
-        return (
-            f"{head}, and old memories are not replaced automatically here because {because}. "
-            f"Nothing was saved; {manage}."
-        )
-    return (
-        f"{head}, and none of them can be forgotten to make room: each one was either written by "
-        f"hand (those are protected) or used in the last {plan.decay_days} days. "
-        f"Nothing was saved; {manage}."
-    )
-
-
-def limit_exceeded(
-    command_id: str,
-    plan: SavePlan,
-    current_count: int,
-    reason: LimitReason,
-) -> CommandResult:
+        return refusal(
+            command_id, codes.LIMIT_EXCEEDED,
+            f"Personal memory limit reached. Users can have up to {cap} personal memories (currently: {current_count}).",
+            f"Personal memory limit of {cap} memories has been reached for this user. Please inform the user that they"
+            " need to use '/personal memories' to remove some of their memories before I can learn new ones about them.",
+            scope=plan.tool_scope, target_user=plan.target_label or plan.owner_id, current_count=current_count,
+            max_allowed=cap)
     return refusal(
-        command_id,
-        codes.LIMIT_EXCEEDED,
-        _limit_text(plan, reason),
-        scope=plan.tool_scope,
-        current_count=current_count,
-        max_allowed=plan.cap,
-    )
+        command_id, codes.LIMIT_EXCEEDED,
+        f"Server memory limit reached. This server can have up to {cap} memories (currently: {current_count}).",
+        f"Server memory limit of {cap} memories has been reached. Please inform the user that they need to use"
+        " '/memories' to remove some memories before I can learn new ones.",
+        scope=plan.tool_scope, current_count=current_count, max_allowed=cap)
 
 
-def db_error(command_id: str, tool_scope: ToolScope | None = None) -> CommandResult:
-    text = (
-        "A database error kept the memory from being saved; nothing was changed. "
-        "It is safe to try again in a moment."
-    )
-    return refusal(command_id, codes.DB_ERROR, text, scope=tool_scope)
+def db_error(command_id: str) -> CommandResult:
+    """The worker gave up on the command after its retries (TomoriBot: a thrown database error)."""
+    return refusal(command_id, codes.DB_ERROR, DB_ERROR, DB_ERROR_REASON)
 
 
 def saved(command_id: str, plan: SavePlan, memory_id: int, forgotten: str | None, invalidated: CacheKey,
@@ -246,7 +204,7 @@ def saved(command_id: str, plan: SavePlan, memory_id: int, forgotten: str | None
         memory_id=memory_id,
         content_saved=plan.content,
         content_forgotten=forgotten,
-        target_user=plan.target_label if plan.target_label is not None else UNSET,
+        target_user=(plan.target_label or plan.owner_id) if plan.scope == "personal" else UNSET,
     )
     return CommandResult(command_id=command_id, success=True, message=SAVED_MESSAGE, data=data,
                          invalidated=[invalidated], notice=dict(notice))

@@ -53,14 +53,34 @@ class Workspace:
     memory_decay_days: int = 30
 
 
+AddressingStyle = Literal["masculine", "feminine", "neutral"]
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaNamingPreference:
+    """What a person set for one persona lineage (TomoriBot's user_persona_naming_preferences):
+    None is "not set"; an empty affix is set, and means none."""
+
+    nickname: str | None = None
+    prefix: str | None = None
+    suffix: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class KnownUser:
-    """A `users` row."""
+    """A `users` row, with what the target resolution and the notice read of the person."""
 
     user_id: int
     disc_id: str
-    nickname: str | None = None
+    nickname: str | None = None  # the saved (global) nickname
     privacy_level: int = Privacy.OPEN
+    # Their global naming (TomoriBot's user_personalization_configs): affix overrides (None:
+    # not set, "": none) and how they are addressed.
+    prefix_override: str | None = None
+    suffix_override: str | None = None
+    addressing_style: AddressingStyle | None = None
+    persona_naming: PersonaNamingPreference | None = None  # for the command's lineage
+    blacklisted: bool = False  # in this workspace's personalization blacklist
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +109,6 @@ class CreateContext:
     workspace: Workspace = field(default_factory=Workspace)
     # users rows by Discord id, for the ids that lookup_ids() named and that have a row
     users: Mapping[str, KnownUser] = field(default_factory=dict)
-    # persona nickname (for the command's lineage) by Discord id
-    persona_nicknames: Mapping[str, str] = field(default_factory=dict)
     # proxy identities among the looked-up ids, by synthetic id (absent: no identity row)
     proxies: Mapping[str, ProxyIdentity] = field(default_factory=dict)
 
@@ -122,7 +140,6 @@ class SaveOutcome(StrEnum):
     PRIVACY_PARTIAL = "privacy_partial"  # the user's privacy_level, read under the lock, is 1
     PRIVACY_FULL = "privacy_full"  # any other level but 0, or the users row is gone (fails closed)
     HOST_PROTECTED = "host_protected"  # a proxy identity's host protects it, read under the lock
-LimitReason = Literal["eviction_not_permitted", "nothing_eligible", "over_cap"]
 # What keeps a save at the cap from replacing a dormant row (worker/domain/capacity.py).
 EvictionBlocker = Literal["decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model"]
 

@@ -49,6 +49,7 @@ from contracts.notice import (
     CardField,
     ConversationNotice,
     DroppedReason,
+    Embed,
     Expand,
     NoticePlan,
     ThoughtLogNotice,
@@ -244,8 +245,10 @@ def route_notice(settings: NoticeSettings, channel: Channel) -> NoticeRoute:
                        source_url=channel.url, thought_log_skipped=skipped)
 
 
-def plan_notice(route: NoticeRoute, subject: NoticeSubject) -> NoticePlan:
-    """Where the `memory_update` notice of a save goes, and what each destination shows.
+def plan_notice(route: NoticeRoute, subject: NoticeSubject, embed: Embed) -> NoticePlan:
+    """Where the `memory_update` notice of a save goes, and what each destination shows;
+    `embed` is the same notice in the words of TomoriBot's embed helper
+    (worker/domain/tool_texts.py's memory_embed).
 
     Always returns a plan (a plain dict, JSON-ready); a notice that goes nowhere has both
     destinations null and `dropped_reason` set.
@@ -290,4 +293,5 @@ def plan_notice(route: NoticeRoute, subject: NoticeSubject) -> NoticePlan:
         "thought_log": thought_log,
         "thought_log_skipped": route.thought_log_skipped,
         "dropped_reason": dropped,
+        "embed": embed,
     }

@@ -1,12 +1,22 @@
-"""Message-proxy identities and the host protection of docs/design.md, section 4 step 7.
+"""Message-proxy identities and the host protection of docs/design.md, section 4 step 9 and 4.1.
 
-A proxy identity (PluralKit `pk:<uuid>`, a bridge's `pb:<digits>`) is a synthetic user
-whose messages are written by real Discord accounts, its hosts. Whatever the identity's own
-settings, its memories are only written when every host allows it: a host at FULL privacy
-or blacklisted in this workspace protects the identity, and an identity whose hosts cannot
-be resolved is protected too (fail closed: not knowing the host must not open a way around
-the host's privacy). PARTIAL host privacy does not protect: it limits what is remembered
-about the host, not about the characters they write.
+A proxy identity (PluralKit, PluralBuddy) is a synthetic user whose messages are written by
+real Discord accounts, its hosts. Whatever the identity's own settings, its memories are only
+written when every host allows it: a host at FULL privacy or blacklisted in this workspace
+protects the identity, and an identity whose hosts cannot be resolved is protected too (fail
+closed: not knowing the host must not open a way around the host's privacy; TomoriBot saves
+there). PARTIAL host privacy does not protect: it limits what is remembered about the host,
+not about the characters they write.
+
+Which ids are proxy identities is TomoriBot's grammar (src/utils/messageProxy/identityUserId.ts
+and the services' descriptors, Bredrumb/TomoriBot@60e529b0), recognised here only
+(`is_proxy_identity_id`):
+
+- an official instance: the service's prefix and its external key: `pk:<uuid>` (an RFC 4122
+  UUID, versions 1 to 5 with the RFC variant, hex in any case) or `pb:<1 to 20 ASCII digits>`;
+- a custom instance: `<prefix>i:<length>:<instance>:<key>`, where the instance is the service
+  name, a colon and a lower-case dashed UUID (`pluralkit:<uuid>`, `pluralbuddy:<uuid>`) and
+  `<length>` its length in decimal (46 and 48; leading zeros read as JavaScript's Number does).
 """
 
 from __future__ import annotations
@@ -16,13 +26,43 @@ from typing import Literal
 
 from worker.domain.model import Privacy, ProxyIdentity
 
-__all__ = ["WORDS", "HostProtection", "host_protection", "is_synthetic_id"]
+__all__ = ["WORDS", "HostProtection", "host_protection", "is_proxy_identity_id"]
 
-# The prefixes are lowercase as the proxies write them; the UUID's hex may come in either case.
-_HEX = "[0-9a-fA-F]"
-_SYNTHETIC_ID = re.compile(
-    rf"pk:{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}|pb:[0-9]+"
-)
+_UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-5][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}"
+_LOWER_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+# (prefix, service id, external key) in the registry's order.
+_SERVICES = (("pk:", "pluralkit", re.compile(_UUID)), ("pb:", "pluralbuddy", re.compile("[0-9]{1,20}")))
+_INSTANCE_LENGTH = re.compile("i:([0-9]+):")
+_INSTANCE_UUID = re.compile(_LOWER_UUID)
+
+
+def _is_custom_instance(service: str, instance: str) -> bool:
+    head = f"{service}:"
+    return instance.startswith(head) and _INSTANCE_UUID.fullmatch(instance[len(head):]) is not None
+
+
+def is_proxy_identity_id(value: str) -> bool:
+    """TomoriBot's `isMessageProxyIdentityUserId`: the first service whose prefix the id has
+    decides, and the id must then parse whole."""
+    for prefix, service, key in _SERVICES:
+        if not value.startswith(prefix):
+            continue
+        rest = value[len(prefix):]
+        if rest.startswith("i:"):
+            length = _INSTANCE_LENGTH.match(rest)
+            if length is None:
+                return False
+            digits = length.group(1).lstrip("0") or "0"
+            if len(digits) > 9:  # longer than any id (and than int() reads without a limit)
+                return False
+            start = length.end()
+            end = start + int(digits)
+            if rest[end:end + 1] != ":" or not _is_custom_instance(service, rest[start:end]):
+                return False
+            rest = rest[end + 1:]
+        return key.fullmatch(rest) is not None
+    return False
+
 
 # Why an identity is protected, and how each reason is worded.
 HostProtection = Literal["no_host", "host_full_privacy", "host_blacklisted"]
@@ -40,11 +80,6 @@ HOST_BLACKLISTED = (
 )
 WORDS: dict[HostProtection, str] = {"no_host": NO_HOST, "host_full_privacy": HOST_FULL_PRIVACY,
                                     "host_blacklisted": HOST_BLACKLISTED}
-
-
-def is_synthetic_id(value: str) -> bool:
-    """`pk:` and a dashed UUID (hex in any case), or `pb:` and ASCII digits; nothing around them."""
-    return _SYNTHETIC_ID.fullmatch(value) is not None
 
 
 def host_protection(identity: ProxyIdentity | None) -> HostProtection | None:

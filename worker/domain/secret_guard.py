@@ -1,5 +1,5 @@
 """What counts as a credential in what the model writes to long-term memory: the secret
-guard's one home (docs/design.md, section 4, step 7; issue 39).
+guard's one home (docs/design.md, section 4.2; issue 39).
 
 A server memory goes into every prompt of the guild, a personal one follows its person into
 every channel: a token, password or card number saved there can be repeated to anyone. The
@@ -12,12 +12,12 @@ What is looked for, first match wins (the most specific name first):
    on the string: never its file scanner, its global settings or its network verification):
    Discord bot tokens, AWS keys, GitHub, GitLab, Slack, Stripe, OpenAI, Twilio, SendGrid,
    Telegram, Mailchimp, PyPI, npm, Square, Azure storage keys, JWTs (decoded, so a look-alike
-   is not one), private key blocks, passwords in URLs.
+   is not one), private key blocks.
 2. Formats it lacks (`_OWN_FORMATS`): Anthropic keys, OpenAI's project and service-account
    keys, Google API keys and OAuth client secrets, GitHub's fine-grained tokens, Stripe test
-   keys, Hugging Face tokens, Discord webhook URLs.
-3. Payment card numbers: 13 to 19 digits as cards are written, a network's prefix and
-   length, and the Luhn check digit.
+   keys, Hugging Face tokens, Discord webhook URLs, passwords in URLs.
+3. Payment card numbers (worker/domain/card_numbers.py): as cards are written, with a
+   network's prefix and length and the Luhn check digit.
 4. A secret-looking value right after a credential's name ("password is ...", "api key:
    ...", "PIN: ..."): letters with digits, three kinds of character, a long high-entropy
    string, or digits for a PIN. A word after the name ("the password is on the fridge") is
@@ -42,6 +42,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Literal
 
+from worker.domain.card_numbers import holds_card_number
 from worker.domain.model import Limits, Workspace
 
 # detect-secrets sends the process's warnings into `logging` when imported (its logger's
@@ -191,7 +192,7 @@ def find_credential(text: str) -> CredentialKind | None:
         kind = _known_format(text)
         if kind is not None:
             return kind
-    if len(text) - len(text.translate(_NOT_DIGITS)) >= _CARD_DIGITS and _holds_card_number(text):
+    if len(text) - len(text.translate(_NOT_DIGITS)) >= _CARD_DIGITS and holds_card_number(text):
         return "payment_card"
     if any(hint in lowered for hint in _NAME_HINTS):
         return _named_secret(text)
@@ -227,57 +228,6 @@ def _known_format(text: str) -> CredentialKind | None:
         if pattern.search(text):
             return kind
     return None
-
-
-# Card networks: (prefix range, lengths). Visa, Mastercard, American Express, Discover, JCB,
-# Diners Club, UnionPay.
-_NETWORKS: tuple[tuple[int, int, frozenset[int]], ...] = (
-    (4, 4, frozenset({13, 16, 19})),
-    (51, 55, frozenset({16})),
-    (2221, 2720, frozenset({16})),
-    (34, 34, frozenset({15})),
-    (37, 37, frozenset({15})),
-    (6011, 6011, frozenset({16, 17, 18, 19})),
-    (644, 649, frozenset({16, 17, 18, 19})),
-    (65, 65, frozenset({16, 17, 18, 19})),
-    (3528, 3589, frozenset({16, 17, 18, 19})),
-    (300, 305, frozenset({14, 16})),
-    (36, 36, frozenset({14, 16})),
-    (38, 39, frozenset({16})),
-    (62, 62, frozenset({16, 17, 18, 19})),
-)
-# As cards are written: the digits in one run (13 to 16 of them: a longer run is more often a
-# Discord id than a card, and longer cards are written in groups), or in groups of four with a
-# shorter last group, or American Express's and Diners' 4-6-5 and 4-6-4. Ids, order and
-# tracking numbers of other shapes are left alone. The first digit comes before the look back
-# (no digit or dash before it), so the engine skips to digits.
-_CARD = re.compile(r"\d(?<![\d-]\d)(?:\d{12,15}|\d{3}(?:([ -])\d{4}){2,3}(?:\1\d{1,4})?|\d{3}([ -])\d{6}\2\d{4,5})(?![\d-])")
-
-
-def _holds_card_number(text: str) -> bool:
-    for match in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", match.group())
-        if _issued(digits) and _luhn(digits):
-            return True
-    return False
-
-
-def _issued(digits: str) -> bool:
-    for low, high, lengths in _NETWORKS:
-        prefix = int(digits[:len(str(low))])
-        if low <= prefix <= high and len(digits) in lengths:
-            return True
-    return False
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
 
 
 def _named_secret(text: str) -> CredentialKind | None:

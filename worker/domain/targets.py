@@ -1,29 +1,43 @@
-"""Who `target_user` names: the resolution ladder of docs/design.md, section 4 step 4.
+"""Who `target_user` names: TomoriBot's `resolveUserTarget` (src/utils/discord/targetResolver.ts,
+Bredrumb/TomoriBot@a950f54c), over what the command carries and the database knows.
 
-Every comparison is exact equality after `normalize`; there is no fuzzy or prefix matching,
-because a memory filed under the wrong person is worse than asking the model to clarify.
-Stages run in order and the first stage with any match decides, even when that match is
-ambiguous. Beyond the spec:
+Every comparison is exact equality after normalizing; stages run in order, and the first
+stage with any match decides, even when that match is ambiguous:
 
-- A Discord mention (`<@id>` or `<@!id>`) is read as the bare id it wraps.
-- The snowflake stage also recognises `bot_user_id` itself, so the bot's own id means the
-  bot even when the member search did not return it. Other bots' ids never resolve: bots
-  are never memory targets.
-- The display-name stage uses a member's guild `nickname` when `display_name` is absent
-  (that is what Discord displays).
+1. a Matrix id (`@local:server`) equal to a participant's id: that bridge user;
+2. a proxy identity's id (worker/domain/proxy.py) equal to a participant's id;
+3. a Discord id (17 to 20 digits): the guild member with that id (not a bot; not in a DM),
+   else a participant with that id, else nobody: no name stage runs for an id;
+4. the participants' aliases (TomoriBot's tool_target aliases), one participant whose label is
+   the name winning over others that only share an alias;
+5. in a DM, nobody; else the name ladder over the guild members the bot sent
+   (`member_matches`): display name, the persona nickname of this lineage, the saved nickname,
+   global name, username;
+6. the ladder again with one of the persona's naming affixes taken off (worker/domain/naming.py);
+7. the members' composed names ("Master Mika"), rebuilt from their naming layers.
+
+TomoriBot reads stages 5 to 7 from the guild and its database, over all users; the worker reads
+the database facts for the members the bot sent (the bot runs its own naming look-ups to find
+them: contracts/commands.py, MemberMatch). A resolved Discord member is labelled
+`Display (@username)` unless the two are the same ignoring case; a bridge user's label carries
+" (Matrix)". Bots are never matched by a member stage. The resolver has no notion of the bot
+itself or of "self": each tool decides what a target equal to its bot means.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from contracts.commands import MemberMatch, Participant, ToolCall
-from worker.domain.arguments import InvalidArguments, ToolArguments
-from worker.domain.model import CreateContext
+from worker.domain.content import JS_SPACE_RUN, js_trim
+from worker.domain.model import CreateContext, KnownUser
+from worker.domain.naming import composed_name, effective_nickname, lookup_normalize, strip_affixes
+from worker.domain.proxy import is_proxy_identity_id
+from worker.domain.tool_texts import format_bridge_label, format_discord_user_label
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -32,23 +46,27 @@ __all__ = [
     "NotFound",
     "Resolution",
     "Resolved",
+    "Source",
     "TargetKind",
-    "bridge_name",
+    "is_bridge_user_id",
     "lookup_ids",
     "normalize",
     "resolve_target",
 ]
 
-TargetKind = Literal["discord", "matrix", "proxy", "bot"]
+TargetKind = Literal["discord", "matrix", "proxy"]
+Source = Literal["legacy_id", "conversation", "guild_display_name", "persona_nickname", "db_nickname",
+                 "composed_name", "global_name", "username"]
 MAX_CANDIDATES = 3
-SELF = "self"
+COMPOSED_NAME_CANDIDATES = 50  # TomoriBot's cap on the names it rebuilds, longest nickname first
 
 
 @dataclass(frozen=True, slots=True)
 class Resolved:
-    kind: TargetKind
+    kind: TargetKind  # matrix: a bridge user; proxy: a message-proxy identity
     id: str
     label: str
+    source: Source = "conversation"  # which stage resolved it (TomoriBot's `source`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,199 +82,175 @@ class NotFound:
 NOT_FOUND = NotFound()
 Resolution = Resolved | Ambiguous | NotFound
 
-# Shapes are tested on the normalized input (leading `@` gone, lowercase).
-_MATRIX_ID = re.compile(r"[^\s:@]+:\S+")
-_PROXY_ID = re.compile(r"pk:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|pb:\d+")
-_SNOWFLAKE = re.compile(r"\d{17,20}")
-_MENTION = re.compile(r"<@!?(\d{17,20})>")
-_MATRIX_SUFFIX = re.compile(r"\s+\(Matrix\)$")
+_BRIDGE_ID = re.compile(r"@[^:]+:[^:]+")  # TomoriBot's isBridgeUserId: a prefix test
+_SNOWFLAKE = re.compile(r"[0-9]{17,20}")
 
 
 @functools.lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
-    """Trim, drop leading `@`, lowercase, collapse whitespace. Cached: a conversation's
-    participants and members come with every create of it, so the same names are compared
-    again and again."""
-    return " ".join(text.strip().lstrip("@").lower().split())
+    """TomoriBot's `normalizeParticipantAlias`: trim, drop every leading `@`, trim, lowercase,
+    collapse whitespace. Cached: a conversation's participants and members come with every
+    create of it, so the same names are compared again and again."""
+    return JS_SPACE_RUN.sub(" ", js_trim(js_trim(text).lstrip("@")).lower())
 
 
-def _snowflake(normalized: str) -> str | None:
-    if _SNOWFLAKE.fullmatch(normalized):
-        return normalized
-    mention = _MENTION.fullmatch(normalized)
-    return mention.group(1) if mention else None
+def is_bridge_user_id(value: str) -> bool:
+    return _BRIDGE_ID.match(value) is not None
+
+
+def _kind(participant: Participant) -> TargetKind:
+    """By the id's shape first (TomoriBot knows no other), then as the bot labelled it."""
+    if is_bridge_user_id(participant.id):
+        return "matrix"
+    if is_proxy_identity_id(participant.id):
+        return "proxy"
+    return participant.kind
 
 
 def participant_label(participant: Participant) -> str:
     return participant.label or participant.primary_label or participant.id
 
 
-def bridge_name(label: str) -> str:
-    """The name a Matrix bridge user goes by: its label without the bridge's ` (Matrix)` marker."""
-    return _MATRIX_SUFFIX.sub("", label).strip() or label
+def _reference(participant: Participant, source: Source) -> Resolved:
+    kind = _kind(participant)
+    label = participant_label(participant)
+    return Resolved(kind, participant.id, format_bridge_label(label) if kind == "matrix" else label, source)
 
 
-def _member_label(member: MemberMatch) -> str:
-    return member.display_name or member.nickname or member.global_name or member.username or member.id
+def _member(member: MemberMatch, source: Source) -> Resolved:
+    label = format_discord_user_label(member.display_name or member.nickname, member.global_name, member.username)
+    return Resolved("discord", member.id, label or member.id, source)
 
 
-def _member_candidate_label(member: MemberMatch) -> str:
-    """The label plus the username when it differs, so the model can name the one it means."""
-    label = _member_label(member)
-    username = member.username
-    if username and normalize(username) != normalize(label):
-        return f"{label} (@{username})"
-    return label
-
-
-def _decide(matches: dict[str, tuple[Resolved, str]]) -> Resolution | None:
-    """One distinct id resolves, several are ambiguous, none lets the next stage run."""
-    if not matches:
+def _decide(found: Sequence[Resolved]) -> Resolution | None:
+    """Distinct ids in order: one resolves, several are ambiguous, none lets the next stage run."""
+    unique = list({r.id: r for r in reversed(found)}.values())[::-1]  # first occurrence wins
+    if not unique:
         return None
-    if len(matches) == 1:
-        return next(iter(matches.values()))[0]
-    return Ambiguous(tuple(label for _, label in list(matches.values())[:MAX_CANDIDATES]))
+    if len(unique) == 1:
+        return unique[0]
+    return Ambiguous(tuple(r.label for r in unique[:MAX_CANDIDATES]))
 
 
-def _by_matrix_id(query: str, participants: Iterable[Participant]) -> Resolution | None:
+def _by_id(raw: str, cmd: ToolCall) -> Resolution | None:
+    participants = cmd.participants
+    if is_bridge_user_id(raw) or is_proxy_identity_id(raw):
+        for participant in participants:
+            if participant.id == raw:
+                return _reference(participant, "legacy_id")
+    if _SNOWFLAKE.fullmatch(raw) is None:
+        return None
+    if not cmd.channel.is_dm:
+        for member in cmd.member_matches:
+            if member.id == raw and not member.is_bot:
+                return _member(member, "legacy_id")
     for participant in participants:
-        if participant.kind == "matrix" and normalize(participant.id) == query:
-            return Resolved("matrix", participant.id, participant_label(participant))
-    return None
+        if participant.id == raw:
+            return _reference(participant, "legacy_id")
+    return NOT_FOUND
 
 
-def _by_proxy_id(query: str, participants: Iterable[Participant]) -> Resolution | None:
-    for participant in participants:
-        if normalize(participant.id) == query:
-            return Resolved(participant.kind, participant.id, participant_label(participant))
-    return None
+def _by_alias(query: str, participants: Iterable[Participant]) -> Resolution | None:
+    matches = [p for p in participants if any(normalize(alias) == query for alias in p.aliases)]
+    primary_ids = {p.id for p in matches if normalize(p.label) == query}
+    found = [_reference(p, "conversation") for p in matches]
+    primary = [r for r in found if r.id in primary_ids]
+    # One match on its own label beats matches on other people's secondary aliases.
+    return _decide(primary if len({r.id for r in primary}) == 1 else found)
 
 
-def _by_snowflake(snowflake: str, cmd: ToolCall) -> Resolution | None:
-    if snowflake == cmd.bot_user_id:
-        return Resolved("bot", snowflake, cmd.persona.name)
-    for participant in cmd.participants:
-        if participant.id == snowflake:
-            return Resolved(participant.kind, participant.id, participant_label(participant))
-    for member in cmd.member_matches:
-        if member.id == snowflake and not member.is_bot:
-            return Resolved("discord", member.id, _member_label(member))
-    return None
+_MemberName = Callable[[MemberMatch, "KnownUser | None"], "str | None"]
 
 
-def _participant_matches(query: str, participant: Participant) -> bool:
-    if normalize(participant.label) == query:
-        return True
-    if participant.primary_label and normalize(participant.primary_label) == query:
-        return True
-    return any(normalize(alias) == query for alias in participant.aliases)
+def _display_name(member: MemberMatch, _: KnownUser | None) -> str | None:
+    return member.display_name or member.nickname or member.global_name or member.username
 
 
-def _by_participant_alias(query: str, participants: Iterable[Participant]) -> Resolution | None:
-    matches: dict[str, tuple[Resolved, str]] = {}
-    primary: dict[str, tuple[Resolved, str]] = {}
-    for participant in participants:
-        if participant.id in matches or not _participant_matches(query, participant):
-            continue
-        label = participant_label(participant)
-        entry = (Resolved(participant.kind, participant.id, label), label)
-        matches[participant.id] = entry
-        if participant.primary_label and normalize(participant.primary_label) == query:
-            primary[participant.id] = entry
-    # A match on someone's primary name beats matches on other people's secondary aliases.
-    if len(matches) > 1 and len(primary) == 1:
-        return _decide(primary)
-    return _decide(matches)
+def _persona_nickname(_: MemberMatch, user: KnownUser | None) -> str | None:
+    return user.persona_naming.nickname if user and user.persona_naming else None
 
 
-def _member_stages(ctx: CreateContext) -> tuple[Callable[[MemberMatch], str | None], ...]:
-    def display_name(member: MemberMatch) -> str | None:
-        return member.display_name or member.nickname
-
-    def persona_nickname(member: MemberMatch) -> str | None:
-        return ctx.persona_nicknames.get(member.id)
-
-    def saved_nickname(member: MemberMatch) -> str | None:
-        user = ctx.users.get(member.id)
-        return user.nickname if user else None
-
-    def global_name(member: MemberMatch) -> str | None:
-        return member.global_name
-
-    def username(member: MemberMatch) -> str | None:
-        return member.username
-
-    return (display_name, persona_nickname, saved_nickname, global_name, username)
+def _saved_nickname(_: MemberMatch, user: KnownUser | None) -> str | None:
+    return user.nickname if user else None
 
 
-def _by_member_names(query: str, members: list[MemberMatch], ctx: CreateContext) -> Resolution | None:
-    for name_of in _member_stages(ctx):
-        matches: dict[str, tuple[Resolved, str]] = {}
+def _global_name(member: MemberMatch, _: KnownUser | None) -> str | None:
+    return member.global_name
+
+
+def _username(member: MemberMatch, _: KnownUser | None) -> str | None:
+    return member.username
+
+
+# (stage, the member's name there, whether it is compared as the database compares it)
+_LADDER: tuple[tuple[Source, _MemberName, bool], ...] = (
+    ("guild_display_name", _display_name, False),
+    ("persona_nickname", _persona_nickname, True),
+    ("db_nickname", _saved_nickname, True),
+    ("global_name", _global_name, False),
+    ("username", _username, False),
+)
+
+
+def _ladder(query: str, members: Sequence[MemberMatch], ctx: CreateContext) -> Resolution | None:
+    looked_up = lookup_normalize(query)
+    for source, name_of, in_database in _LADDER:
+        found = []
         for member in members:
-            name = name_of(member)
-            if name and member.id not in matches and normalize(name) == query:
-                matches[member.id] = (
-                    Resolved("discord", member.id, _member_label(member)),
-                    _member_candidate_label(member),
-                )
-        decided = _decide(matches)
+            name = name_of(member, ctx.users.get(member.id))
+            if name is None:
+                continue
+            if (lookup_normalize(name) == looked_up) if in_database else (normalize(name) == query):
+                found.append(_member(member, source))
+        decided = _decide(found)
         if decided is not None:
             return decided
     return None
 
 
-def _ladder(query: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
-    participants = cmd.participants
-    if ":" in query:
-        if _MATRIX_ID.fullmatch(query) and (found := _by_matrix_id(query, participants)):
-            return found
-        if _PROXY_ID.fullmatch(query) and (found := _by_proxy_id(query, participants)):
-            return found
-    snowflake = _snowflake(query)
-    if snowflake is not None and (found := _by_snowflake(snowflake, cmd)):
-        return found
-    if found := _by_participant_alias(query, participants):
+def _by_composed_name(query: str, members: Sequence[MemberMatch], cmd: ToolCall,
+                      ctx: CreateContext) -> Resolution | None:
+    looked_up = lookup_normalize(query)
+    candidates: list[tuple[int, MemberMatch, KnownUser]] = []
+    for member in members:
+        user = ctx.users.get(member.id)
+        nickname = effective_nickname(user) if user else None
+        if user is not None and nickname is not None and lookup_normalize(nickname) in looked_up:
+            candidates.append((len(nickname), member, user))
+    candidates.sort(key=lambda c: c[0], reverse=True)
+    found = [_member(member, "composed_name") for _, member, user in candidates[:COMPOSED_NAME_CANDIDATES]
+             if normalize(composed_name(user, cmd.persona.naming) or "") == query]
+    return _decide(found)
+
+
+def resolve_target(raw: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
+    """Resolve the model's `target_user` text (stages in the module's docstring)."""
+    query = normalize(raw)
+    if not query:
+        return NOT_FOUND
+    requested = js_trim(raw)
+    found = _by_id(requested, cmd) or _by_alias(query, cmd.participants)
+    if found is not None:
         return found
     if cmd.channel.is_dm:
         return NOT_FOUND
     members = [member for member in cmd.member_matches if not member.is_bot]
-    return _by_member_names(query, members, ctx) or NOT_FOUND
+    found = _ladder(query, members, ctx)
+    if found is None and (stripped := strip_affixes(requested, cmd.persona.naming)) is not None:
+        found = _ladder(normalize(stripped), members, ctx)
+    return found or _by_composed_name(query, members, cmd, ctx) or NOT_FOUND
 
 
-def resolve_target(raw: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
-    """Resolve the model's `target_user` text; the bot itself comes back with kind `bot`."""
-    query = normalize(raw)
-    if not query:
-        return NOT_FOUND
-    if query == SELF:
-        return Resolved("bot", cmd.bot_user_id, cmd.persona.name)
-    found = _ladder(query, cmd, ctx)
-    if isinstance(found, Resolved) and found.id == cmd.bot_user_id and found.kind != "bot":
-        return Resolved("bot", found.id, cmd.persona.name)
-    return found
-
-
-def lookup_ids(cmd: ToolCall, args: ToolArguments | InvalidArguments) -> tuple[str, ...]:
-    """Discord ids whose `users` rows and persona nicknames `decide_create` may read;
-    `args` is `parse_tool_args(cmd.tool_args)`, parsed once for the whole create.
-
-    Empty when the command needs no target resolution (bad arguments, server-wide, `self`),
-    so the caller can skip the query.
-    """
-    if not isinstance(args, ToolArguments) or args.target is None:
-        return ()
-    query = normalize(args.target)
-    if not query or query == SELF:
-        return ()
-    ids: list[str] = []
-    snowflake = _snowflake(query)
-    if snowflake is not None:
-        ids.append(snowflake)
-    elif _PROXY_ID.fullmatch(query):
-        ids.append(query)
-    ids.extend(p.id for p in cmd.participants if p.kind != "matrix")
-    if not cmd.channel.is_dm:
-        ids.extend(m.id for m in cmd.member_matches if not m.is_bot)
-    unique = dict.fromkeys(ids)
-    unique.pop(cmd.bot_user_id, None)
-    return tuple(unique)
+def lookup_ids(cmd: ToolCall, target: str | None) -> tuple[str, ...]:
+    """The ids whose `users` rows (with naming facts, blacklist flag, proxy hosts) a tool's
+    decision may read: the triggerer's and, when a `target` is requested, every id it may
+    resolve to. Empty without a triggerer and target, so the caller can skip the query."""
+    ids: list[str] = [cmd.triggerer.id] if cmd.triggerer is not None else []
+    if target is not None and normalize(target):
+        requested = js_trim(target)
+        if is_proxy_identity_id(requested) or _SNOWFLAKE.fullmatch(requested):
+            ids.append(requested)
+        ids.extend(p.id for p in cmd.participants if _kind(p) != "matrix")
+        if not cmd.channel.is_dm:
+            ids.extend(m.id for m in cmd.member_matches if not m.is_bot)
+    return tuple(dict.fromkeys(ids))

@@ -21,9 +21,9 @@ from contracts.commands import CreateMemory
 from db.repository import CreateContextRow, MemoryRepository, lock_order
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp
 from worker.domain import messages
-from worker.domain.arguments import parse_tool_args
+from worker.domain.arguments import ToolArguments, parse_tool_args
 from worker.domain.create import decide_create
-from worker.domain.model import CreateContext, KnownUser, Limits, ProxyIdentity
+from worker.domain.model import CreateContext, Limits, ProxyIdentity
 from worker.domain.targets import lookup_ids
 from worker.services import rows
 from worker.services.base import Handled, once
@@ -39,12 +39,10 @@ class DuplicateInBatch(Exception):
 
 
 def context_from_row(row: CreateContextRow) -> CreateContext:
-    users = {u.disc_id: KnownUser(u.user_id, u.disc_id, u.nickname, u.privacy_level) for u in row.users}
-    nicknames = {u.disc_id: u.persona_nickname for u in row.users if u.persona_nickname}
+    users = {u.disc_id: rows.known_user(u) for u in row.users}
     proxies = {u.disc_id: ProxyIdentity(u.user_id, u.disc_id, rows.hosts(u.proxy_hosts))
                for u in row.users if u.proxy_hosts is not None}
-    return CreateContext(workspace=rows.workspace(row.workspace), users=users, persona_nicknames=nicknames,
-                         proxies=proxies)
+    return CreateContext(workspace=rows.workspace(row.workspace), users=users, proxies=proxies)
 
 
 class CreateMemoryService:
@@ -93,7 +91,9 @@ class CreateMemoryService:
         ops: dict[int, CreateOp] = {}  # by command index, in command order
         async with self._repo.session() as db:  # the read and the write on one connection
             contexts = await db.create_contexts([
-                CreateContextRequest(cmd.command_id, cmd.workspace_id, list(lookup_ids(cmd, a)), cmd.persona.lineage_id)
+                CreateContextRequest(cmd.command_id, cmd.workspace_id,
+                                     list(lookup_ids(cmd, a.target if isinstance(a, ToolArguments) else None)),
+                                     cmd.persona.lineage_id)
                 for cmd, a in zip(cmds, args, strict=True)])
             for index, (cmd, a, context) in enumerate(zip(cmds, args, contexts, strict=True)):
                 repeat = seen_before(cmd, context.stored, tenant, applied_by[index])

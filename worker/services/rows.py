@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from db.repository import HostRow, IdentityRow, PanelRow, WorkspaceRow
-from worker.domain.model import HostLink, PanelMemory, ProxyIdentity, Workspace
+from typing import get_args
+
+from db.repository import HostRow, IdentityRow, PanelRow, UserRow, WorkspaceRow
+from worker.domain.model import (
+    AddressingStyle,
+    HostLink,
+    KnownUser,
+    PanelMemory,
+    PersonaNamingPreference,
+    ProxyIdentity,
+    Workspace,
+)
 from worker.domain.notice import NoticeSettings, Verbosity
 
 
@@ -44,3 +54,16 @@ def panel_memory(row: PanelRow | None) -> PanelMemory | None:
         return None
     return PanelMemory(row.memory_id, row.lineage_id, row.content, tuple(row.tags), row.manually_written,
                        row.taught_by)
+
+
+_STYLES: tuple[AddressingStyle, ...] = get_args(AddressingStyle)
+
+
+def known_user(row: UserRow) -> KnownUser:
+    # The bot's CHECK allows only these styles; anything else reads as unset, as TomoriBot parses it.
+    style = next((s for s in _STYLES if s == row.addressing_style), None)
+    preference = (PersonaNamingPreference(row.persona_nickname, row.persona_prefix, row.persona_suffix)
+                  if row.persona_naming else None)
+    return KnownUser(row.user_id, row.disc_id, row.nickname, row.privacy_level, prefix_override=row.prefix_override,
+                     suffix_override=row.suffix_override, addressing_style=style, persona_naming=preference,
+                     blacklisted=row.blacklisted)

@@ -17,6 +17,9 @@ function command(i) {
     workspace_id: String(BigInt(firstWorkspace) + BigInt(i % Number(workspaces))),
     persona: { id: 1, lineage_id: 1 + (i % 3), name: "Tomori" },
     bot_user_id: "100000000000000001",
+    // The person tests/support/directory.py registers in every test database: a create needs a
+    // triggerer the bot knows (TomoriBot's critical state).
+    triggerer: { id: "110000000000000001", name: "someone" },
     channel: { id: "200000000000000001" },
     tool_args: { memory_content: `fact number ${i} about the server`, memory_scope: "server_wide" },
   };
