@@ -15,7 +15,7 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
 from tests.conftest import ROOT
-from tests.e2e.bus import create_fields, unique
+from tests.e2e.bus import commands_purged, create_fields, read_stream, unique
 from tests.memoryctl import memoryctl
 from tests.support.directory import add_server
 from tests.support.scrape import get, samples, value
@@ -43,16 +43,9 @@ def holding(data: bytes, looked_for: dict[bytes, str] = ALL) -> list[str]:
     return sorted({kind for needle, kind in looked_for.items() if needle in data})
 
 
-async def stream_messages(js, stream: str) -> list[bytes]:
-    """Every message the stream still returns, headers and payload."""
-    found, seq = [], 1
-    while True:
-        try:
-            msg = await js.get_msg(stream, seq, next=True)
-        except Exception:  # NotFoundError: nothing at or after seq
-            return found
-        found.append(repr(msg.headers).encode() + msg.data)
-        seq = msg.seq + 1
+async def stream_messages(nc, stream: str) -> list[bytes]:
+    """Every message the stream still holds, headers and payload."""
+    return [repr(m.headers).encode() + m.data for m in await read_stream(nc, stream, [">"])]
 
 
 async def tables_holding(pool, looked_for: dict[bytes, str] = ALL) -> list[tuple[str, str]]:
@@ -94,20 +87,10 @@ async def test_a_refused_credential_leaves_nothing_behind(e2e_worker, memory, bo
     assert status == 200 and holding(metrics_text.encode()) == []
 
     # The streams: the commands leave MEMORY_COMMANDS at the retention loop's next purge.
-    js = nc.jetstream()
-    token = subjects.encode_token(ws)
-
-    async def purged() -> bool:
-        try:
-            await js.get_msg(subjects.COMMANDS_STREAM, 1, subject=subjects.partitioned_workspace_filter(token),
-                             next=True)
-        except Exception:  # NotFoundError: none of the workspace's commands is left
-            return True
-        return False
-
-    await wait_until(purged, timeout=15, interval=0.2, what="the refused commands purged from MEMORY_COMMANDS")
+    await wait_until(lambda: commands_purged(nc, ws), timeout=15, interval=0.2,
+                     what="the refused commands purged from MEMORY_COMMANDS")
     for stream in (subjects.COMMANDS_STREAM, subjects.EVENTS_STREAM, subjects.DLQ_STREAM):
-        assert [holding(m) for m in await stream_messages(js, stream) if holding(m)] == [], stream
+        assert [holding(m) for m in await stream_messages(nc, stream) if holding(m)] == [], stream
 
     # Every table of the database, and every log.
     assert await tables_holding(bot_db) == []
@@ -133,7 +116,7 @@ async def test_a_workspace_that_turned_the_guard_off_saves_it(e2e_worker, memory
     # Where a saved credential goes, the searches of the test above find it: they can fail.
     found = {needle: credential.kind for needle in needles(credential)}
     assert ('"public"."server_memories"', "stripe_key") in await tables_holding(bot_db, found)
-    events = await stream_messages(nc.jetstream(), subjects.EVENTS_STREAM)
+    events = await stream_messages(nc, subjects.EVENTS_STREAM)
     assert any(holding(m, found) for m in events)
 
     assert (await memoryctl(["workspace", "set", ws, "--secret-guard", "default"], env)).returncode == 0
