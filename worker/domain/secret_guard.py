@@ -185,8 +185,7 @@ _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 
 def find_credential(text: str) -> CredentialKind | None:
     """The kind of the first credential `text` holds, or None. Only the kind leaves here."""
-    if not text.isascii():
-        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    text = _as_read(text)
     lowered = text.lower()
     if any(hint in lowered for hint in _FORMAT_HINTS) or max(map(len, text.split()), default=0) >= _LONGEST_FORMAT:
         kind = _known_format(text)
@@ -197,6 +196,12 @@ def find_credential(text: str) -> CredentialKind | None:
     if any(hint in lowered for hint in _NAME_HINTS):
         return _named_secret(text)
     return None
+
+
+def _as_read(text: str) -> str:
+    """The text the rules read: compatibility forms folded (NFKC: fullwidth letters, ...) and
+    invisible characters dropped, so neither hides a token."""
+    return text if text.isascii() else _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
 
 
 def guard_on(workspace: Workspace, limits: Limits) -> bool:
