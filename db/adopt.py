@@ -122,11 +122,13 @@ async def _plan(conn: asyncpg.Connection, catalog: facts.Catalog) -> list[tuple[
             # without a lineage belongs to no owner, so the worker could never count it.
             steps.append((f"NOT NULL on {table}.persona_lineage_id (as TomoriBot's schema.sql intends)",
                           f"ALTER TABLE public.{table} ALTER COLUMN persona_lineage_id SET NOT NULL;"))
-    steps.append((f"table {WORKER_SCHEMA}.workspace_settings (decay per server; TomoriBot has no column for it)",
+    steps.append((f"table {WORKER_SCHEMA}.workspace_settings (decay and the secret guard per server; TomoriBot has"
+                  " no column for them)",
                   f"CREATE TABLE {WORKER_SCHEMA}.workspace_settings ("
                   " server_id integer PRIMARY KEY REFERENCES public.servers ON DELETE CASCADE,"
                   " memory_decay_enabled boolean NOT NULL DEFAULT false,"
-                  " memory_decay_days integer NOT NULL DEFAULT 30 CHECK (memory_decay_days BETWEEN 1 AND 36500));"))
+                  " memory_decay_days integer NOT NULL DEFAULT 30 CHECK (memory_decay_days BETWEEN 1 AND 36500),"
+                  " secret_guard_enabled boolean);"))
     if catalog.has("metric_samples", "fields") and not catalog.has("metric_samples", "event_id"):
         steps.append((f"table {WORKER_SCHEMA}.metric_sample_events (which metrics the bot's metric_samples"
                       " already holds, so a redelivered one is stored once)",

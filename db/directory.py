@@ -5,9 +5,9 @@ The rule for what the CLI may write (README, "What the CLI may write"):
   in either mode;
 - standalone: the directory tables are the worker's own layout, standing in for a bot, and
   every command writes them (a new id is registered, and the command says so);
-- adopted: the bot's tables are the bot's. The only write is decay, which TomoriBot has no
-  column for, into memory_worker.workspace_settings, and only for a server the bot already
-  has; everything else is refused, naming where to change it;
+- adopted: the bot's tables are the bot's. The only writes are decay and the secret guard,
+  which TomoriBot has no column for, into memory_worker.workspace_settings, and only for a
+  server the bot already has; everything else is refused, naming where to change it;
 - a database the worker has not set up (a bot's nobody adopted, or an empty one) is refused
   by every command, as `memoryctl run` refuses it.
 """
@@ -38,9 +38,21 @@ WORKSPACE_SETTINGS = {
     "hidden_keys": "tool_notice_hidden_keys",
     "thought_log": "thought_log_channel_id",
     "private_channels": "private_channel_ids",
+    "secret_guard": "secret_guard_enabled",
 }
+# `--secret-guard`: on, off, or default (no choice of the workspace's own, NULL: the worker's
+# SECRET_GUARD_DEFAULT decides).
+GUARD_CHOICES: dict[str, bool | None] = {"on": True, "off": False, "default": None}
+_GUARD_UNSET = "default (SECRET_GUARD_DEFAULT, on unless set off)"
+
+
+def shown(key: str, value: object) -> object:
+    """A setting as `workspace show` prints it: as read, but the guard's NULL in words."""
+    return _GUARD_UNSET if key == "secret_guard" and value is None else value
+
+
 # In an adopted database, the settings the worker owns (TomoriBot has no column for them).
-WORKER_OWNED = ("decay", "decay_days")
+WORKER_OWNED = ("decay", "decay_days", "secret_guard")
 
 
 class BotOwned(ValueError):

@@ -28,7 +28,7 @@ SIGNATURES = {
                             " personal_memories_enabled boolean, member_teaching_enabled boolean,"
                             " memory_decay_enabled boolean, memory_decay_days integer, tool_notice_verbosity text,"
                             " tool_notice_hidden_keys text[], thought_log_channel_id text,"
-                            " private_channel_ids text[]",
+                            " private_channel_ids text[], secret_guard_enabled boolean",
     "directory_users": "user_id integer, user_disc_id text, nickname text, privacy_level integer",
     "directory_user_naming": "user_id integer, prefix_override text, suffix_override text, addressing_style text",
     "directory_persona_naming": "lineage_id bigint, user_id integer, nickname text, prefix_override text,"
@@ -64,7 +64,8 @@ STANDALONE = {
     "directory_workspaces":
         "SELECT s.server_id, s.server_disc_id, s.self_teaching_enabled, s.personal_memories_enabled,"
         " s.self_teaching_enabled, s.memory_decay_enabled, s.memory_decay_days, s.tool_notice_verbosity,"
-        " s.tool_notice_hidden_keys, s.thought_log_channel_id, s.private_channel_ids FROM public.servers s",
+        " s.tool_notice_hidden_keys, s.thought_log_channel_id, s.private_channel_ids, s.secret_guard_enabled"
+        " FROM public.servers s",
     "directory_users": "SELECT u.user_id, u.user_disc_id, u.user_nickname, u.privacy_level FROM public.users u",
     "directory_user_naming":
         "SELECT u.user_id, u.prefix_override, u.suffix_override, u.addressing_style FROM public.users u",
@@ -81,7 +82,8 @@ STANDALONE = {
 }
 
 # TomoriBot's per-server settings: (fact column, bot table, bot column, default when absent).
-# Decay has no bot column: it is read from the worker's own per-server table.
+# Decay and the secret guard have no bot column: they are read from the worker's own
+# per-server table (the guard's NULL: the workspace made no choice, the operator's default applies).
 _BOT_WORKSPACE = (
     ("self_teaching_enabled", "server_member_permissions_configs", "self_teaching_enabled", "true"),
     ("personal_memories_enabled", "server_member_permissions_configs", "personal_memories_enabled", "true"),
@@ -92,6 +94,7 @@ _BOT_WORKSPACE = (
     ("tool_notice_hidden_keys", "server_notice_embeds_configs", "tool_notice_hidden_keys", "'{}'::text[]"),
     ("thought_log_channel_id", "server_channel_scope_configs", "thought_log_channel_disc_id", "NULL::text"),
     ("private_channel_ids", "server_channel_scope_configs", "private_channel_ids", "'{}'::text[]"),
+    ("secret_guard_enabled", "memory_worker.workspace_settings", "secret_guard_enabled", "NULL::boolean"),
 )
 
 _PROXY_COLUMNS = {("external_identities", "external_identity_id"), ("external_identities", "user_id"),
@@ -114,7 +117,8 @@ class Catalog:
 
     def __init__(self, columns: set[tuple[str, str]]) -> None:
         self.columns = columns | {("memory_worker.workspace_settings", c)
-                                  for c in ("server_id", "memory_decay_enabled", "memory_decay_days")}
+                                  for c in ("server_id", "memory_decay_enabled", "memory_decay_days",
+                                            "secret_guard_enabled")}
 
     def has(self, table: str, column: str) -> bool:
         return (table, column) in self.columns
@@ -263,8 +267,11 @@ FUNCTION_NAMES = frozenset({*SIGNATURES, "memory_record_metric", "memory_prune_m
 
 
 def ddl(bodies: dict[str, str]) -> str:
-    """CREATE OR REPLACE for every directory function: the same text for the same bodies."""
-    reads = [f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{name}() RETURNS TABLE ({SIGNATURES[name]})\n"
+    """Every directory function made again: the same text for the same bodies. A read is
+    dropped first, as CREATE OR REPLACE cannot change a function's columns; nothing depends on
+    it in the catalog (the SQL functions that call it are bodies of LANGUAGE sql, resolved when run)."""
+    reads = [f"DROP FUNCTION IF EXISTS {WORKER_SCHEMA}.{name}();\n"
+             f"CREATE FUNCTION {WORKER_SCHEMA}.{name}() RETURNS TABLE ({SIGNATURES[name]})\n"
              f"LANGUAGE sql STABLE AS $fact$ {bodies[name]} $fact$;" for name in SIGNATURES]
     writes = [f"CREATE OR REPLACE FUNCTION {WORKER_SCHEMA}.{RECORD_METRIC} RETURNS void\n"
               f"LANGUAGE sql AS $fact$ {bodies['memory_record_metric']} $fact$;",

@@ -108,6 +108,7 @@ class WorkspaceRow(msgspec.Struct, frozen=True):
     memory_decay_enabled: bool
     memory_decay_days: int
     member_teaching_enabled: bool = True  # read by the panel context only
+    secret_guard_enabled: bool | None = None  # read by the create context only; None: the operator's default
     # Notice settings: read by the create context only.
     tool_notice_verbosity: str = "minimal"
     tool_notice_hidden_keys: list[str] = []

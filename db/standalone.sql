@@ -19,6 +19,9 @@ CREATE TABLE public.servers (
     tool_notice_hidden_keys   text[] NOT NULL DEFAULT '{}',
     thought_log_channel_id    text,
     private_channel_ids       text[] NOT NULL DEFAULT '{}',
+    -- The secret guard (worker/domain/secret_guard.py); NULL: no choice made, the operator's
+    -- SECRET_GUARD_DEFAULT applies.
+    secret_guard_enabled      boolean,
     created_at                timestamptz NOT NULL DEFAULT now()
 );
 

@@ -19,7 +19,8 @@ LANGUAGE sql STABLE AS $$
                         'tool_notice_verbosity', s.tool_notice_verbosity,
                         'tool_notice_hidden_keys', s.tool_notice_hidden_keys,
                         'thought_log_channel_id', s.thought_log_channel_id,
-                        'private_channel_ids', s.private_channel_ids)
+                        'private_channel_ids', s.private_channel_ids,
+                        'secret_guard_enabled', s.secret_guard_enabled)
                       FROM directory_workspaces() s WHERE s.server_disc_id = p_workspace_id),
         'users', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                         'user_id', u.user_id, 'disc_id', u.user_disc_id,

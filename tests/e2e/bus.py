@@ -117,3 +117,15 @@ async def read_stream(nc: NatsClient, stream: str, filter_subjects: list[str],
         return sorted(out, key=lambda m: m.seq)
     finally:
         await js.delete_consumer(stream, name)
+
+
+async def commands_purged(nc: NatsClient, workspace_id: str) -> bool:
+    """Is none of the workspace's commands left in MEMORY_COMMANDS (the retention loop purged
+    what was acknowledged)?"""
+    token = subjects.encode_token(workspace_id)
+    try:
+        await nc.jetstream().get_msg(subjects.COMMANDS_STREAM, 1, subject=subjects.partitioned_workspace_filter(token),
+                                     next=True)
+    except Exception:  # NotFoundError: none of the workspace's commands is left
+        return True
+    return False

@@ -11,8 +11,7 @@ from pathlib import Path
 import yaml
 
 from contracts import results as codes
-from contracts import subjects
-from tests.e2e.bus import create_fields, unique
+from tests.e2e.bus import commands_purged, create_fields, unique
 from tests.support.directory import add_server
 from tests.support.scrape import get, samples, value
 from tests.support.waiting import wait_until
@@ -21,22 +20,12 @@ ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts
 
 
 async def test_applied_commands_are_purged_and_the_backlog_is_reported(e2e_worker, memory, bot_db, nc):
-    js = nc.jetstream()
     ws = unique()
     await add_server(bot_db, ws)
     saved = [await memory.create(create_fields(ws, f"kept briefly {i}")) for i in range(3)]
     assert {r.data.status for r in saved} == {codes.SAVED}
-    token = subjects.encode_token(ws)
 
-    async def none_left() -> bool:
-        try:
-            await js.get_msg(subjects.COMMANDS_STREAM, 1, subject=subjects.partitioned_workspace_filter(token),
-                             next=True)
-        except Exception:  # NotFoundError: none of the workspace's commands is left
-            return True
-        return False
-
-    await wait_until(none_left, timeout=15, interval=0.2)
+    await wait_until(lambda: commands_purged(nc, ws), timeout=15, interval=0.2)
 
     async def reported() -> bool:
         found = await samples(e2e_worker.metrics_url)

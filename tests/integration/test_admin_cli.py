@@ -223,7 +223,8 @@ async def test_workspace_show_prints_the_settings(database):
     assert shown["decay_days"] == "9" and shown["decay"] == "False" and shown["self_teaching"] == "True"
     assert shown["hidden_keys"] == "['memory_update']" and shown["notice_verbosity"] == "minimal"
     assert set(shown) == {"self_teaching", "personal_memories", "decay", "decay_days", "notice_verbosity",
-                          "hidden_keys", "thought_log", "private_channels"}
+                          "hidden_keys", "thought_log", "private_channels", "secret_guard"}
+    assert shown["secret_guard"] == "default (SECRET_GUARD_DEFAULT, on unless set off)"
 
 
 async def test_workspace_show_of_an_unknown_workspace_says_so(database):

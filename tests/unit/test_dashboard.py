@@ -36,5 +36,6 @@ def test_the_dashboard_covers_the_issue_s_metrics():
     for metric in ("memory_commands_total", "memory_command_duration_seconds_bucket", "memory_evictions_total",
                    "memory_dead_letters_total", "memory_events_not_stored_total",
                    "memory_redeliveries_total", "memory_commands_oldest_unconsumed_age_seconds",
-                   "memory_commands_max_age_seconds", "memory_commands_stream_bytes", "memory_lookups_refused_total"):
+                   "memory_commands_max_age_seconds", "memory_commands_stream_bytes", "memory_lookups_refused_total",
+                   "memory_secrets_refused_total"):
         assert metric in text, metric

@@ -20,6 +20,7 @@ from contracts import results as codes
 from contracts.commands import UpdateMemory
 from contracts.results import UpdateResult
 from tests.support.commands import update_fields
+from tests.support.secret_corpus import CREDENTIALS
 from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, Privacy, ProxyIdentity, Workspace
 from worker.domain.notice import NoticeSettings
 from worker.domain.update import decide_update
@@ -27,6 +28,7 @@ from worker.domain.update_arguments import read_update_args
 from worker.domain.update_decision import (
     LockedMemory,
     LockedTarget,
+    SecretRefused,
     UpdateFacts,
     UpdateOutcome,
     UpdatePlan,
@@ -425,3 +427,28 @@ def test_a_settled_plan_without_facts_is_refused_as_a_storage_fault():
     with pytest.raises(ValueError, match="without what it learned"):
         render_update("c-1", plan(EDIT_MIKA), None)
     assert UpdateFacts(UpdateOutcome.NOT_FOUND) == msgspec.json.decode(b'{"outcome":"not_found"}', type=UpdateFacts)
+
+
+# --- the worker's one deliberate difference (issue 39): no credential is remembered -------------
+
+
+@pytest.mark.parametrize("credential", CREDENTIALS[::9], ids=lambda c: c.kind)
+def test_an_edit_holding_a_credential_is_refused_by_the_workers_guard_and_stores_its_kind_only(credential):
+    """TomoriBot's update saves whatever it is sent; the worker refuses an edit that holds a
+    credential as invalid content, right after the length check, never saying the secret."""
+    tool_args = {"memory_id": 24, "memory_content": credential.content}
+    decision = decide(tool_args)
+    assert decision == SecretRefused(credential.kind)
+    assert credential.secret not in msgspec.json.encode(decision).decode()
+    status, error, reason = said(answer(tool_args))
+    assert status == codes.UPDATE_INVALID_CONTENT and error == reason
+    assert credential.secret not in (error or "") and "update_long_term_memory" in (error or "")
+
+
+def test_the_guard_is_the_workspaces_then_the_operators_and_never_refuses_a_delete():
+    tool_args = {"memory_id": 24, "memory_content": CREDENTIALS[0].content}
+    assert isinstance(decide(tool_args, context(secret_guard_enabled=False)), UpdatePlan)
+    guarded_off = decide_update(command(tool_args), read_update_args(tool_args), context(),
+                                Limits(max_memory_length=1000, secret_guard_default=False), NoticeSettings())
+    assert isinstance(guarded_off, UpdatePlan)
+    assert isinstance(decide({"memory_id": 24, "memory_content": "   "}), UpdatePlan)  # a delete

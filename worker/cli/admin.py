@@ -74,7 +74,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("user_id")
     p.add_argument("nickname")
 
-    ws = sub.add_parser("workspace", help="workspace settings (adopted: decay only; the bot keeps the rest)"
+    ws = sub.add_parser("workspace", help="workspace settings (adopted: decay and the secret guard only)"
                         ).add_subparsers(dest="action", required=True)
     ws.add_parser("show", help="print a workspace's settings").add_argument("workspace_id")
     p = ws.add_parser("set", help="change workspace settings (only the options given)")
@@ -87,6 +87,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--hidden-keys", type=_list, metavar="KEY,KEY")
     p.add_argument("--thought-log", metavar="CHANNEL|none")
     p.add_argument("--private-channels", type=_list, metavar="CHANNEL,CHANNEL")
+    p.add_argument("--secret-guard", choices=directory.GUARD_CHOICES, help="refuse the model's memories holding secrets")
 
     bl = sub.add_parser("blacklist", help="personalization blacklist entries").add_subparsers(dest="action",
                                                                                           required=True)
@@ -173,6 +174,8 @@ async def _workspace_set(conn: asyncpg.Connection, args: argparse.Namespace, out
     changes = {key: getattr(args, key) for key in directory.WORKSPACE_SETTINGS if getattr(args, key) is not None}
     if str(changes.get("thought_log", "")).lower() in ("none", "off"):
         changes["thought_log"] = None
+    if "secret_guard" in changes:
+        changes["secret_guard"] = directory.GUARD_CHOICES[changes["secret_guard"]]
     if not changes:
         out("nothing to change: give at least one option (see memoryctl workspace set --help)")
         return 2
@@ -278,7 +281,7 @@ def _level_name(level: int) -> str:
 def _print_settings(row: dict[str, Any], out: Out) -> None:
     out(f"workspace {row['server_disc_id']}")
     for key, column in directory.WORKSPACE_SETTINGS.items():
-        out(f"  {key:<18} {row[column]}")
+        out(f"  {key:<18} {directory.shown(key, row[column])}")
 
 
 _COMMANDS = {

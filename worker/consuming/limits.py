@@ -12,4 +12,5 @@ def limits_from(settings: Settings) -> Limits:
         max_memory_length=settings.max_memory_length,
         max_server_memories=settings.max_server_memories,
         max_personal_memories=settings.max_personal_memories,
+        secret_guard_default=settings.secret_guard_default,
     )

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from typing import get_args
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from worker.domain.model import SCOPE_OF
+from worker.domain.secret_guard import CredentialKind
 
 log = structlog.get_logger("metrics")
 
@@ -51,6 +53,13 @@ DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
 LOOKUPS_REFUSED = Counter("memory_lookups_refused",
                           "Result lookups dropped unanswered: their reply subject is outside REPLY_SUBJECT_PREFIXES"
                           " (a bot asking the worker to publish where it may not, issue 35).", registry=REGISTRY)
+SECRETS_REFUSED = Counter("memory_secrets_refused",
+                          "Model memories the secret guard refused, by the kind of credential they held (never"
+                          " anything of the credential itself).", ["kind"], registry=REGISTRY)
+# Every kind is exported from the start, at 0: the first refusal of a kind then shows in
+# increase() and rate(), which a series born at 1 would hide.
+for _kind in get_args(CredentialKind):
+    SECRETS_REFUSED.labels(_kind)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 
@@ -61,13 +70,15 @@ _duration = functools.cache(DURATION.labels)
 
 
 def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: bool,
-            evicted_scope: str | None = None) -> None:
+            evicted_scope: str | None = None, refused_credential: str | None = None) -> None:
     _commands(kind, status).inc()
     _duration(kind).observe(seconds)
     if deliveries > 1:
         REDELIVERIES.labels(kind).inc()
     if evicted_scope and not duplicate:
         EVICTIONS.labels(SCOPE_OF.get(evicted_scope, evicted_scope)).inc()
+    if refused_credential and not duplicate:
+        SECRETS_REFUSED.labels(refused_credential).inc()
 
 
 async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:

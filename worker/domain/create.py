@@ -43,12 +43,14 @@ from worker.domain.create_decision import (
     PrivacyRestricted,
     ReservedLineage,
     SavePlan,
+    SecretRefused,
     UserNotFound,
 )
 from worker.domain.events import opaque_event_id
 from worker.domain.model import CreateContext, KnownUser, Limits, Privacy, Scope, ToolScope
 from worker.domain.notice import NoticeSettings, route_notice
 from worker.domain.proxy import host_protection, is_proxy_identity_id
+from worker.domain.secret_guard import find_credential, guard_on
 from worker.domain.targets import Ambiguous as AmbiguousTarget
 from worker.domain.targets import Resolved, resolve_target
 from worker.domain.tool_arguments import ParameterCheck
@@ -166,6 +168,8 @@ def decide_create(cmd: CreateMemory, args: ToolArguments | InvalidArguments, ctx
     length = utf16_length(content)
     if length == 0 or length > limits.max_memory_length:
         return InvalidContent(target.tool_scope, length, limits.max_memory_length)
+    if guard_on(ctx.workspace, limits) and (credential := find_credential(content)) is not None:
+        return SecretRefused(target.tool_scope, credential)
     if cmd.persona.lineage_id == GLOBAL_LINEAGE:
         return ReservedLineage(target.tool_scope)
     user = None

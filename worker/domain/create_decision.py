@@ -23,6 +23,7 @@ import msgspec
 from worker.domain import proxy
 from worker.domain.model import EvictionBlocker, SaveOutcome, Scope, ToolScope
 from worker.domain.notice import NoticeRoute
+from worker.domain.secret_guard import CredentialKind
 from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "ReservedLineage",
     "SaveFacts",
     "SavePlan",
+    "SecretRefused",
     "UserNotFound",
 ]
 
@@ -108,6 +110,14 @@ class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
     limit: int
 
 
+class SecretRefused(_Decided, frozen=True, tag="secret_refused"):
+    """The content holds a credential (worker/domain/secret_guard.py). Only its kind is kept:
+    never the content, which this decision is stored instead of."""
+
+    tool_scope: ToolScope
+    kind: CredentialKind
+
+
 class PrivacyRestricted(_Decided, frozen=True, tag="privacy_restricted"):
     label: str
     level: int
@@ -147,7 +157,7 @@ class SavePlan(_Decided, frozen=True, tag="save"):
 
 
 CreateDecision = (InvalidArgs | Disabled | MissingState | ReservedLineage | Ambiguous | UserNotFound
-                  | HostProtected | InvalidContent | PrivacyRestricted | SavePlan)
+                  | HostProtected | InvalidContent | PrivacyRestricted | SavePlan | SecretRefused)
 
 
 class SaveFacts(msgspec.Struct, frozen=True, omit_defaults=True):

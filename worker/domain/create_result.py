@@ -26,6 +26,7 @@ from worker.domain.create_decision import (
     ReservedLineage,
     SaveFacts,
     SavePlan,
+    SecretRefused,
     UserNotFound,
 )
 from worker.domain.model import SaveOutcome
@@ -56,6 +57,8 @@ def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | 
             return messages.invalid_content(command_id, length, limit)
         case PrivacyRestricted(label, _):
             return messages.privacy_restricted(command_id, label)
+        case SecretRefused(tool_scope, kind):
+            return messages.secret_refused(command_id, tool_scope, kind)
         case SavePlan():
             if facts is None:
                 raise ValueError(f"the save of {command_id!r} was stored without what it learned under the lock")

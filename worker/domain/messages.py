@@ -24,6 +24,8 @@ from contracts.notice import NoticePlan
 from contracts.results import CacheKey, CommandResult, CreateStatus, ResultData
 from worker.domain import tool_texts
 from worker.domain.create_decision import HostProtection, SavePlan
+from worker.domain.model import ToolScope
+from worker.domain.secret_guard import CredentialKind, refusal_text
 from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "refusal",
     "reserved_lineage",
     "saved",
+    "secret_refused",
     "target_required",
     "user_not_found",
 ]
@@ -140,6 +143,12 @@ def invalid_content(command_id: str, length: int, limit: int) -> CommandResult:
         return refusal(command_id, codes.INVALID_CONTENT, tool_texts.CONTENT_EMPTY)
     return refusal(command_id, codes.INVALID_CONTENT, tool_texts.content_too_long_error(limit),
                    tool_texts.content_too_long_reason(limit))
+
+
+def secret_refused(command_id: str, tool_scope: ToolScope, kind: CredentialKind) -> CommandResult:
+    """Worker-only (docs/design.md, section 4.2): the content holds a credential, named by its
+    kind, never repeated; the scope the memory would have had, so the model knows which one."""
+    return refusal(command_id, codes.INVALID_CONTENT, refusal_text(kind, "create_long_term_memory"), scope=tool_scope)
 
 
 def privacy_restricted(command_id: str, label: str) -> CommandResult:

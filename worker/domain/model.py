@@ -32,6 +32,8 @@ class Limits:
     max_memory_length: int = 1000
     max_server_memories: int = 100
     max_personal_memories: int = 100
+    # The secret guard for a workspace that made no choice of its own (SECRET_GUARD_DEFAULT).
+    secret_guard_default: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,9 @@ class Workspace:
     server_id: int | None = None
     self_teaching_enabled: bool = True  # the model may save (the create tool's gate)
     personal_memories_enabled: bool = True
+    # The model's memories are checked for credentials (worker/domain/secret_guard.py); None:
+    # the workspace made no choice, the operator's default applies.
+    secret_guard_enabled: bool | None = None
     # People who are not managers may teach through the panels. Standalone: the same setting
     # as self-teaching; TomoriBot keeps it apart (server_memteaching_enabled).
     member_teaching_enabled: bool = True

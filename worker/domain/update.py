@@ -25,6 +25,7 @@ from worker.domain.content import js_trim, sanitize, utf16_length
 from worker.domain.model import CreateContext, Limits, Scope
 from worker.domain.notice import NoticeSettings, route_notice
 from worker.domain.proxy import is_proxy_identity_id
+from worker.domain.secret_guard import find_credential, guard_on
 from worker.domain.targets import Ambiguous as AmbiguousTarget
 from worker.domain.targets import Resolved, resolve_target
 from worker.domain.tool_arguments import ParameterCheck
@@ -39,6 +40,7 @@ from worker.domain.update_decision import (
     InvalidParameters,
     MissingServerContext,
     NotMember,
+    SecretRefused,
     UpdateDecision,
     UpdatePlan,
     UserNotFound,
@@ -76,6 +78,10 @@ def decide_update(cmd: UpdateMemory, args: UpdateArguments, ctx: CreateContext, 
         length = utf16_length(content)
         if length > limits.max_memory_length:
             return InvalidContent(length, limits.max_memory_length)
+        # The worker's one deliberate difference from TomoriBot (docs/design.md, section 4.2), in
+        # the create's place: after the length, before the target. A delete holds nothing to guard.
+        if guard_on(ctx.workspace, limits) and (kind := find_credential(content)) is not None:
+            return SecretRefused(kind)
     found: Resolved | None = None
     if args.target is not None:
         resolution = resolve_target(args.target, cmd, ctx)

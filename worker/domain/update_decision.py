@@ -28,6 +28,7 @@ from contracts.events import Source
 from worker.domain.model import Privacy, ProxyIdentity, Scope
 from worker.domain.notice import NoticeRoute
 from worker.domain.proxy import HostProtection, host_protection
+from worker.domain.secret_guard import CredentialKind
 from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
@@ -81,6 +82,13 @@ class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
     limit: int
 
 
+class SecretRefused(_Decided, frozen=True, tag="secret_refused"):
+    """The new content holds a credential (worker/domain/secret_guard.py). Only its kind is kept:
+    never the content, which this decision is stored instead of."""
+
+    kind: CredentialKind
+
+
 class Ambiguous(_Decided, frozen=True, tag="ambiguous"):
     query: str
     candidates: list[str]
@@ -131,8 +139,8 @@ class UpdatePlan(_Decided, frozen=True, tag="plan"):
         return self.content is None
 
 
-UpdateDecision = (InvalidParameters | InvalidArgument | Disabled | InvalidContent | Ambiguous | UserNotFound
-                  | BridgeTarget | MissingServerContext | BotTarget | NotMember | UpdatePlan)
+UpdateDecision = (InvalidParameters | InvalidArgument | Disabled | InvalidContent | SecretRefused | Ambiguous
+                  | UserNotFound | BridgeTarget | MissingServerContext | BotTarget | NotMember | UpdatePlan)
 
 
 class UpdateOutcome(StrEnum):

@@ -17,6 +17,7 @@ from contracts import results as codes
 from contracts.results import UpdateData, UpdateResult, UpdateStatus
 from worker.domain import update_texts as texts
 from worker.domain.owner import cache_key
+from worker.domain.secret_guard import refusal_text
 from worker.domain.update_decision import (
     Ambiguous,
     BotTarget,
@@ -27,6 +28,7 @@ from worker.domain.update_decision import (
     InvalidParameters,
     MissingServerContext,
     NotMember,
+    SecretRefused,
     UpdateDecision,
     UpdateFacts,
     UpdateOutcome,
@@ -72,6 +74,9 @@ def render_update(command_id: str, decision: UpdateDecision, facts: UpdateFacts 
             return _refused(command_id, codes.UPDATE_DISABLED, texts.DISABLED)
         case InvalidContent(_, limit):
             return _refused(command_id, codes.UPDATE_INVALID_CONTENT, texts.content_too_long(limit))
+        case SecretRefused(kind):
+            refusal = refusal_text(kind, "update_long_term_memory")
+            return _refused(command_id, codes.UPDATE_INVALID_CONTENT, (refusal, refusal))
         case Ambiguous(query, candidates):
             return _refused(command_id, codes.UPDATE_AMBIGUOUS_USER, texts.ambiguous(query, candidates),
                             candidates=list(candidates))

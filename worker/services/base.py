@@ -23,6 +23,7 @@ class Answer:
     result: bytes
     status: str
     evicted_scope: str | None = None  # a save that forgot a row: its scope in the tool's words
+    refused_credential: str | None = None  # a create the secret guard refused: the credential's kind, never its text
 
 
 @dataclass(frozen=True, slots=True)

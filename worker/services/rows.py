@@ -24,6 +24,7 @@ def workspace(row: WorkspaceRow | None) -> Workspace:
         server_id=row.server_id,
         self_teaching_enabled=row.self_teaching_enabled,
         personal_memories_enabled=row.personal_memories_enabled,
+        secret_guard_enabled=row.secret_guard_enabled,
         member_teaching_enabled=row.member_teaching_enabled,
         memory_decay_enabled=row.memory_decay_enabled,
         memory_decay_days=row.memory_decay_days,

@@ -19,9 +19,10 @@ from contracts.commands import Envelope
 from contracts.results import SAVED, SAVED_WITH_EVICTION
 from db.repository import EventRow, StoredCommand
 from worker.domain import messages
-from worker.domain.create_decision import SavePlan
+from worker.domain.create_decision import SavePlan, SecretRefused
 from worker.domain.create_result import render_create
 from worker.domain.events import create_events, update_events
+from worker.domain.update_decision import SecretRefused as UpdateSecretRefused
 from worker.domain.update_decision import UpdatePlan, UpdateRecord
 from worker.domain.update_result import render_update
 from worker.services.base import Answer, Handled, event_rows
@@ -34,11 +35,13 @@ def answer(stored: StoredCommand) -> Answer:
     if stored.kind == "update":
         record = _update_record(stored)
         rendered = render_update(stored.command_id, record.decision, record.facts)
-        return Answer(encode(rendered), rendered.data.status)
+        return Answer(encode(rendered), rendered.data.status, None,
+                      record.decision.kind if isinstance(record.decision, UpdateSecretRefused) else None)
     if stored.decision is not None:
         result = render_create(stored.command_id, stored.decision, stored.facts)
         status = result.data.status
-        return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None)
+        return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None,
+                      stored.decision.kind if isinstance(stored.decision, SecretRefused) else None)
     if stored.result is None or stored.status is None:  # the table's CHECK keeps one or the other
         raise ValueError(f"{stored.command_id!r} is stored with neither a result nor a decision")
     return Answer(stored.result.encode(), stored.status)

@@ -51,6 +51,9 @@ class Settings:
     # Refuse to start unless the database the worker writes to has a synchronous standby and
     # commits wait for it (db/replication.py): a failover then loses no acknowledged save.
     require_sync_standby: bool = False
+    # The secret guard (worker/domain/secret_guard.py) for every workspace that made no choice
+    # of its own (`memoryctl workspace set WS --secret-guard on|off|default`).
+    secret_guard_default: bool = True
     # Commands of a partition in its replica's hands at once (the consumer's max_ack_pending):
     # different workspaces run side by side, each workspace one at a time, in order.
     partition_in_flight: int = 32
@@ -84,6 +87,7 @@ class Settings:
             "nats_auth": _nats_auth(env),
             **_tenant(env),
             "require_sync_standby": _bool(env, "REQUIRE_SYNC_STANDBY", False),
+            "secret_guard_default": _bool(env, "SECRET_GUARD_DEFAULT", True),
         }
         for name, low, high in (
             ("memory_partitions", 1, 1024),

@@ -147,7 +147,7 @@ class CommandHandler:
             self._failures.forget(d.seq)
         status = handled.answer.status
         metrics.observe(subject.kind, status, time.perf_counter() - started, deliveries, handled.duplicate,
-                        handled.answer.evicted_scope)
+                        handled.answer.evicted_scope, handled.answer.refused_credential)
         # Where the time went: the service (its database round trips and the planning between
         # them, with any wait for a batch shared with other commands), then storing the events
         # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.

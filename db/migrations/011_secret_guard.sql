@@ -1,0 +1,16 @@
+-- Summary: the secret guard per workspace: servers (standalone) or memory_worker.workspace_settings (adopted) gain secret_guard_enabled.
+-- Whether the model's memories are checked for credentials (worker/domain/secret_guard.py,
+-- issue 39), per workspace, in the worker's own settings as decay is: the standalone
+-- layout's servers, an adopted database's memory_worker.workspace_settings (TomoriBot has no
+-- such setting). NULL: the workspace made no choice, the operator's SECRET_GUARD_DEFAULT
+-- applies (on unless set off). A database set up by this release has the column already
+-- (db/standalone.sql, db/adopt.py), so each step is conditional.
+DO $$
+BEGIN
+    IF (SELECT mode FROM memory_worker.database_mode) = 'standalone' THEN
+        ALTER TABLE public.servers ADD COLUMN IF NOT EXISTS secret_guard_enabled boolean;
+    ELSE
+        ALTER TABLE memory_worker.workspace_settings ADD COLUMN IF NOT EXISTS secret_guard_enabled boolean;
+    END IF;
+END;
+$$;
