@@ -141,6 +141,7 @@ def cli_args(module, *argv: str) -> argparse.Namespace:
 
 
 async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(secured, bot, as_admin):
+    stored = []
     for kind in COMMAND_KINDS:
         for token in ("*", ">"):
             subject = f"memory.{kind}.{token}"
@@ -152,8 +153,10 @@ async def test_literal_wildcard_subjects_are_dead_lettered_and_leave_the_stream(
             letter = await as_admin.get_last_msg(subjects.DLQ_STREAM, f"dlq.memory.{kind}.{subjects.encode_token(token)}")
             assert letter.headers["Dlq-Original-Subject"] == subject
             assert letter.headers["Dlq-Reason"] == "invalid_command"
-            # Acknowledged, it leaves at the worker's next purge of what was consumed.
-            await wait_until(lambda seq=ack.seq: _gone(as_admin, seq), timeout=10, interval=0.1)
+            stored.append(ack.seq)
+    # Acknowledged, each leaves at the worker's next purge of what was consumed.
+    for seq in stored:
+        await wait_until(lambda seq=seq: _gone(as_admin, seq), timeout=10, interval=0.1)
     await wait_until(lambda: nothing_waits(as_admin), timeout=10)
     assert (await as_admin.consumer_info(subjects.COMMANDS_STREAM, streams.UNPLACED_CONSUMER)).num_ack_pending == 0
     assert bot.nc.errors == []
