@@ -6,7 +6,7 @@ from typing import TypeVar
 
 import msgspec
 
-from .results import CommandResult, InvalidCommandResult, OpResult, UpdateResult
+from .results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
 
 ENCODER = msgspec.json.Encoder()
 encode = ENCODER.encode
@@ -14,6 +14,7 @@ RESULT_DECODER = msgspec.json.Decoder(CommandResult)
 OP_RESULT_DECODER = msgspec.json.Decoder(OpResult)
 INVALID_RESULT_DECODER = msgspec.json.Decoder(InvalidCommandResult)
 UPDATE_RESULT_DECODER = msgspec.json.Decoder(UpdateResult)
+SHADOW_RESULT_DECODER = msgspec.json.Decoder(ShadowResult)
 
 
 def decode_op_reply(raw: bytes) -> OpResult | InvalidCommandResult:
@@ -30,6 +31,12 @@ def decode_update_reply(raw: bytes) -> UpdateResult | InvalidCommandResult:
     """The reply to memory.update (contracts/asyncapi.py: updateReply): its UpdateResult, or the
     InvalidCommandResult of a command refused unapplied, as decode_op_reply reads its kinds'."""
     return _result_or_invalid(UPDATE_RESULT_DECODER, raw)
+
+
+def decode_shadow_reply(raw: bytes) -> ShadowResult | InvalidCommandResult:
+    """The reply to memory.shadow: its ShadowResult, or the InvalidCommandResult of a report
+    refused unapplied, as decode_op_reply reads its kinds'."""
+    return _result_or_invalid(SHADOW_RESULT_DECODER, raw)
 
 
 _R = TypeVar("_R")

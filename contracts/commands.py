@@ -56,12 +56,21 @@ class Envelope(Struct, kw_only=True, frozen=True):
             memories, settings and directory rows the command uses. It must equal the last token
             of the subject the command is published to (memory.<kind>.<workspace token>), or the
             command is refused as invalid.
+        dry_run: True: decide without effect (shadow mode, docs/design.md section 3.6). The
+            worker runs the command as it would (the owner's lock, the same context, the same
+            decision) and answers the result it would have given, but writes no memory,
+            publishes no event and stores no result: the command_id is not used up, and a
+            later real command with it is applied as new. The answer is kept for the shadow
+            report (memory.shadow) instead. A memory id the command would have created is the
+            one the table's sequence would give next, a guess a concurrent write can beat.
+            Bad input and refusals are answered exactly as for a real command.
     """
 
     command_id: CommandId
     issued_at: IssuedAt
     reply_to: ReplySubject | None = None
     workspace_id: DiscordId
+    dry_run: bool = False
 
 
 class ReplyProbe(Struct):
@@ -509,6 +518,52 @@ class SeedBio(Envelope, kw_only=True, frozen=True):
     identity_user_id: SyntheticId
     is_new_identity: bool
     bio: PanelText | None = None
+
+
+# Every command kind but memory.shadow itself: the writes a bot may shadow (contracts/registry.py
+# adds "shadow" to make CommandKind).
+ShadowedKind = Literal["create", "manual", "reinforce", "seed_bio", "update"]
+
+
+class ShadowReport(Envelope, kw_only=True, frozen=True):
+    """`memory.shadow`: what a bot that still writes itself did, after asking the worker for
+    the dry run of the same command (shadow mode, docs/design.md section 3.6). The worker pairs
+    it with its dry run and records whether the two agreed (`memoryctl shadow report`).
+
+    Attributes:
+        shadowed_id: The command_id of the dry run this reports on (the report's own
+            command_id is a fresh one).
+        kind: The kind of the shadowed command.
+        timed_out: True when the dry run's answer did not come within the bot's timeout: the
+            pair is counted as timed out, never compared.
+        result: What the bot's own write gave, in the shadowed kind's result shape (`success`,
+            `message` or `error`, `data` with its `status`, `reason`, ids and the rest, `notice`):
+            every field given is compared with the dry run's; a field left out is not.
+            null when the bot's own write threw (see `error`).
+        error: The bot's own write threw: its message (the pair is counted as differing).
+    """
+
+    shadowed_id: CommandId
+    kind: ShadowedKind
+    timed_out: bool = False
+    result: dict[str, Any] | None = None
+    error: Annotated[str, Meta(max_length=2000, pattern=_NO_NUL)] | None = None
+
+    def __post_init__(self) -> None:
+        # `result` is stored as jsonb, which cannot hold NUL: refused at decoding, like every
+        # typed string (msgspec reports the ValueError as the command's validation error).
+        if self.result is not None and _holds_nul(self.result):
+            raise ValueError("`result` holds a NUL character (\\u0000), which cannot be stored")
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(v) for v in value)
+    return False
 
 
 # The command kinds, their decoders and types by kind: contracts/registry.py.

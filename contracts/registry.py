@@ -26,11 +26,20 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 import msgspec
 
-from .commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
-from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult, UpdateResult
+from .commands import (
+    CreateMemory,
+    Envelope,
+    ManualMemory,
+    ReinforceMemories,
+    SeedBio,
+    ShadowedKind,
+    ShadowReport,
+    UpdateMemory,
+)
+from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult, ShadowResult, UpdateResult
 
 # Every kind, as the subject token: the type the service table's `match` is exhaustive over.
-CommandKind = Literal["create", "manual", "reinforce", "seed_bio", "update"]
+CommandKind = Literal[ShadowedKind, "shadow"]
 
 K = TypeVar("K", bound=CommandKind)
 C = TypeVar("C", bound=Envelope)
@@ -39,8 +48,8 @@ R = TypeVar("R", bound=msgspec.Struct)
 
 @dataclass(frozen=True, slots=True)
 class GlobalOnly:
-    """A kind that names no lineage and writes lineage 0 only (a user's global memories, which
-    belong to the user, not to a bot): any bot may send it."""
+    """A kind that names no lineage: it writes lineage 0 only (a user's global memories, which
+    belong to the user, not to a bot) or no memory at all (a shadow report): any bot may send it."""
 
 
 GLOBAL_ONLY = GlobalOnly()
@@ -98,6 +107,9 @@ SEED_BIO = CommandSpec(
 UPDATE = CommandSpec(
     kind="update", command=UpdateMemory, result=UpdateResult, lineage=lambda cmd: cmd.persona.lineage_id,
     summary="The model's update_long_term_memory tool call: edit a memory by its id, or delete it.")
+SHADOW = CommandSpec(
+    kind="shadow", command=ShadowReport, result=ShadowResult, lineage=GLOBAL_ONLY,
+    summary="What a bot in shadow mode did itself, paired with the worker's dry run of the same command.")
 
 
 def _registry(*specs: CommandSpec[Any, Any, Any]) -> dict[str, CommandSpec[Any, Any, Any]]:
@@ -113,7 +125,7 @@ def _registry(*specs: CommandSpec[Any, Any, Any]) -> dict[str, CommandSpec[Any, 
     return by_kind
 
 
-COMMANDS: Mapping[str, CommandSpec[Any, Any, Any]] = _registry(CREATE, MANUAL, REINFORCE, SEED_BIO, UPDATE)
+COMMANDS: Mapping[str, CommandSpec[Any, Any, Any]] = _registry(CREATE, MANUAL, REINFORCE, SEED_BIO, SHADOW, UPDATE)
 COMMAND_KINDS: tuple[CommandKind, ...] = tuple(spec.kind for spec in COMMANDS.values())
 COMMAND_TYPES: Mapping[str, type[Envelope]] = {kind: spec.command for kind, spec in COMMANDS.items()}
 _BY_TYPE: Mapping[type, CommandSpec[Any, Any, Any]] = {spec.command: spec for spec in COMMANDS.values()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
@@ -386,3 +386,52 @@ class InvalidCommandResult(Struct, kw_only=True):
     success: Literal[False]
     error: str
     data: InvalidData
+
+
+ShadowOutcome = Literal["agreed", "differed", "concurrent", "timed_out", "unpaired"]
+
+
+class ShadowDifference(Struct, kw_only=True):
+    """One field on which a bot's own write and the worker's dry run disagreed.
+
+    Attributes:
+        field: The field's path in the result, dotted (`data.status`, `data.reason`, `notice.footer`).
+        worker: The dry run's value (null: absent from its result).
+        bot: The bot's value.
+    """
+
+    field: str
+    worker: Any = None
+    bot: Any = None
+
+
+class ShadowData(Struct, kw_only=True):
+    """`data` of a shadow report's result.
+
+    Attributes:
+        status: recorded; failed when the worker gave up on the report (it is not recorded).
+        outcome: How the pair came out (null when failed): agreed (every field the bot gave is the dry run's),
+            differed (a real disagreement: see differences), concurrent (they differ, and the
+            ids tell of a write between the dry run and the bot's own: not comparable),
+            timed_out (the bot had no dry-run answer in time), unpaired (no dry run of this
+            command_id by this bot and workspace reached the worker).
+        differences: The fields that differed, with both values (differed and concurrent).
+    """
+
+    status: Literal["recorded", "failed"]
+    outcome: ShadowOutcome | None = None
+    differences: list[ShadowDifference] = []
+
+
+class ShadowResult(Struct, kw_only=True):
+    """Result of memory.shadow: how the report was paired with its dry run.
+
+    Attributes:
+        command_id: The report this answers.
+        success: True once recorded.
+        data: The outcome and the differences.
+    """
+
+    command_id: str
+    success: bool
+    data: ShadowData

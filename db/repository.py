@@ -314,6 +314,10 @@ class Tx:
         self.conn = conn
         self.tenant = tenant  # the repository's: what seen_before() compares a stored row's with
 
+    @property
+    def shadow_pairs(self) -> ShadowPairs:
+        return ShadowPairs(self.conn, self.tenant)
+
     async def stored(self, command_id: str) -> StoredCommand | None:
         """The command as stored, if it was seen before."""
         raw = await self.conn.fetchval(
@@ -431,19 +435,145 @@ class Tx:
 
     async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
                         personal_ids: Sequence[int]) -> int:
-        count: int = await self.conn.fetchval(
-            "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
-            "             reinforcement_count = reinforcement_count + 1"
-            "           FROM servers w WHERE w.server_id = m.server_id AND w.server_disc_id = $1"
-            "             AND m.persona_lineage_id = $2 AND m.server_memory_id = ANY($3::bigint[]) RETURNING 1),"
-            " p AS (UPDATE personal_memories SET last_reinforced_at = now(),"
-            "             reinforcement_count = reinforcement_count + 1"
-            "           WHERE persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[]) RETURNING 1)"
-            " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)",
-            workspace_id, lineage_id, list(server_ids), list(personal_ids))
+        count: int = await self.conn.fetchval(_REINFORCE, workspace_id, lineage_id, list(server_ids),
+                                              list(personal_ids))
         return count
 
 
+class ShadowPairRow(msgspec.Struct, frozen=True):
+    """A shadowed command's dry run, as memory_worker.shadow_pairs keeps it."""
+
+    kind: str
+    dry_status: str | None
+    dry_result: dict[str, Any] | None
+
+
+class ShadowPairs:
+    """memory_worker.shadow_pairs (db/migrations/012_shadow_pairs.sql): a dry run's answer,
+    then the bot's own outcome beside it. Only the repository's tenant's rows are read."""
+
+    def __init__(self, conn: asyncpg.Connection | _Calls, tenant: str) -> None:
+        self._conn = conn
+        self._tenant = tenant
+
+    async def record_dry_run(self, command_id: str, kind: str, workspace_id: str, status: str,
+                             result_json: bytes) -> None:
+        """The dry run's answer: the one row a dry run writes (a redelivery's is dropped)."""
+        await self._conn.execute(
+            "INSERT INTO shadow_pairs (command_id, kind, workspace_id, dry_status, dry_result, dry_at)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb, now()) ON CONFLICT (command_id) DO NOTHING",
+            command_id, kind, workspace_id, status, result_json.decode())
+
+    async def dry_run_of(self, command_id: str, workspace_id: str) -> ShadowPairRow | None:
+        """The dry run of a command of this workspace and tenant, locked until the report is stored."""
+        row = await self._conn.fetchrow(
+            "SELECT kind, dry_status, dry_result::text FROM shadow_pairs"
+            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3 FOR UPDATE",
+            command_id, workspace_id, self._tenant)
+        if row is None:
+            return None
+        return ShadowPairRow(row[0], row[1], None if row[2] is None else msgspec.json.decode(row[2]))
+
+    async def record_report(self, command_id: str, kind: str, workspace_id: str, *, bot_status: str | None,
+                            bot_result: bytes | None, bot_error: str | None, outcome: str,
+                            differences: bytes) -> None:
+        """The bot's outcome beside its dry run (a repeat of the report overwrites it with the
+        same); a report of no dry run gets a row of its own. Another tenant's row under the
+        same id is left alone."""
+        await self._conn.execute(
+            "INSERT INTO shadow_pairs AS p (command_id, kind, workspace_id, bot_status, bot_result, bot_error,"
+            " outcome, differences, reported_at)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, now())"
+            " ON CONFLICT (command_id) DO UPDATE SET bot_status = excluded.bot_status,"
+            " bot_result = excluded.bot_result, bot_error = excluded.bot_error, outcome = excluded.outcome,"
+            " differences = excluded.differences, reported_at = excluded.reported_at"
+            " WHERE p.tenant = excluded.tenant AND p.workspace_id = excluded.workspace_id",
+            command_id, kind, workspace_id, bot_status, None if bot_result is None else bot_result.decode(),
+            bot_error, outcome, differences.decode())
+
+
+class DryTx(Tx):
+    """A dry run's transaction (contracts/commands.py, Envelope.dry_run): the same locks and
+    reads as Tx, and in place of each write the read that tells what the write would have
+    done, so the services run their one path and nothing is written (no WAL: a write rolled
+    back would still log its rows). Ids a write would have given are the sequences' next ones
+    (memory_next_id). The transaction is rolled back (owner_transaction)."""
+
+    async def store_decision(self, command_id: str, kind: str, workspace_id: str, decision: msgspec.Struct,
+                             facts: msgspec.Struct | None, applied_by: int | None = None) -> StoredCommand:
+        raw = await self.conn.fetchval(
+            "SELECT memory_stored_command(memory_unstored_command($1, $2, $3, $4::jsonb, $5::jsonb))",
+            command_id, kind, workspace_id, encode(decision).decode(),
+            None if facts is None else encode(facts).decode())
+        return decode_stored(raw)
+
+    async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
+                           result_json: bytes, events: Sequence[EventRow] = (),
+                           applied_by: int | None = None) -> None:
+        return None
+
+    async def ensure_server(self, workspace_id: str) -> int:
+        found: int | None = await self.conn.fetchval(
+            "SELECT server_id FROM directory_workspaces() WHERE server_disc_id = $1", workspace_id)
+        return found or 0  # 0: a row the write would have made, which nothing dry reads
+
+    async def ensure_user(self, disc_id: str) -> int:
+        found: int | None = await self.conn.fetchval(
+            "SELECT user_id FROM directory_users() WHERE user_disc_id = $1", disc_id)
+        return found or 0
+
+    async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
+                                     teacher_user_id: int | None, entries: Sequence[MemoryEntry], source: str,
+                                     manually_written: bool) -> list[int]:
+        return await self._next_ids("server", len(entries))
+
+    async def insert_personal_memories(self, user_id: int, lineage_id: int, entries: Sequence[MemoryEntry],
+                                       source: str, manually_written: bool) -> list[int]:
+        return await self._next_ids("personal", len(entries))
+
+    async def _next_ids(self, scope: str, count: int) -> list[int]:
+        first: int = await self.conn.fetchval("SELECT memory_next_id($1)", scope)
+        return list(range(first, first + count))
+
+    async def model_edit(self, scope: str, memory_id: int, content: str) -> None:
+        return None
+
+    async def delete_lineage(self, scope: str, owner_key: int, lineage_id: int) -> list[tuple[int, str]]:
+        table, key = _TABLES[scope]
+        owner_column = "server_id" if scope == "server" else "user_id"
+        rows = await self.conn.fetch(
+            f"SELECT {key}, content FROM {table} WHERE {owner_column} = $1 AND persona_lineage_id = $2",
+            owner_key, lineage_id)
+        return sorted((r[0], r[1]) for r in rows)
+
+    async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
+        return None
+
+    async def delete_memory(self, scope: str, memory_id: int) -> None:
+        return None
+
+    async def record_bio_seed(self, user_id: int, memory_id: int) -> None:
+        return None
+
+    async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
+                        personal_ids: Sequence[int]) -> int:
+        count: int = await self.conn.fetchval(_REINFORCED_COUNT, workspace_id, lineage_id, list(server_ids),
+                                              list(personal_ids))
+        return count
+
+
+# The rows a reinforcement marks as used, and how many it would mark (a dry run): one predicate each.
+_REINFORCED_SERVER = ("FROM servers w WHERE w.server_id = m.server_id AND w.server_disc_id = $1"
+                      " AND m.persona_lineage_id = $2 AND m.server_memory_id = ANY($3::bigint[])")
+_REINFORCED_PERSONAL = "WHERE persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[])"
+_REINFORCE = (
+    "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
+    f" reinforcement_count = reinforcement_count + 1 {_REINFORCED_SERVER} RETURNING 1),"
+    " p AS (UPDATE personal_memories SET last_reinforced_at = now(),"
+    f" reinforcement_count = reinforcement_count + 1 {_REINFORCED_PERSONAL} RETURNING 1)"
+    " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)")
+_REINFORCED_COUNT = (f"SELECT (SELECT count(*) FROM server_memories m {_REINFORCED_SERVER})"
+                     f" + (SELECT count(*) FROM personal_memories {_REINFORCED_PERSONAL})")
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
 # A MemoryEntry's columns, read from each element `e` of a JSON array of entries.
 _ENTRY_COLUMNS = "e ->> 'content', ARRAY(SELECT jsonb_array_elements_text(e -> 'tags'))"
@@ -499,14 +629,25 @@ class MemoryRepository:
             yield bound
 
     @asynccontextmanager
-    async def owner_transaction(self, owners: Iterable[tuple[str, str]]) -> AsyncIterator[Tx]:
+    async def owner_transaction(self, owners: Iterable[tuple[str, str]], *, dry: bool = False) -> AsyncIterator[Tx]:
         """One transaction holding the advisory locks of `owners` ((scope, Discord id) pairs)
         from its first statement to commit or rollback. A caller that learns its owners inside
-        the transaction (reinforcement) passes none and calls Tx.lock_owners once, with all."""
-        async with connection(self._raw_pool) as conn, conn.transaction():
-            tx = Tx(conn, self.tenant)
-            await tx.lock_owners(owners)
-            yield tx
+        the transaction (reinforcement) passes none and calls Tx.lock_owners once, with all.
+        `dry`: a dry run's (DryTx), rolled back whatever happens."""
+        async with connection(self._raw_pool) as conn:
+            transaction = conn.transaction()
+            await transaction.start()
+            try:
+                tx = DryTx(conn, self.tenant) if dry else Tx(conn, self.tenant)
+                await tx.lock_owners(owners)
+                yield tx
+            except BaseException:
+                await transaction.rollback()
+                raise
+            if dry:
+                await transaction.rollback()
+            else:
+                await transaction.commit()
 
     async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
         """memory_create_context() of one or several commands in one round trip, in order."""
@@ -526,6 +667,10 @@ class MemoryRepository:
             "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1"
             " AND pc.workspace_id = $2 AND pc.tenant = $3", command_id, workspace_id, self.tenant)
         return None if raw is None else decode_stored(raw)
+
+    @property
+    def shadow_pairs(self) -> ShadowPairs:
+        return ShadowPairs(self._pool, self.tenant)
 
     async def prune(self, inbox_days: int, batch: int) -> int:
         """Remove at most `batch` inbox rows past their retention (worker/consuming/administration/inbox_prune.py)."""

@@ -42,6 +42,7 @@ class CreateOp(msgspec.Struct, frozen=True):
     # The MEMORY_COMMANDS stream sequence of the delivery applying the command, stored with
     # it (worker/services/stored.py, republishes()); None without a delivery.
     applied_by: int | None = None
+    dry: bool = False  # a dry run: decided under the lock, nothing written (Envelope.dry_run)
 
     @property
     def owner(self) -> tuple[str, str] | None:

@@ -31,6 +31,7 @@ export interface MemoryWorkerPayloads {
   MemoryRemoved?: MemoryRemoved;
   MemorySaved?: MemorySaved;
   SeedBio?: SeedBio;
+  ShadowReport?: ShadowReport;
   UpdateMemory?: UpdateMemory;
   MemoryUpdated?: MemoryUpdated;
   MemoryEvictionMetric?: MemoryEvictionMetric;
@@ -41,6 +42,7 @@ export interface MemoryWorkerPayloads {
   ReinforceResult?: ReinforceResult;
   CommandResult?: CommandResult;
   SeedBioResult?: SeedBioResult;
+  ShadowResult?: ShadowResult;
   UpdateResult?: UpdateResult;
 }
 /**
@@ -83,6 +85,10 @@ export interface Envelope {
    */
   command_id: string;
   /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
+  /**
    * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
@@ -107,7 +113,7 @@ export interface CommandOutcome1 {
   /**
    * processed only: the command's kind, the token of the subject it was published to.
    */
-  kind?: "create" | "manual" | "reinforce" | "seed_bio" | "update";
+  kind?: "create" | "manual" | "reinforce" | "seed_bio" | "shadow" | "update";
   /**
    * processed, queued, dead_lettered or unknown: whether to use the result, wait, give up or re-send.
    */
@@ -678,6 +684,10 @@ export interface CreateMemory {
    */
   command_id: string;
   /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
+  /**
    * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
   issued_at: string;
@@ -976,6 +986,10 @@ export interface ManualMemory {
    */
   contents?: string[] | null;
   /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
+  /**
    * import only, and required there: the memories to import, each with its own tags. An empty list with replace clears the lineage.
    */
   entries?: ImportEntry[] | null;
@@ -1057,6 +1071,10 @@ export interface ReinforceMemories {
    * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
    */
   command_id: string;
+  /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
   /**
    * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
@@ -1217,6 +1235,10 @@ export interface SeedBio {
    */
   command_id: string;
   /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
+  /**
    * The identity's synthetic id (`pk:<uuid>` for PluralKit, `pb:<digits>` for PluralBuddy, `<prefix>i:<length>:<instance>:<key>` for a custom instance). The bot must have written its users row and its host links first: an identity with no resolvable host is skipped as protected.
    */
   identity_user_id: string;
@@ -1232,6 +1254,53 @@ export interface SeedBio {
    * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
    */
   reply_to?: string | null;
+  /**
+   * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
+   */
+  workspace_id: string;
+}
+/**
+ * `memory.shadow`: what a bot that still writes itself did, after asking the worker for
+ * the dry run of the same command (shadow mode, docs/design.md section 3.6). The worker pairs
+ * it with its dry run and records whether the two agreed (`memoryctl shadow report`).
+ */
+export interface ShadowReport {
+  /**
+   * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
+   */
+  command_id: string;
+  /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
+  /**
+   * The bot's own write threw: its message (the pair is counted as differing).
+   */
+  error?: string | null;
+  /**
+   * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
+   */
+  issued_at: string;
+  /**
+   * The kind of the shadowed command.
+   */
+  kind: "create" | "manual" | "reinforce" | "seed_bio" | "update";
+  /**
+   * Where the worker publishes the result: a NATS subject under one of the operator's REPLY_SUBJECT_PREFIXES (default `_INBOX.`), normally the bot's own reply inbox, subscribed before the publish. null: the command is applied and nobody is answered. A subject outside the prefixes is never published to: the command is dead-lettered unapplied (see the result lookup).
+   */
+  reply_to?: string | null;
+  /**
+   * What the bot's own write gave, in the shadowed kind's result shape (`success`, `message` or `error`, `data` with its `status`, `reason`, ids and the rest, `notice`): every field given is compared with the dry run's; a field left out is not. null when the bot's own write threw (see `error`).
+   */
+  result?: {} | null;
+  /**
+   * The command_id of the dry run this reports on (the report's own command_id is a fresh one).
+   */
+  shadowed_id: string;
+  /**
+   * True when the dry run's answer did not come within the bot's timeout: the pair is counted as timed out, never compared.
+   */
+  timed_out?: boolean;
   /**
    * The Discord guild id, or the user's id in a direct message: whose server memories, settings and directory rows the command uses. It must equal the last token of the subject the command is published to (memory.<kind>.<workspace token>), or the command is refused as invalid.
    */
@@ -1256,6 +1325,10 @@ export interface UpdateMemory {
    * The command's identity, unique per logical command (a UUID is a good choice). The worker applies a command_id at most once and answers every repeat with the stored result, so a retry must reuse it. Also send it as the Nats-Msg-Id header so JetStream drops a repeat inside its duplicate window.
    */
   command_id: string;
+  /**
+   * True: decide without effect (shadow mode, docs/design.md section 3.6). The worker runs the command as it would (the owner's lock, the same context, the same decision) and answers the result it would have given, but writes no memory, publishes no event and stores no result: the command_id is not used up, and a later real command with it is applied as new. The answer is kept for the shadow report (memory.shadow) instead. A memory id the command would have created is the one the table's sequence would give next, a guess a concurrent write can beat. Bad input and refusals are answered exactly as for a real command.
+   */
+  dry_run?: boolean;
   /**
    * When the bot issued the command (RFC 3339), set by the bot. Informational: the worker processes a workspace's commands in publish order, never by this time.
    */
@@ -1615,4 +1688,55 @@ export interface SeedBioData {
    * seeded (with memory_id), skipped (reason says why: not a new identity, already seeded, blank bio, a protecting host, a full lineage 0), or failed when the worker gave up.
    */
   status: "failed" | "seeded" | "skipped";
+}
+/**
+ * Result of memory.shadow: how the report was paired with its dry run.
+ */
+export interface ShadowResult {
+  /**
+   * The report this answers.
+   */
+  command_id: string;
+  /**
+   * The outcome and the differences.
+   */
+  data: ShadowData;
+  /**
+   * True once recorded.
+   */
+  success: boolean;
+}
+/**
+ * `data` of a shadow report's result.
+ */
+export interface ShadowData {
+  /**
+   * The fields that differed, with both values (differed and concurrent).
+   */
+  differences?: ShadowDifference[];
+  /**
+   * How the pair came out (null when failed): agreed (every field the bot gave is the dry run's), differed (a real disagreement: see differences), concurrent (they differ, and the ids tell of a write between the dry run and the bot's own: not comparable), timed_out (the bot had no dry-run answer in time), unpaired (no dry run of this command_id by this bot and workspace reached the worker).
+   */
+  outcome?: ("agreed" | "concurrent" | "differed" | "timed_out" | "unpaired") | null;
+  /**
+   * recorded; failed when the worker gave up on the report (it is not recorded).
+   */
+  status: "failed" | "recorded";
+}
+/**
+ * One field on which a bot's own write and the worker's dry run disagreed.
+ */
+export interface ShadowDifference {
+  /**
+   * The bot's value.
+   */
+  bot?: unknown;
+  /**
+   * The field's path in the result, dotted (`data.status`, `data.reason`, `notice.footer`).
+   */
+  field: string;
+  /**
+   * The dry run's value (null: absent from its result).
+   */
+  worker?: unknown;
 }

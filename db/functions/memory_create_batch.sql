@@ -8,6 +8,10 @@
 -- command is stored, and every answer and event is rendered from the two in Python
 -- (worker/domain/create_result.py, events.py).
 --
+-- An op with `dry` true is a dry run (contracts/commands.py, Envelope.dry_run): it locks,
+-- reads and decides as any other, then writes nothing (so no WAL): its row is made as it would
+-- have been stored, and the id it would have created is the one the table's sequence gives next.
+--
 -- One row per op, in order: `duplicate` when the command was stored already (a repeat that
 -- raced the original; worker/services/stored.py's seen_before() decides what it answers and
 -- publishes), and the command as stored (memory_stored_command). Any error rolls the whole
@@ -35,6 +39,7 @@ DECLARE
     v_victim_content text;
     v_new_id     bigint;
     v_outcome    save_outcome;
+    v_dry        boolean;
 BEGIN
     FOR owner IN SELECT value FROM jsonb_array_elements(p -> 'owners') LOOP
         PERFORM memory_lock_owner(owner ->> 0, owner ->> 1);
@@ -45,6 +50,7 @@ BEGIN
     FOR op IN SELECT value FROM jsonb_array_elements(p -> 'ops') LOOP
         v_command_id := op ->> 'command_id';
         v_plan := op -> 'decision';
+        v_dry := (op ->> 'dry')::boolean;
         IF v_seen THEN
             SELECT * INTO v_row FROM processed_commands pc WHERE pc.command_id = v_command_id;
             IF FOUND THEN
@@ -53,7 +59,11 @@ BEGIN
             END IF;
         END IF;
 
-        IF v_plan ->> 'decided' <> 'save' THEN
+        IF v_plan ->> 'decided' <> 'save' AND v_dry THEN
+            RETURN QUERY SELECT false, memory_stored_command(memory_unstored_command(
+                v_command_id, 'create', op ->> 'workspace_id', v_plan, NULL));
+            CONTINUE;
+        ELSIF v_plan ->> 'decided' <> 'save' THEN
             -- A refusal decided before the lock writes nothing else, so a racing delivery's row
             -- stored meanwhile is simply its answer (a save cannot do that: see its insert below).
             INSERT INTO processed_commands (command_id, kind, workspace_id, decision, applied_by)
@@ -80,7 +90,7 @@ BEGIN
         -- The owner, and what only the lock can tell about it.
         IF v_scope = 'server' THEN
             SELECT s.server_id INTO v_owner FROM directory_workspaces() s WHERE s.server_disc_id = v_plan ->> 'owner_id';
-            IF v_owner IS NULL THEN
+            IF v_owner IS NULL AND NOT v_dry THEN
                 -- The one directory write, the same in both modes: a workspace the bot never
                 -- registered gets a servers row (every other column has a default).
                 INSERT INTO servers (server_disc_id) VALUES (v_plan ->> 'owner_id')
@@ -173,7 +183,9 @@ BEGIN
         END IF;
 
         -- The write: the two tables' columns differ (a server row names its persona and teacher).
-        IF v_outcome IN ('saved', 'saved_with_eviction') THEN
+        IF v_outcome IN ('saved', 'saved_with_eviction') AND v_dry THEN
+            v_new_id := memory_next_id(v_scope);
+        ELSIF v_outcome IN ('saved', 'saved_with_eviction') THEN
             IF v_scope = 'server' THEN
                 IF v_victim_id IS NOT NULL THEN
                     DELETE FROM server_memories WHERE server_memory_id = v_victim_id;
@@ -194,14 +206,18 @@ BEGIN
             END IF;
         END IF;
 
+        IF v_dry THEN
+            RETURN QUERY SELECT false, memory_stored_command(memory_unstored_command(
+                v_command_id, 'create', op ->> 'workspace_id', v_plan, memory_save_facts(v_outcome, v_new_id,
+                v_victim_id, v_victim_content, v_count)));
+            CONTINUE;
+        END IF;
         -- A plain insert, whatever the outcome: should a repeat slip past the look above, the
         -- transaction fails whole (this command's memory row with it) and the caller runs the
         -- command once more, finding it stored.
         INSERT INTO processed_commands (command_id, kind, workspace_id, decision, facts, applied_by)
         VALUES (v_command_id, 'create', op ->> 'workspace_id', v_plan,
-                jsonb_strip_nulls(jsonb_build_object(
-                    'outcome', v_outcome, 'memory_id', v_new_id, 'evicted_id', v_victim_id, 'forgotten', v_victim_content,
-                    'count', CASE WHEN v_outcome IN ('at_cap', 'over_cap') THEN v_count END)),
+                memory_save_facts(v_outcome, v_new_id, v_victim_id, v_victim_content, v_count),
                 (op ->> 'applied_by')::bigint)
         RETURNING * INTO v_row;
         RETURN QUERY SELECT false, memory_stored_command(v_row);

@@ -115,6 +115,8 @@ BASES: dict[str, dict[str, Any]] = {
     "reinforce": {**_envelope(), "lineage_id": 7,
                   "memories": [{"scope": "server", "memory_id": 1}, {"scope": "personal", "memory_id": 2}]},
     "seed_bio": {**_envelope(), "identity_user_id": PROXY, "is_new_identity": True, "bio": "a fox who likes tea"},
+    "shadow": {**_envelope(), "shadowed_id": "cmd-0", "kind": "create", "timed_out": False,
+               "result": {"success": True, "data": {"status": "memory_saved_successfully"}}, "error": None},
 }
 BASES["update"] = {**BASES["create"], "tool_args": {"memory_id": 12, "memory_content": "{user} likes green tea",
                                                     "target_user": "Alice"}}

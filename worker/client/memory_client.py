@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -16,15 +16,26 @@ from nats.aio.subscription import Subscription
 from nats.js.api import PubAck
 
 from contracts import subjects
-from contracts.codec import RESULT_DECODER, decode_op_reply, decode_update_reply, encode
-from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
+from contracts.codec import RESULT_DECODER, decode_op_reply, decode_shadow_reply, decode_update_reply, encode
+from contracts.commands import (
+    CreateMemory,
+    Envelope,
+    ManualMemory,
+    ReinforceMemories,
+    SeedBio,
+    ShadowedKind,
+    ShadowReport,
+    UpdateMemory,
+)
 from contracts.lookup import OUTCOME_DECODER, CommandOutcome, DeadLetterInfo, OutcomeRequest
-from contracts.registry import CommandKind
-from contracts.results import CommandResult, InvalidCommandResult, OpResult, UpdateResult
+from contracts.registry import COMMAND_TYPES, CommandKind
+from contracts.results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
+from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
 
 _Result = TypeVar("_Result")
+_Own = TypeVar("_Own")
 
 # Commands published at the same moment go to JetStream as one atomic batch: one disk flush
 # for all of them instead of one each (the command stream's flush is what a publish waits
@@ -84,6 +95,7 @@ class MemoryClient:
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._sub: Subscription | None = None
         self._publish = Coalescer(self._publish_batch, self._publish_one, max_batch=BATCH_MAX_COMMANDS, runners=2)
+        self._shadowing = Shadowing(self)
 
     async def _publish_one(self, pub: _Publish) -> PubAck:
         return await self._js.publish(pub.subject, pub.payload, headers={"Nats-Msg-Id": pub.msg_id},
@@ -233,6 +245,25 @@ class MemoryClient:
                        timeout: float | None = None) -> OpResult | InvalidCommandResult:
         """Send memory.seed_bio (a new proxy identity's bio) and return its result."""
         return await self._send("seed_bio", _complete(command, SeedBio), decode_op_reply, timeout)
+
+    async def shadow(self, command: ShadowReport | dict[str, Any], *,
+                     timeout: float | None = None) -> ShadowResult | InvalidCommandResult:
+        """Send memory.shadow (a report of the bot's own write) and return how it was paired;
+        shadowed() sends it for the bot, unanswered."""
+        return await self._send("shadow", _complete(command, ShadowReport), decode_shadow_reply, timeout)
+
+    async def shadowed(self, kind: ShadowedKind, command: Envelope | dict[str, Any],
+                       own_write: Callable[[], Awaitable[_Own]], *,
+                       reported: Callable[[_Own], Mapping[str, Any]] | None = None,
+                       timeout: float = SHADOW_TIMEOUT_S) -> _Own:
+        """Shadow mode: the bot's own write, with the worker's dry run of the same command
+        beside it and a report of what the write gave (worker/client/shadowing.py)."""
+        return await self._shadowing.shadowed(kind, _complete(command, COMMAND_TYPES[kind]), own_write,
+                                              reported=reported, timeout=timeout)
+
+    async def shadow_reports_sent(self) -> None:
+        """Wait for the shadow reports still being published (a test, or a bot shutting down)."""
+        await self._shadowing.reports_sent()
 
 
 async def lookup_result(nc: NatsClient, workspace_id: str, command_id: str) -> bytes | None:

@@ -37,6 +37,7 @@ from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
 from worker.services.seed_bio import SeedBioService
+from worker.services.shadow import DryRunning, ShadowReportService
 from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
@@ -58,8 +59,8 @@ K = TypeVar("K", bound=CommandKind)
 
 def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, CommandService[Any]]:
     """The service table: one service for each kind of the command registry, by its kind (the
-    handler decodes with the kind's decoder and runs services[kind])."""
-    return {kind: _service(kind, repo, settings) for kind in COMMAND_KINDS}
+    handler decodes with the kind's decoder and runs services[kind]), each taking dry runs."""
+    return {kind: DryRunning(kind, _service(kind, repo, settings), repo) for kind in COMMAND_KINDS}
 
 
 def _service(kind: CommandKind, repo: MemoryRepository, settings: Settings) -> CommandService[Any]:
@@ -77,6 +78,8 @@ def _service(kind: CommandKind, repo: MemoryRepository, settings: Settings) -> C
             return _serving(kind, registry.REINFORCE, ReinforceService(repo))
         case "seed_bio":
             return _serving(kind, registry.SEED_BIO, SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars))
+        case "shadow":
+            return _serving(kind, registry.SHADOW, ShadowReportService(repo))
         case "update":
             return _serving(kind, registry.UPDATE, UpdateMemoryService(repo, limits))
         case _:

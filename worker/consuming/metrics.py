@@ -10,8 +10,11 @@ from typing import get_args
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from contracts.commands import ShadowedKind
+from contracts.results import ShadowOutcome
 from worker.domain.model import SCOPE_OF
 from worker.domain.secret_guard import CredentialKind
+from worker.services.base import Answer
 
 log = structlog.get_logger("metrics")
 
@@ -60,6 +63,14 @@ SECRETS_REFUSED = Counter("memory_secrets_refused",
 # increase() and rate(), which a series born at 1 would hide.
 for _kind in get_args(CredentialKind):
     SECRETS_REFUSED.labels(_kind)
+DRY_RUNS = Counter("memory_dry_runs", "Dry runs answered (shadow mode: decided, nothing written), by kind and the"
+                   " status they would have had.", ["kind", "status"], registry=REGISTRY)
+SHADOW_PAIRS = Counter("memory_shadow_pairs", "Shadow reports paired with their dry run, by the shadowed kind and"
+                       " outcome (agreed, differed, concurrent, timed_out, unpaired).", ["kind", "outcome"],
+                       registry=REGISTRY)
+for _kind in get_args(ShadowedKind):  # from 0, as the credential kinds above
+    for _outcome in get_args(ShadowOutcome):
+        SHADOW_PAIRS.labels(_kind, _outcome)
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 
@@ -70,15 +81,24 @@ _duration = functools.cache(DURATION.labels)
 
 
 def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: bool,
-            evicted_scope: str | None = None, refused_credential: str | None = None) -> None:
-    _commands(kind, status).inc()
+            answer: Answer | None = None, *, dry: bool = False) -> None:
+    """One command handled. A dry run is counted apart (it changed nothing: no save, eviction
+    or refusal of it belongs with the real ones'); a shadow report counts its pair's outcome."""
     _duration(kind).observe(seconds)
     if deliveries > 1:
         REDELIVERIES.labels(kind).inc()
-    if evicted_scope and not duplicate:
-        EVICTIONS.labels(SCOPE_OF.get(evicted_scope, evicted_scope)).inc()
-    if refused_credential and not duplicate:
-        SECRETS_REFUSED.labels(refused_credential).inc()
+    if dry:
+        DRY_RUNS.labels(kind, status).inc()
+        return
+    _commands(kind, status).inc()
+    if answer is None or duplicate:
+        return
+    if answer.evicted_scope:
+        EVICTIONS.labels(SCOPE_OF.get(answer.evicted_scope, answer.evicted_scope)).inc()
+    if answer.refused_credential:
+        SECRETS_REFUSED.labels(answer.refused_credential).inc()
+    if answer.shadowed:
+        SHADOW_PAIRS.labels(*answer.shadowed).inc()
 
 
 async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:

@@ -24,6 +24,7 @@ class Answer:
     status: str
     evicted_scope: str | None = None  # a save that forgot a row: its scope in the tool's words
     refused_credential: str | None = None  # a create the secret guard refused: the credential's kind, never its text
+    shadowed: tuple[str, str] | None = None  # a shadow report: the shadowed kind and the pair's outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Handled:
     answer: Answer
     events: list[EventRow]
     duplicate: bool
+    dry: bool = False  # a dry run's: nothing was written, `events` is empty
 
 
 # The command type a service takes: each service takes its own kind's (contracts/registry.py).

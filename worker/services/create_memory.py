@@ -102,7 +102,7 @@ class CreateMemoryService:
                     continue
                 decision = decide_create(cmd, a, context_from_row(context), self._limits,
                                          rows.notice_settings(context.workspace))
-                ops[index] = CreateOp(cmd.command_id, cmd.workspace_id, decision, applied_by[index])
+                ops[index] = CreateOp(cmd.command_id, cmd.workspace_id, decision, applied_by[index], cmd.dry_run)
             if ops:
                 owners = lock_order(owner for op in ops.values() if (owner := op.owner) is not None)
                 written = await db.create_batch(CreateBatchRequest(owners, list(ops.values())))

@@ -64,7 +64,7 @@ class ManualMemoryService:
 
     async def _run(self, cmd: ManualMemory, delivery: int | None) -> Handled:
         owner_id = owner_of(cmd)
-        async with self._repo.owner_transaction([(cmd.scope, owner_id)]) as tx:
+        async with self._repo.owner_transaction([(cmd.scope, owner_id)], dry=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant, delivery)
             if repeat is not None:
                 return repeat

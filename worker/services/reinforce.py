@@ -21,7 +21,7 @@ class ReinforceService:
     async def _run(self, cmd: ReinforceMemories) -> Handled:
         server_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "server"})
         personal_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "personal"})
-        async with self._repo.owner_transaction([]) as tx:
+        async with self._repo.owner_transaction([], dry=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant)
             if repeat is not None:
                 return repeat

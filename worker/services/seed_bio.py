@@ -30,7 +30,7 @@ class SeedBioService:
         cid = cmd.command_id
         # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
         # transaction, makes every later seed a no-op whatever its command id.
-        async with self._repo.owner_transaction([("personal", cmd.identity_user_id)]) as tx:
+        async with self._repo.owner_transaction([("personal", cmd.identity_user_id)], dry=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cid), tx.tenant, delivery)
             if repeat is not None:
                 return repeat

@@ -72,7 +72,8 @@ class UpdateMemoryService:
         decision = decide_update(cmd, args, context_from_row(context), self._limits,
                                  rows.notice_settings(context.workspace))
         plan = decision if isinstance(decision, UpdatePlan) else None
-        async with self._repo.owner_transaction([] if plan is None else [(plan.scope, plan.owner_id)]) as tx:
+        async with self._repo.owner_transaction([] if plan is None else [(plan.scope, plan.owner_id)],
+                                                dry=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cid), tx.tenant, delivery)
             if repeat is not None:
                 return repeat

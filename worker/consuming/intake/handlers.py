@@ -147,11 +147,11 @@ class CommandHandler:
             self._failures.forget(d.seq)
         status = handled.answer.status
         metrics.observe(subject.kind, status, time.perf_counter() - started, deliveries, handled.duplicate,
-                        handled.answer.evicted_scope, handled.answer.refused_credential)
+                        handled.answer, dry=handled.dry)
         # Where the time went: the service (its database round trips and the planning between
         # them, with any wait for a batch shared with other commands), then storing the events
         # (with any wait for a shared atomic batch); decoding, reply, ack and bookkeeping take the rest.
-        log.info("command", **{**d.context, "status": status, "duplicate": handled.duplicate,
+        log.info("command", **{**d.context, "status": status, "duplicate": handled.duplicate, "dry_run": handled.dry,
                                "events": len(handled.events), "duration_ms": _ms(started),
                                "db_ms": _ms(running, applied), "events_ms": _ms(applied, published)})
         return False
