@@ -457,12 +457,13 @@ class ShadowPairs:
         self._tenant = tenant
 
     async def record_dry_run(self, command_id: str, kind: str, workspace_id: str, status: str,
-                             result_json: bytes) -> None:
-        """The dry run's answer: the one row a dry run writes (a redelivery's is dropped)."""
+                             result_json: bytes, intended: str | None = None) -> None:
+        """The dry run's answer: the one row a dry run writes (a redelivery's is dropped).
+        `intended`: why a difference here would be on purpose (secret_guard), or None."""
         await self._conn.execute(
-            "INSERT INTO shadow_pairs (command_id, kind, workspace_id, dry_status, dry_result, dry_at)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb, now()) ON CONFLICT (command_id) DO NOTHING",
-            command_id, kind, workspace_id, status, result_json.decode())
+            "INSERT INTO shadow_pairs (command_id, kind, workspace_id, dry_status, dry_result, dry_at, intended)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb, now(), $6) ON CONFLICT (command_id) DO NOTHING",
+            command_id, kind, workspace_id, status, result_json.decode(), intended)
 
     async def dry_run_of(self, command_id: str, workspace_id: str) -> ShadowPairRow | None:
         """The dry run of a command of this workspace and tenant, locked until the report is stored."""
@@ -563,17 +564,17 @@ class DryTx(Tx):
 
 
 # The rows a reinforcement marks as used, and how many it would mark (a dry run): one predicate each.
-_REINFORCED_SERVER = ("FROM servers w WHERE w.server_id = m.server_id AND w.server_disc_id = $1"
+_REINFORCED_SERVER = ("w.server_id = m.server_id AND w.server_disc_id = $1"
                       " AND m.persona_lineage_id = $2 AND m.server_memory_id = ANY($3::bigint[])")
-_REINFORCED_PERSONAL = "WHERE persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[])"
+_REINFORCED_PERSONAL = "persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[])"
 _REINFORCE = (
     "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
-    f" reinforcement_count = reinforcement_count + 1 {_REINFORCED_SERVER} RETURNING 1),"
+    f" reinforcement_count = reinforcement_count + 1 FROM servers w WHERE {_REINFORCED_SERVER} RETURNING 1),"
     " p AS (UPDATE personal_memories SET last_reinforced_at = now(),"
-    f" reinforcement_count = reinforcement_count + 1 {_REINFORCED_PERSONAL} RETURNING 1)"
+    f" reinforcement_count = reinforcement_count + 1 WHERE {_REINFORCED_PERSONAL} RETURNING 1)"
     " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)")
-_REINFORCED_COUNT = (f"SELECT (SELECT count(*) FROM server_memories m {_REINFORCED_SERVER})"
-                     f" + (SELECT count(*) FROM personal_memories {_REINFORCED_PERSONAL})")
+_REINFORCED_COUNT = (f"SELECT (SELECT count(*) FROM server_memories m, servers w WHERE {_REINFORCED_SERVER})"
+                     f" + (SELECT count(*) FROM personal_memories WHERE {_REINFORCED_PERSONAL})")
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
 # A MemoryEntry's columns, read from each element `e` of a JSON array of entries.
 _ENTRY_COLUMNS = "e ->> 'content', ARRAY(SELECT jsonb_array_elements_text(e -> 'tags'))"

@@ -5,7 +5,8 @@
 -- and for a personal memory what decides whether it may be written now: the user's privacy level
 -- (null: the users row is gone), whether this workspace blacklists them (the notice's footer),
 -- and a proxy identity's hosts (memory_proxy_hosts). p is db/requests.py's UpdateTargetRequest
--- (tests/unit/test_sql_arguments.py holds the keys read here to its fields).
+-- (tests/unit/test_sql_arguments.py holds the keys read here to its fields). A dry run (`dry`)
+-- reads the same row without locking it: a row lock is a write (WAL), and no write follows.
 CREATE OR REPLACE FUNCTION memory_worker.memory_update_target(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -16,22 +17,32 @@ DECLARE
 BEGIN
     IF p ->> 'scope' = 'server' THEN
         SELECT s.server_id INTO v_server FROM directory_workspaces() s WHERE s.server_disc_id = p ->> 'workspace_id';
+        IF NOT (p ->> 'dry')::boolean THEN  -- locked first, so the read below is of the row the write changes
+            PERFORM FROM server_memories m
+            WHERE m.server_memory_id = (p ->> 'memory_id')::bigint AND m.server_id = v_server
+              AND m.persona_lineage_id = v_lineage
+            FOR UPDATE;
+        END IF;
         SELECT jsonb_build_object('lineage_id', m.persona_lineage_id, 'content', m.content, 'source', m.source,
                                   'manually_written', m.manually_written)
         INTO v_memory
         FROM server_memories m
         WHERE m.server_memory_id = (p ->> 'memory_id')::bigint AND m.server_id = v_server
-          AND m.persona_lineage_id = v_lineage
-        FOR UPDATE;
+          AND m.persona_lineage_id = v_lineage;
         RETURN jsonb_build_object('memory', v_memory);
+    END IF;
+    IF NOT (p ->> 'dry')::boolean THEN
+        PERFORM FROM personal_memories m
+        WHERE m.personal_memory_id = (p ->> 'memory_id')::bigint AND m.user_id = v_user
+          AND m.persona_lineage_id IN (v_lineage, 0)
+        FOR UPDATE;
     END IF;
     SELECT jsonb_build_object('lineage_id', m.persona_lineage_id, 'content', m.content, 'source', m.source,
                               'manually_written', m.manually_written)
     INTO v_memory
     FROM personal_memories m
     WHERE m.personal_memory_id = (p ->> 'memory_id')::bigint AND m.user_id = v_user
-      AND m.persona_lineage_id IN (v_lineage, 0)
-    FOR UPDATE;
+      AND m.persona_lineage_id IN (v_lineage, 0);
     RETURN jsonb_build_object(
         'memory', v_memory,
         'privacy_level', (SELECT u.privacy_level FROM directory_users() u WHERE u.user_id = v_user),

@@ -13,6 +13,7 @@ CREATE TABLE memory_worker.shadow_pairs (
     dry_status   text,              -- NULL: the report came, no dry run did (unpaired)
     dry_result   jsonb,
     dry_at       timestamptz,
+    intended     text,              -- why the worker differs from TomoriBot here on purpose: secret_guard
     bot_status   text,
     bot_result   jsonb,
     bot_error    text,

@@ -45,6 +45,18 @@ class World:
             " VALUES ($1, $2, $3)", server_id, self_teaching, personal_memories)
         return ws, server_id
 
+    async def decay(self, server_id: int, days: int) -> None:
+        """Decay on for a workspace (the worker's own setting in both layouts): its rows dormant
+        for `days` may be forgotten at the cap."""
+        if self.mode == "standalone":
+            await self.pool.execute("UPDATE servers SET memory_decay_enabled = true, memory_decay_days = $2"
+                                    " WHERE server_id = $1", server_id, days)
+            return
+        await self.pool.execute(
+            "INSERT INTO memory_worker.workspace_settings (server_id, memory_decay_enabled, memory_decay_days)"
+            " VALUES ($1, true, $2) ON CONFLICT (server_id) DO UPDATE SET memory_decay_enabled = true,"
+            " memory_decay_days = excluded.memory_decay_days", server_id, days)
+
     async def persona(self, server_id: int, lineage: int) -> int:
         """A persona id a model's server save may name (TomoriBot's rows refer to its personas table)."""
         if self.mode == "standalone":

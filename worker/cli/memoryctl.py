@@ -18,6 +18,7 @@ from worker.cli import adopt as adopt_cli
 from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
 from worker.cli import provision as provision_cli
+from worker.cli import shadow as shadow_cli
 from worker.cli.servers import DataDirInUse, EmbeddedUnavailable, endpoints_for_clients, local_servers, recorded
 from worker.shared import logging as worker_logging
 from worker.shared.settings import Settings, SettingsError
@@ -200,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     dlq_cli.add_parsers(sub)
     commands_cli.add_parsers(sub)
     provision_cli.add_parser(sub)
+    shadow_cli.add_parsers(sub)
     sinks = sub.add_parser("sinks", help="run the metrics sinks (JSON lines and/or PostgreSQL metric_samples)",
                            description="The metrics sinks (a FastStream application: `faststream run"
                                        " worker.sinks.app:app` runs the same one from the environment) until SIGINT"
@@ -247,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "dlq":
         return asyncio.run(dlq_cli.run(args, endpoints_for_clients(settings, need_database=False).nats_url,
                                        connect_options=settings.nats_auth.connect_options()))
+    if args.command == "shadow":
+        return asyncio.run(shadow_cli.run(args, endpoints_for_clients(settings, need_nats=False).database_url,
+                                          settings.tenant))
     return asyncio.run(admin.run(args, endpoints_for_clients(settings, need_nats=False).database_url))
 
 

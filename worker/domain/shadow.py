@@ -2,14 +2,16 @@
 compare (docs/design.md, section 3.6). Pure: the report service pairs, this decides.
 
 Every field the bot reports is compared with the dry run's, by its dotted path in the result
-(`data.status`, `error`, `notice.footer`); a field the bot leaves out is not compared, and two
-never are: the command_id (the report's own) and `invalidated` (the worker's cache keys, which a
-bot writing itself has no reason to know).
+(`data.status`, `error`, `notice.embed.footer_key`; an object only one side has is one field);
+a field the bot leaves out is not compared, and two never are: the command_id (the report's
+own) and `invalidated` (the worker's cache keys, which a bot writing itself has no reason to
+know).
 
 A difference is put down to a concurrent write, not to a rule, when the ids tell of one: the
 dry run answers, for a memory it would have created, the id the table's sequence gives next;
-when the bot's own write got another, something else inserted into that table in between, and
-may have changed what the rule saw (a count, a duplicate). Other concurrent writes (an edit,
+when the bot's own write created one too but got another id, something else inserted into that
+table in between, and may have changed what the rule saw (a count, a duplicate). Where only one
+side created a memory, the two decided differently: that is a disagreement. Other concurrent writes (an edit,
 a delete) leave no such trace and count as disagreements: the report says so.
 """
 
@@ -40,13 +42,20 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return leaves
 
 
-def differences(worker: Mapping[str, Any], bot: Mapping[str, Any]) -> list[ShadowDifference]:
-    """The fields the bot gave whose value is not the dry run's, in path order."""
-    theirs = flatten(bot)
-    ours = flatten(worker)
-    return [ShadowDifference(field=path, worker=ours.get(path), bot=theirs[path])
-            for path in sorted(theirs)
-            if path.split(".", 1)[0] not in NOT_COMPARED and ours.get(path) != theirs[path]]
+def differences(worker: Mapping[str, Any], bot: Mapping[str, Any], prefix: str = "") -> list[ShadowDifference]:
+    """The fields the bot gave whose value is not the dry run's, in path order. Objects both
+    sides have are compared field by field; an object one side lacks is one difference."""
+    found: list[ShadowDifference] = []
+    for key in sorted(bot):
+        path = f"{prefix}{key}"
+        if not prefix and key in NOT_COMPARED:
+            continue
+        ours, theirs = worker.get(key), bot[key]
+        if isinstance(ours, Mapping) and isinstance(theirs, Mapping):
+            found += differences(ours, theirs, f"{path}.")
+        elif ours != theirs:
+            found.append(ShadowDifference(field=path, worker=ours, bot=theirs))
+    return found
 
 
 def compare(dry_result: Mapping[str, Any] | None, *, timed_out: bool,
@@ -64,7 +73,8 @@ def compare(dry_result: Mapping[str, Any] | None, *, timed_out: bool,
     found = differences(dry_result, bot_result)
     if not found:
         return "agreed", []
-    statuses = {flatten(dry_result).get("data.status"), flatten(bot_result).get("data.status")}
-    if statuses & CREATING_STATUSES and any(d.field in NEW_ID_FIELDS for d in found):
+    # Only where both created a memory: a refusal against a save is the rule's difference.
+    if flatten(dry_result).get("data.status") in CREATING_STATUSES and any(
+            d.field in NEW_ID_FIELDS and d.worker is not None and d.bot is not None for d in found):
         return "concurrent", found
     return "differed", found

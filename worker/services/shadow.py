@@ -12,6 +12,11 @@ from db.repository import MemoryRepository
 from worker.domain.shadow import compare
 from worker.services.base import Answer, CommandService, Handled
 
+# The one rule in which the worker differs from TomoriBot on purpose (docs/tomoribot.md): a
+# dry run the secret guard refused is marked so, and the shadow report says its differences
+# are intended.
+INTENDED_SECRET_GUARD = "secret_guard"
+
 
 class DryRunning:
     """A kind's service, with its dry runs recorded for the shadow report.
@@ -29,8 +34,9 @@ class DryRunning:
         if not cmd.dry_run:
             return await self._service.run(cmd, delivery)
         handled = await self._service.run(cmd, None)  # no delivery: a dry run never republishes
-        await self._repo.shadow_pairs.record_dry_run(cmd.command_id, self._kind, cmd.workspace_id,
-                                                     handled.answer.status, handled.answer.result)
+        await self._repo.shadow_pairs.record_dry_run(
+            cmd.command_id, self._kind, cmd.workspace_id, handled.answer.status, handled.answer.result,
+            INTENDED_SECRET_GUARD if handled.answer.refused_credential is not None else None)
         return Handled(handled.answer, [], duplicate=handled.duplicate, dry=True)
 
     def failure_result(self, cmd: Envelope) -> bytes:

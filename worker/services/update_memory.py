@@ -81,7 +81,7 @@ class UpdateMemoryService:
             if plan is not None:
                 row = await tx.update_target(UpdateTargetRequest(
                     scope=plan.scope, workspace_id=cmd.workspace_id, owner_id=plan.owner_id, user_id=plan.user_id,
-                    memory_id=plan.memory_id, lineage_id=plan.lineage_id, proxy=plan.proxy))
+                    memory_id=plan.memory_id, lineage_id=plan.lineage_id, proxy=plan.proxy, dry=cmd.dry_run))
                 facts = settle_update(plan, locked_target(plan, row))
                 if facts.outcome == UpdateOutcome.DELETED:
                     await tx.delete_memory(plan.scope, plan.memory_id)

@@ -1,0 +1,216 @@
+"""Shadow mode end to end (docs/design.md, section 3.6; issue 38): a bot that still writes its
+TomoriBot database itself shadows every write with the running worker's dry run, over NATS
+only, and `memoryctl shadow report` names what differed.
+
+The bot: it decides and writes with the worker's domain code run in its own process, on its
+own connections to the bot's tables (that code is held to TomoriBot's rules by the parity
+tests, docs/tomoribot.md section 10), under command ids of its own (`bot-...`), and publishes
+nothing. In the first workspace one rule is changed on purpose: the bot's server-memory cap is
+two more than the worker's. The report names the cap's cases and only those. In the second,
+the rule restored, every pair agrees. Afterwards no memory row, event or stored result came
+from a dry run.
+
+Its own nats-server and worker, on an adopted TomoriBot database (tests/e2e/test_e2e_adopted.py's
+setup).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
+
+import asyncpg
+import msgspec
+import nats
+import pytest
+
+from contracts import subjects
+from contracts.registry import COMMAND_TYPES
+from db.repository import MemoryRepository, create_pool
+from tests import tomoribot
+from tests.conftest import WorkerProcess, unique, worker_env
+from tests.e2e.bus import create_fields
+from tests.integration.worlds import World
+from tests.memoryctl import memoryctl as in_process
+from tests.support.commands import update_fields
+from tests.support.waiting import wait_until
+from worker.client.memory_client import MemoryClient
+from worker.consuming.app import build_services
+from worker.consuming.limits import limits_from
+from worker.local.embedded import NatsServer
+from worker.shared.settings import Settings
+
+CAPS = {"MAX_SERVER_MEMORIES": "5", "MAX_PERSONAL_MEMORIES": "5"}
+LINEAGE = 5150
+# The statuses of the capacity rule, in the create's and the panels' words.
+CAP_STATUSES = {"memory_save_failed_limit_exceeded", "memory_saved_with_eviction", "limit-reached",
+                "batch-limit-reached", "added", "memory_saved_successfully", "imported"}
+CAP_REFUSALS = {"memory_save_failed_limit_exceeded", "limit-reached", "batch-limit-reached"}
+
+
+@pytest.fixture(scope="module")
+async def shadowed(pg_server, tmp_root):
+    name = f"tomori_{unique()}"
+    admin = await asyncpg.connect(pg_server.dsn())
+    await admin.execute(f"CREATE DATABASE {name}")
+    await admin.close()
+    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
+    bot_conn = await asyncpg.connect(dsn)
+    await tomoribot.build(bot_conn)
+    await tomoribot.seed(bot_conn)
+    await bot_conn.close()
+    env = worker_env("nats://unused", dsn, **CAPS)
+    adopted = await in_process(["adopt"], env)
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    nats_server = NatsServer(tmp_root / f"nats-{name}").start()
+    worker = WorkerProcess(worker_env(nats_server.url, dsn, **CAPS), tmp_root / f"worker-{name}.log")
+    await asyncio.to_thread(worker.start)
+    nc = await nats.connect(nats_server.url)
+    client = await MemoryClient(nc, timeout=20.0).__aenter__()
+    pool = await create_pool(dsn, min_size=1, max_size=4)
+    try:
+        yield SimpleNamespace(dsn=dsn, env=env, nc=nc, memory=client, pool=pool,
+                              worker_limits=limits_from(Settings.from_env(env)))
+    finally:
+        await client.__aexit__(None, None, None)
+        await nc.drain()
+        await asyncio.to_thread(worker.stop)
+        nats_server.stop()
+        await pool.close()
+
+
+class TomoriBotStandIn:
+    """The bot's own writes: the worker's domain code and SQL, in the bot's process, with its
+    own limits, storing under `bot-<id>` and publishing nothing."""
+
+    def __init__(self, pool: asyncpg.Pool, limits: Any) -> None:
+        settings = Settings.from_env({"MAX_SERVER_MEMORIES": str(limits.max_server_memories),
+                                      "MAX_PERSONAL_MEMORIES": str(limits.max_personal_memories)})
+        self._services = build_services(MemoryRepository(pool), settings)
+
+    def write(self, kind: str, cmd: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
+        async def own_write() -> dict[str, Any]:
+            mine = msgspec.structs.replace(cmd, command_id=f"bot-{cmd.command_id}", reply_to=None)
+            handled = await self._services[kind].run(mine, None)
+            result: dict[str, Any] = msgspec.json.decode(handled.answer.result)
+            return result
+        return own_write
+
+
+async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> tuple[str, list[str]]:
+    """A few hundred writes of every kind in a new workspace, each shadowed; the workspace and
+    the dry runs' command ids."""
+    world = World("adopted", s.pool)
+    ws, server_id = await world.workspace()
+    persona = await world.persona(server_id, LINEAGE)
+    people = [await world.user() for _ in range(3)]
+    dry_ids: list[str] = []
+    counter = itertools.count()
+
+    async def shadow(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
+                               **fields}, COMMAND_TYPES[kind])
+        dry_ids.append(cmd.command_id)
+        return await s.memory.shadowed(kind, cmd, bot.write(kind, cmd), timeout=10.0)
+
+    def save(content: str, **over: Any) -> dict[str, Any]:
+        return create_fields(ws, content, lineage_id=LINEAGE, persona_id=persona, **over)
+
+    saved: list[int] = []
+    for i in range(40):  # past both caps: the worker's (5) and the bot's
+        result = await shadow("create", save(f"server fact number {next(counter)} about tea {i}"))
+        if result["data"].get("memory_id"):
+            saved.append(result["data"]["memory_id"])
+    personal: list[int] = []
+    for disc_id, _ in people:
+        for i in range(8):
+            result = await shadow("create", save(f"likes song {i} of {disc_id[-4:]}", scope="target_user",
+                                                 target=f"Mika{disc_id[-3:]}",
+                                                 member_matches=[{"id": disc_id, "display_name": f"Mika{disc_id[-3:]}"}]))
+            if result["data"].get("memory_id"):
+                personal.append(result["data"]["memory_id"])
+    for memory_id in saved[:3]:
+        await shadow("update", update_fields(ws, memory_id, f"edited fact {memory_id}", lineage_id=LINEAGE,
+                                             persona_id=persona))
+    await shadow("update", update_fields(ws, saved[3], "", lineage_id=LINEAGE, persona_id=persona))
+    await shadow("update", update_fields(ws, 10**9, "no such memory", lineage_id=LINEAGE, persona_id=persona))
+    actor = {"id": people[0][0], "is_manager": True}
+    panel = {"workspace_id": ws, "actor": actor, "scope": "server", "lineage_id": LINEAGE, "persona_id": persona}
+    for i in range(6):
+        await shadow("manual", {**panel, "action": "add", "content": f"panel fact {i}"})
+    await shadow("manual", {**panel, "action": "edit", "memory_id": saved[0], "content": "a person's own words"})
+    await shadow("manual", {**panel, "action": "remove", "memory_id": saved[1]})
+    await shadow("manual", {**panel, "scope": "personal", "action": "add", "content": "my own note"})
+    for i in range(20):
+        await shadow("reinforce", {"workspace_id": ws, "lineage_id": LINEAGE,
+                                   "memories": [{"scope": "server", "memory_id": m} for m in saved[i % 3: i % 3 + 2]]
+                                   + [{"scope": "personal", "memory_id": m} for m in personal[:2]]})
+    for _ in range(3):
+        identity, _ = await world.proxy([people[1][0]])
+        await shadow("seed_bio", {"workspace_id": ws, "identity_user_id": identity, "is_new_identity": True,
+                                  "bio": "a fox who likes tea"})
+    return ws, dry_ids
+
+
+async def report(s: SimpleNamespace, ws: str, dry_ids: list[str]) -> dict[str, Any]:
+    await s.memory.shadow_reports_sent()
+
+    async def all_reported() -> bool:
+        done: int = await s.pool.fetchval(
+            "SELECT count(*) FROM memory_worker.shadow_pairs WHERE command_id = ANY($1::text[])"
+            " AND outcome IS NOT NULL", dry_ids)
+        return done == len(dry_ids)
+
+    await wait_until(all_reported, timeout=60, what="every shadow report paired")
+    shown = await in_process(["shadow", "report", "--workspace", ws, "--json", "--top", "100"], s.env)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    text = await in_process(["shadow", "report", "--workspace", ws], s.env)
+    assert text.returncode == 0 and ws not in text.stderr
+    return {**json.loads(shown.stdout), "text": text.stdout}
+
+
+async def nothing_came_from_a_dry_run(s: SimpleNamespace, dry_ids: list[str]) -> None:
+    stored = await s.pool.fetchval("SELECT count(*) FROM memory_worker.processed_commands"
+                                   " WHERE command_id = ANY($1::text[])", dry_ids)
+    assert stored == 0, "a dry run stored a result"
+    events = await s.nc.jetstream().stream_info(subjects.EVENTS_STREAM)
+    assert events.state.messages == 0, "an event was published (the bot publishes none, a dry run must not)"
+
+
+async def test_a_changed_rule_is_named_and_only_it_then_full_agreement(shadowed):
+    s = shadowed
+    changed = TomoriBotStandIn(s.pool, dataclasses.replace(s.worker_limits, max_server_memories=7))
+    ws, first_ids = await run_phase(s, changed)
+    first = await report(s, ws, first_ids)
+    dry_ids = first_ids
+    assert len(dry_ids) >= 100
+    assert first["pairs"] == len(dry_ids)
+    totals = first["totals"]
+    assert totals["differed"] > 0
+    assert totals["concurrent"] == totals["timed_out"] == totals["unpaired"] == totals["waiting"] == 0
+    for row in first["by_status"]:  # every status the cap does not decide agreed throughout
+        if row["status"] not in CAP_STATUSES:
+            assert row["differed"] == 0, row
+    for difference in first["differences"]:  # each difference is the cap's: one side refused at it
+        assert {difference["worker_status"], difference["bot_status"]} & CAP_REFUSALS, difference
+        assert difference["intended"] is None
+    kinds = {d["kind"] for d in first["differences"]}
+    assert kinds <= {"create", "manual"}, kinds
+    assert "most frequent differences" in first["text"] and "memory_save_failed_limit_exceeded" in first["text"]
+
+    restored = TomoriBotStandIn(s.pool, s.worker_limits)
+    ws, second_ids = await run_phase(s, restored)
+    second = await report(s, ws, second_ids)
+    assert second["totals"]["agreed"] == second["pairs"] == len(second_ids), second
+    assert second["differences"] == []
+    assert "no differences" in second["text"]
+    assert {row["kind"] for row in second["by_status"]} == {"create", "update", "manual", "reinforce", "seed_bio"}
+
+    await nothing_came_from_a_dry_run(s, first_ids + second_ids)

@@ -1,0 +1,128 @@
+"""memoryctl shadow report: what an operator decides a switch-over from (docs/design.md,
+section 3.6; README.md, "Trying the worker beside the bot: shadow mode").
+
+Per kind and per status (the worker's, or the bot's where no dry run came), how many pairs
+agreed, differed, were not comparable (concurrent), timed out, had no dry run (unpaired) or
+are still waiting for the bot's report; then the most frequent differences, each with one
+example, the secret guard's marked as intended; and since when."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from db.connection import connect
+
+Out = Callable[[str], None]
+OUTCOMES = ("agreed", "differed", "concurrent", "timed_out", "unpaired", "waiting")
+
+_FILTER = ("WHERE tenant = $1 AND ($2::double precision IS NULL OR created_at >= now() - make_interval(secs => $2 * 3600))"
+           " AND ($3::text IS NULL OR workspace_id = $3)")
+_COUNTS = ("SELECT kind, coalesce(dry_status, bot_status, '') AS status, coalesce(outcome, 'waiting') AS outcome,"
+           f" count(*) AS pairs FROM memory_worker.shadow_pairs {_FILTER} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+_SPAN = f"SELECT min(created_at), max(created_at), count(*) FROM memory_worker.shadow_pairs {_FILTER}"
+# A difference is the pairs that differed the same way: the same kind, the same statuses on
+# each side and the same fields; its example is the latest such pair.
+_DIFFERENCES = (
+    "WITH differed AS (SELECT p.*, (SELECT array_agg(d ->> 'field' ORDER BY d ->> 'field')"
+    "                               FROM jsonb_array_elements(p.differences) d) AS fields"
+    f"                  FROM memory_worker.shadow_pairs p {_FILTER} AND p.outcome = 'differed')"
+    " SELECT kind, coalesce(dry_status, '') AS worker_status, coalesce(bot_status, '') AS bot_status, fields,"
+    " intended, count(*) AS pairs, (array_agg(command_id ORDER BY created_at DESC))[1] AS example,"
+    " (array_agg(differences ORDER BY created_at DESC))[1]::text AS example_differences"
+    " FROM differed GROUP BY 1, 2, 3, 4, 5 ORDER BY pairs DESC, 1, 2, 3 LIMIT $4")
+
+
+def _hours(value: str) -> float:
+    try:
+        hours = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of hours, got {value!r}") from None
+    if not 0 < hours <= 24 * 36_500:
+        raise argparse.ArgumentTypeError(f"expected more than 0 hours and at most 100 years, got {value}")
+    return hours
+
+
+def _top(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 1000:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1000 differences, got {value!r}")
+    return int(value)
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    shadow = sub.add_parser("shadow", help="shadow mode: how the worker's dry runs compare with the bot's own writes"
+                            ).add_subparsers(dest="action", required=True)
+    p = shadow.add_parser("report", help="per kind and status: agreed, differed, not comparable, timed out; the"
+                          " most frequent differences with an example each")
+    p.add_argument("--hours", type=_hours, default=None, help="only pairs of the last N hours (default: all kept)")
+    p.add_argument("--workspace", default=None, help="only this workspace's pairs")
+    p.add_argument("--top", type=_top, default=10, help="how many differences to list (default 10)")
+    p.add_argument("--tenant", default=None, help="the bot whose pairs to read (default: TENANT, '' for none)")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+
+async def run(args: argparse.Namespace, database_url: str, tenant: str, out: Out = print) -> int:
+    conn = await connect(database_url)
+    try:
+        report = await build_report(conn, tenant if args.tenant is None else args.tenant, hours=args.hours,
+                                    workspace=args.workspace, top=args.top)
+    finally:
+        await conn.close()
+    out(json.dumps(report, indent=2, default=str) if args.json else render(report))
+    return 0
+
+
+async def build_report(conn: asyncpg.Connection, tenant: str, *, hours: float | None = None,
+                       workspace: str | None = None, top: int = 10) -> dict[str, Any]:
+    first, last, total = await conn.fetchrow(_SPAN, tenant, hours, workspace)
+    by_status: dict[tuple[str, str], dict[str, int]] = {}
+    for row in await conn.fetch(_COUNTS, tenant, hours, workspace):
+        by_status.setdefault((row["kind"], row["status"]), dict.fromkeys(OUTCOMES, 0))[row["outcome"]] = row["pairs"]
+    differences = [
+        {"kind": r["kind"], "worker_status": r["worker_status"], "bot_status": r["bot_status"],
+         "fields": list(r["fields"]), "pairs": r["pairs"], "intended": r["intended"],
+         "example": {"command_id": r["example"], "differences": json.loads(r["example_differences"])}}
+        for r in await conn.fetch(_DIFFERENCES, tenant, hours, workspace, top)]
+    return {
+        "tenant": tenant, "since": _iso(first), "until": _iso(last), "pairs": total,
+        "totals": {outcome: sum(counts[outcome] for counts in by_status.values()) for outcome in OUTCOMES},
+        "by_status": [{"kind": kind, "status": status, **counts} for (kind, status), counts in by_status.items()],
+        "differences": differences,
+    }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def render(report: dict[str, Any]) -> str:
+    if not report["pairs"]:
+        return f"no shadow pairs (tenant {report['tenant']!r}): no bot has shadowed a write yet"
+    lines = [f"shadow pairs since {report['since']} (latest {report['until']}), tenant {report['tenant']!r}:"
+             f" {report['pairs']} in all, " + ", ".join(f"{n} {o}" for o, n in report["totals"].items() if n)]
+    header = ("kind", "status", *OUTCOMES)
+    rows = [(r["kind"], r["status"] or "-", *(str(r[o]) for o in OUTCOMES)) for r in report["by_status"]]
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
+    for row in (header, *rows):
+        lines.append("  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+    if report["differences"]:
+        lines.append("")
+        lines.append("most frequent differences (outcome differed):")
+        for d in report["differences"]:
+            why = "  [intended: the secret guard]" if d["intended"] == "secret_guard" else ""
+            lines.append(f"  {d['pairs']:>5} x {d['kind']}, worker {d['worker_status'] or '-'}, bot"
+                         f" {d['bot_status'] or '-'}: {', '.join(d['fields'])}{why}")
+            lines.append(f"          e.g. command {d['example']['command_id']}:")
+            for field in d["example"]["differences"]:
+                lines.append(f"            {field['field']}: worker {json.dumps(field['worker'], ensure_ascii=False)},"
+                             f" bot {json.dumps(field['bot'], ensure_ascii=False)}")
+    elif report["totals"]["differed"] == 0:
+        lines.append("")
+        lines.append("no differences")
+    return "\n".join(lines)
