@@ -39,3 +39,16 @@ async def test_a_prune_with_nothing_due_removes_nothing(pool):
     assert await prune_due(MemoryRepository(pool), inbox_days=35, batch=5) == 0
     assert await pool.fetchval("SELECT count(*) FROM processed_commands WHERE starts_with(command_id, $1)",
                                prefix) == 3
+
+
+async def test_shadow_pairs_past_the_retention_go_with_the_inbox(pool):
+    prefix = unique("shadow-prune-")
+    await pool.execute(
+        "INSERT INTO shadow_pairs (command_id, kind, workspace_id, outcome, created_at)"
+        " SELECT $1 || g, 'create', 'ws', 'agreed', now() - make_interval(days => CASE WHEN g <= 7 THEN 40 ELSE 1 END)"
+        " FROM generate_series(1, 9) g", prefix)
+
+    await prune_due(MemoryRepository(pool), inbox_days=35, batch=3)
+
+    left = await pool.fetch("SELECT command_id FROM shadow_pairs WHERE starts_with(command_id, $1)", prefix)
+    assert sorted(r[0] for r in left) == [f"{prefix}8", f"{prefix}9"]

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import msgspec
-import nats.errors
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -27,9 +26,10 @@ from contracts.commands import (
     ShadowReport,
     UpdateMemory,
 )
-from contracts.lookup import OUTCOME_DECODER, CommandOutcome, DeadLetterInfo, OutcomeRequest
+from contracts.lookup import CommandOutcome, DeadLetterInfo
 from contracts.registry import COMMAND_TYPES, CommandKind
 from contracts.results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
+from worker.client.lookups import lookup_outcome, lookup_result
 from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
@@ -57,7 +57,6 @@ LOOKUP_POLL_MIN_S = 0.05
 LOOKUP_POLL_MAX_S = 1.0
 # Dead-letter reasons a re-send cannot cure: the command is refused the same way again.
 GIVE_UP_REASONS = frozenset({"invalid_command", "unsupported_command"})
-_OUTCOME_REQUEST = msgspec.json.encode(OutcomeRequest(answer="outcome"))
 
 
 class ResultTimeout(TimeoutError):
@@ -266,35 +265,6 @@ class MemoryClient:
         await self._shadowing.reports_sent()
 
 
-async def lookup_result(nc: NatsClient, workspace_id: str, command_id: str) -> bytes | None:
-    """The worker's stored result for a command of this workspace, or None (not processed
-    yet, dead-lettered, or no worker answering)."""
-    try:
-        reply = await nc.request(subjects.result_subject(workspace_id, command_id), b"", timeout=2.0)
-    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-        return None
-    return reply.data if reply.data and reply.data != b"null" else None
-
-
-async def lookup_outcome(nc: NatsClient, workspace_id: str, command_id: str, *,
-                         timeout: float = 2.0) -> CommandOutcome | None:
-    """What became of a command of this workspace (contracts/lookup.py), or None when no
-    worker answered. A worker that predates the outcome answers the bare result or null;
-    that is read as processed or unknown."""
-    try:
-        reply = await nc.request(subjects.result_subject(workspace_id, command_id), _OUTCOME_REQUEST,
-                                 timeout=timeout)
-    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-        return None
-    try:
-        return OUTCOME_DECODER.decode(reply.data)
-    except msgspec.ValidationError:
-        legacy = msgspec.json.decode(reply.data)
-        return CommandOutcome(command_id=command_id, workspace_id=workspace_id,
-                              outcome="unknown" if legacy is None else "processed",
-                              **({} if legacy is None else {"result": legacy}))
-
-
 _Command = TypeVar("_Command", bound=Envelope)
 
 
@@ -311,3 +281,6 @@ def _complete(command: _Command | dict[str, Any], kind: type[_Command]) -> _Comm
 def new_create(**fields: Any) -> CreateMemory:
     """A CreateMemory with a fresh command id and issue time unless given."""
     return _complete(fields, CreateMemory)
+
+
+__all__ = ["CommandDeadLettered", "MemoryClient", "ResultTimeout", "lookup_outcome", "lookup_result", "new_create"]

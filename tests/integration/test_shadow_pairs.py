@@ -1,0 +1,164 @@
+"""memory.shadow on real PostgreSQL (worker/services/shadow.py): how a report is paired with its
+dry run and stored (unpaired, timed out, another kind, another bot's row, a repeat, a dry run
+the secret guard refused, marked intended); and the Python client's shadowed() call on a real
+nats-server with no worker: the bot's write is held up no longer than the timeout, its value or
+error passes through unchanged, and the report still goes out, marked timed out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import nats
+import pytest
+
+from contracts import subjects
+from contracts.commands import ShadowReport
+from db.repository import MemoryRepository, create_pool
+from tests.support.secret_corpus import CREDENTIALS
+from worker.client.memory_client import MemoryClient
+from worker.consuming.administration import streams
+from worker.domain.model import Limits
+from worker.services.create_memory import CreateMemoryService
+from worker.services.shadow import DryRunning, ShadowReportService
+from worker.shared.settings import Settings
+
+from .helpers import module_database, server_save
+
+SAVED = {"success": True, "data": {"status": "memory_saved_successfully"}}
+
+
+@pytest.fixture(scope="module")
+async def pool(pg_server, template_db):
+    async with module_database(pg_server, template_db) as shared:
+        yield shared
+
+
+def report(shadowed_id: str, workspace: str = "1001", **fields: Any) -> ShadowReport:
+    return ShadowReport(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=workspace,
+                        shadowed_id=shadowed_id, **{"kind": "create", "result": SAVED, **fields})
+
+
+async def paired(pool, cmd: ShadowReport, tenant: str = "") -> dict[str, Any]:
+    handled = await ShadowReportService(MemoryRepository(pool, tenant)).run(cmd)
+    assert handled.events == [] and handled.answer.shadowed is not None
+    answer: dict[str, Any] = msgspec.json.decode(handled.answer.result)
+    assert answer["data"]["outcome"] == handled.answer.shadowed[1]
+    return answer
+
+
+async def dry_run(pool, workspace: str, content: str, tenant: str = "") -> str:
+    cmd = server_save(workspace, content, dry_run=True)
+    repo = MemoryRepository(pool, tenant)
+    await DryRunning("create", CreateMemoryService(repo, Limits()), repo).run(cmd)
+    return cmd.command_id
+
+
+async def test_a_report_of_the_same_result_agrees_and_is_stored(pool):
+    shadowed = await dry_run(pool, "1001", "likes tea")
+    answer = await paired(pool, report(shadowed))
+    assert answer["data"] == {"status": "recorded", "outcome": "agreed", "differences": []}
+    row = await pool.fetchrow("SELECT outcome, bot_status, reported_at IS NOT NULL AS reported FROM shadow_pairs"
+                              " WHERE command_id = $1", shadowed)
+    assert tuple(row) == ("agreed", "memory_saved_successfully", True)
+
+
+async def test_a_repeated_report_compares_again_and_stores_the_same(pool):
+    shadowed = await dry_run(pool, "1001", "likes jam")
+    differing = report(shadowed, result={"success": False, "data": {"status": "memory_save_failed_invalid_content"}})
+    first = await paired(pool, differing)
+    again = await paired(pool, differing)
+    assert first["data"] == again["data"] and first["data"]["outcome"] == "differed"
+    assert await pool.fetchval("SELECT count(*) FROM shadow_pairs WHERE command_id = $1", shadowed) == 1
+
+
+async def test_no_dry_run_is_unpaired_and_a_timeout_is_never_compared(pool):
+    assert (await paired(pool, report(uuid.uuid4().hex)))["data"]["outcome"] == "unpaired"
+    shadowed = await dry_run(pool, "1001", "likes scones")
+    timed_out = await paired(pool, report(shadowed, timed_out=True, result={"success": False}))
+    assert timed_out["data"] == {"status": "recorded", "outcome": "timed_out", "differences": []}
+
+
+async def test_another_kind_differs_on_the_kind(pool):
+    shadowed = await dry_run(pool, "1001", "likes pie")
+    answer = await paired(pool, report(shadowed, kind="update"))
+    assert answer["data"]["outcome"] == "differed"
+    assert answer["data"]["differences"] == [{"field": "kind", "worker": "create", "bot": "update"}]
+
+
+async def test_another_workspace_or_bot_never_reads_or_overwrites_a_pair(pool):
+    shadowed = await dry_run(pool, "1001", "likes cake", tenant="tomori")
+    assert (await paired(pool, report(shadowed, workspace="1002"), tenant="tomori"))["data"]["outcome"] == "unpaired"
+    assert (await paired(pool, report(shadowed), tenant="kaede"))["data"]["outcome"] == "unpaired"
+    row = await pool.fetchrow("SELECT tenant, workspace_id, outcome FROM shadow_pairs WHERE command_id = $1", shadowed)
+    assert tuple(row) == ("tomori", "1001", None)
+    assert (await paired(pool, report(shadowed), tenant="tomori"))["data"]["outcome"] == "agreed"
+
+
+async def test_a_dry_run_the_secret_guard_refused_is_marked_intended_and_keeps_no_secret(pool):
+    secret = CREDENTIALS[0][1] if isinstance(CREDENTIALS[0], tuple) else CREDENTIALS[0]
+    shadowed = await dry_run(pool, "1001", f"the deploy token is {secret}")
+    row = await pool.fetchrow("SELECT intended, dry_status, dry_result::text FROM shadow_pairs WHERE command_id = $1",
+                              shadowed)
+    assert (row["intended"], row["dry_status"]) == ("secret_guard", "memory_save_failed_invalid_content")
+    assert secret not in row["dry_result"]
+    answer = await paired(pool, report(shadowed))  # TomoriBot saved it
+    assert answer["data"]["outcome"] == "differed"
+
+
+async def test_a_dry_run_of_a_report_compares_and_stores_nothing(pool):
+    shadowed = await dry_run(pool, "1001", "likes toast")
+    cmd = msgspec.structs.replace(report(shadowed), dry_run=True)
+    handled = await ShadowReportService(MemoryRepository(pool)).run(cmd)
+    assert handled.dry and msgspec.json.decode(handled.answer.result)["data"]["outcome"] == "agreed"
+    assert await pool.fetchval("SELECT outcome FROM shadow_pairs WHERE command_id = $1", shadowed) is None
+
+
+@pytest.fixture
+async def client_without_worker(own_nats):
+    nc = await nats.connect(own_nats.url)
+    await streams.provision_for(nc.jetstream(), nc, Settings.from_env({}), may_delete=True)
+    client = await MemoryClient(nc).__aenter__()
+    yield nc, client
+    await client.__aexit__(None, None, None)
+    await nc.drain()
+
+
+async def reports_published(nc, workspace: str) -> list[dict[str, Any]]:
+    js = nc.jetstream()
+    sub = await js.pull_subscribe(f"cmd.*.shadow.{subjects.encode_token(workspace)}", stream=subjects.COMMANDS_STREAM)
+    try:
+        return [msgspec.json.decode(m.data) for m in await sub.fetch(10, timeout=2)]
+    finally:
+        await sub.unsubscribe()
+
+
+async def test_the_bot_is_held_up_no_longer_than_the_timeout_and_its_result_passes_through(client_without_worker):
+    nc, client = client_without_worker
+    workspace = f"77{uuid.uuid4().int % 10**15:015d}"
+    cmd = server_save(workspace, "likes tea")
+
+    async def own_write() -> dict[str, Any]:
+        return {"success": True, "message": "Memory saved successfully", "data": {"status": "memory_saved_successfully"}}
+
+    started = time.monotonic()
+    value = await client.shadowed("create", cmd, own_write, timeout=0.3)
+    waited = time.monotonic() - started
+    assert value == await own_write()
+    assert waited < 5, "the dry run held the bot up far beyond its timeout"
+
+    async def failing_write() -> dict[str, Any]:
+        raise RuntimeError("the bot's database is down")
+
+    with pytest.raises(RuntimeError, match="database is down"):
+        await client.shadowed("create", server_save(workspace, "likes jam"), failing_write, timeout=0.1)
+    await client.shadow_reports_sent()
+    published = await reports_published(nc, workspace)
+    assert [(r["shadowed_id"], r["timed_out"]) for r in published][0] == (cmd.command_id, True)
+    assert published[0]["result"]["data"]["status"] == "memory_saved_successfully"
+    assert published[1]["result"] is None and published[1]["error"] == "the bot's database is down"
+    await asyncio.sleep(0)
