@@ -29,7 +29,7 @@ from worker.client.memory_client import MemoryClient
 from worker.local.embedded import _nats_server_binary
 
 PACKAGE = ROOT / "clients" / "typescript"
-TEST_FILES = ("shipping", "batches", "client", "cache_node", "kill")
+TEST_FILES = ("shipping", "batches", "client", "cache_node", "kill", "shadowing")
 TEST_TIMEOUT_MS = 120_000
 
 
@@ -54,7 +54,9 @@ async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server,
         s["expect"] for s in conversation.script(python_world)]
 
     plain = [unique() for _ in range(6)]
-    for ws in plain:
+    # shadowing.test.mjs's, where nothing else writes: its dry runs must see them untouched.
+    shadow_workspaces = [unique() for _ in range(2)]
+    for ws in plain + shadow_workspaces:
         await add_server(bot_db, ws)
     # The statuses the conversation leaves out: a host at full privacy acting for the identity
     # it hosts (host-protected), and inserts of 'permanent failure...' that fail in the database
@@ -77,7 +79,8 @@ async def test_the_typescript_client_against_the_worker(e2e_worker, nats_server,
     fixture = tmp_path / "fixture.json"
     parity_out = tmp_path / "typescript-results.json"
     fixture.write_text(json.dumps({"conversation": conversation.script(typescript_world), "workspaces": plain,
-                                   "kill_workspaces": kill_workspaces, "statuses": statuses}))
+                                   "shadow_workspaces": shadow_workspaces, "kill_workspaces": kill_workspaces,
+                                   "statuses": statuses}))
     env = {**os.environ, "NATS_URL": nats_server.url, "DATABASE_URL": e2e_worker.env["DATABASE_URL"],
            "KILL_DATABASE_URL": kill_database, "MEMORY_FIXTURE": str(fixture), "PARITY_OUT": str(parity_out),
            "NATS_SERVER_BIN": _nats_server_binary(), "PYTHON": sys.executable, "REPO_ROOT": str(ROOT)}

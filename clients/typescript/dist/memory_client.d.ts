@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, UpdateMemory, UpdateResult } from "@memory-worker/contracts";
+import type { CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowReport, ShadowResult, UpdateMemory, UpdateResult } from "@memory-worker/contracts";
+import { type ShadowedKind, type ShadowedOptions } from "./shadowing.js";
 /** Commands published at the same moment go as one atomic batch of at most this many. */
 export declare const BATCH_MAX_COMMANDS = 256;
 type Filled = "command_id" | "issued_at" | "reply_to";
@@ -14,6 +15,15 @@ export type ManualMemoryInput = CommandInput<ManualMemory>;
 export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
 export type SeedBioInput = CommandInput<SeedBio>;
 export type UpdateMemoryInput = CommandInput<UpdateMemory>;
+export type ShadowReportInput = CommandInput<ShadowReport>;
+/** The command of each kind a bot may shadow, as `shadowed()` takes it. */
+export interface ShadowedCommands {
+    create: CreateMemoryInput;
+    manual: ManualMemoryInput;
+    reinforce: ReinforceMemoriesInput;
+    seed_bio: SeedBioInput;
+    update: UpdateMemoryInput;
+}
 export interface MemoryClientOptions {
     /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
     timeoutMs?: number;
@@ -34,6 +44,7 @@ export declare class MemoryClient {
     private readonly inboxPrefix;
     private readonly waiting;
     private readonly publisher;
+    private readonly shadowing;
     private sub;
     private closed;
     private constructor();
@@ -54,9 +65,40 @@ export declare class MemoryClient {
      * it with a blank memory_content) and its result, in TomoriBot's words.
      */
     update(command: UpdateMemoryInput, options?: SendOptions): Promise<UpdateResult | InvalidCommandResult>;
+    /**
+     * memory.shadow (a report of the bot's own write in shadow mode) and how the worker paired it
+     * with its dry run; `shadowed()` sends the report for the bot, unanswered.
+     */
+    shadow(command: ShadowReportInput, options?: SendOptions): Promise<ShadowResult | InvalidCommandResult>;
+    /**
+     * Shadow mode (docs/design.md, section 3.6): the bot's own write, with the worker's dry run of
+     * the same command beside it. 1. The command is sent with `dry_run: true` and its answer awaited
+     * at most `timeoutMs` (default 500; a timeout or any failure is reported as timed out, never
+     * retried); 2. `ownWrite()` runs, and its value is returned or its error thrown unchanged;
+     * 3. what it gave (`report(value)`, by default the value itself, in the kind's result shape) or
+     * the error's message is published as memory.shadow in the background: never awaited here, a
+     * failure only logged. `shadowReportsSent()` waits for the reports.
+     */
+    shadowed<K extends ShadowedKind, T extends object>(kind: K, command: ShadowedCommands[K], ownWrite: () => Promise<T>, options?: ShadowedOptions<T>): Promise<T>;
+    /** An own write whose value is not in the kind's result shape (or not an object) says what to report. */
+    shadowed<K extends ShadowedKind, T>(kind: K, command: ShadowedCommands[K], ownWrite: () => Promise<T>, options: ShadowedOptions<T> & {
+        report: (value: T) => Record<string, unknown>;
+    }): Promise<T>;
+    /** Wait for the shadow reports still being published (a test, or a bot shutting down). */
+    shadowReportsSent(): Promise<void>;
     /** A fresh reply subject under this client's inbox. */
     replySubject(): string;
+    /** The command with its command_id and issued_at filled in when omitted. */
+    private complete;
     private send;
+    /**
+     * Shadow mode's dry run: publish, and wait at most `waitMs` from now (the publish included) for
+     * the reply. Whether it came; nothing more is done about a silence (no lookup, no re-send), so
+     * the bot is never held up longer. A publish still going at the deadline finishes unwatched.
+     */
+    private answeredWithin;
+    /** Publish a command to JetStream (Nats-Msg-Id its command_id), awaiting the stream's ack only. */
+    private publishCommand;
     private sendRaw;
     /**
      * Processed: its stored result. Queued: wait for it. Dead-lettered as invalid: give up (it
@@ -70,7 +112,7 @@ export declare class MemoryClient {
     private publishBatch;
 }
 /**
- * Whether a manual, reinforce, seed_bio or update answer is the contract's InvalidCommandResult: the
+ * Whether a manual, reinforce, seed_bio, shadow or update answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
  * not something the user did). A create's refusal of that kind is a CommandResult with the
  * same status.

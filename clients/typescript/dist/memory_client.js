@@ -4,6 +4,7 @@ import { publishAtomic } from "./atomic.js";
 import { Coalescer } from "./coalescer.js";
 import { CommandDeadLettered, ResultTimeout } from "./errors.js";
 import { lookupOutcome } from "./lookup.js";
+import { Shadowing } from "./shadowing.js";
 import { COMMANDS_STREAM, commandSubject } from "./subjects.js";
 /** Commands published at the same moment go as one atomic batch of at most this many. */
 export const BATCH_MAX_COMMANDS = 256;
@@ -29,6 +30,7 @@ export class MemoryClient {
     inboxPrefix;
     waiting = new Map();
     publisher;
+    shadowing;
     sub = null;
     closed = false;
     constructor(nc, timeoutMs) {
@@ -39,6 +41,11 @@ export class MemoryClient {
         // under a private prefix (connect({ inboxPrefix })) gets its results there.
         this.inboxPrefix = createInbox(connectionInboxPrefix(nc));
         this.publisher = new Coalescer((pubs) => this.publishBatch(pubs), (pub) => this.publishOne(pub), BATCH_MAX_COMMANDS, 2);
+        this.shadowing = new Shadowing({
+            newCommandId,
+            answeredWithin: (kind, command, waitMs) => this.answeredWithin(kind, command, waitMs),
+            publish: (kind, command) => this.publishCommand(kind, command),
+        });
     }
     /** A client on a connection the bot opened (nats.js v3, any transport). */
     static async start(nc, { timeoutMs = 15_000 } = {}) {
@@ -106,27 +113,72 @@ export class MemoryClient {
     update(command, options) {
         return this.send("update", command, options);
     }
+    /**
+     * memory.shadow (a report of the bot's own write in shadow mode) and how the worker paired it
+     * with its dry run; `shadowed()` sends the report for the bot, unanswered.
+     */
+    shadow(command, options) {
+        return this.send("shadow", command, options);
+    }
+    async shadowed(kind, command, ownWrite, options = {}) {
+        const dry = { ...this.complete(kind, command), dry_run: true, reply_to: this.replySubject() };
+        return this.shadowing.shadowed(kind, dry, ownWrite, options);
+    }
+    /** Wait for the shadow reports still being published (a test, or a bot shutting down). */
+    shadowReportsSent() {
+        return this.shadowing.reportsSent();
+    }
     /** A fresh reply subject under this client's inbox. */
     replySubject() {
         return `${this.inboxPrefix}.${nuid.next()}`;
     }
-    async send(kind, input, options = {}) {
-        if (this.closed)
-            throw new Error("the MemoryClient is closed");
+    /** The command with its command_id and issued_at filled in when omitted. */
+    complete(kind, input) {
         if (typeof input !== "object" || input === null || typeof input.workspace_id !== "string") {
             throw new TypeError(`memory.${kind}: a command needs a workspace_id string`);
         }
-        const command = {
+        return {
             ...input,
             command_id: input.command_id ?? newCommandId(),
             issued_at: input.issued_at ?? new Date().toISOString(),
             workspace_id: input.workspace_id,
         };
+    }
+    async send(kind, input, options = {}) {
+        if (this.closed)
+            throw new Error("the MemoryClient is closed");
+        const command = this.complete(kind, input);
         if (typeof command.reply_to !== "string" || !command.reply_to.startsWith(`${this.inboxPrefix}.`)) {
             command.reply_to = this.replySubject();
         }
         const raw = await this.sendRaw(kind, command.workspace_id, encoder.encode(JSON.stringify(command)), command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs);
         return JSON.parse(decoder.decode(raw));
+    }
+    /**
+     * Shadow mode's dry run: publish, and wait at most `waitMs` from now (the publish included) for
+     * the reply. Whether it came; nothing more is done about a silence (no lookup, no re-send), so
+     * the bot is never held up longer. A publish still going at the deadline finishes unwatched.
+     */
+    async answeredWithin(kind, command, waitMs) {
+        const replyTo = command.reply_to;
+        if (this.closed || replyTo === null)
+            return false;
+        const waiter = deferred();
+        this.waiting.set(replyTo, waiter);
+        try {
+            const published = this.publishCommand(kind, command);
+            // A refused publish ends the wait at once; an accepted one leaves it to the reply.
+            const refused = published.then(() => new Promise(() => undefined), () => false);
+            return (await within(Promise.race([waiter.promise.then(() => true), refused]), waitMs)) === true;
+        }
+        finally {
+            this.waiting.delete(replyTo);
+        }
+    }
+    /** Publish a command to JetStream (Nats-Msg-Id its command_id), awaiting the stream's ack only. */
+    async publishCommand(kind, command) {
+        await this.publisher.call({ subject: commandSubject(kind, command.workspace_id),
+            payload: encoder.encode(JSON.stringify(command)), msgId: command.command_id });
     }
     async sendRaw(kind, workspaceId, payload, commandId, replyTo, waitMs) {
         // Listening before the publish: the reply may come before the publish's own ack.
@@ -207,7 +259,7 @@ export class MemoryClient {
     }
 }
 /**
- * Whether a manual, reinforce, seed_bio or update answer is the contract's InvalidCommandResult: the
+ * Whether a manual, reinforce, seed_bio, shadow or update answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
  * not something the user did). A create's refusal of that kind is a CommandResult with the
  * same status.

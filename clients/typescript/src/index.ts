@@ -2,8 +2,10 @@
 export { MemoryClient, isInvalidCommand, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
 export type {
   CommandInput, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput,
-  SendOptions, UpdateMemoryInput,
+  SendOptions, ShadowedCommands, ShadowReportInput, UpdateMemoryInput,
 } from "./memory_client.js";
+export { SHADOW_TIMEOUT_MS } from "./shadowing.js";
+export type { ShadowedKind, ShadowedOptions } from "./shadowing.js";
 export { lookupOutcome } from "./lookup.js";
 export type { LookupOptions } from "./lookup.js";
 export { CommandDeadLettered, ResultTimeout } from "./errors.js";
@@ -16,5 +18,6 @@ export {
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
 export type {
   CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan,
-  ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, UpdateMemory, UpdateResult,
+  ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowData, ShadowDifference, ShadowReport, ShadowResult,
+  UpdateMemory, UpdateResult,
 } from "@memory-worker/contracts";

@@ -9,12 +9,13 @@ import { jetstream } from "@nats-io/jetstream";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
 import type {
   CommandOutcome, CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories,
-  ReinforceResult, SeedBio, SeedBioResult, UpdateMemory, UpdateResult,
+  ReinforceResult, SeedBio, SeedBioResult, ShadowReport, ShadowResult, UpdateMemory, UpdateResult,
 } from "@memory-worker/contracts";
 import { publishAtomic, type BatchMessage } from "./atomic.js";
 import { Coalescer } from "./coalescer.js";
 import { CommandDeadLettered, ResultTimeout } from "./errors.js";
 import { lookupOutcome } from "./lookup.js";
+import { Shadowing, type ShadowedKind, type ShadowedOptions, type ShadowEnvelope } from "./shadowing.js";
 import { COMMANDS_STREAM, commandSubject, type CommandKind } from "./subjects.js";
 
 /** Commands published at the same moment go as one atomic batch of at most this many. */
@@ -36,6 +37,16 @@ export type ManualMemoryInput = CommandInput<ManualMemory>;
 export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
 export type SeedBioInput = CommandInput<SeedBio>;
 export type UpdateMemoryInput = CommandInput<UpdateMemory>;
+export type ShadowReportInput = CommandInput<ShadowReport>;
+
+/** The command of each kind a bot may shadow, as `shadowed()` takes it. */
+export interface ShadowedCommands {
+  create: CreateMemoryInput;
+  manual: ManualMemoryInput;
+  reinforce: ReinforceMemoriesInput;
+  seed_bio: SeedBioInput;
+  update: UpdateMemoryInput;
+}
 
 export interface MemoryClientOptions {
   /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
@@ -65,6 +76,7 @@ export class MemoryClient {
   private readonly inboxPrefix: string;
   private readonly waiting = new Map<string, Waiter>();
   private readonly publisher: Coalescer<Pub, PubAck>;
+  private readonly shadowing: Shadowing;
   private sub: Subscription | null = null;
   private closed = false;
 
@@ -75,6 +87,11 @@ export class MemoryClient {
     this.inboxPrefix = createInbox(connectionInboxPrefix(nc));
     this.publisher = new Coalescer<Pub, PubAck>((pubs) => this.publishBatch(pubs), (pub) => this.publishOne(pub),
       BATCH_MAX_COMMANDS, 2);
+    this.shadowing = new Shadowing({
+      newCommandId,
+      answeredWithin: (kind, command, waitMs) => this.answeredWithin(kind, command, waitMs),
+      publish: (kind, command) => this.publishCommand(kind, command),
+    });
   }
 
   /** A client on a connection the bot opened (nats.js v3, any transport). */
@@ -148,29 +165,93 @@ export class MemoryClient {
     return this.send("update", command, options) as Promise<UpdateResult | InvalidCommandResult>;
   }
 
+  /**
+   * memory.shadow (a report of the bot's own write in shadow mode) and how the worker paired it
+   * with its dry run; `shadowed()` sends the report for the bot, unanswered.
+   */
+  shadow(command: ShadowReportInput, options?: SendOptions): Promise<ShadowResult | InvalidCommandResult> {
+    return this.send("shadow", command, options) as Promise<ShadowResult | InvalidCommandResult>;
+  }
+
+  /**
+   * Shadow mode (docs/design.md, section 3.6): the bot's own write, with the worker's dry run of
+   * the same command beside it. 1. The command is sent with `dry_run: true` and its answer awaited
+   * at most `timeoutMs` (default 500; a timeout or any failure is reported as timed out, never
+   * retried); 2. `ownWrite()` runs, and its value is returned or its error thrown unchanged;
+   * 3. what it gave (`report(value)`, by default the value itself, in the kind's result shape) or
+   * the error's message is published as memory.shadow in the background: never awaited here, a
+   * failure only logged. `shadowReportsSent()` waits for the reports.
+   */
+  shadowed<K extends ShadowedKind, T extends object>(kind: K, command: ShadowedCommands[K], ownWrite: () => Promise<T>,
+    options?: ShadowedOptions<T>): Promise<T>;
+  /** An own write whose value is not in the kind's result shape (or not an object) says what to report. */
+  shadowed<K extends ShadowedKind, T>(kind: K, command: ShadowedCommands[K], ownWrite: () => Promise<T>,
+    options: ShadowedOptions<T> & { report: (value: T) => Record<string, unknown> }): Promise<T>;
+  async shadowed<K extends ShadowedKind, T>(kind: K, command: ShadowedCommands[K], ownWrite: () => Promise<T>,
+    options: ShadowedOptions<T> = {}): Promise<T> {
+    const dry: ShadowEnvelope = { ...this.complete(kind, command), dry_run: true, reply_to: this.replySubject() };
+    return this.shadowing.shadowed(kind, dry, ownWrite, options);
+  }
+
+  /** Wait for the shadow reports still being published (a test, or a bot shutting down). */
+  shadowReportsSent(): Promise<void> {
+    return this.shadowing.reportsSent();
+  }
+
   /** A fresh reply subject under this client's inbox. */
   replySubject(): string {
     return `${this.inboxPrefix}.${nuid.next()}`;
   }
 
-  private async send(kind: CommandKind, input: Partial<Envelope> & { workspace_id: string },
-    options: SendOptions = {}): Promise<unknown> {
-    if (this.closed) throw new Error("the MemoryClient is closed");
+  /** The command with its command_id and issued_at filled in when omitted. */
+  private complete(kind: CommandKind, input: Partial<Envelope> & { workspace_id: string }): Envelope {
     if (typeof input !== "object" || input === null || typeof input.workspace_id !== "string") {
       throw new TypeError(`memory.${kind}: a command needs a workspace_id string`);
     }
-    const command: Envelope = {
+    return {
       ...input,
       command_id: input.command_id ?? newCommandId(),
       issued_at: input.issued_at ?? new Date().toISOString(),
       workspace_id: input.workspace_id,
     };
+  }
+
+  private async send(kind: CommandKind, input: Partial<Envelope> & { workspace_id: string },
+    options: SendOptions = {}): Promise<unknown> {
+    if (this.closed) throw new Error("the MemoryClient is closed");
+    const command = this.complete(kind, input);
     if (typeof command.reply_to !== "string" || !command.reply_to.startsWith(`${this.inboxPrefix}.`)) {
       command.reply_to = this.replySubject();
     }
     const raw = await this.sendRaw(kind, command.workspace_id, encoder.encode(JSON.stringify(command)),
       command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs);
     return JSON.parse(decoder.decode(raw));
+  }
+
+  /**
+   * Shadow mode's dry run: publish, and wait at most `waitMs` from now (the publish included) for
+   * the reply. Whether it came; nothing more is done about a silence (no lookup, no re-send), so
+   * the bot is never held up longer. A publish still going at the deadline finishes unwatched.
+   */
+  private async answeredWithin(kind: CommandKind, command: ShadowEnvelope, waitMs: number): Promise<boolean> {
+    const replyTo = command.reply_to;
+    if (this.closed || replyTo === null) return false;
+    const waiter = deferred();
+    this.waiting.set(replyTo, waiter);
+    try {
+      const published = this.publishCommand(kind, command);
+      // A refused publish ends the wait at once; an accepted one leaves it to the reply.
+      const refused = published.then(() => new Promise<boolean>(() => undefined), () => false);
+      return (await within(Promise.race([waiter.promise.then(() => true), refused]), waitMs)) === true;
+    } finally {
+      this.waiting.delete(replyTo);
+    }
+  }
+
+  /** Publish a command to JetStream (Nats-Msg-Id its command_id), awaiting the stream's ack only. */
+  private async publishCommand(kind: CommandKind, command: ShadowEnvelope): Promise<void> {
+    await this.publisher.call({ subject: commandSubject(kind, command.workspace_id),
+      payload: encoder.encode(JSON.stringify(command)), msgId: command.command_id });
   }
 
   private async sendRaw(kind: CommandKind, workspaceId: string, payload: Uint8Array, commandId: string,
@@ -256,8 +337,12 @@ type MethodName<K extends string> = K extends `${infer Head}_${infer Tail}` ? `$
 type NoMissingMethod<Missing extends never> = Missing;
 type EveryKindHasItsMethod = NoMissingMethod<Exclude<MethodName<CommandKind>, keyof MemoryClient>>;
 
+// shadowed() takes a command of every kind but memory.shadow itself.
+type NoMissingCommand<Missing extends never> = Missing;
+type EveryShadowedKindHasItsCommand = NoMissingCommand<Exclude<ShadowedKind, keyof ShadowedCommands>>;
+
 /**
- * Whether a manual, reinforce, seed_bio or update answer is the contract's InvalidCommandResult: the
+ * Whether a manual, reinforce, seed_bio, shadow or update answer is the contract's InvalidCommandResult: the
  * worker refused the command without applying it (`data.reason` says why; a bug in the bot,
  * not something the user did). A create's refusal of that kind is a CommandResult with the
  * same status.

@@ -13,8 +13,8 @@ import { memory } from "./memory.js";
 import { sendManual } from "./panels.js";
 import type { ManualData } from "./panels.js";
 
-type Strategy = "merge" | "replace";
-interface Destination {
+export type Strategy = "merge" | "replace";
+export interface Destination {
   scope: "server" | "personal";
   workspaceId: string;
   actorId: string;
@@ -25,7 +25,8 @@ interface Destination {
 
 const UPDATE_FAILED = "commands.data.import.error_update_failed";
 
-function importCommand(destination: Destination, strategy: Strategy) {
+/** One destination as a memory.manual import (shadow mode sends the same: shadowDataImport.ts). */
+export function importCommand(destination: Destination, strategy: Strategy) {
   return {
     command_id: crypto.randomUUID(),
     workspace_id: destination.workspaceId,
@@ -53,7 +54,7 @@ async function importDestinations(destinations: Destination[], strategy: Strateg
     const client = memory();
     const data: ManualData | null = await sendManual(importCommand(destination, strategy), (sent) => client.manual(sent));
     if (data === null) return { success: false, error: "commands.data.import.error_import_failed" };
-    if (data.status !== "added") {
+    if (data.status !== "imported") {
       log.warn(`memory import of lineage ${destination.lineageId} refused: ${data.status}: ${data.reason}`);
       return { success: false, error: UPDATE_FAILED };
     }
@@ -64,28 +65,41 @@ async function importDestinations(destinations: Destination[], strategy: Strateg
   return { success: true, itemsImported: { ...totals, memoriesCount: totals.memoriesInserted } };
 }
 
-export async function importWorkspaceMemoryBundle(serverDiscId: string, importerUserDiscId: string,
-  mappings: ReadonlyArray<{ bucketName: string; personaId: number; memories: MemoryItem[] }>,
-  strategy: Strategy): Promise<ImportResult> {
+export type WorkspaceMappings = ReadonlyArray<{ bucketName: string; personaId: number; memories: MemoryItem[] }>;
+export type PersonalMappings = ReadonlyArray<{ bucketName: string; personaLineageId: number; memories: MemoryItem[] }>;
+
+/** A workspace bundle's destinations, each persona's lineage; null when a persona is not the server's. */
+export async function workspaceDestinations(serverDiscId: string, importerUserDiscId: string,
+  mappings: WorkspaceMappings): Promise<Destination[] | null> {
   const personas: TomoriState[] = await personaRepository.loadAllForServer(serverDiscId);
   const destinations: Destination[] = [];
   for (const mapping of mappings) {
     const persona = personas.find((candidate) => candidate.persona_id === mapping.personaId);
-    if (persona === undefined) return { success: false, error: "commands.data.import.error_no_server_data" };
+    if (persona === undefined) return null;
     destinations.push({
       scope: "server", workspaceId: serverDiscId, actorId: importerUserDiscId,
       lineageId: persona.persona_lineage_id, personaId: mapping.personaId, memories: mapping.memories,
     });
   }
+  return destinations;
+}
+
+/** A personal bundle's destinations. Personal memories belong to no guild: the workspace is the user's own, as in a DM. */
+export function personalDestinations(userDiscId: string, mappings: PersonalMappings): Destination[] {
+  return mappings.map((mapping) => ({
+    scope: "personal", workspaceId: userDiscId, actorId: userDiscId,
+    lineageId: mapping.personaLineageId, personaId: null, memories: mapping.memories,
+  }));
+}
+
+export async function importWorkspaceMemoryBundle(serverDiscId: string, importerUserDiscId: string,
+  mappings: WorkspaceMappings, strategy: Strategy): Promise<ImportResult> {
+  const destinations = await workspaceDestinations(serverDiscId, importerUserDiscId, mappings);
+  if (destinations === null) return { success: false, error: "commands.data.import.error_no_server_data" };
   return importDestinations(destinations, strategy);
 }
 
-export function importPersonalMemoryBundle(userDiscId: string,
-  mappings: ReadonlyArray<{ bucketName: string; personaLineageId: number; memories: MemoryItem[] }>,
+export function importPersonalMemoryBundle(userDiscId: string, mappings: PersonalMappings,
   strategy: Strategy): Promise<ImportResult> {
-  // Personal memories belong to no guild: the workspace is the user's own, as in a DM.
-  return importDestinations(mappings.map((mapping) => ({
-    scope: "personal", workspaceId: userDiscId, actorId: userDiscId,
-    lineageId: mapping.personaLineageId, personaId: null, memories: mapping.memories,
-  })), strategy);
+  return importDestinations(personalDestinations(userDiscId, mappings), strategy);
 }

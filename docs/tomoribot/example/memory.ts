@@ -46,6 +46,8 @@ export async function startMemory(connections: MemoryConnections): Promise<void>
 }
 
 export async function stopMemory(): Promise<void> {
+  // Shadow mode's reports (section 12) are published in the background: let them go out first.
+  await client?.shadowReportsSent();
   await client?.close();
   await node?.close();
 }

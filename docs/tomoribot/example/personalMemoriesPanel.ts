@@ -13,6 +13,7 @@ import { panelStatus, rowById, runPanelCommand } from "./panels.js";
 
 /** What every operation is given: whose memories, which lineage, who acts (the remove input without its memory). */
 type PanelInput = Omit<Parameters<PersonalMemoriesOperations["remove"]>[0], "memoryId">;
+type Input<Operation extends "add" | "addBatch" | "edit" | "remove"> = Parameters<PersonalMemoriesOperations[Operation]>[0];
 
 function command(input: PanelInput, action: ManualMemoryInput["action"]): ManualMemoryInput {
   return {
@@ -26,6 +27,18 @@ function command(input: PanelInput, action: ManualMemoryInput["action"]): Manual
   };
 }
 
+/** Each operation's memory.manual command (shadow mode sends the same: shadowPanels.ts). */
+export const personalPanelCommands = {
+  add: (input: Input<"add">): ManualMemoryInput => ({ ...command(input, "add"), content: input.content, tags: input.tags }),
+  addBatch: (input: Input<"addBatch">): ManualMemoryInput => ({
+    ...command(input, "add_batch"), contents: input.contents, content: null, tags: input.tags,
+  }),
+  edit: (input: Input<"edit">): ManualMemoryInput => ({
+    ...command(input, "edit"), memory_id: input.memoryId, content: input.content, tags: input.tags,
+  }),
+  remove: (input: Input<"remove">): ManualMemoryInput => ({ ...command(input, "remove"), memory_id: input.memoryId }),
+};
+
 function shown(input: PanelInput, id: number | undefined, sent: Pick<PersonalMemoryRow, "content" | "tags">):
   Promise<PersonalMemoryRow> {
   return rowById(personalMemoryRepository.loadForUserLineage(input.userId, input.personaLineageId, false),
@@ -35,7 +48,7 @@ function shown(input: PanelInput, id: number | undefined, sent: Pick<PersonalMem
 
 export const workerPersonalMemoriesOperations: PersonalMemoriesOperations = {
   async add(input) {
-    const data = await runPanelCommand({ ...command(input, "add"), content: input.content, tags: input.tags });
+    const data = await runPanelCommand(personalPanelCommands.add(input));
     if (data?.status === "added") {
       const row = await shown(input, data.memory_id ?? data.memory_ids?.[0], { content: input.content.trim(), tags: input.tags });
       return { status: "success", row };
@@ -46,9 +59,7 @@ export const workerPersonalMemoriesOperations: PersonalMemoriesOperations = {
   },
 
   async addBatch(input) {
-    const data = await runPanelCommand({
-      ...command(input, "add_batch"), contents: input.contents, content: null, tags: input.tags,
-    });
+    const data = await runPanelCommand(personalPanelCommands.addBatch(input));
     if (data?.status === "added") {
       return { status: "success", added: data.memory_ids?.length ?? 0, skipped: data.skipped_duplicates ?? 0 };
     }
@@ -61,9 +72,7 @@ export const workerPersonalMemoriesOperations: PersonalMemoriesOperations = {
   },
 
   async edit(input) {
-    const data = await runPanelCommand({
-      ...command(input, "edit"), memory_id: input.memoryId, content: input.content, tags: input.tags,
-    });
+    const data = await runPanelCommand(personalPanelCommands.edit(input));
     if (data?.status === "updated") {
       return { status: "success", row: await shown(input, input.memoryId, { content: input.content.trim(), tags: input.tags }) };
     }
@@ -73,7 +82,7 @@ export const workerPersonalMemoriesOperations: PersonalMemoriesOperations = {
 
   async remove(input) {
     const before = await shown(input, input.memoryId, { content: "", tags: [] });
-    const data = await runPanelCommand({ ...command(input, "remove"), memory_id: input.memoryId });
+    const data = await runPanelCommand(personalPanelCommands.remove(input));
     if (data?.status === "removed") return { status: "success", row: before };
     return panelStatus(data, ["not-found"] as const);
   },

@@ -12,6 +12,7 @@ import { panelStatus, rowById, runPanelCommand } from "./panels.js";
 
 /** What every operation is given: who, where, which lineage (the remove input without its memory). */
 type PanelInput = Omit<Parameters<ServerMemoriesOperations["remove"]>[0], "memoryId">;
+type Input<Operation extends keyof ServerMemoriesOperations> = Parameters<ServerMemoriesOperations[Operation]>[0];
 
 function command(input: PanelInput, action: ManualMemoryInput["action"]): ManualMemoryInput {
   return {
@@ -22,6 +23,21 @@ function command(input: PanelInput, action: ManualMemoryInput["action"]): Manual
     lineage_id: input.personaLineageId,
   };
 }
+
+/** Each operation's memory.manual command (shadow mode sends the same: shadowPanels.ts). */
+export const serverPanelCommands = {
+  add: (input: Input<"add">): ManualMemoryInput => ({
+    ...command(input, "add"), persona_id: input.personaId, content: input.content, tags: input.tags,
+  }),
+  // The route already put the typed entry before the file's lines; the worker keeps that order.
+  addBatch: (input: Input<"addBatch">): ManualMemoryInput => ({
+    ...command(input, "add_batch"), persona_id: input.personaId, contents: input.contents, content: null, tags: input.tags,
+  }),
+  edit: (input: Input<"edit">): ManualMemoryInput => ({
+    ...command(input, "edit"), memory_id: input.memoryId, content: input.content, tags: input.tags,
+  }),
+  remove: (input: Input<"remove">): ManualMemoryInput => ({ ...command(input, "remove"), memory_id: input.memoryId }),
+};
 
 /** The rows this person sees in the panel (a non-manager: the ones they taught). */
 function visibleRows(input: PanelInput): Promise<ServerMemoryRow[]> {
@@ -43,9 +59,7 @@ function shown(input: PanelInput, id: number | undefined, sent: Sent): Promise<S
 
 export const workerServerMemoriesOperations: ServerMemoriesOperations = {
   async add(input) {
-    const data = await runPanelCommand({
-      ...command(input, "add"), persona_id: input.personaId, content: input.content, tags: input.tags,
-    });
+    const data = await runPanelCommand(serverPanelCommands.add(input));
     if (data?.status === "added") {
       const sent = { persona_id: input.personaId, content: input.content.trim(), tags: input.tags };
       const row = await shown(input, data.memory_id ?? data.memory_ids?.[0], sent);
@@ -55,10 +69,7 @@ export const workerServerMemoriesOperations: ServerMemoriesOperations = {
   },
 
   async addBatch(input) {
-    // The route already put the typed entry before the file's lines; the worker keeps that order.
-    const data = await runPanelCommand({
-      ...command(input, "add_batch"), persona_id: input.personaId, contents: input.contents, content: null, tags: input.tags,
-    });
+    const data = await runPanelCommand(serverPanelCommands.addBatch(input));
     if (data?.status === "added") {
       return { status: "success", added: data.memory_ids?.length ?? 0, skipped: data.skipped_duplicates ?? 0 };
     }
@@ -70,9 +81,7 @@ export const workerServerMemoriesOperations: ServerMemoriesOperations = {
   },
 
   async edit(input) {
-    const data = await runPanelCommand({
-      ...command(input, "edit"), memory_id: input.memoryId, content: input.content, tags: input.tags,
-    });
+    const data = await runPanelCommand(serverPanelCommands.edit(input));
     if (data?.status === "updated" || data?.status === "unchanged") {
       const row = await shown(input, input.memoryId, { persona_id: null, content: input.content.trim(), tags: input.tags });
       return { status: data.status === "updated" ? "success" : "unchanged", row };
@@ -83,7 +92,7 @@ export const workerServerMemoriesOperations: ServerMemoriesOperations = {
   async remove(input) {
     // Read first: the panel shows what it removed, and afterwards the row is gone.
     const before = await shown(input, input.memoryId, { persona_id: null, content: "", tags: [] });
-    const data = await runPanelCommand({ ...command(input, "remove"), memory_id: input.memoryId });
+    const data = await runPanelCommand(serverPanelCommands.remove(input));
     if (data?.status === "removed") return { status: "success", row: before };
     return panelStatus(data, ["teaching-disabled", "not-found"] as const);
   },

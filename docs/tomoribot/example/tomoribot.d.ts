@@ -321,6 +321,9 @@ declare module "@/utils/messageProxy/identityUserId" {
 
 declare module "@/utils/messageProxy/bioSeeding" {
   // src/utils/messageProxy/bioSeeding.ts (Bredrumb, messageProxy era)
+  import type { getMessageProxyHostProtection } from "@/utils/messageProxy/hostProtection";
+  import type { invalidateUserCache } from "@/utils/cache/userCache";
+
   export type MessageProxyBioSeedArgs = {
     isNewIdentity: boolean;
     identityUserDiscId: string;
@@ -329,6 +332,23 @@ declare module "@/utils/messageProxy/bioSeeding" {
     /** The guild, or null or undefined in a DM. */
     serverDiscId: string | null | undefined;
   };
+  /** The function's seams; its default (module-private) is these three functions. */
+  export type MessageProxyBioSeedDeps = {
+    getHostProtection: typeof getMessageProxyHostProtection;
+    addPersonalMemory: (userId: number, personaLineageId: number, content: string) => Promise<unknown>;
+    invalidateCache: typeof invalidateUserCache;
+  };
+  /** TomoriBot's own seed (a direct insert at lineage 0), which the worker's replaces. */
+  export function seedMessageProxyIdentityBio(args: MessageProxyBioSeedArgs, deps?: MessageProxyBioSeedDeps): Promise<void>;
+}
+
+declare module "@/utils/messageProxy/hostProtection" {
+  // src/utils/messageProxy/hostProtection.ts (Bredrumb@60e529b0)
+  export type MessageProxyHostProtection =
+    | { protected: false; isMessageProxyIdentity: boolean }
+    | { protected: true; isMessageProxyIdentity: true; reason: "host_full_privacy" | "host_blacklisted"; hostUserDiscId: string };
+  export function getMessageProxyHostProtection(targetUserDiscId: string, serverDiscId: string | null | undefined):
+    Promise<MessageProxyHostProtection>;
 }
 
 declare module "@/utils/discord/thoughtLogAudience" {
@@ -375,6 +395,7 @@ declare module "@/utils/db/repositories" {
     UserRow,
   } from "@/types/db/schema";
   import type { AddressingStyle } from "@/types/personaNaming";
+  import type { ImportResult, MemoryItem } from "@/utils/db/repositories/ImportRepository";
 
   export const userRepository: {
     loadByDiscordId(userDiscId: string): Promise<UserRow | null>;
@@ -401,9 +422,22 @@ declare module "@/utils/db/repositories" {
   export const serverMemoryRepository: {
     /** A lineage's server memories; with `taughtByUserId`, only those that user taught. */
     loadServerMemoriesScoped(serverId: number, personaLineageId: number, taughtByUserId?: number): Promise<ServerMemoryRow[]>;
+    /** TomoriBot's own delete (vectorize's last step): whether a row was deleted. */
+    remove(serverMemoryId: number): Promise<boolean>;
   };
   export const personalMemoryRepository: {
     loadForUserLineage(userId: number, personaLineageId: number, includeGlobal: boolean): Promise<PersonalMemoryRow[]>;
+    /** TomoriBot's own insert: the row, or null (invalid content, the limit reached, a failure). */
+    add(userId: number, personaLineageId: number, content: string, tags?: string[]): Promise<PersonalMemoryRow | null>;
+  };
+  /** TomoriBot's own bundle imports (src/utils/db/repositories/ImportRepository.ts), which the worker's replace. */
+  export const importRepository: {
+    importWorkspaceMemoryBundle(serverDiscId: string, importerUserDiscId: string,
+      mappings: ReadonlyArray<{ bucketName: string; personaId: number; memories: MemoryItem[] }>,
+      strategy: "merge" | "replace"): Promise<ImportResult>;
+    importPersonalMemoryBundle(userDiscId: string,
+      mappings: ReadonlyArray<{ bucketName: string; personaLineageId: number; memories: MemoryItem[] }>,
+      strategy: "merge" | "replace"): Promise<ImportResult>;
   };
   export const personaRepository: {
     loadAllForServer(serverDiscId: string): Promise<TomoriState[]>;
@@ -485,6 +519,8 @@ declare module "@/utils/discord/interactions/memoriesRoutes" {
       | { status: "success"; row: ServerMemoryRow }
     >;
   }
+  /** TomoriBot's own operations (direct repository writes), which the worker's replace. */
+  export const serverMemoriesOperations: ServerMemoriesOperations;
 }
 
 declare module "@/utils/discord/interactions/personalMemoriesRoutes" {
