@@ -446,6 +446,7 @@ class ShadowPairRow(msgspec.Struct, frozen=True):
     kind: str
     dry_status: str | None
     dry_result: dict[str, Any] | None
+    intended: str | None = None
 
 
 class ShadowPairs:
@@ -461,19 +462,19 @@ class ShadowPairs:
         """The dry run's answer: the one row a dry run writes (a redelivery's is dropped).
         `intended`: why a difference here would be on purpose (secret_guard), or None."""
         await self._conn.execute(
-            "INSERT INTO shadow_pairs (command_id, kind, workspace_id, dry_status, dry_result, dry_at, intended)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb, now(), $6) ON CONFLICT (command_id) DO NOTHING",
-            command_id, kind, workspace_id, status, result_json.decode(), intended)
+            "INSERT INTO shadow_pairs (command_id, tenant, kind, workspace_id, dry_status, dry_result, dry_at, intended)"
+            " VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), $7) ON CONFLICT (command_id) DO NOTHING",
+            command_id, self._tenant, kind, workspace_id, status, result_json.decode(), intended)
 
     async def dry_run_of(self, command_id: str, workspace_id: str) -> ShadowPairRow | None:
         """The dry run of a command of this workspace and tenant, locked until the report is stored."""
         row = await self._conn.fetchrow(
-            "SELECT kind, dry_status, dry_result::text FROM shadow_pairs"
+            "SELECT kind, dry_status, dry_result::text, intended FROM shadow_pairs"
             " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3 FOR UPDATE",
             command_id, workspace_id, self._tenant)
         if row is None:
             return None
-        return ShadowPairRow(row[0], row[1], None if row[2] is None else msgspec.json.decode(row[2]))
+        return ShadowPairRow(row[0], row[1], None if row[2] is None else msgspec.json.decode(row[2]), row[3])
 
     async def record_report(self, command_id: str, kind: str, workspace_id: str, *, bot_status: str | None,
                             bot_result: bytes | None, bot_error: str | None, outcome: str,
@@ -482,15 +483,15 @@ class ShadowPairs:
         same); a report of no dry run gets a row of its own. Another tenant's row under the
         same id is left alone."""
         await self._conn.execute(
-            "INSERT INTO shadow_pairs AS p (command_id, kind, workspace_id, bot_status, bot_result, bot_error,"
+            "INSERT INTO shadow_pairs AS p (command_id, tenant, kind, workspace_id, bot_status, bot_result, bot_error,"
             " outcome, differences, reported_at)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, now())"
+            " VALUES ($1, $9, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, now())"
             " ON CONFLICT (command_id) DO UPDATE SET bot_status = excluded.bot_status,"
             " bot_result = excluded.bot_result, bot_error = excluded.bot_error, outcome = excluded.outcome,"
             " differences = excluded.differences, reported_at = excluded.reported_at"
             " WHERE p.tenant = excluded.tenant AND p.workspace_id = excluded.workspace_id",
             command_id, kind, workspace_id, bot_status, None if bot_result is None else bot_result.decode(),
-            bot_error, outcome, differences.decode())
+            bot_error, outcome, differences.decode(), self._tenant)
 
 
 class DryTx(Tx):

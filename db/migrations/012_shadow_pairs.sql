@@ -7,7 +7,7 @@
 -- reads them; memory_prune() removes them with the inbox rows of their age.
 CREATE TABLE memory_worker.shadow_pairs (
     command_id   text PRIMARY KEY,  -- the shadowed command's
-    tenant       text NOT NULL DEFAULT coalesce(current_setting('memory_worker.tenant', true), ''),
+    tenant       text NOT NULL,     -- the bot whose worker stored it (TENANT, '' for none)
     kind         text NOT NULL,
     workspace_id text NOT NULL,
     dry_status   text,              -- NULL: the report came, no dry run did (unpaired)

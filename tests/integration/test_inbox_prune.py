@@ -44,8 +44,8 @@ async def test_a_prune_with_nothing_due_removes_nothing(pool):
 async def test_shadow_pairs_past_the_retention_go_with_the_inbox(pool):
     prefix = unique("shadow-prune-")
     await pool.execute(
-        "INSERT INTO shadow_pairs (command_id, kind, workspace_id, outcome, created_at)"
-        " SELECT $1 || g, 'create', 'ws', 'agreed', now() - make_interval(days => CASE WHEN g <= 7 THEN 40 ELSE 1 END)"
+        "INSERT INTO shadow_pairs (command_id, tenant, kind, workspace_id, outcome, created_at)"
+        " SELECT $1 || g, '', 'create', 'ws', 'agreed', now() - make_interval(days => CASE WHEN g <= 7 THEN 40 ELSE 1 END)"
         " FROM generate_series(1, 9) g", prefix)
 
     await prune_due(MemoryRepository(pool), inbox_days=35, batch=3)

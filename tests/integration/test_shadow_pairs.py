@@ -6,7 +6,6 @@ error passes through unchanged, and the report still goes out, marked timed out.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from datetime import UTC, datetime
@@ -18,7 +17,7 @@ import pytest
 
 from contracts import subjects
 from contracts.commands import ShadowReport
-from db.repository import MemoryRepository, create_pool
+from db.repository import MemoryRepository
 from tests.support.secret_corpus import CREDENTIALS
 from worker.client.memory_client import MemoryClient
 from worker.consuming.administration import streams
@@ -100,8 +99,9 @@ async def test_another_workspace_or_bot_never_reads_or_overwrites_a_pair(pool):
 
 
 async def test_a_dry_run_the_secret_guard_refused_is_marked_intended_and_keeps_no_secret(pool):
-    secret = CREDENTIALS[0][1] if isinstance(CREDENTIALS[0], tuple) else CREDENTIALS[0]
-    shadowed = await dry_run(pool, "1001", f"the deploy token is {secret}")
+    credential = CREDENTIALS[0]
+    secret = credential.secret
+    shadowed = await dry_run(pool, "1001", credential.content)
     row = await pool.fetchrow("SELECT intended, dry_status, dry_result::text FROM shadow_pairs WHERE command_id = $1",
                               shadowed)
     assert (row["intended"], row["dry_status"]) == ("secret_guard", "memory_save_failed_invalid_content")
@@ -161,4 +161,3 @@ async def test_the_bot_is_held_up_no_longer_than_the_timeout_and_its_result_pass
     assert [(r["shadowed_id"], r["timed_out"]) for r in published][0] == (cmd.command_id, True)
     assert published[0]["result"]["data"]["status"] == "memory_saved_successfully"
     assert published[1]["result"] is None and published[1]["error"] == "the bot's database is down"
-    await asyncio.sleep(0)

@@ -37,5 +37,5 @@ def test_the_dashboard_covers_the_issue_s_metrics():
                    "memory_dead_letters_total", "memory_events_not_stored_total",
                    "memory_redeliveries_total", "memory_commands_oldest_unconsumed_age_seconds",
                    "memory_commands_max_age_seconds", "memory_commands_stream_bytes", "memory_lookups_refused_total",
-                   "memory_secrets_refused_total"):
+                   "memory_secrets_refused_total", "memory_shadow_pairs_total", "memory_dry_runs_total"):
         assert metric in text, metric

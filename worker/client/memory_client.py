@@ -144,14 +144,16 @@ class MemoryClient:
                 f"{self._inbox_prefix}. is under none of the worker's REPLY_SUBJECT_PREFIXES, which it answers only")
 
     async def send_raw(self, kind: str, workspace_id: str, payload: bytes, *, command_id: str,
-                       reply_to: str | None, timeout: float | None = None) -> bytes | None:
-        """Publish a command as bytes; await the raw result when reply_to is one of ours."""
+                       reply_to: str | None, timeout: float | None = None, msg_id: str | None = None) -> bytes | None:
+        """Publish a command as bytes; await the raw result when reply_to is one of ours.
+        `msg_id`: its Nats-Msg-Id, when not the command_id (a dry run's)."""
         fut: asyncio.Future[bytes] | None = None
         if reply_to and reply_to.startswith(self._inbox_prefix):
             fut = asyncio.get_running_loop().create_future()
             self._waiting[reply_to] = fut
         try:
-            ack = await self._publish(_Publish(subjects.command_subject(kind, workspace_id), payload, command_id))
+            ack = await self._publish(_Publish(subjects.command_subject(kind, workspace_id), payload,
+                                               msg_id or command_id))
             if fut is None:
                 return None
             wait = timeout or self._timeout

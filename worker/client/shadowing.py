@@ -30,6 +30,12 @@ SHADOW_TIMEOUT_S = 0.5
 _Own = TypeVar("_Own")
 
 
+def dry_run_msg_id(command_id: str) -> str:
+    """A dry run's Nats-Msg-Id: not its command_id, which the real command may use next (within
+    the stream's duplicate window JetStream would drop it as a repeat of the dry run)."""
+    return f"{command_id}:dry"
+
+
 class Shadowing:
     def __init__(self, client: MemoryClient) -> None:
         self._client = client
@@ -65,7 +71,8 @@ class Shadowing:
         try:
             await asyncio.wait_for(self._client.send_raw(kind, cmd.workspace_id, encode(cmd),
                                                          command_id=cmd.command_id, reply_to=cmd.reply_to,
-                                                         timeout=timeout), timeout)
+                                                         timeout=timeout, msg_id=dry_run_msg_id(cmd.command_id)),
+                                   timeout)
             return True
         except Exception as exc:  # a timeout, or NATS refusing the publish: the bot goes on
             log.info("shadow_dry_run_unanswered", kind=kind, command_id=cmd.command_id, error=type(exc).__name__)

@@ -65,12 +65,13 @@ for _kind in get_args(CredentialKind):
     SECRETS_REFUSED.labels(_kind)
 DRY_RUNS = Counter("memory_dry_runs", "Dry runs answered (shadow mode: decided, nothing written), by kind and the"
                    " status they would have had.", ["kind", "status"], registry=REGISTRY)
-SHADOW_PAIRS = Counter("memory_shadow_pairs", "Shadow reports paired with their dry run, by the shadowed kind and"
-                       " outcome (agreed, differed, concurrent, timed_out, unpaired).", ["kind", "outcome"],
+SHADOW_PAIRS = Counter("memory_shadow_pairs", "Shadow reports paired with their dry run, by the shadowed kind, the"
+                       " outcome (agreed, differed, concurrent, timed_out, unpaired) and whether the worker differs"
+                       " there on purpose (intended: the secret guard).", ["kind", "outcome", "intended"],
                        registry=REGISTRY)
 for _kind in get_args(ShadowedKind):  # from 0, as the credential kinds above
     for _outcome in get_args(ShadowOutcome):
-        SHADOW_PAIRS.labels(_kind, _outcome)
+        SHADOW_PAIRS.labels(_kind, _outcome, "false")
 READY = Gauge("memory_worker_ready", "1 when connected and consuming.", registry=REGISTRY)
 
 
@@ -98,7 +99,8 @@ def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: 
     if answer.refused_credential:
         SECRETS_REFUSED.labels(answer.refused_credential).inc()
     if answer.shadowed:
-        SHADOW_PAIRS.labels(*answer.shadowed).inc()
+        shadowed_kind, outcome, intended = answer.shadowed
+        SHADOW_PAIRS.labels(shadowed_kind, outcome, "true" if intended else "false").inc()
 
 
 async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:

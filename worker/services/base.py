@@ -24,7 +24,8 @@ class Answer:
     status: str
     evicted_scope: str | None = None  # a save that forgot a row: its scope in the tool's words
     refused_credential: str | None = None  # a create the secret guard refused: the credential's kind, never its text
-    shadowed: tuple[str, str] | None = None  # a shadow report: the shadowed kind and the pair's outcome
+    # A shadow report: the shadowed kind, the pair's outcome, and whether a difference is intended.
+    shadowed: tuple[str, str, bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,8 @@ class ShadowReportService:
                     outcome=outcome, differences=encode(differences))
         result = ShadowResult(command_id=cmd.command_id, success=True,
                               data=ShadowData(status="recorded", outcome=outcome, differences=differences))
-        return Handled(Answer(encode(result), "recorded", shadowed=(cmd.kind, outcome)), [], duplicate=False,
+        intended = dry is not None and dry.intended is not None
+        return Handled(Answer(encode(result), "recorded", shadowed=(cmd.kind, outcome, intended)), [], duplicate=False,
                        dry=cmd.dry_run)
 
     def failure_result(self, cmd: ShadowReport) -> bytes:

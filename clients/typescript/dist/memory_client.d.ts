@@ -97,7 +97,9 @@ export declare class MemoryClient {
      * the bot is never held up longer. A publish still going at the deadline finishes unwatched.
      */
     private answeredWithin;
-    /** Publish a command to JetStream (Nats-Msg-Id its command_id), awaiting the stream's ack only. */
+    /** Publish a command to JetStream, awaiting the stream's ack only. Its Nats-Msg-Id is its
+     *  command_id, a dry run's `<command_id>:dry`: the real command may use that id next, and
+     *  within the duplicate window JetStream would drop it as a repeat of the dry run. */
     private publishCommand;
     private sendRaw;
     /**

@@ -248,10 +248,13 @@ export class MemoryClient {
     }
   }
 
-  /** Publish a command to JetStream (Nats-Msg-Id its command_id), awaiting the stream's ack only. */
+  /** Publish a command to JetStream, awaiting the stream's ack only. Its Nats-Msg-Id is its
+   *  command_id, a dry run's `<command_id>:dry`: the real command may use that id next, and
+   *  within the duplicate window JetStream would drop it as a repeat of the dry run. */
   private async publishCommand(kind: CommandKind, command: ShadowEnvelope): Promise<void> {
+    const msgId = command.dry_run === true ? `${command.command_id}:dry` : command.command_id;
     await this.publisher.call({ subject: commandSubject(kind, command.workspace_id),
-      payload: encoder.encode(JSON.stringify(command)), msgId: command.command_id });
+      payload: encoder.encode(JSON.stringify(command)), msgId });
   }
 
   private async sendRaw(kind: CommandKind, workspaceId: string, payload: Uint8Array, commandId: string,
