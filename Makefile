@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients schemas clean
+.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -127,6 +127,11 @@ bench-nats: $(STAMP)
 ## the same in-flight count (tests/bench/clients.py); writes tests/bench/results/clients-<date>.json.
 bench-clients: $(STAMP) $(CLIENT_STAMP)
 	$(PY) -m tests.bench.clients $(BENCH_ARGS)
+
+## Shadow mode's cost: WAL per dry run against a real create and the shadow record alone, and
+## the bot's added latency per shadowed call (tests/bench/shadow.py).
+bench-shadow: $(STAMP)
+	$(PY) -m tests.bench.shadow $(BENCH_ARGS)
 
 ## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs, and
 ## contracts/types/index.d.ts from the schemas (json-schema-to-typescript).

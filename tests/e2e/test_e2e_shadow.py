@@ -42,9 +42,13 @@ from tests.memoryctl import memoryctl as in_process
 from tests.support.commands import update_fields
 from tests.support.waiting import wait_until
 from worker.client.memory_client import MemoryClient
-from worker.consuming.app import build_services
 from worker.consuming.limits import limits_from
 from worker.local.embedded import NatsServer
+from worker.services.create_memory import CreateMemoryService
+from worker.services.manual import ManualMemoryService
+from worker.services.reinforce import ReinforceService
+from worker.services.seed_bio import SeedBioService
+from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
 CAPS = {"MAX_SERVER_MEMORIES": "5", "MAX_PERSONAL_MEMORIES": "5"}
@@ -91,9 +95,11 @@ class TomoriBotStandIn:
     own limits, storing under `bot-<id>` and publishing nothing."""
 
     def __init__(self, pool: asyncpg.Pool, limits: Any) -> None:
-        settings = Settings.from_env({"MAX_SERVER_MEMORIES": str(limits.max_server_memories),
-                                      "MAX_PERSONAL_MEMORIES": str(limits.max_personal_memories)})
-        self._services = build_services(MemoryRepository(pool), settings)
+        repo = MemoryRepository(pool)
+        self._services: dict[str, Any] = {
+            "create": CreateMemoryService(repo, limits), "update": UpdateMemoryService(repo, limits),
+            "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
+            "seed_bio": SeedBioService(repo, limits, 1000)}
 
     def write(self, kind: str, cmd: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
         async def own_write() -> dict[str, Any]:
