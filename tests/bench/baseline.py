@@ -40,7 +40,7 @@ from db.requests import CreateContextRequest
 from tests.bench.dataset import HISTORY_PREFIX
 from tests.support.answers import stored_answers
 from tests.support.planned import planned_batch
-from worker.domain.arguments import parse_tool_args
+from worker.domain.arguments import ToolArguments, parse_tool_args
 from worker.domain.create_decision import SavePlan
 from worker.domain.model import Limits
 from worker.domain.targets import lookup_ids
@@ -68,7 +68,8 @@ async def build_requests(dsn: str, commands: list[CreateMemory], limits: Limits,
         (op,) = batch.ops
         if not isinstance(op.decision, SavePlan):
             raise RuntimeError(f"bench command {cmd.command_id} is refused before the save: {op.decision!r:.300}")
-        ids = list(lookup_ids(cmd, parse_tool_args(cmd.tool_args)))
+        args = parse_tool_args(cmd.tool_args)
+        ids = list(lookup_ids(cmd, args.target if isinstance(args, ToolArguments) else None))
         contexts = encode([CreateContextRequest(cmd.command_id, cmd.workspace_id, ids, cmd.persona.lineage_id)])
         out[i] = Request(cmd.command_id, contexts.decode(), int(op.decision.may_evict), encode(batch).decode())
 
