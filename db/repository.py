@@ -400,11 +400,14 @@ class Tx:
     async def delete_lineage(self, scope: str, owner_key: int, lineage_id: int) -> list[tuple[int, str]]:
         """Delete every row of an owner (servers.server_id or users.user_id) and exact lineage:
         (id, content) of each, by id."""
+        return await self._lineage_rows(scope, owner_key, lineage_id, delete=True)
+
+    async def _lineage_rows(self, scope: str, owner_key: int, lineage_id: int, *, delete: bool) -> list[tuple[int, str]]:
         table, key = _TABLES[scope]
         owner_column = "server_id" if scope == "server" else "user_id"
-        rows = await self.conn.fetch(
-            f"DELETE FROM {table} WHERE {owner_column} = $1 AND persona_lineage_id = $2 RETURNING {key}, content",
-            owner_key, lineage_id)
+        rows_of = f"{table} WHERE {owner_column} = $1 AND persona_lineage_id = $2"
+        rows = await self.conn.fetch(f"DELETE FROM {rows_of} RETURNING {key}, content" if delete
+                                     else f"SELECT {key}, content FROM {rows_of}", owner_key, lineage_id)
         return sorted((r[0], r[1]) for r in rows)
 
     async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
@@ -541,12 +544,7 @@ class DryTx(Tx):
         return None
 
     async def delete_lineage(self, scope: str, owner_key: int, lineage_id: int) -> list[tuple[int, str]]:
-        table, key = _TABLES[scope]
-        owner_column = "server_id" if scope == "server" else "user_id"
-        rows = await self.conn.fetch(
-            f"SELECT {key}, content FROM {table} WHERE {owner_column} = $1 AND persona_lineage_id = $2",
-            owner_key, lineage_id)
-        return sorted((r[0], r[1]) for r in rows)
+        return await self._lineage_rows(scope, owner_key, lineage_id, delete=False)
 
     async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
         return None

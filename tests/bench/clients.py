@@ -12,26 +12,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 
 import nats
 
-from tests.conftest import ROOT, WorkerProcess, worker_env
+from tests.bench.own_worker import finish, own_worker
+from tests.conftest import ROOT
 from tests.support.commands import create_fields
-from tests.support.directory import register_triggerer
 from worker.client.memory_client import MemoryClient, new_create
-from worker.local.embedded import NatsServer, PostgresServer
 
 NODE_SCRIPT = ROOT / "clients" / "typescript" / "bench" / "creates.mjs"
-RESULTS = ROOT / "tests" / "bench" / "results"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -142,36 +138,16 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--nats-url", help="a running worker's NATS (its database is the worker's): no servers started")
     parser.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = parser.parse_args(argv)
-    root = Path(tempfile.mkdtemp(prefix="memory-bench-clients-"))
-    servers: list = []
-    try:
+    with contextlib.ExitStack() as stack:
         nats_url = args.nats_url
         if nats_url is None:
-            nats_server = NatsServer(root / "nats").start()
-            servers.append(nats_server)
-            pg = PostgresServer(root / "pg").start()
-            servers.append(pg)
-            worker = WorkerProcess(worker_env(nats_server.url, pg.dsn(), MEMORY_PARTITIONS=str(args.partitions)),
-                                   root / "worker.log")
-            worker.start()  # it migrates the database
-            asyncio.run(register_triggerer(pg.dsn()))
-            servers.insert(0, worker)
-            nats_url = nats_server.url
+            nats_url, _ = stack.enter_context(own_worker("memory-bench-clients-",
+                                                         MEMORY_PARTITIONS=str(args.partitions)))
         load_before = os.getloadavg()
         report = compare(nats_url, commands=args.commands, in_flight=args.in_flight, workspaces=args.workspaces,
                          rounds=args.rounds)
-    finally:
-        for server in servers:
-            server.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    report["at"] = datetime.now(UTC).isoformat(timespec="seconds")
     # Other work on the machine moves both clients' figures: the ratios are what to read.
-    report["load_average"] = {"start": load_before, "end": os.getloadavg(), "cores": os.cpu_count()}
-    if not args.no_write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        path = RESULTS / f"clients-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"
-        path.write_text(json.dumps(report, indent=2))
-        print(f"wrote {path.relative_to(ROOT)}")
+    finish(report, "clients", load_before, write=not args.no_write)
     print(table(report))
     return report
 

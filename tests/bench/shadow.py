@@ -18,15 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import shutil
 import statistics
-import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -34,13 +29,9 @@ import msgspec
 import nats
 
 from tests.bench.clients import percentile
-from tests.conftest import ROOT, WorkerProcess, worker_env
+from tests.bench.own_worker import finish, own_worker
 from tests.support.commands import create_fields
-from tests.support.directory import register_triggerer
 from worker.client.memory_client import MemoryClient, new_create
-from worker.local.embedded import NatsServer, PostgresServer
-
-RESULTS = ROOT / "tests" / "bench" / "results"
 
 
 def _create(workspace: str, i: int, *, dry: bool = False):
@@ -151,33 +142,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--timeout", type=float, default=0.5, help="the dry run's timeout, seconds (the client's default)")
     parser.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = parser.parse_args(argv)
-    root = Path(tempfile.mkdtemp(prefix="memory-bench-shadow-"))
-    servers: list[Any] = []
-    try:
-        nats_server = NatsServer(root / "nats").start()
-        servers.append(nats_server)
-        pg = PostgresServer(root / "pg").start()
-        servers.append(pg)
-        worker = WorkerProcess(worker_env(nats_server.url, pg.dsn()), root / "worker.log")
-        worker.start()  # it migrates the database
-        servers.insert(0, worker)
-        asyncio.run(register_triggerer(pg.dsn()))
+    with own_worker("memory-bench-shadow-") as (nats_url, dsn):
         load_before = os.getloadavg()
         report: dict[str, Any] = {
-            "wal_bytes_per_command": asyncio.run(wal_per_command(nats_server.url, pg.dsn(), args.count)),
-            "latency": asyncio.run(added_latency(nats_server.url, pg.dsn(), args.calls, args.timeout)),
+            "wal_bytes_per_command": asyncio.run(wal_per_command(nats_url, dsn, args.count)),
+            "latency": asyncio.run(added_latency(nats_url, dsn, args.calls, args.timeout)),
         }
-    finally:
-        for server in servers:
-            server.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    report["at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    report["load_average"] = {"start": load_before, "end": os.getloadavg(), "cores": os.cpu_count()}
-    if not args.no_write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        path = RESULTS / f"shadow-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"
-        path.write_text(json.dumps(report, indent=2))
-        print(f"wrote {path.relative_to(ROOT)}")
+    finish(report, "shadow", load_before, write=not args.no_write)
     print(table(report))
     return report
 

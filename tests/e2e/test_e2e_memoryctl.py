@@ -52,6 +52,7 @@ INVOCATIONS: dict[tuple[str, ...], tuple[list[str], int, str]] = {
     ("commands", "drop"): (["commands", "drop", "999999999", "--dry-run"], 1, "no command with sequence 999999999"),
     # With the suite worker's partitions: what it provisioned, provisioned again (nothing changes).
     ("provision",): (["provision"], 0, "provisioned: 4 partitions, 1 replica(s)"),
+    ("shadow", "report"): (["shadow", "report", "--workspace", WS, "--hours", "1"], 0, "no shadow pairs"),
 }
 # Long-running: argv -> the log event that says it is serving.
 SERVING: dict[tuple[str, ...], tuple[list[str], str]] = {

@@ -119,9 +119,15 @@ async def test_alerts_fire_and_resolve_and_every_dashboard_query_returns_data(ow
                              what="MemoryCommandsBacklog resolved")
 
             # Load on the worker as it is now (its counters are its process's): saves, an eviction
-            # (which the sinks record), a dead letter.
+            # (which the sinks record), a dead letter, a shadowed write (a dry run and its report).
             for i in range(3):  # MAX_SERVER_MEMORIES=5: room left
                 assert (await memory.create(create_fields(ws, f"fact {i}"))).data.status == codes.SAVED
+
+            async def bot_write() -> dict:
+                return {"success": True, "data": {"status": codes.SAVED}}
+
+            await memory.shadowed("create", create_fields(ws, "the bot's own fact"), bot_write, timeout=10)
+            await memory.shadow_reports_sent()
             evicted = await memory.create(create_fields(full, "replaces the oldest", retrieval=RAG))
             assert evicted.data.status == codes.SAVED_WITH_EVICTION
             await publish_command(nc, "create", ws, b"\x00\xffnot JSON", msg_id=unique("poison-"))

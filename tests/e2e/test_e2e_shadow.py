@@ -56,6 +56,7 @@ LINEAGE = 5150
 # The statuses of the capacity rule, in the create's and the panels' words.
 CAP_STATUSES = {"memory_save_failed_limit_exceeded", "memory_saved_with_eviction", "limit-reached",
                 "batch-limit-reached", "added", "memory_saved_successfully", "imported"}
+CREATED = {"memory_saved_successfully", "memory_saved_with_eviction", "added", "imported", "seeded"}
 CAP_REFUSALS = {"memory_save_failed_limit_exceeded", "limit-reached", "batch-limit-reached"}
 
 
@@ -110,27 +111,40 @@ class TomoriBotStandIn:
         return own_write
 
 
-async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> tuple[str, list[str]]:
-    """A few hundred writes of every kind in a new workspace, each shadowed; the workspace and
-    the dry runs' command ids."""
+@dataclasses.dataclass
+class Phase:
+    workspace: str
+    server_id: int
+    dry_ids: list[str]
+    created: set[int]  # the server memories the bot's own writes created
+
+
+async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> Phase:
+    """About 150 writes of every kind in a new workspace, each shadowed."""
     world = World("adopted", s.pool)
     ws, server_id = await world.workspace()
     persona = await world.persona(server_id, LINEAGE)
     people = [await world.user() for _ in range(3)]
     dry_ids: list[str] = []
+    created: set[int] = set()
     counter = itertools.count()
 
     async def shadow(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
                                **fields}, COMMAND_TYPES[kind])
         dry_ids.append(cmd.command_id)
-        return await s.memory.shadowed(kind, cmd, bot.write(kind, cmd), timeout=10.0)
+        result: dict[str, Any] = await s.memory.shadowed(kind, cmd, bot.write(kind, cmd), timeout=10.0)
+        data = result["data"]
+        server = data.get("scope") == "server_wide" if kind == "create" else fields.get("scope") == "server"
+        if server and data["status"] in CREATED:
+            created.update(data.get("memory_ids") or [data["memory_id"]])
+        return result
 
     def save(content: str, **over: Any) -> dict[str, Any]:
         return create_fields(ws, content, lineage_id=LINEAGE, persona_id=persona, **over)
 
     saved: list[int] = []
-    for i in range(40):  # past both caps: the worker's (5) and the bot's
+    for i in range(60):  # past both caps: the worker's (5) and the bot's
         result = await shadow("create", save(f"server fact number {next(counter)} about tea {i}"))
         if result["data"].get("memory_id"):
             saved.append(result["data"]["memory_id"])
@@ -154,7 +168,7 @@ async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> tuple[str, lis
     await shadow("manual", {**panel, "action": "edit", "memory_id": saved[0], "content": "a person's own words"})
     await shadow("manual", {**panel, "action": "remove", "memory_id": saved[1]})
     await shadow("manual", {**panel, "scope": "personal", "action": "add", "content": "my own note"})
-    for i in range(20):
+    for i in range(40):
         await shadow("reinforce", {"workspace_id": ws, "lineage_id": LINEAGE,
                                    "memories": [{"scope": "server", "memory_id": m} for m in saved[i % 3: i % 3 + 2]]
                                    + [{"scope": "personal", "memory_id": m} for m in personal[:2]]})
@@ -162,7 +176,7 @@ async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> tuple[str, lis
         identity, _ = await world.proxy([people[1][0]])
         await shadow("seed_bio", {"workspace_id": ws, "identity_user_id": identity, "is_new_identity": True,
                                   "bio": "a fox who likes tea"})
-    return ws, dry_ids
+    return Phase(ws, server_id, dry_ids, created)
 
 
 async def report(s: SimpleNamespace, ws: str, dry_ids: list[str]) -> dict[str, Any]:
@@ -182,10 +196,14 @@ async def report(s: SimpleNamespace, ws: str, dry_ids: list[str]) -> dict[str, A
     return {**json.loads(shown.stdout), "text": text.stdout}
 
 
-async def nothing_came_from_a_dry_run(s: SimpleNamespace, dry_ids: list[str]) -> None:
+async def nothing_came_from_a_dry_run(s: SimpleNamespace, phases: list[Phase]) -> None:
+    dry_ids = [command_id for phase in phases for command_id in phase.dry_ids]
     stored = await s.pool.fetchval("SELECT count(*) FROM memory_worker.processed_commands"
                                    " WHERE command_id = ANY($1::text[])", dry_ids)
     assert stored == 0, "a dry run stored a result"
+    for phase in phases:  # every server memory there is one the bot's own write created
+        rows = await s.pool.fetch("SELECT server_memory_id FROM server_memories WHERE server_id = $1", phase.server_id)
+        assert rows and {r[0] for r in rows} <= phase.created
     events = await s.nc.jetstream().stream_info(subjects.EVENTS_STREAM)
     assert events.state.messages == 0, "an event was published (the bot publishes none, a dry run must not)"
 
@@ -193,11 +211,10 @@ async def nothing_came_from_a_dry_run(s: SimpleNamespace, dry_ids: list[str]) ->
 async def test_a_changed_rule_is_named_and_only_it_then_full_agreement(shadowed):
     s = shadowed
     changed = TomoriBotStandIn(s.pool, dataclasses.replace(s.worker_limits, max_server_memories=7))
-    ws, first_ids = await run_phase(s, changed)
-    first = await report(s, ws, first_ids)
-    dry_ids = first_ids
-    assert len(dry_ids) >= 100
-    assert first["pairs"] == len(dry_ids)
+    one = await run_phase(s, changed)
+    first = await report(s, one.workspace, one.dry_ids)
+    assert len(one.dry_ids) >= 140
+    assert first["pairs"] == len(one.dry_ids)
     totals = first["totals"]
     assert totals["differed"] > 0
     assert totals["concurrent"] == totals["timed_out"] == totals["unpaired"] == totals["waiting"] == 0
@@ -212,11 +229,11 @@ async def test_a_changed_rule_is_named_and_only_it_then_full_agreement(shadowed)
     assert "most frequent differences" in first["text"] and "memory_save_failed_limit_exceeded" in first["text"]
 
     restored = TomoriBotStandIn(s.pool, s.worker_limits)
-    ws, second_ids = await run_phase(s, restored)
-    second = await report(s, ws, second_ids)
-    assert second["totals"]["agreed"] == second["pairs"] == len(second_ids), second
+    two = await run_phase(s, restored)
+    second = await report(s, two.workspace, two.dry_ids)
+    assert second["totals"]["agreed"] == second["pairs"] == len(two.dry_ids), second
     assert second["differences"] == []
     assert "no differences" in second["text"]
     assert {row["kind"] for row in second["by_status"]} == {"create", "update", "manual", "reinforce", "seed_bio"}
 
-    await nothing_came_from_a_dry_run(s, first_ids + second_ids)
+    await nothing_came_from_a_dry_run(s, [one, two])

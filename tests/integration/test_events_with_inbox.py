@@ -48,6 +48,7 @@ from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
 from worker.services.seed_bio import SeedBioService
+from worker.services.shadow import ShadowReportService
 from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
@@ -102,7 +103,8 @@ async def worker(nc, pool):
     repo, limits = MemoryRepository(pool), limits_from(Settings.from_env({}))
     services = {"create": CreateMemoryService(repo, limits, max_batch=32),
                 "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
-                "seed_bio": SeedBioService(repo, limits, 1000), "update": UpdateMemoryService(repo, limits)}
+                "seed_bio": SeedBioService(repo, limits, 1000), "update": UpdateMemoryService(repo, limits),
+                "shadow": ShadowReportService(repo)}
     handler = CommandHandler(nc, js, publisher, services, repo.stored_command, max_deliver=MAX_DELIVER,
                              reply_prefixes=("_INBOX.",))
     consumers = PartitionConsumers(js, nc, handler, PARTITIONS, ack_wait_s=float(ACK_WAIT_S))

@@ -104,6 +104,7 @@ def command(kind: str, ws: str, cid: str | None = None, reply_to: str | None = "
         "reinforce": lambda: {"lineage_id": 7, "memories": []},
         "seed_bio": lambda: {"identity_user_id": f"pk:{uuid.uuid4()}", "is_new_identity": True, "bio": "likes tea"},
         "update": lambda: update_fields(ws, 1, f"fact {cid}"),
+        "shadow": lambda: {"shadowed_id": f"dry-{cid}", "kind": "create", "result": {"success": True}},
     }[kind]()
     body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
             "reply_to": Replies.reply_to(cid) if reply_to == "auto" else reply_to, "workspace_id": ws,
