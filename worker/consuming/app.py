@@ -59,8 +59,10 @@ K = TypeVar("K", bound=CommandKind)
 
 def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, CommandService[Any]]:
     """The service table: one service for each kind of the command registry, by its kind (the
-    handler decodes with the kind's decoder and runs services[kind]), each taking dry runs."""
-    return {kind: DryRunning(kind, _service(kind, repo, settings), repo) for kind in COMMAND_KINDS}
+    handler decodes with the kind's decoder and runs services[kind]). Every kind a bot may shadow
+    keeps its dry runs for the shadow report (a report's own dry run stores nothing)."""
+    return {kind: _service(kind, repo, settings) if kind == "shadow" else DryRunning(kind, _service(kind, repo, settings), repo)
+            for kind in COMMAND_KINDS}
 
 
 def _service(kind: CommandKind, repo: MemoryRepository, settings: Settings) -> CommandService[Any]:
