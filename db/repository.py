@@ -469,11 +469,12 @@ class ShadowPairs:
             " VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), $7) ON CONFLICT (command_id) DO NOTHING",
             command_id, self._tenant, kind, workspace_id, status, result_json.decode(), intended)
 
-    async def dry_run_of(self, command_id: str, workspace_id: str) -> ShadowPairRow | None:
-        """The dry run of a command of this workspace and tenant, locked until the report is stored."""
+    async def dry_run_of(self, command_id: str, workspace_id: str, *, lock: bool = True) -> ShadowPairRow | None:
+        """The dry run of a command of this workspace and tenant, locked until the report is
+        stored (`lock` false: read only, for a report's own dry run; a row lock is a write)."""
         row = await self._conn.fetchrow(
             "SELECT kind, dry_status, dry_result::text, intended FROM shadow_pairs"
-            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3 FOR UPDATE",
+            " WHERE command_id = $1 AND workspace_id = $2 AND tenant = $3" + (" FOR UPDATE" if lock else ""),
             command_id, workspace_id, self._tenant)
         if row is None:
             return None

@@ -1,5 +1,6 @@
 -- Retention: inbox rows older than INBOX_RETENTION_DAYS (longer than a dead letter is kept, so
--- a replay is always recognised), and shadow pairs of the same age (012_shadow_pairs.sql). At most p_batch rows a call, so a large backlog never holds
+-- a replay is always recognised), and shadow pairs of the same age (012_shadow_pairs.sql). At
+-- most p_batch rows of each a call, so a large backlog never holds
 -- long locks: the caller calls again while rows go (worker/consuming/administration/inbox_prune.py).
 CREATE OR REPLACE FUNCTION memory_worker.memory_prune(p_inbox_days integer, p_batch integer) RETURNS integer
 LANGUAGE plpgsql AS $$

@@ -205,3 +205,18 @@ async def test_a_dry_run_of_a_command_seen_before_answers_the_stored_result_and_
         msgspec.structs.replace(cmd, dry_run=True), 4)
     assert again.answer.result == first.answer.result and again.events == []
     assert await snapshot(db) == before
+
+
+async def test_a_restarted_sequence_is_foretold_too(db):
+    """A sequence restarted (or set with is_called false) hands out its last value first."""
+    ws, server_id = await db.workspace()
+    persona = await db.persona(server_id, LINEAGE)
+    restart = await db.pool.fetchval("SELECT coalesce(max(server_memory_id), 0) + 1000 FROM server_memories")
+    await db.pool.execute(f"ALTER SEQUENCE {await db.pool.fetchval(_SEQUENCE)} RESTART WITH {restart}")
+    _, real = await dry_then_real(db, "create", server_save(ws, "likes matcha", lineage=LINEAGE,
+                                                            persona={"id": persona, "lineage_id": LINEAGE,
+                                                                     "name": "Tomori"}))
+    assert msgspec.json.decode(real.answer.result)["data"]["memory_id"] == restart
+
+
+_SEQUENCE = "SELECT pg_get_serial_sequence('public.server_memories', 'server_memory_id')"

@@ -161,3 +161,28 @@ async def test_the_bot_is_held_up_no_longer_than_the_timeout_and_its_result_pass
     assert [(r["shadowed_id"], r["timed_out"]) for r in published][0] == (cmd.command_id, True)
     assert published[0]["result"]["data"]["status"] == "memory_saved_successfully"
     assert published[1]["result"] is None and published[1]["error"] == "the bot's database is down"
+
+
+async def test_nothing_of_shadow_mode_reaches_the_bot(client_without_worker):
+    """A command that cannot be built, or a report that cannot, is logged: the own write runs and
+    its value stands."""
+    _, client = client_without_worker
+
+    async def own_write() -> dict[str, Any]:
+        return {"success": True, "data": {"status": "memory_saved_successfully"}}
+
+    def broken_report(value: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("notice")
+
+    workspace = f"78{uuid.uuid4().int % 10**15:015d}"
+    assert await client.shadowed("create", {"workspace_id": workspace}, own_write, timeout=0.1) == await own_write()
+    assert await client.shadowed("create", server_save(workspace, "likes tea"), own_write, reported=broken_report,
+                                 timeout=0.1) == await own_write()
+    nul = {"success": True, "data": {"status": "memory_saved_successfully", "reason": "a\x00b"}}
+    assert await client.shadowed("create", server_save(workspace, "likes jam"), lambda: _value(nul),
+                                 timeout=0.1) == nul
+    await client.shadow_reports_sent()
+
+
+async def _value(value: dict[str, Any]) -> dict[str, Any]:
+    return value

@@ -72,3 +72,15 @@ def test_an_object_only_one_side_has_is_one_difference():
     refused = {"success": False, "notice": None, "data": {"status": "memory_save_failed_limit_exceeded"}}
     assert compare(refused, timed_out=False, bot_result={**refused, "notice": {"title": "Memory saved"}},
                    bot_error=None)[1] == [ShadowDifference(field="notice", worker=None, bot={"title": "Memory saved"})]
+
+
+def test_another_scope_or_count_or_an_earlier_id_is_a_disagreement_not_a_concurrent_write():
+    personal = {**SAVED, "data": {**SAVED["data"], "scope": "target_user", "memory_id": 90}}
+    assert compare(SAVED, timed_out=False, bot_result=personal, bot_error=None)[0] == "differed"
+    earlier = {**SAVED, "data": {**SAVED["data"], "memory_id": 40}}
+    assert compare(SAVED, timed_out=False, bot_result=earlier, bot_error=None)[0] == "differed"
+    added = {"success": True, "data": {"status": "added", "memory_id": 5, "memory_ids": [5, 6]}}
+    more = {"success": True, "data": {"status": "added", "memory_id": 7, "memory_ids": [7, 8, 9]}}
+    assert compare(added, timed_out=False, bot_result=more, bot_error=None)[0] == "differed"
+    later = {"success": True, "data": {"status": "added", "memory_id": 7, "memory_ids": [7, 8]}}
+    assert compare(added, timed_out=False, bot_result=later, bot_error=None)[0] == "concurrent"

@@ -30,7 +30,7 @@ from contracts.lookup import CommandOutcome, DeadLetterInfo
 from contracts.registry import COMMAND_TYPES, CommandKind
 from contracts.results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
 from worker.client.lookups import lookup_outcome, lookup_result
-from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing
+from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing, dry_run_msg_id
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
 
@@ -216,7 +216,8 @@ class MemoryClient:
         if command.reply_to is None or not command.reply_to.startswith(self._inbox_prefix):
             command = msgspec.structs.replace(command, reply_to=self.reply_subject())
         raw = await self.send_raw(kind, command.workspace_id, encode(command),
-                                  command_id=command.command_id, reply_to=command.reply_to, timeout=timeout)
+                                  command_id=command.command_id, reply_to=command.reply_to, timeout=timeout,
+                                  msg_id=dry_run_msg_id(command.command_id) if command.dry_run else None)
         if raw is None:  # reply_to is this client's own: send_raw waits for the result
             raise RuntimeError(f"no result awaited for command {command.command_id}")
         return decode(raw)
@@ -259,7 +260,7 @@ class MemoryClient:
                        timeout: float = SHADOW_TIMEOUT_S) -> _Own:
         """Shadow mode: the bot's own write, with the worker's dry run of the same command
         beside it and a report of what the write gave (worker/client/shadowing.py)."""
-        return await self._shadowing.shadowed(kind, _complete(command, COMMAND_TYPES[kind]), own_write,
+        return await self._shadowing.shadowed(kind, lambda: _complete(command, COMMAND_TYPES[kind]), own_write,
                                               reported=reported, timeout=timeout)
 
     async def shadow_reports_sent(self) -> None:

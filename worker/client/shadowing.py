@@ -41,29 +41,40 @@ class Shadowing:
         self._client = client
         self._reports: set[asyncio.Task[None]] = set()
 
-    async def shadowed(self, kind: ShadowedKind, command: Envelope, own_write: Callable[[], Awaitable[_Own]], *,
+    async def shadowed(self, kind: ShadowedKind, command: Callable[[], Envelope],
+                       own_write: Callable[[], Awaitable[_Own]], *,
                        reported: Callable[[_Own], Mapping[str, Any]] | None, timeout: float) -> _Own:
-        """1. The dry run of `command`, awaited at most `timeout` seconds;
+        """1. The dry run of `command()`, awaited at most `timeout` seconds;
         2. `own_write()`, as the bot's write ran before shadow mode: its value is returned (its
            exception raised) unchanged;
         3. what it gave, `reported(value)` in the kind's result shape (`success`, `message` or
            `error`, `data`, `notice`; by default the value as it is), or the exception's text,
-           published as memory.shadow."""
-        cmd = msgspec.structs.replace(command, dry_run=True, reply_to=self._client.reply_subject())
+           published as memory.shadow.
+        Nothing of shadow mode reaches the bot: a command that cannot be built, or a report that
+        cannot, is logged and the own write runs (or stands) alone."""
+        try:
+            cmd = msgspec.structs.replace(command(), dry_run=True, reply_to=self._client.reply_subject())
+        except Exception as exc:
+            log.warning("shadow_command_not_built", kind=kind, error=repr(exc))
+            return await own_write()
         timed_out = not await self._dry_run(kind, cmd, timeout)
 
-        def report(result: dict[str, Any] | None = None, error: str | None = None) -> ShadowReport:
-            return ShadowReport(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC),
-                                workspace_id=cmd.workspace_id, shadowed_id=cmd.command_id, kind=kind,
-                                timed_out=timed_out, result=result, error=error)
+        def report_later(result: Callable[[], dict[str, Any] | None], error: str | None = None) -> None:
+            try:
+                self._report_later(ShadowReport(
+                    command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=cmd.workspace_id,
+                    shadowed_id=cmd.command_id, kind=kind, timed_out=timed_out, result=result(),
+                    error=None if error is None else error.replace("\x00", "")[:2000]))
+            except Exception as exc:  # reported() raised, or gave what is no result
+                log.warning("shadow_report_not_built", shadowed_id=cmd.command_id, error=repr(exc))
 
         try:
             value = await own_write()
         except Exception as exc:
-            self._report_later(report(error=(str(exc) or repr(exc))[:2000]))
+            report_later(lambda: None, str(exc) or repr(exc))
             raise
-        given = cast(Mapping[str, Any], value) if reported is None else reported(value)
-        self._report_later(report(result=msgspec.to_builtins(dict(given))))
+        report_later(lambda: msgspec.to_builtins(dict(cast(Mapping[str, Any], value) if reported is None
+                                                      else reported(value))))
         return value
 
     async def _dry_run(self, kind: str, cmd: Envelope, timeout: float) -> bool:

@@ -9,9 +9,10 @@ know).
 
 A difference is put down to a concurrent write, not to a rule, when the ids tell of one: the
 dry run answers, for a memory it would have created, the id the table's sequence gives next;
-when the bot's own write created one too but got another id, something else inserted into that
-table in between, and may have changed what the rule saw (a count, a duplicate). Where only one
-side created a memory, the two decided differently: that is a disagreement. Other concurrent writes (an edit,
+when the bot's own write created as many of the same scope but got later ids, something else
+inserted into that table in between, and may have changed what the rule saw (a count, a
+duplicate). Where only one side created a memory, or another scope or count, the two decided
+differently: that is a disagreement. Other concurrent writes (an edit,
 a delete) leave no such trace and count as disagreements: the report says so.
 """
 
@@ -23,10 +24,8 @@ from typing import Any
 from contracts.results import SAVED, SAVED_WITH_EVICTION, ShadowDifference, ShadowOutcome
 
 NOT_COMPARED = frozenset({"command_id", "invalidated"})
-# Where a result carries the ids of memories its command created, and the statuses with which
-# it does (a create's save, a panel's add and import, a bio seed): only a concurrent insert
-# makes those differ.
-NEW_ID_FIELDS = frozenset({"data.memory_id", "data.memory_ids"})
+# The statuses with which a result carries the ids of memories its command created (a create's
+# save, a panel's add and import, a bio seed) in data.memory_id or data.memory_ids.
 CREATING_STATUSES = frozenset({SAVED, SAVED_WITH_EVICTION, "added", "imported", "seeded"})
 
 
@@ -73,8 +72,29 @@ def compare(dry_result: Mapping[str, Any] | None, *, timed_out: bool,
     found = differences(dry_result, bot_result)
     if not found:
         return "agreed", []
-    # Only where both created a memory: a refusal against a save is the rule's difference.
-    if flatten(dry_result).get("data.status") in CREATING_STATUSES and any(
-            d.field in NEW_ID_FIELDS and d.worker is not None and d.bot is not None for d in found):
+    if _created_under_later_ids(dry_result, bot_result):
         return "concurrent", found
     return "differed", found
+
+
+def _created_under_later_ids(worker: Mapping[str, Any], bot: Mapping[str, Any]) -> bool:
+    """Both created memories, of the same scope and as many, and every id the bot's own write
+    got is past the one the dry run expected: inserts came between the two. Anything else that
+    differs in the ids (a save against a refusal, another scope, another count, an earlier id)
+    is the two deciding differently."""
+    ours, theirs = flatten(worker), flatten(bot)
+    if ours.get("data.status") not in CREATING_STATUSES or theirs.get("data.status") not in CREATING_STATUSES:
+        return False
+    if "data.scope" in theirs and theirs["data.scope"] != ours.get("data.scope"):
+        return False
+    expected, got = _new_ids(ours), _new_ids(theirs)
+    return bool(expected) and len(expected) == len(got) and expected != got and all(
+        mine >= guess for guess, mine in zip(expected, got, strict=True))
+
+
+def _new_ids(leaves: Mapping[str, Any]) -> list[int]:
+    ids = leaves.get("data.memory_ids")
+    if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
+        return list(ids)
+    single = leaves.get("data.memory_id")
+    return [single] if isinstance(single, int) else []

@@ -59,7 +59,7 @@ class ShadowReportService:
     async def run(self, cmd: ShadowReport, delivery: int | None = None) -> Handled:
         async with self._repo.owner_transaction([]) as tx:
             pairs = tx.shadow_pairs
-            dry = await pairs.dry_run_of(cmd.shadowed_id, cmd.workspace_id)
+            dry = await pairs.dry_run_of(cmd.shadowed_id, cmd.workspace_id, lock=not cmd.dry_run)
             bot_status = _status(cmd.result)
             outcome: ShadowOutcome
             if dry is not None and dry.kind != cmd.kind:

@@ -124,6 +124,5 @@ export declare function isInvalidCommand(result: {
         status: string;
     };
 }): result is InvalidCommandResult;
-/** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
 export declare function newCommandId(): string;
 export {};

@@ -121,7 +121,15 @@ export class MemoryClient {
         return this.send("shadow", command, options);
     }
     async shadowed(kind, command, ownWrite, options = {}) {
-        const dry = { ...this.complete(kind, command), dry_run: true, reply_to: this.replySubject() };
+        let dry;
+        try {
+            dry = { ...this.complete(kind, command), dry_run: true, reply_to: this.replySubject() };
+        }
+        catch (error) {
+            // Nothing of shadow mode reaches the bot: a command that cannot be built leaves the own write alone.
+            console.warn(`memory.${kind}: shadow mode skipped, the command could not be built: ${String(error)}`);
+            return ownWrite();
+        }
         return this.shadowing.shadowed(kind, dry, ownWrite, options);
     }
     /** Wait for the shadow reports still being published (a test, or a bot shutting down). */
@@ -151,7 +159,7 @@ export class MemoryClient {
         if (typeof command.reply_to !== "string" || !command.reply_to.startsWith(`${this.inboxPrefix}.`)) {
             command.reply_to = this.replySubject();
         }
-        const raw = await this.sendRaw(kind, command.workspace_id, encoder.encode(JSON.stringify(command)), command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs);
+        const raw = await this.sendRaw(kind, command.workspace_id, encoder.encode(JSON.stringify(command)), command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs, messageId(command));
         return JSON.parse(decoder.decode(raw));
     }
     /**
@@ -179,16 +187,15 @@ export class MemoryClient {
      *  command_id, a dry run's `<command_id>:dry`: the real command may use that id next, and
      *  within the duplicate window JetStream would drop it as a repeat of the dry run. */
     async publishCommand(kind, command) {
-        const msgId = command.dry_run === true ? `${command.command_id}:dry` : command.command_id;
         await this.publisher.call({ subject: commandSubject(kind, command.workspace_id),
-            payload: encoder.encode(JSON.stringify(command)), msgId });
+            payload: encoder.encode(JSON.stringify(command)), msgId: messageId(command) });
     }
-    async sendRaw(kind, workspaceId, payload, commandId, replyTo, waitMs) {
+    async sendRaw(kind, workspaceId, payload, commandId, replyTo, waitMs, msgId = commandId) {
         // Listening before the publish: the reply may come before the publish's own ack.
         const waiter = deferred();
         this.waiting.set(replyTo, waiter);
         try {
-            const ack = await this.publisher.call({ subject: commandSubject(kind, workspaceId), payload, msgId: commandId });
+            const ack = await this.publisher.call({ subject: commandSubject(kind, workspaceId), payload, msgId });
             if (ack.duplicate) {
                 // JetStream dropped the repeat as a duplicate, so no reply comes for it: the lookup
                 // says what became of the first one.
@@ -271,6 +278,11 @@ export function isInvalidCommand(result) {
     return result.data.status === "memory_command_invalid";
 }
 /** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
+/** A command's Nats-Msg-Id: its command_id, a dry run's `<command_id>:dry` (the real command may
+ *  use that id next, and within the duplicate window JetStream would drop it as a repeat). */
+function messageId(command) {
+    return command.dry_run === true ? `${command.command_id}:dry` : command.command_id;
+}
 export function newCommandId() {
     return globalThis.crypto.randomUUID().replaceAll("-", "");
 }

@@ -189,7 +189,14 @@ export class MemoryClient {
     options: ShadowedOptions<T> & { report: (value: T) => Record<string, unknown> }): Promise<T>;
   async shadowed<K extends ShadowedKind, T>(kind: K, command: ShadowedCommands[K], ownWrite: () => Promise<T>,
     options: ShadowedOptions<T> = {}): Promise<T> {
-    const dry: ShadowEnvelope = { ...this.complete(kind, command), dry_run: true, reply_to: this.replySubject() };
+    let dry: ShadowEnvelope;
+    try {
+      dry = { ...this.complete(kind, command), dry_run: true, reply_to: this.replySubject() };
+    } catch (error) {
+      // Nothing of shadow mode reaches the bot: a command that cannot be built leaves the own write alone.
+      console.warn(`memory.${kind}: shadow mode skipped, the command could not be built: ${String(error)}`);
+      return ownWrite();
+    }
     return this.shadowing.shadowed(kind, dry, ownWrite, options);
   }
 
@@ -224,7 +231,7 @@ export class MemoryClient {
       command.reply_to = this.replySubject();
     }
     const raw = await this.sendRaw(kind, command.workspace_id, encoder.encode(JSON.stringify(command)),
-      command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs);
+      command.command_id, command.reply_to, options.timeoutMs ?? this.timeoutMs, messageId(command));
     return JSON.parse(decoder.decode(raw));
   }
 
@@ -252,18 +259,17 @@ export class MemoryClient {
    *  command_id, a dry run's `<command_id>:dry`: the real command may use that id next, and
    *  within the duplicate window JetStream would drop it as a repeat of the dry run. */
   private async publishCommand(kind: CommandKind, command: ShadowEnvelope): Promise<void> {
-    const msgId = command.dry_run === true ? `${command.command_id}:dry` : command.command_id;
     await this.publisher.call({ subject: commandSubject(kind, command.workspace_id),
-      payload: encoder.encode(JSON.stringify(command)), msgId });
+      payload: encoder.encode(JSON.stringify(command)), msgId: messageId(command) });
   }
 
   private async sendRaw(kind: CommandKind, workspaceId: string, payload: Uint8Array, commandId: string,
-    replyTo: string, waitMs: number): Promise<Uint8Array> {
+    replyTo: string, waitMs: number, msgId: string = commandId): Promise<Uint8Array> {
     // Listening before the publish: the reply may come before the publish's own ack.
     const waiter = deferred();
     this.waiting.set(replyTo, waiter);
     try {
-      const ack = await this.publisher.call({ subject: commandSubject(kind, workspaceId), payload, msgId: commandId });
+      const ack = await this.publisher.call({ subject: commandSubject(kind, workspaceId), payload, msgId });
       if (ack.duplicate) {
         // JetStream dropped the repeat as a duplicate, so no reply comes for it: the lookup
         // says what became of the first one.
@@ -355,6 +361,12 @@ export function isInvalidCommand(result: { data: { status: string } }): result i
 }
 
 /** A new command id: 32 hex digits, like the Python client's uuid4().hex. */
+/** A command's Nats-Msg-Id: its command_id, a dry run's `<command_id>:dry` (the real command may
+ *  use that id next, and within the duplicate window JetStream would drop it as a repeat). */
+function messageId(command: { command_id: string; dry_run?: boolean | null }): string {
+  return command.dry_run === true ? `${command.command_id}:dry` : command.command_id;
+}
+
 export function newCommandId(): string {
   return globalThis.crypto.randomUUID().replaceAll("-", "");
 }
