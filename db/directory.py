@@ -101,13 +101,27 @@ async def _server_exists(conn: asyncpg.Connection, disc_id: str) -> bool:
 # waits for it and skips, and only a new statement's snapshot sees the row it committed.
 async def ensure_user(conn: asyncpg.Connection, disc_id: str) -> int:
     await conn.execute("INSERT INTO users (user_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
-    user_id: int = await conn.fetchval("SELECT user_id FROM users WHERE user_disc_id = $1", disc_id)
+    user_id = await user_key(conn, disc_id)
+    assert user_id is not None  # inserted above, or by the transaction the insert waited for
     return user_id
 
 
 async def ensure_server(conn: asyncpg.Connection, disc_id: str) -> int:
     await conn.execute("INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", disc_id)
-    server_id: int = await conn.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", disc_id)
+    server_id = await server_key(conn, disc_id)
+    assert server_id is not None
+    return server_id
+
+
+async def user_key(conn: asyncpg.Connection, disc_id: str) -> int | None:
+    """users.user_id of a Discord id; None: no row."""
+    user_id: int | None = await conn.fetchval("SELECT user_id FROM users WHERE user_disc_id = $1", disc_id)
+    return user_id
+
+
+async def server_key(conn: asyncpg.Connection, disc_id: str) -> int | None:
+    """servers.server_id of a workspace; None: no row."""
+    server_id: int | None = await conn.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", disc_id)
     return server_id
 
 

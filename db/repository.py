@@ -519,14 +519,11 @@ class DryTx(Tx):
         return None
 
     async def ensure_server(self, workspace_id: str) -> int:
-        found: int | None = await self.conn.fetchval(
-            "SELECT server_id FROM directory_workspaces() WHERE server_disc_id = $1", workspace_id)
-        return found or 0  # 0: a row the write would have made, which nothing dry reads
+        # 0: a row the write would have made, which nothing dry reads.
+        return await directory.server_key(self.conn, workspace_id) or 0
 
     async def ensure_user(self, disc_id: str) -> int:
-        found: int | None = await self.conn.fetchval(
-            "SELECT user_id FROM directory_users() WHERE user_disc_id = $1", disc_id)
-        return found or 0
+        return await directory.user_key(self.conn, disc_id) or 0
 
     async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
                                      teacher_user_id: int | None, entries: Sequence[MemoryEntry], source: str,

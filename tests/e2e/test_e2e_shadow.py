@@ -40,15 +40,11 @@ from tests.e2e.bus import create_fields
 from tests.integration.worlds import World
 from tests.memoryctl import memoryctl as in_process
 from tests.support.commands import update_fields
+from tests.support.services import service_table
 from tests.support.waiting import wait_until
 from worker.client.memory_client import MemoryClient
 from worker.consuming.limits import limits_from
 from worker.local.embedded import NatsServer
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
-from worker.services.seed_bio import SeedBioService
-from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
 CAPS = {"MAX_SERVER_MEMORIES": "5", "MAX_PERSONAL_MEMORIES": "5"}
@@ -62,15 +58,8 @@ CAP_REFUSALS = {"memory_save_failed_limit_exceeded", "limit-reached", "batch-lim
 
 @pytest.fixture(scope="module")
 async def shadowed(pg_server, tmp_root):
-    name = f"tomori_{unique()}"
-    admin = await asyncpg.connect(pg_server.dsn())
-    await admin.execute(f"CREATE DATABASE {name}")
-    await admin.close()
-    dsn = tomoribot.plain_dsn(pg_server.dsn(name))
-    bot_conn = await asyncpg.connect(dsn)
-    await tomoribot.build(bot_conn)
-    await tomoribot.seed(bot_conn)
-    await bot_conn.close()
+    dsn, _ = await tomoribot.seeded_database(pg_server.dsn)
+    name = unique("shadow-")
     env = worker_env("nats://unused", dsn, **CAPS)
     adopted = await in_process(["adopt"], env)
     assert adopted.returncode == 0, adopted.stdout + adopted.stderr
@@ -96,11 +85,7 @@ class TomoriBotStandIn:
     own limits, storing under `bot-<id>` and publishing nothing."""
 
     def __init__(self, pool: asyncpg.Pool, limits: Any) -> None:
-        repo = MemoryRepository(pool)
-        self._services: dict[str, Any] = {
-            "create": CreateMemoryService(repo, limits), "update": UpdateMemoryService(repo, limits),
-            "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
-            "seed_bio": SeedBioService(repo, limits, 1000)}
+        self._services = service_table(MemoryRepository(pool), limits)
 
     def write(self, kind: str, cmd: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
         async def own_write() -> dict[str, Any]:

@@ -16,14 +16,10 @@ import pytest
 from contracts.commands import Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
 from db.repository import MemoryRepository
 from tests.support.commands import update_fields
+from tests.support.services import service_table
 from worker.domain.model import Limits
 from worker.services.base import CommandService, Handled
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
-from worker.services.seed_bio import SeedBioService
 from worker.services.shadow import DryRunning
-from worker.services.update_memory import UpdateMemoryService
 
 from .helpers import GOOD_RETRIEVAL, envelope, personal_save, server_save
 from .worlds import MODES, World, world
@@ -45,10 +41,7 @@ async def db(request, pg_server, template_db):
 
 
 def services(pool) -> dict[str, CommandService[Any]]:
-    repo = MemoryRepository(pool)
-    return {"create": CreateMemoryService(repo, LIMITS), "update": UpdateMemoryService(repo, LIMITS),
-            "manual": ManualMemoryService(repo, LIMITS), "reinforce": ReinforceService(repo),
-            "seed_bio": SeedBioService(repo, LIMITS, 1000)}
+    return service_table(MemoryRepository(pool), LIMITS)
 
 
 async def snapshot(db: World) -> dict[str, list[str]]:

@@ -38,18 +38,13 @@ from contracts.registry import decoder_for
 from db.repository import EventRow, MemoryRepository
 from tests.support import fresh_nats
 from tests.support.commands import command_payload, create_fields, update_fields
+from tests.support.services import service_table
 from tests.support.waiting import wait_until
 from worker.consuming.administration import streams
 from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
-from worker.services.seed_bio import SeedBioService
-from worker.services.shadow import ShadowReportService
-from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
 from ..conftest import unique
@@ -101,11 +96,8 @@ async def worker(nc, pool):
     await streams.provision(js, nc, partitions=PARTITIONS, ack_wait_s=ACK_WAIT_S)
     publisher = Faulty(js, nc, pool)
     repo, limits = MemoryRepository(pool), limits_from(Settings.from_env({}))
-    services = {"create": CreateMemoryService(repo, limits, max_batch=32),
-                "manual": ManualMemoryService(repo, limits), "reinforce": ReinforceService(repo),
-                "seed_bio": SeedBioService(repo, limits, 1000), "update": UpdateMemoryService(repo, limits),
-                "shadow": ShadowReportService(repo)}
-    handler = CommandHandler(nc, js, publisher, services, repo.stored_command, max_deliver=MAX_DELIVER,
+    handler = CommandHandler(nc, js, publisher, service_table(repo, limits, create_batch=32), repo.stored_command,
+                             max_deliver=MAX_DELIVER,
                              reply_prefixes=("_INBOX.",))
     consumers = PartitionConsumers(js, nc, handler, PARTITIONS, ack_wait_s=float(ACK_WAIT_S))
     await consumers.start()

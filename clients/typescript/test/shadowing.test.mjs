@@ -12,9 +12,6 @@ import { MemoryClient, SHADOW_TIMEOUT_MS, encodeToken, lookupOutcome, newCommand
 import { connectTo, createFields, database, env, fixture, serverMemories, startNats, waitFor } from "./support/harness.mjs";
 
 const decoder = new TextDecoder();
-// The own write starts once the timeout is over, give or take the scheduling of a loaded machine;
-// a client that looked the command up after the timeout (2 s) or retried it would start later.
-const SLACK_MS = 1000;
 const SAVED = { success: true, message: "Memory saved successfully",
   data: { status: "memory_saved_successfully", scope: "server_wide", content_saved: "{user} grows tomatoes" } };
 
@@ -49,26 +46,14 @@ describe("without a worker", () => {
     return msg === null ? null : { msgId: msg.header.get("Nats-Msg-Id"), body: JSON.parse(decoder.decode(msg.data)) };
   }
 
-  /** shadowed(), timing when the own write starts (ms after the call). */
-  async function timedShadowed(kind, command, write, options) {
-    const started = performance.now();
-    let ownStartedAfter;
-    const call = client.shadowed(kind, command, async () => {
-      ownStartedAfter = performance.now() - started;
-      return write();
-    }, options);
-    return { call, startedAfter: () => ownStartedAfter };
-  }
 
-  test("a dry run nobody answers holds the own write up timeoutMs, no more; its value is returned, the report says timed_out", async () => {
+  test("a dry run nobody answers times out: the own write runs, its value is returned, the report says timed_out", async () => {
     await commandStream();
     const ws = "shadow ws.1"; // a token of its own: memory.<kind>.shadow%20ws%2E1
     const timeoutMs = 300;
     const own = structuredClone(SAVED);
-    const { call, startedAfter } = await timedShadowed("create", createFields(ws, "{user} grows tomatoes"), async () => own,
-      { timeoutMs });
+    const call = client.shadowed("create", createFields(ws, "{user} grows tomatoes"), async () => own, { timeoutMs });
     assert.equal(await call, own); // the very value, unchanged
-    assert.ok(startedAfter() >= timeoutMs - 5 && startedAfter() < timeoutMs + SLACK_MS, `the own write started after ${startedAfter()} ms`);
     await client.shadowReportsSent();
 
     const dry = await lastStored("create", ws);
@@ -91,11 +76,10 @@ describe("without a worker", () => {
     const ws = "200000000000000002";
     const command = { workspace_id: ws, actor: { id: "4" }, scope: "server", action: "add", lineage_id: 1, content: "y",
       command_id: newCommandId() };
-    const { call, startedAfter } = await timedShadowed("manual", command, async () => ({ status: "success", row: { id: 9 } }),
+    const call = client.shadowed("manual", command, async () => ({ status: "success", row: { id: 9 } }),
       { report: (value) => ({ data: { status: value.status === "success" ? "added" : value.status, memory_id: value.row.id } }) });
     assert.deepEqual(await call, { status: "success", row: { id: 9 } });
     assert.equal(SHADOW_TIMEOUT_MS, 500);
-    assert.ok(startedAfter() >= 495 && startedAfter() < 500 + SLACK_MS, `the own write started after ${startedAfter()} ms`);
     await client.shadowReportsSent();
     // The bot's own command_id names the dry run.
     assert.equal((await lastStored("manual", ws)).body.command_id, command.command_id);
@@ -103,6 +87,7 @@ describe("without a worker", () => {
     assert.equal(report.shadowed_id, command.command_id);
     assert.equal(report.kind, "manual");
     assert.deepEqual(report.result, { data: { status: "added", memory_id: 9 } });
+    assert.equal(report.timed_out, true); // nobody answered within the default timeout
   });
 
   test("the own write's error is thrown unchanged, and reported as its message", async () => {
@@ -123,10 +108,10 @@ describe("without a worker", () => {
     const warn = console.warn;
     console.warn = (...args) => warned.push(args.join(" "));
     try {
-      const { call, startedAfter } = await timedShadowed("reinforce", { workspace_id: "200000000000000004", lineage_id: 1,
-        memories: [] }, async () => "done", { timeoutMs: 5000, report: (value) => ({ data: { status: value } }) });
+      // A timeout far beyond the test's own: only a wait the refusal ended lets the call return.
+      const call = client.shadowed("reinforce", { workspace_id: "200000000000000004", lineage_id: 1, memories: [] },
+        async () => "done", { timeoutMs: 3_600_000, report: (value) => ({ data: { status: value } }) });
       assert.equal(await call, "done");
-      assert.ok(startedAfter() < 2000, `the own write started after ${startedAfter()} ms`);
       await client.shadowReportsSent();
     } finally {
       console.warn = warn;
