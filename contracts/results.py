@@ -388,7 +388,7 @@ class InvalidCommandResult(Struct, kw_only=True):
     data: InvalidData
 
 
-ShadowOutcome = Literal["agreed", "differed", "concurrent", "timed_out", "unpaired"]
+ShadowOutcome = Literal["agreed", "differed", "concurrent", "timed_out", "unpaired", "nothing_compared"]
 
 
 class ShadowDifference(Struct, kw_only=True):
@@ -411,11 +411,14 @@ class ShadowData(Struct, kw_only=True):
     Attributes:
         status: recorded; failed when the worker gave up on the report (it is not recorded).
         outcome: How the pair came out (null when failed): agreed (every field the bot gave is the dry run's),
-            differed (a real disagreement: see differences), concurrent (they differ, and the
-            ids tell of a write between the dry run and the bot's own: not comparable),
-            timed_out (the bot had no dry-run answer in time), unpaired (no dry run of this
-            command_id by this bot and workspace reached the worker).
-        differences: The fields that differed, with both values (differed and concurrent).
+            differed (a real disagreement: see differences), concurrent (they differ, and an
+            insert of the same owner and scope came between the dry run and the bot's own
+            write: not comparable), timed_out (the bot had no dry-run answer in time),
+            unpaired (no dry run of this command_id by this bot and workspace reached the
+            worker), nothing_compared (the bot's result held no field to compare: `{}`,
+            `{"data": {}}`; never an agreement).
+        differences: The fields that differed, with both values (differed and concurrent); a
+            credential is shown as its kind only, and a long value as its size.
     """
 
     status: Literal["recorded", "failed"]

@@ -8,7 +8,8 @@ tests, docs/tomoribot.md section 10), under command ids of its own (`bot-...`), 
 nothing. In the first workspace one rule is changed on purpose: the bot's server-memory cap is
 two more than the worker's. The report names the cap's cases and only those. In the second,
 the rule restored, every pair agrees. Afterwards no memory row, event or stored result came
-from a dry run.
+from a dry run. Last, a secret the bot saved and the worker refused is shown as its kind, and
+a report with nothing to compare is counted apart.
 
 Its own nats-server and worker, on an adopted TomoriBot database (tests/e2e/test_e2e_adopted.py's
 setup).
@@ -40,6 +41,7 @@ from tests.e2e.bus import create_fields
 from tests.integration.worlds import World
 from tests.memoryctl import memoryctl as in_process
 from tests.support.commands import update_fields
+from tests.support.secret_corpus import CREDENTIALS
 from tests.support.services import service_table
 from tests.support.waiting import wait_until
 from worker.client.memory_client import MemoryClient
@@ -222,3 +224,30 @@ async def test_a_changed_rule_is_named_and_only_it_then_full_agreement(shadowed)
     assert {row["kind"] for row in second["by_status"]} == {"create", "update", "manual", "reinforce", "seed_bio"}
 
     await nothing_came_from_a_dry_run(s, [one, two])
+
+
+async def test_a_secret_the_bot_saved_is_reported_as_its_kind_and_an_empty_report_as_nothing_compared(shadowed):
+    """The bot has no secret guard: it saves what the worker's dry run refused, and reports its
+    result with the text. The report shows the credential's kind, never the text; a report of
+    nothing to compare is counted apart, never as agreement."""
+    s = shadowed
+    credential = CREDENTIALS[0]
+    bot = TomoriBotStandIn(s.pool, dataclasses.replace(s.worker_limits, secret_guard_default=False))
+    world = World("adopted", s.pool)
+    ws, server_id = await world.workspace()
+    persona = await world.persona(server_id, LINEAGE)
+    dry_ids: list[str] = []
+    for content, reported in ((credential.content, None), ("likes tea", lambda value: {"data": {}})):
+        cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
+                               **create_fields(ws, content, lineage_id=LINEAGE, persona_id=persona)},
+                              COMMAND_TYPES["create"])
+        dry_ids.append(cmd.command_id)
+        result = await s.memory.shadowed("create", cmd, bot.write("create", cmd), reported=reported, timeout=10.0)
+        assert result["data"]["status"] == "memory_saved_successfully"
+    shown = await report(s, ws, dry_ids)
+    assert shown["totals"]["differed"] == shown["totals"]["nothing_compared"] == 1
+    assert shown["totals"]["agreed"] == 0
+    assert [d["intended"] for d in shown["differences"]] == ["secret_guard"]
+    printed = json.dumps(shown)
+    assert credential.secret not in printed and f"<credential withheld: {credential.kind}>" in printed
+    assert credential.secret not in shown["text"] and credential.kind in shown["text"]

@@ -2,7 +2,8 @@
 command kind, a dry run answers exactly what the real command then answers (the same bytes: a
 memory it creates gets the id the dry run foretold), changes no row of any table, stores no
 inbox row, returns no event, and writes WAL for nothing but its shadow record (read back with
-pg_walinspect: the relations the WAL between the two positions touched)."""
+pg_walinspect: the relations the WAL between the two positions touched), which keeps whose
+memories it would have created."""
 
 from __future__ import annotations
 
@@ -96,6 +97,12 @@ async def dry_then_real(db: World, kind: str, cmd: Envelope) -> tuple[Handled, H
     return dry, real
 
 
+async def kept_owner(db: World, command_id: str) -> tuple[str, str] | None:
+    """Whose memories the kept dry run would have created (the owner's lock key)."""
+    row = await db.pool.fetchrow("SELECT owner_scope, owner_id FROM shadow_pairs WHERE command_id = $1", command_id)
+    return None if row["owner_scope"] is None else (row["owner_scope"], row["owner_id"])
+
+
 def manual(ws: str, **fields: Any) -> ManualMemory:
     return msgspec.convert({**envelope(ws), "actor": {"id": "300000000000000001", "is_manager": True},
                             "scope": "server", "lineage_id": LINEAGE, "persona_id": 1, **fields}, ManualMemory)
@@ -109,11 +116,12 @@ def update(ws: str, memory_id: int, content: str) -> UpdateMemory:
 async def test_a_create_that_saves_foretells_its_memory_id(db):
     ws, server_id = await db.workspace()
     persona = await db.persona(server_id, LINEAGE)
-    dry, real = await dry_then_real(db, "create", server_save(ws, "likes green tea", lineage=LINEAGE,
-                                                              persona={"id": persona, "lineage_id": LINEAGE,
-                                                                       "name": "Tomori"}))
+    cmd = server_save(ws, "likes green tea", lineage=LINEAGE, persona={"id": persona, "lineage_id": LINEAGE,
+                                                                      "name": "Tomori"})
+    dry, real = await dry_then_real(db, "create", cmd)
     assert real.answer.status == "memory_saved_successfully"
     assert len(real.events) > 0
+    assert await kept_owner(db, cmd.command_id) == ("server", ws)
 
 
 async def test_a_create_at_the_cap_evicts_in_its_dry_run_exactly_as_for_real(db):
@@ -131,10 +139,14 @@ async def test_a_create_at_the_cap_evicts_in_its_dry_run_exactly_as_for_real(db)
 async def test_a_personal_create_and_a_refusal(db):
     ws, _ = await db.workspace()
     person, _ = await db.user()
-    _, real = await dry_then_real(db, "create", personal_save(ws, person, "Mika", "likes jazz", lineage=LINEAGE))
+    cmd = personal_save(ws, person, "Mika", "likes jazz", lineage=LINEAGE)
+    _, real = await dry_then_real(db, "create", cmd)
     assert real.answer.status == "memory_saved_successfully"
-    _, refused = await dry_then_real(db, "create", server_save(ws, "", lineage=LINEAGE))
+    assert await kept_owner(db, cmd.command_id) == ("personal", person)
+    blank = server_save(ws, "", lineage=LINEAGE)
+    _, refused = await dry_then_real(db, "create", blank)
     assert refused.answer.status != "memory_saved_successfully"
+    assert await kept_owner(db, blank.command_id) is None
 
 
 async def test_an_unknown_workspace_is_registered_only_for_real(db):
@@ -155,8 +167,10 @@ async def test_an_update_edit_and_delete(db):
 
 async def test_the_panels_add_edit_remove_and_import(db):
     ws, server_id = await db.workspace()
-    _, added = await dry_then_real(db, "manual", manual(ws, action="add_batch", contents=["likes tea", "likes jam"]))
+    add = manual(ws, action="add_batch", contents=["likes tea", "likes jam"])
+    _, added = await dry_then_real(db, "manual", add)
     assert added.answer.status == "added"
+    assert await kept_owner(db, add.command_id) == ("server", ws)
     memory_id = await db.server_memory(server_id, LINEAGE, "likes cake")
     _, edited = await dry_then_real(db, "manual", manual(ws, action="edit", memory_id=memory_id, content="likes pie"))
     assert edited.answer.status == "updated"
@@ -185,6 +199,7 @@ async def test_a_bio_seed(db):
                   identity_user_id=identity, is_new_identity=True, bio="a fox who likes tea")
     _, real = await dry_then_real(db, "seed_bio", cmd)
     assert real.answer.status == "seeded"
+    assert await kept_owner(db, cmd.command_id) == ("personal", identity)
 
 
 async def test_a_dry_run_of_a_command_seen_before_answers_the_stored_result_and_changes_nothing(db):

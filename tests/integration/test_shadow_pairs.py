@@ -1,11 +1,14 @@
 """memory.shadow on real PostgreSQL (worker/services/shadow.py): how a report is paired with its
-dry run and stored (unpaired, timed out, another kind, another bot's row, a repeat, a dry run
-the secret guard refused, marked intended); and the Python client's shadowed() call on a real
+dry run and stored (unpaired, timed out, another kind, a repeat, nothing compared, a concurrent
+insert of the same owner or of another, a dry run the secret guard refused, marked intended,
+with the bot's credential kept as its kind, a large report kept bounded), and refused when it
+names another workspace's or bot's dry run; and the Python client's shadowed() call on a real
 nats-server with no worker: the bot's write is held up no longer than the timeout, its value or
 error passes through unchanged, and the report still goes out, marked timed out."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -18,9 +21,11 @@ from contracts import subjects
 from contracts.commands import ShadowReport
 from db.repository import MemoryRepository
 from tests.support.secret_corpus import CREDENTIALS
+from worker.cli.shadow import build_report, render
 from worker.client.memory_client import MemoryClient
 from worker.consuming.administration import streams
 from worker.domain.model import Limits
+from worker.domain.shadow import KEPT_DIFFERENCES_BYTES, MORE_FIELD
 from worker.services.create_memory import CreateMemoryService
 from worker.services.shadow import DryRunning, ShadowReportService
 from worker.shared.settings import Settings
@@ -89,13 +94,97 @@ async def test_another_kind_differs_on_the_kind(pool):
     assert answer["data"]["differences"] == [{"field": "kind", "worker": "create", "bot": "update"}]
 
 
-async def test_another_workspace_or_bot_never_reads_or_overwrites_a_pair(pool):
+async def refused(pool, cmd: ShadowReport, tenant: str = "") -> str:
+    """The reason a report was refused with (nothing counted as a pair)."""
+    handled = await ShadowReportService(MemoryRepository(pool, tenant)).run(cmd)
+    assert handled.answer.shadowed is None and handled.answer.status == "memory_command_invalid"
+    answer: dict[str, Any] = msgspec.json.decode(handled.answer.result)
+    assert answer["success"] is False
+    reason: str = answer["data"]["reason"]
+    return reason
+
+
+async def test_a_report_about_another_workspaces_or_bots_dry_run_is_refused_and_changes_nothing(pool):
     shadowed = await dry_run(pool, "1001", "likes cake", tenant="tomori")
-    assert (await paired(pool, report(shadowed, workspace="1002"), tenant="tomori"))["data"]["outcome"] == "unpaired"
-    assert (await paired(pool, report(shadowed), tenant="kaede"))["data"]["outcome"] == "unpaired"
+    assert "another workspace or another bot" in await refused(pool, report(shadowed, workspace="1002"), "tomori")
+    assert "another workspace or another bot" in await refused(pool, report(shadowed), tenant="kaede")
     row = await pool.fetchrow("SELECT tenant, workspace_id, outcome FROM shadow_pairs WHERE command_id = $1", shadowed)
     assert tuple(row) == ("tomori", "1001", None)
     assert (await paired(pool, report(shadowed), tenant="tomori"))["data"]["outcome"] == "agreed"
+
+
+async def test_a_report_that_compares_nothing_is_stored_and_reported_as_such(pool):
+    workspace = f"66{uuid.uuid4().int % 10**15:015d}"
+    for empty in ({}, {"data": {}}):
+        shadowed = await dry_run(pool, workspace, f"likes tea {len(empty)}")
+        answer = await paired(pool, report(shadowed, workspace=workspace, result=empty))
+        assert answer["data"] == {"status": "recorded", "outcome": "nothing_compared", "differences": []}
+    async with pool.acquire() as conn:
+        shown = await build_report(conn, "", workspace=workspace)
+    assert shown["totals"]["nothing_compared"] == 2 and shown["totals"]["agreed"] == 0
+    assert "nothing_compared" in render(shown)
+
+
+async def test_a_refused_credential_is_kept_and_shown_as_its_kind_from_either_side(pool):
+    workspace = f"67{uuid.uuid4().int % 10**15:015d}"
+    credential = CREDENTIALS[0]
+    repo = MemoryRepository(pool)
+    shadowed = await dry_run(pool, workspace, credential.content)
+    # The bot has no guard: its own write saved the memory, and its result carries the text.
+    own = await CreateMemoryService(repo, Limits(secret_guard_default=False)).run(
+        server_save(workspace, credential.content))
+    bot_result = msgspec.json.decode(own.answer.result)
+    assert credential.secret in own.answer.result.decode()
+    answer = await paired(pool, report(shadowed, workspace=workspace, result=bot_result))
+    assert answer["data"]["outcome"] == "differed" and credential.secret not in str(answer)
+    failed = await dry_run(pool, workspace, credential.content)
+    await paired(pool, report(failed, workspace=workspace, result=None, error=f"rejected: {credential.content}"))
+    rows = await pool.fetch("SELECT bot_result::text, bot_error, differences::text FROM shadow_pairs"
+                            " WHERE command_id = ANY($1::text[])", [shadowed, failed])
+    kept = " ".join(str(value) for row in rows for value in row)
+    assert credential.secret not in kept and f"<credential withheld: {credential.kind}>" in kept
+    async with pool.acquire() as conn:
+        shown = await build_report(conn, "", workspace=workspace)
+    assert shown["differences"] and shown["differences"][0]["intended"] == "secret_guard"
+    for printed in (json.dumps(shown, default=str), render(shown)):
+        assert credential.secret not in printed and credential.kind in printed
+
+
+async def insert_for(pool, workspace: str, content: str) -> dict[str, Any]:
+    """A write of the bot's own, outside the worker (its result, as the bot reports it)."""
+    handled = await CreateMemoryService(MemoryRepository(pool), Limits()).run(server_save(workspace, content))
+    assert handled.answer.status == "memory_saved_successfully"
+    result: dict[str, Any] = msgspec.json.decode(handled.answer.result)
+    return result
+
+
+async def test_later_ids_are_concurrent_only_after_an_insert_of_the_same_owner(pool):
+    here, elsewhere = (f"68{uuid.uuid4().int % 10**15:015d}" for _ in range(2))
+    await insert_for(pool, here, "the workspace exists")
+    # Another guild's insert takes the foreseen id: nothing this owner's rule saw changed.
+    shadowed = await dry_run(pool, here, "likes tea")
+    await insert_for(pool, elsewhere, "another guild's fact")
+    answer = await paired(pool, report(shadowed, workspace=here, result=await insert_for(pool, here, "likes tea")))
+    assert answer["data"]["outcome"] == "differed"
+    assert "data.memory_id" in [d["field"] for d in answer["data"]["differences"]]
+    # This guild's own insert came between: the pair is not comparable.
+    shadowed = await dry_run(pool, here, "likes jam")
+    await insert_for(pool, here, "a fact saved meanwhile")
+    answer = await paired(pool, report(shadowed, workspace=here, result=await insert_for(pool, here, "likes jam")))
+    assert answer["data"]["outcome"] == "concurrent"
+
+
+async def test_what_a_pair_keeps_of_a_large_report_is_bounded(pool):
+    workspace = f"69{uuid.uuid4().int % 10**15:015d}"
+    shadowed = await dry_run(pool, workspace, "likes tea")
+    fields = {f"field_{i}": "x" * 3_000 for i in range(20)}
+    answer = await paired(pool, report(shadowed, workspace=workspace, result={**SAVED, "data": {**SAVED["data"],
+                                                                                                 **fields}}))
+    assert answer["data"]["outcome"] == "differed"
+    row = await pool.fetchrow("SELECT octet_length(bot_result::text) AS result, octet_length(differences::text)"
+                              " AS differences FROM shadow_pairs WHERE command_id = $1", shadowed)
+    assert row["result"] < 200 and row["differences"] <= KEPT_DIFFERENCES_BYTES + 200
+    assert answer["data"]["differences"][-1]["field"] == MORE_FIELD
 
 
 async def test_a_dry_run_the_secret_guard_refused_is_marked_intended_and_keeps_no_secret(pool):

@@ -1,10 +1,11 @@
 """memoryctl shadow report: what an operator decides a switch-over from (docs/design.md,
-section 3.6; README.md, "Trying the worker beside the bot: shadow mode").
+"Dry runs and shadow mode"; README.md, "Trying the worker beside the bot: shadow mode").
 
 Per kind and per status (the worker's, or the bot's where no dry run came), how many pairs
-agreed, differed, were not comparable (concurrent), timed out, had no dry run (unpaired) or
-are still waiting for the bot's report; then the most frequent differences, each with one
-example, the secret guard's marked as intended; and since when."""
+agreed, differed, were not comparable (concurrent), timed out, had no dry run (unpaired), had
+nothing to compare (nothing_compared) or are still waiting for the bot's report; then the most
+frequent differences, each with one example, the secret guard's marked as intended; and since
+when. A credential is shown as its kind only, also in pairs kept by an earlier release."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from typing import Any
 import asyncpg
 
 from db.connection import connect
+from worker.domain.shadow import withheld
 
 Out = Callable[[str], None]
-OUTCOMES = ("agreed", "differed", "concurrent", "timed_out", "unpaired", "waiting")
+OUTCOMES = ("agreed", "differed", "concurrent", "timed_out", "unpaired", "nothing_compared", "waiting")
 
 _FILTER = ("WHERE tenant = $1 AND ($2::double precision IS NULL OR created_at >= now() - make_interval(secs => $2 * 3600))"
            " AND ($3::text IS NULL OR workspace_id = $3)")
@@ -85,8 +87,8 @@ async def build_report(conn: asyncpg.Connection, tenant: str, *, hours: float | 
         by_status.setdefault((row["kind"], row["status"]), dict.fromkeys(OUTCOMES, 0))[row["outcome"]] = row["pairs"]
     differences = [
         {"kind": r["kind"], "worker_status": r["worker_status"], "bot_status": r["bot_status"],
-         "fields": list(r["fields"]), "pairs": r["pairs"], "intended": r["intended"],
-         "example": {"command_id": r["example"], "differences": json.loads(r["example_differences"])}}
+         "fields": withheld(list(r["fields"])), "pairs": r["pairs"], "intended": r["intended"],
+         "example": {"command_id": r["example"], "differences": withheld(json.loads(r["example_differences"]))}}
         for r in await conn.fetch(_DIFFERENCES, tenant, hours, workspace, top)]
     return {
         "tenant": tenant, "since": _iso(first), "until": _iso(last), "pairs": total,

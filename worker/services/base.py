@@ -26,6 +26,9 @@ class Answer:
     refused_credential: str | None = None  # a create the secret guard refused: the credential's kind, never its text
     # A shadow report: the shadowed kind, the pair's outcome, and whether a difference is intended.
     shadowed: tuple[str, str, bool] | None = None
+    # A command that creates memories: the lock key (scope, Discord id) of their owner, which a
+    # dry run keeps so a shadow report can tell a concurrent insert of that owner.
+    created_for: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,7 +77,7 @@ class ManualMemoryService:
             decision = decide_manual(cmd, context_from_row(row), self._limits)
             result, pending = await self._apply(tx, cmd, owner_id, row, decision)
             stored_events = event_rows(pending)
-            answer = Answer(encode(result), result.data.status)
+            answer = Answer(encode(result), result.data.status, created_for=(cmd.scope, owner_id))
             await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, answer.status, answer.result,
                                   stored_events, delivery)
         return Handled(answer, stored_events, duplicate=False)

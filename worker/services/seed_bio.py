@@ -55,7 +55,7 @@ class SeedBioService:
             else:
                 result = op_results.skipped(cid, decision.reason)
             stored_events = event_rows(pending)
-            answer = Answer(encode(result), result.data.status)
+            answer = Answer(encode(result), result.data.status, created_for=("personal", cmd.identity_user_id))
             await tx.store_result(cid, "seed_bio", cmd.workspace_id, answer.status, answer.result, stored_events,
                                   delivery)
         return Handled(answer, stored_events, duplicate=False)

@@ -41,7 +41,9 @@ def answer(stored: StoredCommand) -> Answer:
         result = render_create(stored.command_id, stored.decision, stored.facts)
         status = result.data.status
         return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None,
-                      stored.decision.kind if isinstance(stored.decision, SecretRefused) else None)
+                      stored.decision.kind if isinstance(stored.decision, SecretRefused) else None,
+                      created_for=(stored.decision.scope, stored.decision.owner_id)
+                      if isinstance(stored.decision, SavePlan) else None)
     if stored.result is None or stored.status is None:  # the table's CHECK keeps one or the other
         raise ValueError(f"{stored.command_id!r} is stored with neither a result nor a decision")
     return Answer(stored.result.encode(), stored.status)
