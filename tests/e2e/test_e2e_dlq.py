@@ -20,9 +20,10 @@ from worker.cli.memoryctl import main as memoryctl
 from worker.consuming import dead_letters
 
 
-def _args(action: str, *seqs: int, all_: bool = False, reason: str | None = None, dry_run: bool = False):
+def _args(action: str, *seqs: int, all_: bool = False, reason: str | None = None, dry_run: bool = False,
+          yes: bool = False):
     return argparse.Namespace(command="dlq", action=action, seqs=list(seqs), seq=seqs[0] if seqs else None,
-                              all=all_, reason=reason, dry_run=dry_run)
+                              all=all_, reason=reason, dry_run=dry_run, yes=yes)
 
 
 async def _letters_for(js, ws: str) -> list[dead_letters.DeadLetter]:
@@ -108,7 +109,7 @@ async def test_drop_and_show(e2e_worker, nc, nats_server):
     assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 0
     assert "  Dlq-Reason: invalid_command" in lines
     assert any("not JSON" in line for line in lines)
-    assert await dlq_cli.run(_args("drop", letter.seq), nats_server.url, lines.append) == 0
+    assert await dlq_cli.run(_args("drop", letter.seq, yes=True), nats_server.url, lines.append) == 0
     assert await _letters_for(js, ws) == []
     assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 1
 
@@ -142,4 +143,4 @@ async def test_dlq_list_shows_the_error_and_replay_does_not_offer_a_command_refu
     forced = await ctl(["dlq", "replay", str(letter.seq), "--include-invalid", "--dry-run"], env)
     assert (forced.returncode, f"would replay {letter.seq}:" in forced.stdout) == (0, True), forced
     assert len(await _letters_for(js, ws)) == 1  # dry runs: still there
-    assert (await ctl(["dlq", "drop", str(letter.seq)], env)).returncode == 0
+    assert (await ctl(["dlq", "drop", "--yes", str(letter.seq)], env)).returncode == 0

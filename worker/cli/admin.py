@@ -10,6 +10,7 @@ import asyncpg
 
 from db import directory
 from db.connection import connect
+from worker.cli import terminal
 from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
@@ -120,7 +121,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                    help="dormancy threshold shown for personal memories (default 30)")
 
 
-async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = print) -> int:
+async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = terminal.say) -> int:
     conn = await connect(database_url)
     try:
         await directory.require_mode(conn)
@@ -245,13 +246,16 @@ async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out
     for r in rows:
         decay = r.decay_days if args.workspace else args.decay_days
         states.add(state := _state(r, decay))
-        content = r.content if len(r.content) <= 60 else r.content[:57] + "..."
         out(f"{r.memory_id:>8} {r.lineage_id:>7} {'yes' if r.manually_written else 'no':<9} "
-            f"{r.idle_days:>6.1f}d {state:<10} {r.source:<8} {r.reinforcement_count:>4}  {content}")
+            f"{r.idle_days:>6.1f}d {state:<10} {terminal.cell(r.source, 8):<8} {r.reinforcement_count:>4}  "
+            f"{terminal.cell(r.content, CONTENT_WIDTH)}")
     out("")
     for state in sorted(states):
         out(f"{state}: {STATES[state]}")
     return 0
+
+
+CONTENT_WIDTH = 60
 
 
 # What each state means for the next save at the cap (README, "memories list").
