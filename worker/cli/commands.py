@@ -26,7 +26,7 @@ from contracts import subjects
 from worker.cli import deletion, terminal
 from worker.cli.arguments import not_negative, stream_sequence
 from worker.consuming.administration import retention, streams
-from worker.shared.jetstream import stored_seq
+from worker.shared.jetstream import stored_headers, stored_seq
 
 SHOW_BYTES = 4000
 SUBJECT_WIDTH = 60
@@ -130,7 +130,7 @@ async def _show(js: JetStreamContext, seq: int, out: Callable[[str], None]) -> i
         return 1
     data = raw.data or b""
     out(f"seq {raw.seq}  subject {raw.subject}  {len(data)} bytes  stored {raw.time}")
-    for key, value in sorted((raw.headers or {}).items()):
+    for key, value in sorted(stored_headers(raw).items()):
         out(f"  {key}: {value}")
     try:
         out(msgspec.json.format(data, indent=2).decode("utf-8", errors="replace")[:SHOW_BYTES])
