@@ -4,9 +4,13 @@ headers; once the fault is fixed, `memoryctl dlq replay` applies it exactly once
 from __future__ import annotations
 
 import argparse
+import asyncio
+import subprocess
+import sys
 
 import msgspec
 import pytest
+from nats.js.errors import NotFoundError
 
 from contracts import results as codes
 from contracts import subjects
@@ -20,9 +24,10 @@ from worker.cli.memoryctl import main as memoryctl
 from worker.consuming import dead_letters
 
 
-def _args(action: str, *seqs: int, all_: bool = False, reason: str | None = None, dry_run: bool = False):
+def _args(action: str, *seqs: int, all_: bool = False, reason: str | None = None, dry_run: bool = False,
+          yes: bool = False):
     return argparse.Namespace(command="dlq", action=action, seqs=list(seqs), seq=seqs[0] if seqs else None,
-                              all=all_, reason=reason, dry_run=dry_run)
+                              all=all_, reason=reason, dry_run=dry_run, yes=yes)
 
 
 async def _letters_for(js, ws: str) -> list[dead_letters.DeadLetter]:
@@ -108,7 +113,7 @@ async def test_drop_and_show(e2e_worker, nc, nats_server):
     assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 0
     assert "  Dlq-Reason: invalid_command" in lines
     assert any("not JSON" in line for line in lines)
-    assert await dlq_cli.run(_args("drop", letter.seq), nats_server.url, lines.append) == 0
+    assert await dlq_cli.run(_args("drop", letter.seq, yes=True), nats_server.url, lines.append) == 0
     assert await _letters_for(js, ws) == []
     assert await dlq_cli.run(_args("show", letter.seq), nats_server.url, lines.append) == 1
 
@@ -142,4 +147,64 @@ async def test_dlq_list_shows_the_error_and_replay_does_not_offer_a_command_refu
     forced = await ctl(["dlq", "replay", str(letter.seq), "--include-invalid", "--dry-run"], env)
     assert (forced.returncode, f"would replay {letter.seq}:" in forced.stdout) == (0, True), forced
     assert len(await _letters_for(js, ws)) == 1  # dry runs: still there
-    assert (await ctl(["dlq", "drop", str(letter.seq)], env)).returncode == 0
+    assert (await ctl(["dlq", "drop", "--yes", str(letter.seq)], env)).returncode == 0
+
+
+async def test_drop_asks_on_the_terminal_and_a_no_keeps_every_letter(e2e_worker, nc, nats_server, e2e_database_url):
+    from tests.conftest import worker_env
+    from tests.support.terminal_session import on_terminal
+
+    js = nc.jetstream()
+    (_, first), (_, second) = await _garbage_dead_lettered(nc, js), await _garbage_dead_lettered(nc, js)
+    env = worker_env(nats_server.url, e2e_database_url)
+
+    session = await asyncio.to_thread(on_terminal, ["dlq", "drop", str(first.seq), str(second.seq)], env)
+    shown = await asyncio.to_thread(session.read_until, "[y/N] ")
+    session.type("n")
+    code, seen = await asyncio.to_thread(session.finish)
+
+    assert "2 dead letter(s) to drop:" in shown and f"  {first.seq}: {first.original_subject}" in shown, shown
+    assert f"  {second.seq}: {second.original_subject} (invalid_command)" in shown, shown
+    assert (code, "nothing dropped" in seen) == (1, True), seen
+    assert [await _still_there(js, letter) for letter in (first, second)] == [True, True]
+
+    session = await asyncio.to_thread(on_terminal, ["dlq", "drop", str(first.seq), str(second.seq)], env)
+    await asyncio.to_thread(session.read_until, "[y/N] ")
+    session.type("y")
+    code, seen = await asyncio.to_thread(session.finish)
+
+    assert (code, "dropped 2 dead letter(s): 2 invalid_command" in seen) == (0, True), seen
+    assert [await _still_there(js, letter) for letter in (first, second)] == [False, False]
+
+
+async def test_drop_without_a_terminal_refuses_unless_yes_and_a_dry_run_deletes_nothing(e2e_worker, nc, nats_server,
+                                                                                      e2e_database_url):
+    from tests.conftest import ROOT, worker_env
+
+    js = nc.jetstream()
+    _, letter = await _garbage_dead_lettered(nc, js)
+    before = [d.seq async for d in dead_letters.entries(js)]
+    env = worker_env(nats_server.url, e2e_database_url)
+
+    def piped(*argv: str) -> subprocess.CompletedProcess:  # a script's run: no terminal anywhere
+        return subprocess.run([sys.executable, "-m", "worker.cli.memoryctl", *argv], cwd=ROOT, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+    refused = await asyncio.to_thread(piped, "dlq", "drop", "--all")
+    assert refused.returncode == 2, refused
+    assert f"refusing to drop {len(before)} dead letter(s): no terminal to confirm on. Add --yes" in refused.stdout
+    dry = await asyncio.to_thread(piped, "dlq", "drop", "--all", "--dry-run")
+    assert dry.returncode == 0 and f"  {letter.seq}: {letter.original_subject} (invalid_command)" in dry.stdout, dry
+    assert f"dry run: {len(before)} dead letter(s) would be dropped, nothing deleted" in dry.stdout
+    assert [d.seq async for d in dead_letters.entries(js)] == before
+
+    dropped = await asyncio.to_thread(piped, "dlq", "drop", "--yes", str(letter.seq))
+    assert (dropped.returncode, await _still_there(js, letter)) == (0, False), dropped
+
+
+async def _still_there(js, letter: dead_letters.DeadLetter) -> bool:
+    try:
+        await dead_letters.get(js, letter.seq)
+    except NotFoundError:
+        return False
+    return True

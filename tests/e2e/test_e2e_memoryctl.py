@@ -46,7 +46,7 @@ INVOCATIONS: dict[tuple[str, ...], tuple[list[str], int, str]] = {
     ("dlq", "show"): (["dlq", "show", "999999999"], 1, "no dead letter with sequence 999999999"),
     ("dlq", "replay"): (["dlq", "replay", "--all", "--reason", "no_such_reason", "--dry-run"], 0,
                         "dry run: 0 dead letter(s) would be replayed"),
-    ("dlq", "drop"): (["dlq", "drop", "--all", "--reason", "no_such_reason"], 0, "dropped 0 dead letter(s)"),
+    ("dlq", "drop"): (["dlq", "drop", "--all", "--reason", "no_such_reason", "--yes"], 0, "dropped 0 dead letter(s)"),
     ("commands", "list"): (["commands", "list"], 0, "command(s) in MEMORY_COMMANDS"),
     ("commands", "show"): (["commands", "show", "999999999"], 1, "no command with sequence 999999999"),
     ("commands", "drop"): (["commands", "drop", "999999999", "--dry-run"], 1, "no command with sequence 999999999"),

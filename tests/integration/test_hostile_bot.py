@@ -249,12 +249,14 @@ async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot,
         code, lines = await ctl("show", str(dropped.seq))
         assert code == 0 and f"seq {dropped.seq}" in lines[0] and any(drop in line for line in lines)
         code, lines = await ctl("drop", "--dry-run", str(dropped.seq))
-        assert code == 0 and lines[-1] == "dry run: 1 command(s) would be dropped"
+        assert code == 0 and lines[-1] == "dry run: 1 command(s) would be dropped, nothing deleted"
         assert await stream_has(as_admin, dropped.seq)
         code, lines = await ctl("drop", str(dropped.seq), "999999999")
         assert code == 1 and "999999999" in lines[-1]  # a wrong sequence: nothing done
         assert await stream_has(as_admin, dropped.seq)
-        code, lines = await ctl("drop", str(dropped.seq))
+        code, lines = await ctl("drop", str(dropped.seq))  # no terminal to ask on, no --yes: refused
+        assert code == 2 and "Add --yes" in lines[-1] and await stream_has(as_admin, dropped.seq)
+        code, lines = await ctl("drop", "--yes", str(dropped.seq))
         assert code == 0 and not await stream_has(as_admin, dropped.seq)
     finally:
         await asyncio.to_thread(secured.worker.start)

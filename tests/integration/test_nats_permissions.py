@@ -411,7 +411,7 @@ async def test_an_operator_lists_replays_and_drops_dead_letters_and_nothing_more
         # Replayed to memory.create.<workspace>: still poison, so it is dead-lettered again.
         await eventually(lambda: _newer(seqs_of_poison, found[0]), 15, "the replayed poison dead-lettered again")
         again = await seqs_of_poison()
-        assert await dlq_cli.run(dlq_args("drop", *map(str, again)), secured.url, out=lines.append,
+        assert await dlq_cli.run(dlq_args("drop", "--yes", *map(str, again)), secured.url, out=lines.append,
                                  connect_options=options) == 0
         assert await seqs_of_poison() == []
         assert violations(errors) == []

@@ -10,6 +10,7 @@ import asyncpg
 
 from db import directory
 from db.connection import connect
+from worker.cli import terminal
 from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
@@ -36,6 +37,7 @@ def _privacy(value: str) -> int:
 # error instead of the database driver's traceback.
 MAX_DECAY_DAYS = 36_500  # memory_decay_days' CHECK in db/standalone.sql and db/adopt.py
 MAX_LINEAGE = 2**63 - 1  # the contract's LineageId (contracts/commands.py): bigint
+CONTENT_WIDTH = 60  # `memories list` cuts a memory to this, marked
 
 
 def _positive(value: str) -> int:
@@ -120,7 +122,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                    help="dormancy threshold shown for personal memories (default 30)")
 
 
-async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = print) -> int:
+async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = terminal.say) -> int:
     conn = await connect(database_url)
     try:
         await directory.require_mode(conn)
@@ -235,8 +237,7 @@ async def _proxy_show(conn: asyncpg.Connection, args: argparse.Namespace, out: O
 
 
 async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
-    rows = await directory.list_memories(conn, workspace_id=args.workspace, user_id=args.user,
-                                         lineage_id=args.lineage)
+    rows = await directory.list_memories(conn, workspace_id=args.workspace, user_id=args.user, lineage_id=args.lineage)
     if not rows:
         out("no memories")
         return 0
@@ -245,9 +246,8 @@ async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out
     for r in rows:
         decay = r.decay_days if args.workspace else args.decay_days
         states.add(state := _state(r, decay))
-        content = r.content if len(r.content) <= 60 else r.content[:57] + "..."
-        out(f"{r.memory_id:>8} {r.lineage_id:>7} {'yes' if r.manually_written else 'no':<9} "
-            f"{r.idle_days:>6.1f}d {state:<10} {r.source:<8} {r.reinforcement_count:>4}  {content}")
+        out(f"{r.memory_id:>8} {r.lineage_id:>7} {'yes' if r.manually_written else 'no':<9} {r.idle_days:>6.1f}d "
+            f"{state:<10} {terminal.cell(r.source, 8):<8} {r.reinforcement_count:>4}  {terminal.cell(r.content, CONTENT_WIDTH)}")
     out("")
     for state in sorted(states):
         out(f"{state}: {STATES[state]}")

@@ -11,6 +11,7 @@ import asyncpg
 from db import adopt, functions
 from db.connection import connect
 from db.migrate import NotAdopted, available, migrate, mode
+from worker.cli import terminal
 from worker.domain.model import Limits
 
 
@@ -30,7 +31,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--dry-run", action="store_true", help="say what was found and what would be added; change nothing")
 
 
-async def run_migrate(database_url: str, out: Callable[[str], None] = print) -> int:
+async def run_migrate(database_url: str, out: Callable[[str], None] = terminal.say) -> int:
     conn = await connect(database_url)
     try:
         before = await _fingerprints(conn)
@@ -65,7 +66,7 @@ async def _fingerprints(conn: asyncpg.Connection) -> tuple[str | None, str | Non
 
 
 async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,
-                    out: Callable[[str], None] = print) -> int:
+                    out: Callable[[str], None] = terminal.say) -> int:
     conn = await connect(database_url)
     try:
         if args.dry_run:

@@ -23,11 +23,14 @@ from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
+from worker.cli import deletion, terminal
 from worker.cli.arguments import not_negative, stream_sequence
 from worker.consuming.administration import retention, streams
-from worker.shared.jetstream import stored_seq
+from worker.shared.jetstream import stored_headers, stored_seq
 
 SHOW_BYTES = 4000
+SUBJECT_WIDTH = 60
+COMMAND_ID_WIDTH = 80
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,13 +40,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--limit", type=not_negative, default=10,
                    help="commands listed per partition (default 10; 0: the counts only)")
     commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=stream_sequence)
-    p = commands.add_parser("drop", help="delete commands from the stream: never applied, never answered")
+    p = commands.add_parser("drop", help="delete commands from the stream: never applied, never answered; asks"
+                            " first, or --yes", description="Delete commands from MEMORY_COMMANDS. Lists which, then"
+                            " asks on the terminal; without a terminal it refuses unless --yes.")
     p.add_argument("seqs", nargs="+", type=stream_sequence, metavar="SEQ")
-    p.add_argument("--dry-run", action="store_true", help="say what would be dropped, change nothing")
+    deletion.add_arguments(p, "commands")
 
 
-async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
-              connect_options: dict[str, Any] | None = None) -> int:
+async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = terminal.say,
+              connect_options: dict[str, Any] | None = None, ask: Callable[[str], bool | None] = terminal.ask) -> int:
     nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
                             **(connect_options or {}))
     try:
@@ -52,7 +57,7 @@ async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None
             return await _list(js, args.limit, out)
         if args.action == "show":
             return await _show(js, args.seq, out)
-        return await _drop(js, args.seqs, args.dry_run, out)
+        return await _drop(js, args, out, ask)
     finally:
         await nc.close()
 
@@ -71,8 +76,9 @@ def _describe(raw: RawStreamMsg, now: datetime) -> str:
         command_id = msgspec.json.decode(raw.data or b"{}").get("command_id")
     except (msgspec.DecodeError, AttributeError):
         command_id = None
-    return (f"{raw.seq:>8}  {(raw.subject or '')[:60]:<60} {len(raw.data or b''):>8}  {age:>7}  "
-            f"{command_id if isinstance(command_id, str) else '(unreadable)'}")
+    shown_id = terminal.cell(command_id, COMMAND_ID_WIDTH) if isinstance(command_id, str) else "(unreadable)"
+    return (f"{raw.seq:>8}  {terminal.cell(raw.subject or '', SUBJECT_WIDTH):<{SUBJECT_WIDTH}} "
+            f"{len(raw.data or b''):>8}  {age:>7}  {shown_id}")
 
 
 async def _list(js: JetStreamContext, limit: int, out: Callable[[str], None]) -> int:
@@ -124,7 +130,7 @@ async def _show(js: JetStreamContext, seq: int, out: Callable[[str], None]) -> i
         return 1
     data = raw.data or b""
     out(f"seq {raw.seq}  subject {raw.subject}  {len(data)} bytes  stored {raw.time}")
-    for key, value in sorted((raw.headers or {}).items()):
+    for key, value in sorted(stored_headers(raw).items()):
         out(f"  {key}: {value}")
     try:
         out(msgspec.json.format(data, indent=2).decode("utf-8", errors="replace")[:SHOW_BYTES])
@@ -135,10 +141,11 @@ async def _show(js: JetStreamContext, seq: int, out: Callable[[str], None]) -> i
     return 0
 
 
-async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out: Callable[[str], None]) -> int:
+async def _drop(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None],
+                ask: Callable[[str], bool | None]) -> int:
     now = datetime.now(UTC)
     found, missing = [], []
-    for seq in seqs:
+    for seq in args.seqs:
         try:
             found.append(await js.get_msg(subjects.COMMANDS_STREAM, seq))
         except NotFoundError:
@@ -146,11 +153,11 @@ async def _drop(js: JetStreamContext, seqs: list[int], dry_run: bool, out: Calla
     if missing:
         out(f"no command with sequence {', '.join(map(str, missing))}: nothing done")
         return 1
-    verb = "would drop" if dry_run else "dropping"
+    refusal = deletion.confirm([_describe(raw, now).strip() for raw in found], "command(s)", yes=args.yes,
+                               dry_run=args.dry_run, out=out, ask=ask)
+    if refusal is not None:
+        return refusal
     for raw in found:
-        out(f"{verb} {_describe(raw, now).strip()}")
-        if not dry_run:
-            await js.delete_msg(subjects.COMMANDS_STREAM, stored_seq(raw))
-    out(f"dry run: {len(found)} command(s) would be dropped" if dry_run else
-        f"dropped {len(found)} command(s): never applied, never answered (their lookups say unknown)")
+        await js.delete_msg(subjects.COMMANDS_STREAM, stored_seq(raw))
+    out(f"dropped {len(found)} command(s): never applied, never answered (their lookups say unknown)")
     return 0

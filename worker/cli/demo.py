@@ -15,6 +15,7 @@ import nats
 from contracts.results import CommandResult
 from db.connection import connect
 from db.migrate import mode
+from worker.cli import terminal
 from worker.client.memory_client import MemoryClient, new_create
 from worker.consuming.app import Endpoints
 from worker.shared.settings import Settings
@@ -50,15 +51,15 @@ async def _prepare_directory(database_url: str, workspace: str, user: str, cap: 
 
 def _show(title: str, lineage: int, result: CommandResult) -> None:
     data = result.data
-    print(f"\n== {title} (persona lineage {lineage})")
-    print(f"   status:  {data.status}")
+    terminal.say(f"\n== {title} (persona lineage {lineage})")
+    terminal.say(f"   status:  {data.status}")
     if result.success:
-        print(f"   saved:   {data.content_saved!r} (memory {data.memory_id}, scope {data.scope})")
+        terminal.say(f"   saved:   {data.content_saved!r} (memory {data.memory_id}, scope {data.scope})")
         if data.content_forgotten:
-            print(f"   forgot:  {data.content_forgotten!r}")
-        print(f"   invalidated: {[f'{k.cache}:{k.key}' for k in result.invalidated]}")
+            terminal.say(f"   forgot:  {data.content_forgotten!r}")
+        terminal.say(f"   invalidated: {[f'{k.cache}:{k.key}' for k in result.invalidated]}")
     else:
-        print(f"   error:   {result.error}")
+        terminal.say(f"   error:   {result.error}")
 
 
 async def play(endpoints: Endpoints) -> None:

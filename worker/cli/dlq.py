@@ -14,10 +14,13 @@ import nats
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from worker.cli import deletion, terminal
 from worker.cli.arguments import stream_sequence
 from worker.consuming import dead_letters
 
 ERROR_WIDTH = 80  # `dlq show SEQ` has the whole error
+SUBJECT_WIDTH = 40
+REASON_WIDTH = 22
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,15 +37,19 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--include-invalid", action="store_true",
                    help="also replay invalid_command and unsupported_command letters, refused otherwise: only once"
                         " what refused them changed (REPLY_SUBJECT_PREFIXES, MAX_COMMAND_BYTES, a newer worker)")
-    p = dlq.add_parser("drop", help="delete dead letters")
+    p = dlq.add_parser("drop", help="delete dead letters (the only copy a replay has): asks first, or --yes",
+                       description="Delete dead letters. Lists how many and which, then asks on the terminal;"
+                                   " without a terminal it refuses unless --yes.")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("seqs", nargs="*", type=stream_sequence, default=[], metavar="SEQ")
     which.add_argument("--all", action="store_true")
     p.add_argument("--reason", help="with --all: only this Dlq-Reason")
+    deletion.add_arguments(p, "dead letters")
 
 
-async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = print,
-              progress: Callable[[int, int], None] | None = None, connect_options: dict[str, Any] | None = None) -> int:
+async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = terminal.say,
+              progress: Callable[[int, int], None] | None = None, connect_options: dict[str, Any] | None = None,
+              ask: Callable[[str], bool | None] = terminal.ask) -> int:
     nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
                             **(connect_options or {}))
     try:
@@ -51,7 +58,7 @@ async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None
             return await _list(js, args, out)
         if args.action == "show":
             return await _show(js, args, out)
-        return await _replay_or_drop(js, args, out, progress or _progress_bar)
+        return await _replay_or_drop(js, args, out, progress or _progress_bar, ask)
     finally:
         await nc.close()
 
@@ -76,12 +83,12 @@ async def _list(js: JetStreamContext, args: argparse.Namespace, out: Callable[[s
     if not rows:
         out("no dead letters" + (f" with reason {args.reason}" if args.reason else ""))
         return 0
-    out(f"{'seq':>6}  {'original subject':<40} {'reason':<22} {'dlv':>3}  {'first failure':<19}  "
-        f"{'last failure':<19}  {'age':>4}  error")
+    out(f"{'seq':>6}  {'original subject':<{SUBJECT_WIDTH}} {'reason':<{REASON_WIDTH}} {'dlv':>3}  "
+        f"{'first failure':<19}  {'last failure':<19}  {'age':>4}  error")
     for r in rows:
-        error = " ".join(r.error.split())  # one line: an error may hold newlines
-        error = error if len(error) <= ERROR_WIDTH else error[:ERROR_WIDTH - 3] + "..."
-        out(f"{r.seq:>6}  {r.original_subject[:40]:<40} {r.reason[:22]:<22} {r.deliveries:>3}  "
+        error = terminal.cell(" ".join(r.error.split()), ERROR_WIDTH)  # one line: an error may hold newlines
+        out(f"{r.seq:>6}  {terminal.cell(r.original_subject, SUBJECT_WIDTH):<{SUBJECT_WIDTH}} "
+            f"{terminal.cell(r.reason, REASON_WIDTH):<{REASON_WIDTH}} {r.deliveries:>3}  "
             f"{_time(r.first_failed_at):<19}  {_time(r.dead_lettered_at):<19}  {_age(r.dead_lettered_at, now):>4}"
             f"  {error or '-'}")
     out(f"{len(rows)} dead letter(s)")
@@ -111,7 +118,7 @@ async def _show(js: JetStreamContext, args: argparse.Namespace, out: Callable[[s
 
 
 async def _replay_or_drop(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None],
-                          progress: Callable[[int, int], None]) -> int:
+                          progress: Callable[[int, int], None], ask: Callable[[str], bool | None]) -> int:
     if args.reason and not args.all:
         out("--reason selects among --all; with sequence numbers, name exactly the letters to act on")
         return 2
@@ -127,32 +134,50 @@ async def _replay_or_drop(js: JetStreamContext, args: argparse.Namespace, out: C
         if missing:
             out(f"no dead letter with sequence {', '.join(map(str, missing))}: nothing done")
             return 1
-    verb = "replay" if args.action == "replay" else "drop"
-    verb_done = {"replay": "replayed", "drop": "dropped"}[verb]
-    refused = []
+    if args.action == "drop":
+        return await _drop(js, args, targets, out, progress, ask)
     include_invalid = getattr(args, "include_invalid", False)
-    if verb == "replay":
-        refused = [(letter, why) for letter in targets
-                   if (why := dead_letters.replay_refusal(letter, include_invalid=include_invalid))]
-        for letter, why in refused:
-            out(f"cannot replay {letter.seq}: {why}")
-        targets = [letter for letter in targets if all(letter is not r for r, _ in refused)]
-    if getattr(args, "dry_run", False):
+    refused = [(letter, why) for letter in targets
+               if (why := dead_letters.replay_refusal(letter, include_invalid=include_invalid))]
+    for letter, why in refused:
+        out(f"cannot replay {letter.seq}: {why}")
+    targets = [letter for letter in targets if all(letter is not r for r, _ in refused)]
+    if args.dry_run:
         for letter in targets:
-            out(f"would {verb} {letter.seq}: {letter.original_subject} ({letter.reason})")
-        out(f"dry run: {len(targets)} dead letter(s) would be {verb_done}")
+            out(f"would replay {_named(letter)}")
+        out(f"dry run: {len(targets)} dead letter(s) would be replayed")
         return 1 if refused else 0
     done: Counter[str] = Counter()
     for i, letter in enumerate(targets, 1):
-        if verb == "replay":
-            await dead_letters.replay(js, letter, include_invalid=include_invalid)
-        else:
-            await dead_letters.drop(js, letter.seq)
+        await dead_letters.replay(js, letter, include_invalid=include_invalid)
         done[letter.reason] += 1
         progress(i, len(targets))
-    summary = ", ".join(f"{n} {reason}" for reason, n in sorted(done.items())) or "nothing"
-    out(f"{verb_done} {len(targets)} dead letter(s): {summary}")
+    out(f"replayed {len(targets)} dead letter(s): {_by_reason(done)}")
     return 1 if refused else 0
+
+
+async def _drop(js: JetStreamContext, args: argparse.Namespace, targets: list[dead_letters.DeadLetter],
+                out: Callable[[str], None], progress: Callable[[int, int], None],
+                ask: Callable[[str], bool | None]) -> int:
+    refusal = deletion.confirm([_named(letter) for letter in targets], "dead letter(s)", yes=args.yes,
+                               dry_run=args.dry_run, out=out, ask=ask)
+    if refusal is not None:
+        return refusal
+    done: Counter[str] = Counter()
+    for i, letter in enumerate(targets, 1):
+        await dead_letters.drop(js, letter.seq)
+        done[letter.reason] += 1
+        progress(i, len(targets))
+    out(f"dropped {len(targets)} dead letter(s): {_by_reason(done)}")
+    return 0
+
+
+def _named(letter: dead_letters.DeadLetter) -> str:
+    return f"{letter.seq}: {letter.original_subject} ({letter.reason})"
+
+
+def _by_reason(done: Counter[str]) -> str:
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(done.items())) or "nothing"
 
 
 def _progress_bar(done: int, total: int, width: int = 30) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import nats
 import nats.errors
 
+from worker.cli import terminal
 from worker.consuming.administration import streams
 from worker.shared.settings import Settings
 
@@ -34,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                " deploy/README.md, \"Who may do what\"). Servers: NATS_URL, else a running `make run`.")
 
 
-async def run(settings: Settings, nats_url: str, out: Callable[[str], None] = print,
+async def run(settings: Settings, nats_url: str, out: Callable[[str], None] = terminal.say,
               connect_options: dict[str, Any] | None = None) -> int:
     nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2, **(connect_options or {}))
     try:

@@ -18,9 +18,11 @@ from typing import Any
 import asyncpg
 
 from db.connection import connect
+from worker.cli import terminal
 from worker.domain.shadow import withheld
 
 Out = Callable[[str], None]
+KIND_WIDTH, STATUS_WIDTH, VALUE_WIDTH = 24, 48, 200  # a bot reports the status, the fields and the values
 OUTCOMES = ("agreed", "differed", "concurrent", "timed_out", "unpaired", "nothing_compared", "waiting")
 
 _FILTER = ("WHERE tenant = $1 AND ($2::double precision IS NULL OR created_at >= now() - make_interval(secs => $2 * 3600))"
@@ -68,14 +70,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
-async def run(args: argparse.Namespace, database_url: str, tenant: str, out: Out = print) -> int:
+async def run(args: argparse.Namespace, database_url: str, tenant: str, out: Out = terminal.say) -> int:
     conn = await connect(database_url)
     try:
         report = await build_report(conn, tenant if args.tenant is None else args.tenant, hours=args.hours,
                                     workspace=args.workspace, top=args.top)
     finally:
         await conn.close()
-    out(json.dumps(report, indent=2, default=str) if args.json else render(report))
+    out(terminal.json_text(report) if args.json else render(report))
     return 0
 
 
@@ -108,7 +110,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"shadow pairs since {report['since']} (latest {report['until']}), tenant {report['tenant']!r}:"
              f" {report['pairs']} in all, " + ", ".join(f"{n} {o}" for o, n in report["totals"].items() if n)]
     header = ("kind", "status", *OUTCOMES)
-    rows = [(r["kind"], r["status"] or "-", *(str(r[o]) for o in OUTCOMES)) for r in report["by_status"]]
+    rows = [(terminal.cell(r["kind"], KIND_WIDTH), terminal.cell(r["status"] or "-", STATUS_WIDTH),
+             *(str(r[o]) for o in OUTCOMES)) for r in report["by_status"]]
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
     for row in (header, *rows):
         lines.append("  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w)
@@ -118,12 +121,15 @@ def render(report: dict[str, Any]) -> str:
         lines.append("most frequent differences (outcome differed):")
         for d in report["differences"]:
             why = "  [intended: the secret guard]" if d["intended"] == "secret_guard" else ""
-            lines.append(f"  {d['pairs']:>5} x {d['kind']}, worker {d['worker_status'] or '-'}, bot"
-                         f" {d['bot_status'] or '-'}: {', '.join(d['fields'])}{why}")
-            lines.append(f"          e.g. command {d['example']['command_id']}:")
+            lines.append(f"  {d['pairs']:>5} x {terminal.cell(d['kind'], KIND_WIDTH)}, worker"
+                         f" {terminal.cell(d['worker_status'] or '-', STATUS_WIDTH)}, bot"
+                         f" {terminal.cell(d['bot_status'] or '-', STATUS_WIDTH)}:"
+                         f" {terminal.cell(', '.join(d['fields']), VALUE_WIDTH)}{why}")
+            lines.append(f"          e.g. command {terminal.cell(d['example']['command_id'], VALUE_WIDTH)}:")
             for field in d["example"]["differences"]:
-                lines.append(f"            {field['field']}: worker {json.dumps(field['worker'], ensure_ascii=False)},"
-                             f" bot {json.dumps(field['bot'], ensure_ascii=False)}")
+                lines.append(f"            {terminal.cell(field['field'], VALUE_WIDTH)}: worker"
+                             f" {terminal.cell(terminal.json_text(field['worker'], indent=None), VALUE_WIDTH)},"
+                             f" bot {terminal.cell(terminal.json_text(field['bot'], indent=None), VALUE_WIDTH)}")
     elif report["totals"]["differed"] == 0:
         lines.append("")
         lines.append("no differences")

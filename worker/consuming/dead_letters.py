@@ -21,7 +21,7 @@ from nats.js.errors import APIError, NotFoundError
 from contracts import subjects
 from contracts.registry import COMMAND_KINDS
 from contracts.subjects import COMMANDS_STREAM, DLQ_STREAM, dlq_subject
-from worker.shared.jetstream import stored_seq, stored_subject
+from worker.shared.jetstream import stored_headers, stored_seq, stored_subject
 
 INVALID_COMMAND = "invalid_command"
 UNSUPPORTED_COMMAND = "unsupported_command"
@@ -161,7 +161,7 @@ class DeadLetter:
 
 
 def _from_raw(raw: RawStreamMsg) -> DeadLetter:
-    headers = dict(raw.headers or {})
+    headers = stored_headers(raw)
     first = headers.get("Dlq-First-Failed-At")
     try:
         first_at = datetime.fromisoformat(first) if first else None

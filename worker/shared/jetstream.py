@@ -10,6 +10,7 @@ The API prefix honours a JetStream domain the way nats-py's own calls do: `$JS.A
 from __future__ import annotations
 
 import json
+from email.header import Header, decode_header
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -101,6 +102,20 @@ def stored_subject(raw: RawStreamMsg) -> str:
     if raw.subject is None:
         raise ValueError("the server sent a stored message without its subject")
     return raw.subject
+
+
+def stored_headers(raw: RawStreamMsg) -> dict[str, str]:
+    """A stored message's headers as text. nats-py's get_msg parses them with the email parser,
+    which gives a header value holding bytes beyond ASCII (a subject a bot chose, an error
+    quoting it) as an email Header object, not a str: its bytes are decoded here as UTF-8."""
+    return {key: _header_text(value) for key, value in (raw.headers or {}).items()}
+
+
+def _header_text(value: object) -> str:
+    if not isinstance(value, Header):
+        return str(value)
+    return "".join(part.decode("utf-8", errors="replace") if isinstance(part, bytes) else part
+                   for part, _ in decode_header(value))
 
 
 def config_name(name: str | None, what: str) -> str:
