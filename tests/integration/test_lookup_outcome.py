@@ -26,7 +26,7 @@ from tests.support.waiting import wait_until
 from worker.client.memory_client import CommandDeadLettered, MemoryClient, ResultTimeout
 from worker.consuming import dead_letters
 from worker.consuming.administration import streams
-from worker.consuming.lookup.answer import result_lookup
+from worker.consuming.lookup.answer import ResultLookups
 from worker.consuming.lookup.outcomes import CommandOutcomes
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
@@ -128,10 +128,10 @@ class Recording(CommandOutcomes):
 
     answers: list[str]
 
-    async def describe(self, workspace_token: str, command_token: str) -> bytes:
-        raw = await super().describe(workspace_token, command_token)
-        self.answers.append(json.loads(raw)["outcome"])
-        return raw
+    async def describe_many(self, workspace_token: str, command_tokens) -> dict[str, bytes]:
+        answers = await super().describe_many(workspace_token, command_tokens)
+        self.answers += [json.loads(raw)["outcome"] for raw in answers.values()]
+        return answers
 
 
 async def stored_copies(js, workspace: str) -> list[dict]:
@@ -151,7 +151,9 @@ async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_
     repo = MemoryRepository(pool)
     recording = Recording(repo, js, ("_INBOX.",))
     recording.answers = []
-    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=result_lookup(repo, recording))
+    result_lookups = ResultLookups(repo, recording)
+    result_lookups.start()
+    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=result_lookups.on_lookup)
     ws = unique()
     try:
         async with MemoryClient(nc, timeout=0.3) as client:
@@ -193,3 +195,4 @@ async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_
             assert copy["Nats-Msg-Id"].startswith(f"{lost.command_id}:resend:")
     finally:
         await lookups.unsubscribe()
+        await result_lookups.aclose()
