@@ -117,6 +117,31 @@ async def test_a_dead_lettered_command_says_why_and_whether_its_reply_to_was_all
     assert letter["dead_lettered_at"]
 
 
+async def test_one_read_answers_several_commands_and_a_read_stopped_early_says_so(pool, js, nc):
+    ws, letter, queued = unique(), unique("c-"), unique("c-")
+    await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=subjects.command_subject("create", ws),
+                                   payload=command(ws, letter), reason=dead_letters.EXHAUSTED, error="gone",
+                                   deliveries=3, stream_seq=int(unique()))
+    for i in range(3):  # garbage after it: more dead letters than the read takes
+        await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=subjects.command_subject("create", ws),
+                                       payload=b"garbage", reason=dead_letters.INVALID_COMMAND, error="not json",
+                                       deliveries=1, stream_seq=int(unique()))
+    await js.publish(subjects.command_subject("manual", ws), command(ws, queued), stream=subjects.COMMANDS_STREAM)
+    tokens = [subjects.encode_token(cid) for cid in (letter, queued, "never-sent")]
+
+    whole = await CommandOutcomes(MemoryRepository(pool), js, ("_INBOX.",)).describe_many(ws, tokens)
+    read = {token: json.loads(raw) for token, raw in whole.items()}
+    assert [read[token]["outcome"] for token in tokens] == ["dead_lettered", "queued", "unknown"]
+    assert not any("partial" in body for body in read.values())
+
+    stopped = await CommandOutcomes(MemoryRepository(pool), js, ("_INBOX.",), scan_limit=2).describe_many(ws, tokens)
+    read = {token: json.loads(raw) for token, raw in stopped.items()}
+    for body in read.values():
+        jsonschema.validate(body, OUTCOME_SCHEMA)
+    assert [(read[token]["outcome"], read[token]["partial"]) for token in tokens] == [
+        ("dead_lettered", True), ("queued", True), ("unknown", True)]
+
+
 def test_only_an_outcome_request_gets_the_outcome():
     assert wants_outcome(b'{"answer": "outcome"}')
     for body in (b"", b"null", b"{}", b'{"answer": "result"}', b"not json", b'{"answer": "outcome", "x": 1}'):
