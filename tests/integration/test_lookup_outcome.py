@@ -122,7 +122,7 @@ async def test_one_read_answers_several_commands_and_a_read_stopped_early_says_s
     await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=subjects.command_subject("create", ws),
                                    payload=command(ws, letter), reason=dead_letters.EXHAUSTED, error="gone",
                                    deliveries=3, stream_seq=int(unique()))
-    for i in range(3):  # garbage after it: more dead letters than the read takes
+    for _ in range(3):  # garbage after it: more dead letters than the read takes
         await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=subjects.command_subject("create", ws),
                                        payload=b"garbage", reason=dead_letters.INVALID_COMMAND, error="not json",
                                        deliveries=1, stream_seq=int(unique()))
