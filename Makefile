@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow schemas clean
+.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow bench-lookups schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -132,6 +132,11 @@ bench-clients: $(STAMP) $(CLIENT_STAMP)
 ## the bot's added latency per shadowed call (tests/bench/shadow.py).
 bench-shadow: $(STAMP)
 	$(PY) -m tests.bench.shadow $(BENCH_ARGS)
+
+## How long one workspace's result lookup waits while a bot floods another's dead letters
+## and outcome lookups (tests/bench/lookups.py).
+bench-lookups: $(STAMP)
+	$(PY) -m tests.bench.lookups $(BENCH_ARGS)
 
 ## Regenerate contracts/schema/*.json and contracts/asyncapi.json from the msgspec Structs, and
 ## contracts/types/index.d.ts from the schemas (json-schema-to-typescript).

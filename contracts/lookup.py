@@ -96,6 +96,11 @@ class CommandOutcome(Struct, kw_only=True, omit_defaults=True):
         kind: processed only: the command's kind, the token of the subject it was published to.
         result: processed only: the stored result, byte for byte what the first reply carried.
         dead_letter: dead_lettered only: why.
+        partial: True when the worker stopped reading the workspace's queue or dead letters
+            before their end (more than it reads for one lookup, or out of time for it). Never
+            with processed. A queued or dead-lettered answer is true of what was read, and a
+            later dead letter may exist; unknown means not among what was read, so the command
+            may be queued or dead-lettered further on: ask again later before re-sending.
     """
 
     command_id: str
@@ -104,6 +109,7 @@ class CommandOutcome(Struct, kw_only=True, omit_defaults=True):
     kind: CommandKind | UnsetType = UNSET
     result: Annotated[Any, Meta(extra_json_schema=STORED_RESULT_SCHEMA)] | UnsetType = UNSET
     dead_letter: DeadLetterInfo | UnsetType = UNSET
+    partial: bool = False
 
 
 OUTCOME_DECODER = msgspec.json.Decoder(CommandOutcome)

@@ -119,6 +119,10 @@ export interface CommandOutcome1 {
    */
   outcome: "dead_lettered" | "processed" | "queued" | "unknown";
   /**
+   * True when the worker stopped reading the workspace's queue or dead letters before their end (more than it reads for one lookup, or out of time for it). Never with processed. A queued or dead-lettered answer is true of what was read, and a later dead letter may exist; unknown means not among what was read, so the command may be queued or dead-lettered further on: ask again later before re-sending.
+   */
+  partial?: boolean;
+  /**
    * processed only: the stored result, byte for byte what the first reply carried.
    */
   result?: CommandResult | OpResult | UpdateResult;

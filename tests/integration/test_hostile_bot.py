@@ -211,6 +211,63 @@ async def test_a_lookup_whose_token_postgres_cannot_hold_is_answered_unknown(sec
     assert json.loads(looked_up.data) == stored
 
 
+async def dead_letters_of(js, ws: str) -> int:
+    state = (await js.stream_info(subjects.DLQ_STREAM, subjects_filter=f"dlq.memory.*.{ws}")).state
+    return sum((state.subjects or {}).values())
+
+
+async def test_a_bot_filling_its_dead_letters_cannot_hold_up_another_workspace_s_lookups(secured, bot, as_admin):
+    """Garbage costs a bot nothing to publish and each one is a dead letter that every outcome
+    lookup of its workspace reads. Another workspace's lookup is answered while the flooded
+    workspace's are still being looked up, and every one of those is answered truly."""
+    flooded, other = unique(), unique()
+    answered, body = command("create", other)
+    await publish(bot, subjects.command_subject("create", other), json.dumps(body).encode(), answered)
+    done = await bot.answer(answered)
+    assert done["data"]["status"] == "memory_saved_successfully"
+    refused, body = command("create", flooded, reply_to="bot.private.1")  # dead-lettered: reply_to not allowed
+    await publish(bot, subjects.command_subject("create", flooded), json.dumps(body).encode(), refused)
+    garbage = [publish(bot, subjects.command_subject("create", flooded), b"not json %d" % i, unique("junk-"))
+               for i in range(999)]
+    for start in range(0, len(garbage), 100):
+        await asyncio.gather(*garbage[start:start + 100])
+    await wait_until(lambda: _at_least(dead_letters_of(as_admin, flooded), 1000), timeout=60)
+
+    order: list[str] = []
+    answers: dict[str, list[dict]] = {}
+
+    async def on_answer(msg) -> None:
+        asker = msg.subject.rsplit(".", 1)[1]
+        order.append(asker)
+        answers.setdefault(asker, []).append(json.loads(msg.data))
+
+    inbox = f"{TOMORI_INBOX}.lookups"
+    sub = await bot.nc.subscribe(f"{inbox}.*", cb=on_answer)
+    try:
+        never_sent = [unique("never-") for _ in range(10)]
+        for cid in [refused] * 10 + never_sent:
+            await bot.nc.publish(subjects.result_subject(flooded, cid), b'{"answer": "outcome"}',
+                                 reply=f"{inbox}.{subjects.encode_token(cid)}")
+        await bot.nc.publish(subjects.result_subject(other, answered), b"", reply=f"{inbox}.other")
+        await wait_until(lambda: len(order) == 21, timeout=60)
+    finally:
+        await sub.unsubscribe()
+
+    last_of_flooded = max(i for i, asker in enumerate(order) if asker != "other")
+    assert order.index("other") < last_of_flooded, order
+    assert answers["other"] == [done]
+    assert len(answers[refused]) == 10
+    for outcome in answers[refused]:
+        assert (outcome["outcome"], outcome["dead_letter"]["reason"]) == ("dead_lettered", "invalid_command"), outcome
+    for cid in never_sent:
+        [outcome] = answers[cid]
+        assert (outcome["command_id"], outcome["outcome"]) == (cid, "unknown"), outcome
+
+
+async def _at_least(count, wanted: int) -> bool:
+    return await count >= wanted
+
+
 async def test_reply_subjects_are_limited_to_the_listed_bots(secured, bot, as_admin):
     ws = unique()
     stranger, body = command("create", ws, reply_to=f"_INBOX.bot.stranger.results.{unique()}")

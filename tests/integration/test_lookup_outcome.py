@@ -26,7 +26,7 @@ from tests.support.waiting import wait_until
 from worker.client.memory_client import CommandDeadLettered, MemoryClient, ResultTimeout
 from worker.consuming import dead_letters
 from worker.consuming.administration import streams
-from worker.consuming.lookup.answer import result_lookup
+from worker.consuming.lookup.answer import ResultLookups
 from worker.consuming.lookup.outcomes import CommandOutcomes
 
 OUTCOME_SCHEMA = json.loads((SCHEMA_DIR / "lookup.outcome.schema.json").read_text())
@@ -117,6 +117,31 @@ async def test_a_dead_lettered_command_says_why_and_whether_its_reply_to_was_all
     assert letter["dead_lettered_at"]
 
 
+async def test_one_read_answers_several_commands_and_a_read_stopped_early_says_so(pool, js, nc):
+    ws, letter, queued = unique(), unique("c-"), unique("c-")
+    await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=subjects.command_subject("create", ws),
+                                   payload=command(ws, letter), reason=dead_letters.EXHAUSTED, error="gone",
+                                   deliveries=3, stream_seq=int(unique()))
+    for _ in range(3):  # garbage after it: more dead letters than the read takes
+        await dead_letters.dead_letter(js, max_payload=nc.max_payload, original_subject=subjects.command_subject("create", ws),
+                                       payload=b"garbage", reason=dead_letters.INVALID_COMMAND, error="not json",
+                                       deliveries=1, stream_seq=int(unique()))
+    await js.publish(subjects.command_subject("manual", ws), command(ws, queued), stream=subjects.COMMANDS_STREAM)
+    tokens = [subjects.encode_token(cid) for cid in (letter, queued, "never-sent")]
+
+    whole = await CommandOutcomes(MemoryRepository(pool), js, ("_INBOX.",)).describe_many(ws, tokens)
+    read = {token: json.loads(raw) for token, raw in whole.items()}
+    assert [read[token]["outcome"] for token in tokens] == ["dead_lettered", "queued", "unknown"]
+    assert not any("partial" in body for body in read.values())
+
+    stopped = await CommandOutcomes(MemoryRepository(pool), js, ("_INBOX.",), scan_limit=2).describe_many(ws, tokens)
+    read = {token: json.loads(raw) for token, raw in stopped.items()}
+    for body in read.values():
+        jsonschema.validate(body, OUTCOME_SCHEMA)
+    assert [(read[token]["outcome"], read[token]["partial"]) for token in tokens] == [
+        ("dead_lettered", True), ("queued", True), ("unknown", True)]
+
+
 def test_only_an_outcome_request_gets_the_outcome():
     assert wants_outcome(b'{"answer": "outcome"}')
     for body in (b"", b"null", b"{}", b'{"answer": "result"}', b"not json", b'{"answer": "outcome", "x": 1}'):
@@ -128,10 +153,10 @@ class Recording(CommandOutcomes):
 
     answers: list[str]
 
-    async def describe(self, workspace_token: str, command_token: str) -> bytes:
-        raw = await super().describe(workspace_token, command_token)
-        self.answers.append(json.loads(raw)["outcome"])
-        return raw
+    async def describe_many(self, workspace_token: str, command_tokens) -> dict[str, bytes]:
+        answers = await super().describe_many(workspace_token, command_tokens)
+        self.answers += [json.loads(raw)["outcome"] for raw in answers.values()]
+        return answers
 
 
 async def stored_copies(js, workspace: str) -> list[dict]:
@@ -151,7 +176,9 @@ async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_
     repo = MemoryRepository(pool)
     recording = Recording(repo, js, ("_INBOX.",))
     recording.answers = []
-    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=result_lookup(repo, recording))
+    result_lookups = ResultLookups(repo, recording)
+    result_lookups.start()
+    lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, cb=result_lookups.on_lookup)
     ws = unique()
     try:
         async with MemoryClient(nc, timeout=0.3) as client:
@@ -193,3 +220,4 @@ async def test_memory_client_waits_while_queued_gives_up_on_invalid_and_resends_
             assert copy["Nats-Msg-Id"].startswith(f"{lost.command_id}:resend:")
     finally:
         await lookups.unsubscribe()
+        await result_lookups.aclose()

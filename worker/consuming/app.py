@@ -29,7 +29,7 @@ from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake.handlers import CommandHandler
 from worker.consuming.intake.partitions import PartitionConsumers
 from worker.consuming.limits import limits_from
-from worker.consuming.lookup.answer import result_lookup
+from worker.consuming.lookup.answer import ResultLookups
 from worker.consuming.lookup.outcomes import CommandOutcomes
 from worker.consuming.replication_check import check_replication, watch_replication
 from worker.services.base import CommandService
@@ -129,8 +129,10 @@ async def serve(settings: Settings, endpoints: Endpoints, stop: asyncio.Event,
                                      name="command-retention"),
                  asyncio.create_task(watch_replication(pool, replication_state), name="replication-watch")]
         stack.push_async_callback(_cancel, tasks)
-        lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker",
-                                     cb=result_lookup(repo, CommandOutcomes(repo, js, settings.reply_subject_prefixes)))
+        result_lookups = ResultLookups(repo, CommandOutcomes(repo, js, settings.reply_subject_prefixes))
+        result_lookups.start()
+        stack.push_async_callback(result_lookups.aclose)  # before the pool closes
+        lookups = await nc.subscribe(subjects.RESULT_LOOKUP_SUBJECTS, queue="memory-worker", cb=result_lookups.on_lookup)
         consumers = await _start_consumers(stack, nc, js, events, repo, settings)
         if settings.metrics_port:
             # Serving starts only now, with the consumers bound: ready while connected and not stopping.

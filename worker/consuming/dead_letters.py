@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -180,7 +180,7 @@ def _from_raw(raw: RawStreamMsg) -> DeadLetter:
 
 
 async def entries(js: JetStreamContext, reason: str | None = None,
-                  subject: str = subjects.DLQ_FILTER) -> AsyncIterator[DeadLetter]:
+                  subject: str = subjects.DLQ_FILTER) -> AsyncGenerator[DeadLetter, None]:
     """Dead letters in stream order, optionally only those with one reason or under one subject."""
     seq = 1
     while True:

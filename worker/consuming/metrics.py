@@ -56,6 +56,9 @@ DATABASE_COMMITS_PROTECTED = Gauge("memory_database_commits_protected",
 LOOKUPS_REFUSED = Counter("memory_lookups_refused",
                           "Result lookups dropped unanswered: their reply subject is outside REPLY_SUBJECT_PREFIXES"
                           " (a bot asking the worker to publish where it may not, issue 35).", registry=REGISTRY)
+LOOKUPS_DROPPED = Counter("memory_lookups_dropped",
+                          "Result lookups dropped unanswered because too many were waiting (worker/consuming/lookup/"
+                          "scheduling.py): a bot asking faster than lookups are answered.", registry=REGISTRY)
 SECRETS_REFUSED = Counter("memory_secrets_refused",
                           "Model memories the secret guard refused, by the kind of credential they held (never"
                           " anything of the credential itself).", ["kind"], registry=REGISTRY)

@@ -8,8 +8,6 @@ would publish its answer as a JetStream API request, an event or a dead letter (
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import structlog
 from nats.aio.msg import Msg
 
@@ -18,34 +16,47 @@ from contracts.lookup import wants_outcome
 from db.repository import MemoryRepository
 from worker.consuming import metrics
 from worker.consuming.lookup.outcomes import CommandOutcomes, lookup_key
+from worker.consuming.lookup.scheduling import LookupLimits, LookupScheduler
 from worker.services.stored import answer
 
 log = structlog.get_logger("worker")
 
 
-def result_lookup(repo: MemoryRepository, outcomes: CommandOutcomes) -> Callable[[Msg], Awaitable[None]]:
-    reply_prefixes = outcomes.reply_prefixes
+class ResultLookups:
+    """The subscription's callback (`on_lookup`) only checks and hands over: the subscription
+    runs its callbacks one at a time, so a lookup answered inside it would hold up every other."""
 
-    async def on_lookup(msg: Msg) -> None:
+    def __init__(self, repo: MemoryRepository, outcomes: CommandOutcomes, limits: LookupLimits = LookupLimits()) -> None:
+        self._repo = repo
+        self._reply_prefixes = outcomes.reply_prefixes
+        self._scheduler = LookupScheduler(self._stored_result, outcomes.describe_many, limits)
+
+    def start(self) -> None:
+        self._scheduler.start()
+
+    async def aclose(self) -> None:
+        await self._scheduler.aclose()
+
+    async def on_lookup(self, msg: Msg) -> None:
         if not msg.reply:
             return
-        if not subjects.may_answer(msg.reply, reply_prefixes):
+        if not subjects.may_answer(msg.reply, self._reply_prefixes):
             # Dropped unanswered, never looked up; the log names where, never what was asked.
             metrics.LOOKUPS_REFUSED.inc()
             log.warning("result_lookup_refused", subject=msg.subject[:subjects.REPLY_SUBJECT_MAX],
-                        reply_subject=msg.reply[:subjects.REPLY_SUBJECT_MAX], allowed=list(reply_prefixes))
+                        reply_subject=msg.reply[:subjects.REPLY_SUBJECT_MAX], allowed=list(self._reply_prefixes))
             return
         try:
             workspace_token, command_token = subjects.parse_result_lookup(msg.subject)
-            if wants_outcome(msg.data):  # the richer answer; an empty request keeps the original one
-                await msg.respond(await outcomes.describe(workspace_token, command_token))
-                return
-            key = lookup_key(command_token, workspace_token)
-            stored = None if key is None else await repo.stored_command(*key)
-            reply = answer(stored).result if stored is not None else b"null"
-        except Exception as exc:  # a lookup must never take the worker down; the asker retries
-            log.warning("result_lookup_failed", subject=msg.subject, error=repr(exc))
+        except ValueError as exc:  # not a subscribed subject: nothing to answer
+            log.warning("result_lookup_failed", subject=msg.subject[:subjects.REPLY_SUBJECT_MAX], error=repr(exc))
             return
-        await msg.respond(reply)
+        if wants_outcome(msg.data):  # the richer answer; an empty request keeps the original one
+            self._scheduler.outcome(msg.subject, workspace_token, command_token, msg.respond)
+        else:
+            self._scheduler.plain(msg.subject, workspace_token, command_token, msg.respond)
 
-    return on_lookup
+    async def _stored_result(self, workspace_token: str, command_token: str) -> bytes:
+        key = lookup_key(command_token, workspace_token)
+        stored = None if key is None else await self._repo.stored_command(*key)
+        return answer(stored).result if stored is not None else b"null"

@@ -12,8 +12,11 @@ gone from the stream is in the inbox or the dead-letter stream by the time it is
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import cast
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import msgspec
 from nats.js import JetStreamContext
@@ -31,72 +34,119 @@ from worker.services.stored import answer
 from worker.shared.jetstream import stored_seq, stored_subject
 
 # A workspace's queue or dead letters are read one message per round trip; past this many
-# the scan stops (answering from what it saw). Far above any one workspace's backlog.
+# of one stream the scan stops (answering from what it saw, as partial). Far above any one
+# workspace's honest backlog.
 SCAN_LIMIT = 1000
+# And past this long for one scan, whatever it has read: a scan holds one of the few scan
+# slots every workspace shares (worker/consuming/lookup/scheduling.py).
+SCAN_BUDGET_S = 2.0
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Reading:
+    """How far one scan may read, and whether it read everything it was asked to."""
+
+    limit: int
+    deadline: float
+    complete: bool = True
+
+    async def bounded(self, items: AsyncGenerator[T, None]) -> AsyncIterator[T]:
+        """Up to `limit` of `items`, while time is left; `complete` turns false when the scan
+        stops with something left to read (the item past the limit is fetched, not used)."""
+        loop = asyncio.get_running_loop()
+        async with contextlib.aclosing(items):
+            seen = 0
+            async for item in items:
+                if seen >= self.limit or loop.time() > self.deadline:
+                    self.complete = False
+                    return
+                seen += 1
+                yield item
 
 
 class CommandOutcomes:
-    def __init__(self, repo: MemoryRepository, js: JetStreamContext, reply_prefixes: tuple[str, ...]) -> None:
+    def __init__(self, repo: MemoryRepository, js: JetStreamContext, reply_prefixes: tuple[str, ...], *,
+                 scan_limit: int = SCAN_LIMIT, scan_budget_s: float = SCAN_BUDGET_S) -> None:
         self._repo = repo
         self._js = js
         self.reply_prefixes = reply_prefixes  # what every answer is held to (the lookup's reply subject too)
+        self._scan_limit = scan_limit
+        self._scan_budget_s = scan_budget_s
 
     async def describe(self, workspace_token: str, command_token: str) -> bytes:
         """The CommandOutcome of the command these lookup subject tokens name, as JSON."""
-        key = lookup_key(command_token, workspace_token)
-        if key is None:
-            return encode(CommandOutcome(command_id=command_token, workspace_id=workspace_token, outcome="unknown"))
-        command_id, workspace_id = key
+        return (await self.describe_many(workspace_token, [command_token]))[command_token]
+
+    async def describe_many(self, workspace_token: str, command_tokens: Iterable[str]) -> dict[str, bytes]:
+        """The CommandOutcome of each command of one workspace, as JSON, by command token: one
+        read of the workspace's queue and dead letters answers them all."""
+        answers: dict[str, bytes] = {}
+        asked: dict[str, CommandOutcome] = {}
+        for token in command_tokens:
+            key = lookup_key(token, workspace_token)
+            if key is None:
+                answers[token] = encode(CommandOutcome(command_id=token, workspace_id=workspace_token,
+                                                       outcome="unknown"))
+            else:
+                asked[token] = CommandOutcome(command_id=key[0], workspace_id=key[1], outcome="unknown")
+        await self._answer_processed(asked, answers)
+        if not asked:
+            return answers
+        workspace_id = next(iter(asked.values())).workspace_id
         # The command's subject carries the token as its publisher wrote it; both spellings.
         tokens = sorted({workspace_token, subjects.encode_token(workspace_id)})
-        known = CommandOutcome(command_id=command_id, workspace_id=workspace_id, outcome="unknown")
+        ids = {known.command_id for known in asked.values()}
+        reading = _Reading(self._scan_limit, asyncio.get_running_loop().time() + self._scan_budget_s)
+        stored = await self._latest_stored(tokens, ids, reading)
+        letters = await self._dead_letters(tokens, ids, reading)
+        await self._answer_processed(asked, answers)  # processed while we looked
+        for token, known in asked.items():
+            answers[token] = encode(self._unprocessed(known, stored.get(known.command_id),
+                                                      letters.get(known.command_id), partial=not reading.complete))
+        return answers
 
-        processed = await self._processed(known)
-        if processed is not None:
-            return processed
-        stored = await self._latest_stored(tokens, command_id)
-        letter = await self._dead_letter(tokens, command_id)
-        processed = await self._processed(known)  # processed while we looked
-        if processed is not None:
-            return processed
+    async def _answer_processed(self, asked: dict[str, CommandOutcome], answers: dict[str, bytes]) -> None:
+        """Answers (and takes out of `asked`) the commands the inbox holds."""
+        for token, known in list(asked.items()):
+            stored = await self._repo.stored_command(known.command_id, known.workspace_id)
+            if stored is not None:
+                del asked[token]
+                answers[token] = encode(msgspec.structs.replace(known, outcome="processed", kind=stored.kind,
+                                                                result=msgspec.Raw(answer(stored).result)))
+
+    def _unprocessed(self, known: CommandOutcome, stored: tuple[str, int] | None,
+                     letter: dead_letters.DeadLetter | None, *, partial: bool) -> CommandOutcome:
+        known = msgspec.structs.replace(known, partial=partial)
         if stored is not None and (letter is None or (letter.command_seq or 0) < stored[1]):
-            return encode(msgspec.structs.replace(known, outcome="queued", kind=stored[0]))
+            return msgspec.structs.replace(known, outcome="queued", kind=stored[0])
         if letter is not None:
             kind = subjects.kind_of(letter.original_subject)
-            return encode(msgspec.structs.replace(
-                known, outcome="dead_lettered", dead_letter=self._info(letter),
-                **({"kind": kind} if kind in COMMAND_KINDS else {})))
-        return encode(known)
+            return msgspec.structs.replace(known, outcome="dead_lettered", dead_letter=self._info(letter),
+                                           **({"kind": kind} if kind in COMMAND_KINDS else {}))
+        return known
 
-    async def _processed(self, known: CommandOutcome) -> bytes | None:
-        stored = await self._repo.stored_command(known.command_id, known.workspace_id)
-        if stored is None:
-            return None
-        return encode(msgspec.structs.replace(known, outcome="processed", kind=stored.kind,
-                                              result=msgspec.Raw(answer(stored).result)))
-
-    async def _latest_stored(self, tokens: list[str], command_id: str) -> tuple[str, int] | None:
-        """(kind, stream sequence) of the command's latest copy in MEMORY_COMMANDS."""
-        latest = None
+    async def _latest_stored(self, tokens: list[str], ids: set[str], reading: _Reading) -> dict[str, tuple[str, int]]:
+        """(kind, stream sequence) of each command's latest copy in MEMORY_COMMANDS, by command id."""
+        latest: dict[str, tuple[str, int]] = {}
         for token in tokens:
-            async for raw in _messages(self._js, subjects.COMMANDS_STREAM,
-                                       subjects.partitioned_workspace_filter(token)):
-                seq = stored_seq(raw)
-                if command_id_of(raw.data) == command_id and (latest is None or seq > latest[1]):
-                    latest = (subjects.parse_stored(stored_subject(raw)).kind, seq)
+            async for raw in reading.bounded(_messages(self._js, subjects.COMMANDS_STREAM,
+                                                       subjects.partitioned_workspace_filter(token))):
+                seq, command_id = stored_seq(raw), command_id_of(raw.data)
+                if command_id in ids and (command_id not in latest or seq > latest[command_id][1]):
+                    latest[command_id] = (subjects.parse_stored(stored_subject(raw)).kind, seq)
         return latest
 
-    async def _dead_letter(self, tokens: list[str], command_id: str) -> dead_letters.DeadLetter | None:
-        latest = None
+    async def _dead_letters(self, tokens: list[str], ids: set[str], reading: _Reading) -> dict[str, dead_letters.DeadLetter]:
+        """Each command's latest dead letter, by command id."""
+        latest: dict[str, dead_letters.DeadLetter] = {}
         for token in tokens:
-            seen = 0
             letters = subjects.dlq_subject(subjects.command_filter(workspace_token=token))
-            async for letter in dead_letters.entries(self._js, subject=letters):
-                seen += 1
-                if letter.command_id == command_id and (latest is None or letter.seq > latest.seq):
-                    latest = letter
-                if seen >= SCAN_LIMIT:
-                    break
+            async for letter in reading.bounded(dead_letters.entries(self._js, subject=letters)):
+                command_id = letter.command_id
+                if command_id in ids and (command_id not in latest or letter.seq > latest[command_id].seq):
+                    latest[command_id] = letter
         return latest
 
     def _info(self, letter: dead_letters.DeadLetter) -> DeadLetterInfo:
@@ -108,9 +158,10 @@ class CommandOutcomes:
             allowed_reply_prefixes=list(self.reply_prefixes))
 
 
-async def _messages(js: JetStreamContext, stream: str, subject: str) -> AsyncIterator[RawStreamMsg]:
+async def _messages(js: JetStreamContext, stream: str, subject: str) -> AsyncGenerator[RawStreamMsg, None]:
+    """The stream's messages under `subject`, in order, one round trip each."""
     seq = 1
-    for _ in range(SCAN_LIMIT):
+    while True:
         try:
             raw = await js.get_msg(stream, seq, subject=subject, next=True)
         except NotFoundError:
