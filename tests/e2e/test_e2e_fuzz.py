@@ -370,9 +370,12 @@ async def test_deep_nesting_is_dead_lettered_and_the_partition_moves_on(lone_wor
     await publish_command(client, "create", ws, deep_bytes, msg_id=deep_id)
     await publish_command(client, "create", ws, encode(valid), msg_id=valid_id)
 
-    replies = await box.wait_for([box.subject(valid_id)], timeout=5.0)
+    replies = await box.wait_for([box.subject(deep_id), box.subject(valid_id)], timeout=5.0)
 
     assert worker.proc.poll() is None
+    refused = msgspec.json.decode(replies[box.subject(deep_id)])
+    assert (refused["command_id"], refused["data"]["status"]) == (deep_id, codes.COMMAND_INVALID), refused
+    assert "nested too deeply" in refused["data"]["reason"]
     assert msgspec.json.decode(replies[box.subject(valid_id)])["data"]["status"] == codes.SAVED
     dead = await read_stream(client, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     assert [m.data for m in dead] == [deep_bytes]

@@ -479,9 +479,12 @@ def test_deep_nesting_is_refused_not_raised_by_decode(kind, field, nest):
 
 @pytest.mark.parametrize("nest", [nested_lists, nested_objects], ids=["lists", "objects"])
 @pytest.mark.parametrize("kind, field", [pytest.param(*p, id=".".join(p)) for p in DEEP_DESCENDS + DEEP_TYPED])
-def test_deep_nesting_does_not_raise_in_probe(kind, field, nest):
+def test_deep_nesting_does_not_hide_where_to_answer(kind, field, nest):
+    """However deep a member nests, the refusal still finds the command's id and reply subject
+    (unless the nesting is in place of one of them)."""
     command_id, reply_to = answerable(deep_payload(kind, field, nest), PREFIXES)
-    assert reply_to in (None, "_INBOX.fuzz.1")
+    assert command_id == (None if field == "command_id" else "cmd-1")
+    assert reply_to == (None if field == "reply_to" else "_INBOX.fuzz.1")
 
 
 # --- decide_create over arbitrary tool_args ---------------------------------------------------
