@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-import msgspec
 from msgspec import Meta, Struct
+
+from contracts.decoding import CommandDecoder
 
 # The reply rule lives with the subject grammar; named here too, as the contract's own.
 from contracts.subjects import DEFAULT_REPLY_PREFIXES as DEFAULT_REPLY_PREFIXES
@@ -550,21 +553,27 @@ class ShadowReport(Envelope, kw_only=True, frozen=True):
     error: Annotated[str, Meta(max_length=2000, pattern=_NO_NUL)] | None = None
 
     def __post_init__(self) -> None:
-        # `result` is stored as jsonb, which cannot hold NUL: refused at decoding, like every
-        # typed string (msgspec reports the ValueError as the command's validation error).
-        if self.result is not None and _holds_nul(self.result):
-            raise ValueError("`result` holds a NUL character (\\u0000), which cannot be stored")
+        # `result` is stored as jsonb, which cannot hold NUL or an infinite number (a literal
+        # beyond a double, read as JSON.parse reads it): refused at decoding, like every typed
+        # string (msgspec reports the ValueError as the command's validation error).
+        if self.result is not None:
+            if _holds(self.result, lambda v: isinstance(v, str) and "\x00" in v):
+                raise ValueError("`result` holds a NUL character (\\u0000), which cannot be stored")
+            if _holds(self.result, lambda v: isinstance(v, float) and not math.isfinite(v)):
+                raise ValueError("`result` holds a number beyond a double (such as 1e400), which cannot be stored")
 
 
-def _holds_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
+def _holds(value: Any, found: Callable[[Any], bool]) -> bool:
+    """Does the JSON value, or any key or value within it, satisfy `found`?"""
+    if found(value):
+        return True
     if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+        return any(found(k) or _holds(v, found) for k, v in value.items())
     if isinstance(value, list):
-        return any(_holds_nul(v) for v in value)
+        return any(_holds(v, found) for v in value)
     return False
 
 
 # The command kinds, their decoders and types by kind: contracts/registry.py.
-PROBE_DECODER = msgspec.json.Decoder(ReplyProbe)
+# Read as the commands are (contracts/decoding.py): what a command's decoder reads, the probe reads.
+PROBE_DECODER = CommandDecoder(ReplyProbe)

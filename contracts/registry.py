@@ -36,6 +36,7 @@ from .commands import (
     ShadowReport,
     UpdateMemory,
 )
+from .decoding import CommandDecoder
 from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult, ShadowResult, UpdateResult
 
 # Every kind, as the subject token: the type the service table's `match` is exhaustive over.
@@ -80,10 +81,10 @@ class CommandSpec(Generic[K, C, R]):
     summary: str
     refusal_in_result: bool = False
     result_schema: str = ""
-    decoder: msgspec.json.Decoder[C] = field(init=False, repr=False, compare=False)
+    decoder: CommandDecoder[C] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "decoder", msgspec.json.Decoder(self.command))
+        object.__setattr__(self, "decoder", CommandDecoder(self.command))
         if not self.result_schema:
             object.__setattr__(self, "result_schema", f"result.{self.kind}")
 
@@ -136,5 +137,5 @@ def spec_of(cmd: Envelope) -> CommandSpec[Any, Any, Any] | None:
     return _BY_TYPE.get(type(cmd))
 
 
-def decoder_for(kind: str) -> msgspec.json.Decoder[Any]:
+def decoder_for(kind: str) -> CommandDecoder[Any]:
     return COMMANDS[kind].decoder

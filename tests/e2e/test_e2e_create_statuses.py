@@ -7,11 +7,14 @@ memory rows to check the effect (or that there was none).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from contracts import results as codes
+from contracts.codec import RESULT_DECODER
 from contracts.results import CacheKey
-from tests.e2e.bus import RAG, create_fields, unique
+from tests.e2e.bus import RAG, command_payload, create_fields, publish_command, unique
 from tests.e2e.directory import add_old_server_memories, personal_memories, server_memories
 from tests.support.directory import add_server, add_user
 
@@ -122,6 +125,29 @@ async def test_invalid_args_names_the_parameter(e2e_worker, memory, bot_db, tool
 
     assert_refused(result, codes.INVALID_ARGS)
     assert parameter in result.data.reason
+    assert await server_memories(bot_db, ws) == []
+
+
+# Numbers JSON allows that no double holds (JSON.parse reads them as Infinity), and one
+# beyond 2^64: a model's bad argument, never a refused command.
+BEYOND_A_DOUBLE = ["1e400", "-1e400", "1" + "0" * 5000, "123456789012345678901234567890"]
+
+
+@pytest.mark.parametrize("number", BEYOND_A_DOUBLE, ids=lambda n: n[:12])
+@pytest.mark.parametrize("parameter", ["memory_content", "memory_scope", "target_user"])
+async def test_invalid_args_for_any_number_json_allows(e2e_worker, nc, inbox, bot_db, parameter, number):
+    ws, cid = unique(), unique("beyond-")
+    await add_server(bot_db, ws)
+    tool_args = {"memory_content": "likes tea", "memory_scope": "target_user", "target_user": "Mika",
+                 parameter: "\x01number\x01"}
+    payload = command_payload(create_fields(ws, tool_args=tool_args), command_id=cid, reply_to=inbox.subject(cid))
+    data = json.dumps(payload).replace(json.dumps("\x01number\x01"), number).encode()
+
+    await publish_command(nc, "create", ws, data, msg_id=cid)
+    result = RESULT_DECODER.decode((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
+
+    assert_refused(result, codes.INVALID_ARGS)
+    assert f"Parameter '{parameter}' expected type 'string' but got 'number'" in result.error, result.error
     assert await server_memories(bot_db, ws) == []
 
 

@@ -1,7 +1,7 @@
 """Fuzzed bad commands against the running worker (issue 4, docs/design.md, section 2 guarantee 6).
 
 About sixty bad payloads (garbage bytes, bad envelopes, wrong types, huge strings, moderate
-nesting, NUL, lone surrogates, a payload over the 64 KiB limit, unknown fields, numbers
+nesting, NUL, lone surrogates (read as U+FFFD), numbers beyond a double, a payload over the 64 KiB limit, unknown fields, numbers
 beyond int64), a fixed catalogue plus seeded random mutations of valid commands, are
 published on memory.create.<ws> and memory.manual.<ws> of one workspace, interleaved with
 valid commands, back to back. Afterwards every valid command has its normal result, every
@@ -45,7 +45,8 @@ MANUAL_STATUSES = {codes.ADDED, codes.UPDATED, codes.UNCHANGED, codes.REMOVED, c
                    codes.HOST_PROTECTED, codes.EMPTY_CONTENT, codes.CONTENT_TOO_LONG, codes.LIMIT_REACHED,
                    codes.BATCH_LIMIT_REACHED, codes.ALL_DUPLICATES, codes.NOT_FOUND, codes.BLACKLISTED,
                    codes.TEACHING_DISABLED}
-SENTINEL = "\x01raw\x01"
+SENTINEL = "\x01raw\x01"  # written as a lone surrogate escape
+BEYOND = "\x01beyond\x01"  # written as a number beyond a double
 
 
 @dataclass
@@ -122,7 +123,10 @@ class Catalogue:
         def bad(label: str, kind: str, change) -> Case:
             cid, payload = (self.create if kind == "create" else self.manual)()
             change(payload)
-            return self.dlq(label, kind, splice(payload))
+            case = self.dlq(label, kind, splice(payload))
+            if "reply_to" not in label:  # every refusal of a command a bot can frame is answered
+                assert case.reply_to == payload["reply_to"], label
+            return case
 
         cases += [
             bad("issued_at not a time", "create", lambda p: p.update(issued_at="last tuesday")),
@@ -139,9 +143,9 @@ class Catalogue:
             bad("bot_user_id a number", "create", lambda p: p.update(bot_user_id=990000000000000001)),
             bad("participants not a list", "create", lambda p: p.update(participants={"id": "1"})),
             bad("channel.is_dm a string", "create", lambda p: p["channel"].update(is_dm="yes")),
-            bad("tool_args content lone surrogate", "create",
-                lambda p: p["tool_args"].update(memory_content=SENTINEL)),  # spliced as "\ud800"
-            bad("command_id lone surrogate", "create", lambda p: p.update(command_id=SENTINEL)),
+            bad("command_id beyond a double", "create", lambda p: p.update(command_id=BEYOND)),
+            bad("persona.lineage_id beyond a double", "create", lambda p: p["persona"].update(lineage_id=BEYOND)),
+            bad("manual memory_id beyond a double", "manual", lambda p: p.update(memory_id=BEYOND)),
             bad("manual action unknown", "manual", lambda p: p.update(action="explode")),
             bad("manual scope unknown", "manual", lambda p: p.update(scope="galaxy")),
             bad("manual lineage beyond int64", "manual", lambda p: p.update(lineage_id=10**30)),
@@ -149,7 +153,6 @@ class Catalogue:
             bad("manual content with NUL", "manual", lambda p: p.update(content="a\x00b")),
             bad("manual content over 20000", "manual", lambda p: p.update(content="x" * 20_001)),
             bad("manual tags over 100", "manual", lambda p: p.update(tags=["t"] * 101)),
-            bad("manual content lone surrogate", "manual", lambda p: p.update(content=SENTINEL)),
             bad("manual actor a string", "manual", lambda p: p.update(actor=MANAGER)),
         ]
         # Over the 64 KiB limit though otherwise valid: refused for its size, and answered.
@@ -176,6 +179,16 @@ class Catalogue:
             self.refused("manual content too long", "manual", self.manual("w" * 5000)[1], {codes.CONTENT_TOO_LONG}),
             self.refused("manual blank content", "manual", self.manual("   ")[1], {codes.EMPTY_CONTENT}),
         ]
+        # A lone surrogate escape (a string cut mid-pair) is read as U+FFFD: applied as sent.
+        cases += [
+            self.framed("tool_args content lone surrogate", "create",
+                        lambda p: p["tool_args"].update(memory_content=SENTINEL), {codes.SAVED}),
+            self.framed("command_id lone surrogate", "create", lambda p: p.update(command_id=SENTINEL), {codes.SAVED}),
+            self.framed("manual content lone surrogate", "manual", lambda p: p.update(content=SENTINEL), {codes.ADDED}),
+            # A model's number beyond a double is its bad argument.
+            self.framed("tool_args content beyond a double", "create",
+                        lambda p: p["tool_args"].update(memory_content=BEYOND), {args}),
+        ]
         # Unknown fields are ignored (forward compatibility): the command is simply applied.
         for kind in ("create", "manual"):
             cid, payload = (self.create if kind == "create" else self.manual)(f"with unknown fields ({kind})")
@@ -186,10 +199,19 @@ class Catalogue:
                                       {codes.SAVED} if kind == "create" else {codes.ADDED}))
         return cases
 
+    def framed(self, label: str, kind: str, change, statuses: set[str]) -> Case:
+        """A command JSON.parse reads, with something msgspec alone refuses: processed."""
+        cid, payload = (self.create if kind == "create" else self.manual)()
+        change(payload)
+        data = splice(payload)
+        decoded = CommandHandler._decode(kind, self.token, data, PREFIXES)
+        assert not isinstance(decoded, Invalid), (label, decoded)
+        return Case(label, kind, data, "answer", decoded.reply_to, decoded.command_id, frozenset(statuses))
+
     # --- seeded random mutations: the worker's own decoder says what must happen ---
 
     WEIRD = [None, True, 0, -1, 2**31, 2**63, -(2**63) - 1, 10**30, 1.5, "", " ", "\x00", "x" * 600, [], {},
-             [1, "a"], {"a": {"b": None}}, SENTINEL]
+             [1, "a"], {"a": {"b": None}}, SENTINEL, BEYOND]
 
     def mutated(self, i: int) -> Case:
         kind = self.rng.choice(["create", "manual"])
@@ -209,8 +231,10 @@ def encode(payload: Any) -> bytes:
 
 
 def splice(payload: Any) -> bytes:
-    """JSON text with every SENTINEL string written as a lone surrogate escape."""
-    return encode(payload).replace(json.dumps(SENTINEL).encode(), b'"\\ud800"')
+    """JSON text with every SENTINEL string written as a lone surrogate escape, every BEYOND
+    as 1e400."""
+    return (encode(payload).replace(json.dumps(SENTINEL).encode(), b'"\\ud800"')
+            .replace(json.dumps(BEYOND).encode(), b"1e400"))
 
 
 def nested(depth: int) -> Any:
@@ -346,9 +370,12 @@ async def test_deep_nesting_is_dead_lettered_and_the_partition_moves_on(lone_wor
     await publish_command(client, "create", ws, deep_bytes, msg_id=deep_id)
     await publish_command(client, "create", ws, encode(valid), msg_id=valid_id)
 
-    replies = await box.wait_for([box.subject(valid_id)], timeout=5.0)
+    replies = await box.wait_for([box.subject(deep_id), box.subject(valid_id)], timeout=5.0)
 
     assert worker.proc.poll() is None
+    refused = msgspec.json.decode(replies[box.subject(deep_id)])
+    assert (refused["command_id"], refused["data"]["status"]) == (deep_id, codes.COMMAND_INVALID), refused
+    assert "nested too deeply" in refused["data"]["reason"]
     assert msgspec.json.decode(replies[box.subject(valid_id)])["data"]["status"] == codes.SAVED
     dead = await read_stream(client, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     assert [m.data for m in dead] == [deep_bytes]

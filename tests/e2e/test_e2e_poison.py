@@ -7,6 +7,8 @@ names what is wrong. The next valid command on the same subject is processed.
 
 from __future__ import annotations
 
+import json
+
 import msgspec
 
 from contracts import results as codes
@@ -105,3 +107,37 @@ async def test_wildcard_reply_to_is_dead_lettered(e2e_worker, nc, inbox, bot_db)
     assert len(dead) == 1 and dead[0].headers.get("Dlq-Reason") == "invalid_command"
     assert "reply_to" in dead[0].headers.get("Dlq-Error", "")
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["fine"]
+
+
+CUT = "\x01cut\x01"  # written as JSON.stringify writes a string cut mid-pair: a lone surrogate escape
+HUGE = "\x01huge\x01"  # written as a number JSON allows and no double holds
+
+
+def as_a_bot_writes(payload: dict) -> bytes:
+    return (json.dumps(payload).replace(json.dumps(CUT), r'"likes tea \ud83d"')
+            .replace(json.dumps(HUGE), "1" + "0" * 5000).encode())
+
+
+async def test_what_json_parse_reads_is_read_and_answered(e2e_worker, nc, inbox, bot_db):
+    """A lone surrogate escape is read as U+FFFD, so the command is applied; a number beyond a
+    double in an envelope field is refused naming the field, and the refusal reaches the bot."""
+    ws = unique()
+    await add_server(bot_db, ws)
+    cut_id, lineage_id, command_id_id = unique("cut-"), unique("huge-lineage-"), unique("huge-id-")
+    cut = command_payload(create_fields(ws, CUT), command_id=cut_id, reply_to=inbox.subject(cut_id))
+    huge_lineage = command_payload(create_fields(ws, "x", lineage_id=HUGE), command_id=lineage_id,
+                                   reply_to=inbox.subject(lineage_id))
+    # Nothing else to say who sent it: the refusal still goes to its reply subject.
+    huge_command_id = {**command_payload(create_fields(ws, CUT), command_id="unused",
+                                         reply_to=inbox.subject(command_id_id)), "command_id": HUGE}
+
+    for msg_id, payload in ((cut_id, cut), (lineage_id, huge_lineage), (command_id_id, huge_command_id)):
+        await publish_command(nc, "create", ws, as_a_bot_writes(payload), msg_id=msg_id)
+    replies = await inbox.wait_for([inbox.subject(c) for c in (cut_id, lineage_id, command_id_id)])
+
+    saved = msgspec.json.decode(replies[inbox.subject(cut_id)])
+    assert (saved["data"]["status"], saved["data"]["content_saved"]) == (codes.SAVED, "likes tea \ufffd"), saved
+    assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea \ufffd"]
+    assert_invalid(replies[inbox.subject(lineage_id)], lineage_id, "lineage_id")
+    assert "out of range" in msgspec.json.decode(replies[inbox.subject(lineage_id)])["data"]["reason"]
+    assert_invalid(replies[inbox.subject(command_id_id)], "", "command_id")

@@ -6,7 +6,10 @@ changing nothing and publishing nothing again."""
 
 from __future__ import annotations
 
+import json
+
 import msgspec
+import pytest
 
 from contracts import results as codes
 from contracts import subjects
@@ -104,6 +107,36 @@ async def test_a_personal_edit_and_a_resend_answered_from_the_inbox(e2e_worker, 
     stream = await read_stream(nc, subjects.EVENTS_STREAM, owner_events("personal", mika))
     assert [m.subject for m in stream] == [subjects.invalidate_subject("user", mika),
                                            subjects.updated_subject("personal", mika)]
+
+
+NUMBER = "\x01number\x01"  # written as the number JSON text of the test
+
+
+@pytest.mark.parametrize(("parameter", "number", "error"), [
+    ("memory_id", "1e400", "The 'memory_id' argument was missing or invalid."),
+    ("memory_id", "-1e400", "The 'memory_id' argument was missing or invalid."),
+    ("memory_id", "1" + "0" * 5000, "The 'memory_id' argument was missing or invalid."),
+    ("memory_id", "123456789012345678901234567890", "The 'memory_id' argument was missing or invalid."),
+    ("memory_content", "1e400", "Invalid parameters: Parameter 'memory_content' expected type 'string' but got 'number'"),
+    ("target_user", "-1e400", "Invalid parameters: Parameter 'target_user' expected type 'string' but got 'number'"),
+], ids=lambda v: v[:16])
+async def test_any_number_json_allows_is_a_bad_argument(e2e_worker, inbox, bot_db, nc, parameter, number, error):
+    """A number no double holds (JSON.parse's Infinity) or beyond a safe integer is the model's
+    bad argument, answered in TomoriBot's words; the memory is left as it was."""
+    ws = unique()
+    server_id = await add_server(bot_db, ws)
+    (memory_id,) = await add_old_server_memories(bot_db, server_id, LINEAGE, [("likes tea", 40)])
+    cid = unique("update-beyond-")
+    args = {"memory_id": memory_id, "memory_content": "likes green tea", parameter: NUMBER}
+    payload = command_payload(update(ws, None, None, tool_args=args), command_id=cid, reply_to=inbox.subject(cid))
+    data = json.dumps(payload).replace(json.dumps(NUMBER), number).encode()
+
+    await publish_command(nc, "update", ws, data, msg_id=cid)
+    refused = decode_update_reply((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
+
+    assert isinstance(refused, UpdateResult), refused
+    assert (refused.data.status, refused.success, refused.error) == (codes.UPDATE_INVALID_ARGS, False, error)
+    assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea"]
 
 
 async def test_an_update_that_cannot_be_read_is_refused_unapplied(e2e_worker, memory, bot_db):

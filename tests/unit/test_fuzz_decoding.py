@@ -16,6 +16,7 @@ lone surrogate escapes, invalid UTF-8) are spliced into otherwise valid JSON tex
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import msgspec
@@ -27,9 +28,10 @@ from contracts import subjects
 from contracts.codec import RESULT_DECODER, UPDATE_RESULT_DECODER, encode
 from contracts.commands import CreateMemory, ManualMemory, ToolCall, UpdateMemory
 from contracts.registry import COMMAND_TYPES
-from contracts.results import CREATE_STATUSES, UPDATE_STATUSES
+from contracts.results import CREATE_STATUSES, UPDATE_INVALID_ARGS, UPDATE_STATUSES
+from contracts.results import INVALID_ARGS as CREATE_INVALID_ARGS
 from db.requests import CreateOp
-from tests.support.fuzz import delete_at, paths, replace_at
+from tests.support.fuzz import delete_at, inner_paths, paths, replace_at
 from worker.consuming import dead_letters
 from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
@@ -236,6 +238,16 @@ def walk_strings(value: Any):
             yield from walk_strings(v)
 
 
+def holds_infinity(cmd: Any) -> bool:
+    def infinite(value: Any) -> bool:
+        if isinstance(value, float):
+            return math.isinf(value)
+        if isinstance(value, dict):
+            return any(infinite(v) for v in value.values())
+        return isinstance(value, list) and any(infinite(v) for v in value)
+    return isinstance(cmd, ToolCall) and infinite(cmd.tool_args)
+
+
 def assert_no_nul(encoded: bytes) -> None:
     for s in walk_strings(msgspec.json.decode(encoded)):
         assert "\x00" not in s, s[:80]
@@ -297,7 +309,10 @@ def check_outcome(kind: str, data: bytes, token: str = TOKEN) -> Any:
     # the loose tool_args may carry one, for parse_tool_args to refuse as invalid_args.
     assert_no_nul(encode(msgspec.structs.replace(decoded, tool_args=None) if isinstance(decoded, ToolCall)
                          else decoded))
-    assert msgspec.json.decode(encode(decoded), type=COMMAND_TYPES[kind]) == decoded
+    # JSON has no Infinity (a number beyond a double is read as one): such tool_args cannot
+    # go back to JSON as they came, and nothing the worker writes carries them.
+    round_trip = msgspec.structs.replace(decoded, tool_args=None) if holds_infinity(decoded) else decoded
+    assert msgspec.json.decode(encode(round_trip), type=COMMAND_TYPES[kind]) == round_trip
     if isinstance(decoded, CreateMemory):
         check_create_decision(decoded, CreateContext())
         check_create_decision(decoded, FULL_CONTEXT)
@@ -383,6 +398,57 @@ def test_over_the_bounds_is_refused_naming_the_field(value, field):
     assert field in decoded.reason, decoded.reason
 
 
+# --- every command a bot can frame is answered --------------------------------------------------
+
+# What JSON allows (or JSON.stringify writes) that msgspec alone refuses the whole document for:
+# read as JavaScript reads it (contracts/decoding.py), so neither the command nor the probe of
+# a refused one is left without a reading, and the bot always hears back.
+FRAMED = [
+    b"1e400", b"-1e400", b"1e-400", b"123456789012345678901234567890", b"1" + b"0" * 5000, b"-" + b"9" * 4301,
+    b'"\\ud800"', b'"a\\udc00b"', b'"\\ud83d"', b'"\\\\\\ud800"', b'"\\ud83d\\ude00"', b'{"k\\ud800": [1e400]}',
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("fragment", FRAMED, ids=lambda f: f[:14].decode())
+def test_every_command_a_bot_can_frame_is_answered(kind, fragment):
+    """Each value in every field (and an unknown one) but reply_to itself: the command is run,
+    or refused with an answer on its reply subject."""
+    base = BASES[kind]
+    commands = [replace_at(base, where, SENTINEL.format(0)) for where in inner_paths(base) if where != ("reply_to",)]
+    for payload in commands + [{**base, "x_unknown": SENTINEL.format(0)}]:
+        data = splice(payload, [fragment])
+        decoded = check_outcome(kind, data)
+        if isinstance(decoded, Invalid):
+            assert answerable(data, PREFIXES)[1] == base["reply_to"], (data[:200], decoded.reason)
+
+
+@pytest.mark.parametrize("fragment", [b"1e400", b"-1e400", b"123456789012345678901234567890", b"1" + b"0" * 5000],
+                         ids=lambda f: f[:14].decode())
+@pytest.mark.parametrize(("kind", "parameter"), [
+    ("create", "memory_content"), ("create", "memory_scope"), ("create", "target_user"),
+    ("create", "target_user_discord_id"), ("update", "memory_id"), ("update", "memory_content"),
+    ("update", "target_user"), ("update", "target_user_nickname"),
+])
+def test_any_number_in_a_tool_argument_is_the_kinds_invalid_args(kind, parameter, fragment):
+    """A model's argument holding a number JSON allows, however large, is its bad argument:
+    answered with the kind's invalid-args words naming it, never a refused command."""
+    args = {k: v for k, v in BASES[kind]["tool_args"].items() if k != "target_user"}  # legacy names read only then
+    data = splice({**BASES[kind], "tool_args": {**args, parameter: SENTINEL.format(0)}}, [fragment])
+    decoded = check_outcome(kind, data)
+    if isinstance(decoded, CreateMemory):
+        decision = decide_create(decoded, parse_tool_args(decoded.tool_args), FULL_CONTEXT, LIMITS, NoticeSettings())
+        created = render_create(decoded.command_id, decision, None)
+        assert (created.data.status, created.success) == (CREATE_INVALID_ARGS, False), created
+        assert parameter in created.error, created.error
+    else:
+        assert isinstance(decoded, UpdateMemory), decoded
+        decided = decide_update(decoded, read_update_args(decoded.tool_args), FULL_CONTEXT, LIMITS, NoticeSettings())
+        updated = render_update(decoded.command_id, decided, None)
+        assert (updated.data.status, updated.success) == (UPDATE_INVALID_ARGS, False), updated
+        assert parameter in updated.error, updated.error
+
+
 # Deep nesting: msgspec raises RecursionError (neither DecodeError nor ValidationError) past
 # ~1000 levels minus the caller's stack depth, wherever it has to descend: in the loose
 # `tool_args` (Any), in any unknown field (skipped recursively), and in `answerable`'s Any fields
@@ -413,9 +479,12 @@ def test_deep_nesting_is_refused_not_raised_by_decode(kind, field, nest):
 
 @pytest.mark.parametrize("nest", [nested_lists, nested_objects], ids=["lists", "objects"])
 @pytest.mark.parametrize("kind, field", [pytest.param(*p, id=".".join(p)) for p in DEEP_DESCENDS + DEEP_TYPED])
-def test_deep_nesting_does_not_raise_in_probe(kind, field, nest):
+def test_deep_nesting_does_not_hide_where_to_answer(kind, field, nest):
+    """However deep a member nests, the refusal still finds the command's id and reply subject
+    (unless the nesting is in place of one of them)."""
     command_id, reply_to = answerable(deep_payload(kind, field, nest), PREFIXES)
-    assert reply_to in (None, "_INBOX.fuzz.1")
+    assert command_id == (None if field == "command_id" else "cmd-1")
+    assert reply_to == (None if field == "reply_to" else "_INBOX.fuzz.1")
 
 
 # --- decide_create over arbitrary tool_args ---------------------------------------------------

@@ -3,18 +3,47 @@ answer. The handler (poison), the stranded sweep and the result lookup read it t
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from contracts.commands import PROBE_DECODER, ReplyProbe
 from contracts.subjects import may_answer
+
+# A JSON string (escapes and all), or a bracket outside every string.
+_STRUCTURE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
 
 def probe(data: bytes | None) -> ReplyProbe | None:
     """The command's readable top-level fields, or None when it is not a JSON object."""
     try:
         return PROBE_DECODER.decode(data or b"")
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+    except RecursionError:
+        # Nesting too deep for the decoder, in any member: what the probe reads is at the top.
+        try:
+            return PROBE_DECODER.decode(_top_level_only(data or b""))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None
+
+
+def _top_level_only(data: bytes) -> bytes:
+    """The document with every array or object inside a top-level member written null."""
+    pieces: list[bytes] = []
+    depth = kept = opened = 0
+    for token in _STRUCTURE.finditer(data):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth == 2:
+                opened = token.start()
+        elif bracket in (b"]", b"}"):
+            if depth == 2:
+                pieces += [data[kept:opened], b"null"]
+                kept = token.end()
+            depth -= 1
+    return b"".join([*pieces, data[kept:]])
 
 
 def _fields(data: bytes | None) -> tuple[str | None, str | None]:
