@@ -218,7 +218,8 @@ _NAME = re.compile(
 _GLUED_NAME = re.compile(
     r"(?=[PSTAp-t])(?:(?<=[A-Z0-9])(?:PASSWORD|PASSWD|PASSPHRASE|PWD|SECRET|TOKEN|(?:API|ACCESS|SECRET|PRIVATE)_?KEY)"
     r"|(?<=[a-z0-9])(?:Password|Passwd|Passphrase|Pwd|Secret|Token|(?:Api|Access|Secret|Private)Key))(?=\s*[:=])")
-_SEPARATOR = (r"(?:\s*[:=]\s*|\s+(?:is|was|(?:(?:is|was|has\s+been)\s+)?(?:set|changed|reset)\s+to|to)(?:\s*[:=]\s*|\s+)"
+# The longest separator first: "was" must not end "was set to" before its value.
+_SEPARATOR = (r"(?:\s*[:=]\s*|\s+(?:(?:(?:is|was|has\s+been)\s+)?(?:set|changed|reset)\s+to|is|was|to)(?:\s*[:=]\s*|\s+)"
               r"|\s*[はが是为為]\s*)")
 _VALUE = r"[\"'`]?(?P<value>[^\s\"'`]+)"
 _TAILS = (
@@ -236,7 +237,7 @@ _ENTROPY = Base64HighEntropyString()
 _FAMILIES = (r"hs|rs|es|ps|sha|sha3|md|aes|des|3des|rsa|dsa|ecdsa|hmac|erc|eip|bep|bip|utf|ucs|rfc|iso|pkcs"
              r"|tls|ssl|http|ipv|ecma|argon|pbkdf|crc|base|fips|secp|curve|ed|chacha|poly|blake|keccak|xxh"
              r"|murmur|oauth|saml|oaep|gcm|cp|latin|win|x86|arm|iec|ieee|p-?(?=256|384|521)|x(?=509|25519|448)")
-_TECH_TERM = rf"(?:{_FAMILIES})[-_]?\d{{1,5}}(?:[a-z]{{1,3}}\d?)?"
+_TECH_TERM = rf"(?:{_FAMILIES})[-_]?\d{{1,5}}(?:\.\d{{1,3}})?(?:[a-z]{{1,3}}\d?)?"
 _SIZE = r"\d{1,5}-?(?:bits?|bytes?|chars?|characters?|digits?|letters?|words?|rounds?|days?|hours?|minutes?|bit|byte)"
 _WORD = r"[A-Z]+|[A-Z]?[a-z]+"
 _TECHNICAL = re.compile(rf"(?:(?:{_WORD})-)*(?:{_TECH_TERM}|{_SIZE}|{_WORD})(?:-(?:{_TECH_TERM}|{_SIZE}|{_WORD}))*",
