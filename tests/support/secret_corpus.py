@@ -21,6 +21,7 @@ import base64
 import json
 import random
 import string
+import unicodedata
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -444,6 +445,22 @@ def _more_credential_memories() -> list[Credential]:
 
 
 CREDENTIALS: list[Credential] = _credential_memories() + _more_credential_memories()
+
+# The ways of writing a credential that a reader of only "name is value" and whole-word formats
+# misses, each with the test that picks one of the corpus.
+_SHAPES: dict[str, Callable[[Credential], bool]] = {
+    "a colon after the verb": lambda c: " is: " in c.content or " was: " in c.content,
+    "written against text without spaces": lambda c: c.content.startswith(("トークンは", "密钥")),
+    "split by invisible characters": lambda c: any(unicodedata.category(ch) == "Cf" for ch in c.secret),
+    "a name glued to a prefix": lambda c: c.content.startswith(("SMTPPASSWORD=", "MYAPPSECRET=")),
+    "other scripts' digits": lambda c: c.kind == "payment_card" and not c.secret.isascii(),
+    "the name, what it is for, the value": lambda c: " for the Steam account is " in c.content,
+    "a format the library lacks": lambda c: c.kind in ("npm_token", "doppler_token", "linear_key"),
+    "a JWT wrapped at its dots": lambda c: c.kind == "jwt" and any(ch.isspace() for ch in c.secret),
+    "a key body without armour": lambda c: c.kind == "private_key" and "BEGIN" not in c.secret,
+    "an HTTP Basic authorization": lambda c: c.kind == "basic_auth",
+}
+ONE_OF_EACH_SHAPE: dict[str, Credential] = {shape: next(c for c in CREDENTIALS if picks(c)) for shape, picks in _SHAPES.items()}
 
 
 # --- benign memories ------------------------------------------------------------------------
