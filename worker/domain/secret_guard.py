@@ -192,11 +192,12 @@ _KEY_NAMES = (r"(?:api|access|secret|private)[\s_-]?key|client[\s_-]?secret|secr
 
 # What a detector needs in the text to match at all, checked first and cheaply (a few passes
 # in C over the text): most memories have none of it, and then cost only these.
-# - A known format (rules 1 and 2): an unbroken run of at least 16 characters (every format's
-#   shortest match is longer), or a URL's "://", a key block's armour, a Slack "xox" prefix,
+# - A known format (rules 1 and 2): an unbroken run of at least 16 ASCII characters (every
+#   format's shortest match is longer), or a URL's "://", a key block's armour, a Slack "xox" prefix,
 #   an HTTP Basic header (its value may be short).
 _FORMAT_HINTS = ("://", "begin", "putty", "xox", "basic")
 _LONGEST_FORMAT = 16
+_ASCII_RUN = re.compile(rf"[!-~]{{{_LONGEST_FORMAT},}}")
 # - A card (rule 3): at least 13 digits.
 _NOT_DIGITS = str.maketrans("", "", "0123456789")
 _CARD_DIGITS = 13
@@ -221,7 +222,10 @@ _GLUED_NAME = re.compile(
 # The longest separator first: "was" must not end "was set to" before its value.
 _SEPARATOR = (r"(?:\s*[:=]\s*|\s+(?:(?:(?:is|was|has\s+been)\s+)?(?:set|changed|reset)\s+to|is|was|to)(?:\s*[:=]\s*|\s+)"
               r"|\s*[はが是为為]\s*)")
-_VALUE = r"[\"'`]?(?P<value>[^\s\"'`]+)"
+# A value ends at a letter of a script written without spaces ("token是ERC1155标准").
+_UNSPACED_CHARS = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+                   "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff")
+_VALUE = rf"[\"'`]?(?P<value>[^\s\"'`{_UNSPACED_CHARS}]+)"
 _TAILS = (
     re.compile(rf"\s+(?:for|to|of|on|at|in)(?:\s+[^\s:=]+){{1,5}}?{_SEPARATOR}{_VALUE}", re.IGNORECASE),
     re.compile(rf"{_SEPARATOR}{_VALUE}", re.IGNORECASE),
@@ -255,11 +259,26 @@ for _code in (*range(0x80, 0x20000), *range(0xE0000, 0xF0000)):
         _READ_AS[_code] = None
     elif (_digit := unicodedata.decimal(chr(_code), None)) is not None:
         _READ_AS[_code] = str(_digit)
+
+
+def _char_class(codes: list[int]) -> str:
+    ranges: list[list[int]] = []
+    for code in sorted(codes):
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(re.escape(chr(low)) + ("-" + re.escape(chr(high)) if high > low else "") for low, high in ranges)
+
+
+# Most text holds none of these: found first in one pass in C, translated only then. The engine
+# tests a class of the first plane alone against a bitmap, so the others get their own.
+_TO_READ_AS = (re.compile(f"[{_char_class([code for code in _READ_AS if code <= 0xFFFF])}]"),
+               re.compile(f"[{_char_class([code for code in _READ_AS if code > 0xFFFF])}]"))
 # Scripts written without spaces between words: a token written against them ("トークンはghp_...だよ")
-# ends at a letter that a pattern's \b or (?!\w) reads as part of the word.
-_UNSPACED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-             "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
-_UNSPACED_EDGE = re.compile(rf"[{_UNSPACED}](?=[A-Za-z0-9_-])|[A-Za-z0-9_-](?=[{_UNSPACED}])")
+# ends at a letter that a pattern's \b or (?!\w) reads as part of the word. Only an ASCII run as
+# long as the shortest format is set apart: it is found in C, and it is rare.
+_UNSPACED = re.compile(f"[{_UNSPACED_CHARS}\U00020000-\U0003134f]")
 
 # A JWT wrapped at its dots (a line break or space after or before one): read joined again.
 _JWT_WRAP = re.compile(r"\s+\.\s*|\.\s+")
@@ -272,7 +291,7 @@ def find_credential(text: str) -> CredentialKind | None:
     """The kind of the first credential `text` holds, or None. Only the kind leaves here."""
     text = _as_read(text)
     lowered = text.lower()
-    if any(hint in lowered for hint in _FORMAT_HINTS) or max(map(len, text.split()), default=0) >= _LONGEST_FORMAT:
+    if any(hint in lowered for hint in _FORMAT_HINTS) or _has_long_ascii_run(text):
         kind = _known_format(text)
         if kind is not None:
             return kind
@@ -283,14 +302,34 @@ def find_credential(text: str) -> CredentialKind | None:
     return None
 
 
+def _has_long_ascii_run(text: str) -> bool:
+    # Splitting is the quicker test on ASCII text; other text may have long runs of its own letters.
+    if max(map(len, text.split()), default=0) < _LONGEST_FORMAT:
+        return False
+    return text.isascii() or _ASCII_RUN.search(text) is not None
+
+
 def _as_read(text: str) -> str:
     """The text the rules read: compatibility forms folded (NFKC: fullwidth letters, ...),
     invisible characters dropped, digits read as ASCII, and ASCII set apart from a script
     written without spaces, so that none of these hides a token."""
     if text.isascii():
         return text
-    read = unicodedata.normalize("NFKC", text.translate(_READ_AS))
-    return _UNSPACED_EDGE.sub(r"\g<0> ", read)
+    if _TO_READ_AS[0].search(text) is not None or (max(text) > "\uffff" and _TO_READ_AS[1].search(text) is not None):
+        text = text.translate(_READ_AS)
+    text = unicodedata.normalize("NFKC", text)
+    parts, at = [], 0
+    for run in _ASCII_RUN.finditer(text):
+        start, end = run.span()
+        parts.append(text[at:start])
+        parts.append(" " if start and _UNSPACED.match(text, start - 1) else "")
+        parts.append(run.group())
+        parts.append(" " if _UNSPACED.match(text, end) else "")
+        at = end
+    if not parts:
+        return text
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def guard_on(workspace: Workspace, limits: Limits) -> bool:
