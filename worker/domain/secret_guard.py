@@ -243,7 +243,7 @@ _FAMILIES = (r"hs|rs|es|ps|sha|sha3|md|aes|des|3des|rsa|dsa|ecdsa|hmac|erc|eip|b
              r"|murmur|oauth|saml|oaep|gcm|cp|latin|win|x86|arm|iec|ieee|p-?(?=256|384|521)|x(?=509|25519|448)")
 _TECH_TERM = rf"(?:{_FAMILIES})[-_]?\d{{1,5}}(?:\.\d{{1,3}})?(?:[a-z]{{1,3}}\d?)?"
 _SIZE = r"\d{1,5}-?(?:bits?|bytes?|chars?|characters?|digits?|letters?|words?|rounds?|days?|hours?|minutes?|bit|byte)"
-_WORD = r"[A-Z]+|[A-Z]?[a-z]+"
+_WORD = r"[a-z]+"  # in either case: the patterns ignore it
 _TECHNICAL = re.compile(rf"(?:(?:{_WORD})-)*(?:{_TECH_TERM}|{_SIZE}|{_WORD})(?:-(?:{_TECH_TERM}|{_SIZE}|{_WORD}))*",
                         re.IGNORECASE)
 _TECH_PART = re.compile(rf"(?:{_TECH_TERM}|{_SIZE})", re.IGNORECASE)
@@ -252,13 +252,18 @@ _TECH_PART = re.compile(rf"(?:{_TECH_TERM}|{_SIZE})", re.IGNORECASE)
 # bidirectional marks, soft hyphens, tags, ...) and variation selectors are dropped, other
 # decimal digits read as ASCII. Planes 0, 1 and 14 hold every format character and decimal digit
 # (2 and 3 are ideographs, 15 and 16 private use): scanning only them keeps the import quick.
-_INVISIBLE = {*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
-_READ_AS: dict[int, str | None] = {}
-for _code in (*range(0x80, 0x20000), *range(0xE0000, 0xF0000)):
-    if _code in _INVISIBLE or unicodedata.category(chr(_code)) == "Cf":
-        _READ_AS[_code] = None
-    elif (_digit := unicodedata.decimal(chr(_code), None)) is not None:
-        _READ_AS[_code] = str(_digit)
+def _read_as_table() -> dict[int, str | None]:
+    variation_selectors = {*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
+    table: dict[int, str | None] = {}
+    for code in (*range(0x80, 0x20000), *range(0xE0000, 0xF0000)):
+        if code in variation_selectors or unicodedata.category(chr(code)) == "Cf":
+            table[code] = None
+        elif (digit := unicodedata.decimal(chr(code), None)) is not None:
+            table[code] = str(digit)
+    return table
+
+
+_READ_AS = _read_as_table()
 
 
 def _char_class(codes: list[int]) -> str:
