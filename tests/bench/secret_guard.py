@@ -7,8 +7,9 @@ whole of its work in a create, timed in this process on what memories hold.
 Sets: `make bench`'s own creates (tests/bench/dataset.py: 80 to 120 characters of plain
 facts), the benign and the credential corpus of the tests (tests/support/secret_corpus.py:
 memories near credentials, most of which the shortcuts let through to every rule), and two
-of 1,000 characters, the longest memory: prose, and prose with a long URL (every rule over
-the whole text). For each: microseconds of process CPU per call, the best and the median
+of 1,000 characters, the longest memory: prose, prose with a long URL (every rule over the
+whole text), Japanese with English words (the text folded before it is read) and prose naming
+a credential in every sentence (rule 4 at every name). For each: microseconds of process CPU per call, the best and the median
 round. What the guard adds to the worker's CPU per create is `make bench`'s figure with the
 guard on against `SECRET_GUARD_DEFAULT=false` (tests/bench/README.md, "The secret guard").
 """
@@ -26,13 +27,19 @@ from worker.domain.secret_guard import find_credential
 PROSE = "{user} likes long walks on the beach, green tea and board games with friends on Fridays. " * 12
 LONG_URL = (PROSE[:800] + " https://docs.example.com/document/d/1aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789abcdEFGH/edit"
             "?usp=sharing&ouid=104955738291002193746")
+# Text the guard reads after folding it (not ASCII: every character looked up, ASCII set apart
+# from the kana and kanji), and text naming a credential in every sentence (every name tries
+# both of rule 4's tails).
+JAPANESE = "{user}はPython3.12とRustが好きで、毎週金曜日にboard gameをしている。トークンの話もよくする。" * 20
+NAMES = "the password for the wifi is on the fridge, the token for the game is the blue meeple. " * 12
 
 
 def sets() -> dict[str, list[str]]:
     bench = [s.content for s in specs(World(workspaces=200), 2_000, seed=1, prefix="guard")]
     return {"make bench's creates": bench, "benign corpus": BENIGN,
             "credential corpus": [c.content for c in CREDENTIALS],
-            "1,000 characters of prose": [PROSE[:1000]], "1,000 characters with a long URL": [LONG_URL[:1000]]}
+            "1,000 characters of prose": [PROSE[:1000]], "1,000 characters with a long URL": [LONG_URL[:1000]],
+            "1,000 characters of Japanese": [JAPANESE[:1000]], "1,000 characters naming secrets": [NAMES[:1000]]}
 
 
 def per_call_us(texts: list[str], rounds: int, passes: int) -> tuple[float, float]:

@@ -1,6 +1,7 @@
 """The secret guard end to end (docs/design.md, section 4.2): the suite's running worker, over
 NATS, on real PostgreSQL. A create holding a credential of each kind the guard names is
-refused with the kind in words; afterwards none of the credentials is in any table of the
+refused with the kind in words, and so is an edit holding one written in each of the ways the
+guard reads (tests/support/secret_corpus.py, `ONE_OF_EACH_SHAPE`); afterwards none of the credentials is in any table of the
 database, in any message of MEMORY_COMMANDS (once the retention loop purged the acknowledged
 commands), MEMORY_EVENTS or MEMORY_DLQ, in the worker's, NATS's or PostgreSQL's log, in the
 result lookup's answer or in /metrics, and the metric counts the refusals by kind.
@@ -20,7 +21,7 @@ from tests.memoryctl import memoryctl
 from tests.support.commands import update_fields
 from tests.support.directory import add_server
 from tests.support.scrape import get, samples, value
-from tests.support.secret_corpus import CREDENTIALS, Credential
+from tests.support.secret_corpus import CREDENTIALS, ONE_OF_EACH_SHAPE, Credential
 from tests.support.waiting import wait_until
 from worker.client.memory_client import lookup_outcome
 from worker.domain.secret_guard import NAMES
@@ -37,7 +38,8 @@ def needles(credential: Credential) -> set[bytes]:
     return {text.encode(), json.dumps(text)[1:-1].encode()}
 
 
-ALL = {needle: c.kind for c in ONE_OF_EACH for needle in needles(c)}
+SHAPES = list(ONE_OF_EACH_SHAPE.values())
+ALL = {needle: c.kind for c in [*ONE_OF_EACH, *SHAPES] for needle in needles(c)}
 
 
 def holding(data: bytes, looked_for: dict[bytes, str] = ALL) -> list[str]:
@@ -71,7 +73,8 @@ async def test_a_refused_credential_leaves_nothing_behind(e2e_worker, memory, bo
     # The model's update takes the same guard: an edit holding one is refused, the row kept as it was.
     kept = await memory.create(create_fields(ws, "likes green tea"))
     assert kept.success and kept.data.memory_id is not None
-    edits = [await memory.update(update_fields(ws, kept.data.memory_id, c.content)) for c in ONE_OF_EACH[::4]]
+    edited = [*ONE_OF_EACH[::4], *SHAPES]  # every way of writing one, as the model edits a memory
+    edits = [await memory.update(update_fields(ws, kept.data.memory_id, c.content)) for c in edited]
 
     for credential, result in zip(ONE_OF_EACH, results):
         assert (result.success, result.data.status) == (False, codes.INVALID_CONTENT), credential.kind
@@ -80,7 +83,7 @@ async def test_a_refused_credential_leaves_nothing_behind(e2e_worker, memory, bo
         outcome = await lookup_outcome(nc, ws, result.command_id)
         assert outcome is not None and outcome.outcome == "processed"
         assert holding(encode(outcome)) == []
-    for credential, edit in zip(ONE_OF_EACH[::4], edits):
+    for credential, edit in zip(edited, edits):
         assert (edit.success, edit.data.status) == (False, codes.UPDATE_INVALID_CONTENT), credential.kind
         assert NAMES[credential.kind] in (edit.data.reason or "") and holding(encode(edit)) == []
     assert await bot_db.fetch("SELECT content FROM server_memories m JOIN servers s USING (server_id)"
@@ -89,9 +92,9 @@ async def test_a_refused_credential_leaves_nothing_behind(e2e_worker, memory, bo
     # The metric: refusals by kind, and nothing else of them.
     after = await samples(e2e_worker.metrics_url)
     for kind in {c.kind for c in ONE_OF_EACH}:
-        edited = sum(1 for c in ONE_OF_EACH[::4] if c.kind == kind)
+        times = sum(1 for c in edited if c.kind == kind)
         assert value(after, "memory_secrets_refused_total", kind=kind) - \
-            value(before, "memory_secrets_refused_total", kind=kind) == 1 + edited, kind
+            value(before, "memory_secrets_refused_total", kind=kind) == 1 + times, kind
     status, metrics_text = get(f"{e2e_worker.metrics_url}/metrics")
     assert status == 200 and holding(metrics_text.encode()) == []
 

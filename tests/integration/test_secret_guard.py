@@ -20,7 +20,7 @@ from tests import tomoribot
 from tests.conftest import ROOT, unique
 from tests.memoryctl import memoryctl as in_process
 from tests.support.directory import add_server
-from tests.support.secret_corpus import CREDENTIALS
+from tests.support.secret_corpus import CREDENTIALS, ONE_OF_EACH_SHAPE
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 
@@ -87,6 +87,22 @@ async def test_standalone_the_switch_the_default_and_what_a_refusal_stores(datab
     assert await shown_guard(database_url, ws) == "True"
     assert await create(pool, ws, SECRET.content + " and on", limits=Limits(secret_guard_default=False)) \
         == codes.INVALID_CONTENT
+
+
+async def test_each_way_of_writing_a_credential_is_refused_and_technical_prose_saved(pool):
+    ws = unique()
+    async with pool.acquire() as conn:
+        await add_server(conn, ws)
+    for shape, credential in ONE_OF_EACH_SHAPE.items():
+        assert await create(pool, ws, credential.content) == codes.INVALID_CONTENT, shape
+        assert await rows_holding(pool, credential.secret) == [], shape
+    technical = ("the refresh token is HS512-signed", "the NFT token is ERC1155", "the API key is UTF8-encoded",
+                 "token是ERC1155标准")
+    for content in technical:
+        assert await create(pool, ws, content) == codes.SAVED, content
+    saved = await pool.fetch("SELECT content FROM server_memories m JOIN servers s USING (server_id)"
+                             " WHERE s.server_disc_id = $1", ws)
+    assert sorted(row["content"] for row in saved) == sorted(technical)
 
 
 def test_a_bad_value_is_an_argparse_error_naming_it():

@@ -1,5 +1,5 @@
-"""The secret guard's corpus (issue 39): realistic memory contents a model writes, benign and
-holding credentials, for every layer's tests and the guard's timing.
+"""The secret guard's corpus: realistic memory contents a model writes, benign and holding
+credentials, for every layer's tests and the guard's timing.
 
 Every credential here is made up on the spot from a seeded generator: it has the format of the
 real thing (prefixes, lengths, alphabets, a card's Luhn digit, a JWT's JSON parts, a key
@@ -8,7 +8,9 @@ Nothing here was ever a real credential; none may be added.
 
 `BENIGN` is what a memory usually holds, chosen to sit close to credentials: ids, hashes,
 UUIDs, hex colours, order and tracking numbers, phone extensions, URLs with long ids, code,
-and the words password, token, key, secret and PIN used for something else. `CREDENTIALS`
+the words password, token, key, secret and PIN used for something else, and technical prose
+about tokens, hashes and keys (algorithms, standards, encodings after those words) in
+English, Japanese and Chinese. `CREDENTIALS`
 holds each content with the kind of credential the guard must name
 (worker/domain/secret_guard.py's `CredentialKind`) and the credential itself.
 """
@@ -19,6 +21,7 @@ import base64
 import json
 import random
 import string
+import unicodedata
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -258,7 +261,206 @@ def _credential_memories() -> list[Credential]:
     return out
 
 
-CREDENTIALS: list[Credential] = _credential_memories()
+# --- more shapes: new formats, other scripts, hidden characters, names glued or far from values
+
+HEX_LOWER = HEX
+_INVISIBLES = ("\u200b", "\u200c", "\u200d", "\u2060", "\u2066", "\u2069", "\u00ad", "\u061c", "\u180e", "\ufeff",
+               "\u202e", "\U000e0041", "\ufe0f", "\ufe00", "\U000e0100")
+# Decimal digits of other scripts: Arabic-Indic, Extended Arabic-Indic, Devanagari, Bengali, Thai, fullwidth.
+_DIGIT_ZEROS = (0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0xFF10)
+
+
+def npm_token() -> str:
+    return "npm_" + _pick(ALNUM, 36)
+
+
+def huggingface_token() -> str:
+    return _rng.choice(("hf_", "api_org_")) + _pick(string.ascii_letters, 34)
+
+
+def pypi_token() -> str:
+    return "pypi-AgEIcHlwaS5vcmc" + _pick(URLSAFE, 80)
+
+
+def slack_app_token() -> str:
+    return f"xapp-1-A{_pick(UPPER_DIGITS, 10)}-{_rng.randrange(10**12, 10**13)}-{_pick(HEX, 64)}"
+
+
+def stripe_restricted_key() -> str:
+    return "rk_live_" + _pick(ALNUM, _rng.choice((24, 99)))
+
+
+def sendgrid_key() -> str:
+    return f"SG.{_pick(URLSAFE, 22)}.{_pick(URLSAFE, 43)}"
+
+
+def shopify_token() -> str:
+    return f"{_rng.choice(('shpat', 'shpss', 'shpca', 'shppa'))}_{_pick(HEX + 'ABCDEF', 32)}"
+
+
+def digitalocean_token() -> str:
+    return f"{_rng.choice(('dop', 'doo', 'dor'))}_v1_{_pick(HEX, 64)}"
+
+
+def doppler_token() -> str:
+    return f"dp.{_rng.choice(('pt', 'st', 'sa', 'ct'))}.{_pick(ALNUM, 43)}"
+
+
+def grafana_token() -> str:
+    if _rng.random() < 0.5:
+        return f"glsa_{_pick(ALNUM, 32)}_{_pick(HEX, 8)}"
+    return "glc_" + _pick(ALNUM, 60)
+
+
+def linear_key() -> str:
+    return "lin_api_" + _pick(ALNUM, 40)
+
+
+def notion_token() -> str:
+    if _rng.random() < 0.5:
+        return f"ntn_{_pick(string.digits, 11)}{_pick(ALNUM, 35)}"
+    return "secret_" + _pick(ALNUM, 43)
+
+
+def square_secret() -> str:
+    return "sq0csp-" + _pick(URLSAFE, 43)
+
+
+def azure_storage_key() -> str:
+    key = base64.b64encode(_rng.randbytes(64)).decode()
+    return f"DefaultEndpointsProtocol=https;AccountName=inkmoth;AccountKey={key};EndpointSuffix=core.windows.net"
+
+
+def wrapped_jwt() -> str:
+    """A JWT as a chat client wraps it: a line break or a space after (or before) a dot."""
+    return _rng.choice((".\n", ". ", "\n.", " .\n")).join(jwt().split("."))
+
+
+def armourless_private_key() -> str:
+    """A private key's base64 body, its BEGIN and END lines left off: the DER start of PKCS#1
+    RSA, PKCS#8, SEC1 EC or Ed25519, or openssh-key-v1's, then random bytes."""
+    start = _rng.choice(("MIIEowIBAAKCAQEA", "MIIJKAIBAAKCAgEA", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "MHcCAQEEI",
+                         "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0", "MC4CAQAwBQYDK2VwBCIEI",
+                         "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"))
+    body = start + base64.b64encode(_rng.randbytes(120)).decode()
+    return "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+
+
+def basic_authorization() -> str:
+    user = _rng.choice(("admin", "mira", "deploy", "bot"))
+    return "Basic " + base64.b64encode(f"{user}:{password_value()}".encode()).decode()
+
+
+def in_other_digits(number: str) -> str:
+    zero = _rng.choice(_DIGIT_ZEROS)
+    return "".join(chr(zero + int(c)) if c.isdigit() else c for c in number)
+
+
+def with_invisibles(secret: str) -> str:
+    """`secret` split by invisible characters (format characters, variation selectors)."""
+    out = list(secret)
+    for _ in range(_rng.randrange(1, 4)):
+        out.insert(_rng.randrange(1, len(out)), _rng.choice(_INVISIBLES))
+    return "".join(out)
+
+
+def pin_value() -> str:
+    return _pick(string.digits, _rng.choice((4, 4, 6)))
+
+
+def _more_credential_memories() -> list[Credential]:
+    out: list[Credential] = []
+
+    def add(kind: str, make: Callable[[], str], phrasings: tuple[str, ...], repeats: int = 1) -> None:
+        for _ in range(repeats):
+            for phrasing in phrasings:
+                secret = make()
+                out.append(Credential(phrasing.format(who=_who(), x=secret), kind, secret))
+
+    # A colon after the verb.
+    add("password", password_value, ("my password is: {x}", "{who}'s password was: {x}", "the wifi password is: {x}",
+                                     "{who}'s new passphrase is: {x}", "pwd is:{x}"), 2)
+    add("pin", pin_value, ("PIN is: {x}", "{who}'s bank PIN was: {x}", "the door passcode is: {x}"), 2)
+    add("api_key", lambda: _pick(ALNUM, 32), ("api key is: {x}", "{who}'s secret is: {x}",
+                                              "the bot token was: {x}", "access key is = {x}"), 2)
+    # The name, what it is for, then the value.
+    add("password", password_value, (
+        "{who}'s password for the Steam account is {x}", "the password to the NAS is {x}",
+        "{who}'s password on the school portal was set to {x}", "password for wifi: {x}",
+        "{who}'s password of the shared Netflix is \"{x}\"", "the passphrase for the backup drive is {x}"), 2)
+    add("api_key", lambda: _pick(URLSAFE, 40), (
+        "token for the weather API: {x}", "the API key for OpenWeather is {x}", "{who}'s secret for the webhook is {x}",
+        "the access token of the Spotify app is {x}"), 2)
+    add("pin", pin_value, ("the PIN to the front door is {x}", "the pin for the bike lock is {x}",
+                           "{who}'s passcode to the safe: {x}", "the PIN of {who}'s debit card was changed to {x}"), 2)
+    # A name glued to what it is for, as environment variables and fields are written.
+    add("password", password_value, ("SMTPPASSWORD={x}", "export REDISPASSWORD={x}", "MYSQLPWD={x}",
+                                     "smtpPassword: {x}", "{who}'s .env has ADMINPASSWORD=\"{x}\""), 2)
+    add("api_key", lambda: _pick(ALNUM, 36), ("MYAPPSECRET={x}", "DISCORDBOTTOKEN={x}", "WEATHERAPIKEY={x}",
+                                              "clientSecret: {x}", "{who}'s config: appToken = {x}"), 2)
+    # Formats the library lacks, in several languages.
+    providers: tuple[tuple[str, Callable[[], str]], ...] = (
+        ("npm_token", npm_token), ("huggingface_token", huggingface_token), ("pypi_token", pypi_token),
+        ("slack_token", slack_app_token), ("stripe_key", stripe_restricted_key), ("gitlab_token", gitlab_token),
+        ("shopify_token", shopify_token), ("sendgrid_key", sendgrid_key), ("digitalocean_token", digitalocean_token),
+        ("doppler_token", doppler_token), ("grafana_token", grafana_token), ("linear_key", linear_key),
+        ("notion_token", notion_token), ("square_secret", square_secret), ("azure_storage_key", azure_storage_key))
+    languages = ("{who}'s token for the release script: {x}", "{who}のトークンは {x} です",
+                 "{who}的密钥是 {x}", "Der Schlüssel von {who} lautet {x}", "La clave de {who} es {x}")
+    for i, (kind, make) in enumerate(providers):
+        for phrasing in (languages[i % 5], languages[(i + 2) % 5]):
+            add(kind, make, (phrasing,))
+    # Written against Japanese, Chinese, Korean or Thai text, with no space between.
+    glued = ("トークンは{x}だよ", "密钥{x}别告诉别人", "{who}のAPIキー{x}を覚えておいて", "我的令牌是{x}，不要告诉别人",
+             "토큰은{x}입니다", "โทเค็นคือ{x}ครับ", "{who}さんのパスワードはpassword:{x}です")
+    glued_formats: tuple[tuple[str, Callable[[], str]], ...] = (
+        ("github_token", github_token), ("openai_key", openai_key), ("gitlab_token", gitlab_token),
+        ("anthropic_key", anthropic_key), ("npm_token", npm_token), ("huggingface_token", huggingface_token),
+        ("slack_token", slack_token), ("stripe_key", stripe_key), ("google_api_key", google_api_key),
+        ("aws_key", aws_access_key), ("notion_token", notion_token), ("linear_key", linear_key))
+    for i, (kind, make) in enumerate(glued_formats):
+        add(kind, make, (glued[i % 6], glued[(i + 3) % 6]))
+    add("password", password_value, (glued[6], "我的password是{x}", "{who}のpasswordは{x}"))
+    # Split by invisible characters.
+    for kind, make in (*glued_formats[:8], ("discord_token", discord_token), ("jwt", jwt)):
+        for _ in range(2):
+            secret = with_invisibles(make())
+            out.append(Credential(f"{_who()}'s token is {secret}", kind, secret))
+    for _ in range(3):
+        secret = with_invisibles(password_value() + "7")
+        out.append(Credential(f"{_who()}'s password is {secret}", "password", secret))
+    # Card numbers in other scripts' digits.
+    cards = ("رقم بطاقة {who} هو {x}", "{who} का कार्ड नंबर {x} है", "{who}'s card: {x}", "{who}のカード番号は{x}")
+    add("payment_card", lambda: in_other_digits(card_number()), cards, 2)
+    add("pin", lambda: in_other_digits(pin_value()), ("{who}'s PIN is {x}", "الرمز PIN: {x}"))
+    # A JWT wrapped at its dots, a key body without armour, a Basic header.
+    add("jwt", wrapped_jwt, ("{who}'s session token:\n{x}", "{who} pasted the login token {x}",
+                             "{who}のセッショントークン:\n{x}"), 2)
+    add("private_key", armourless_private_key, ("{who}'s SSH key:\n{x}", "{who} pasted the key body\n{x}\nfor the VPS",
+                                                "{who}的私钥：\n{x}"), 2)
+    add("basic_auth", basic_authorization, ("{who}'s API header is Authorization: {x}",
+                                            "curl -H \"Authorization: {x}\" https://api.example.com",
+                                            "{who}のリクエストヘッダー Authorization: {x}"), 2)
+    return out
+
+
+CREDENTIALS: list[Credential] = _credential_memories() + _more_credential_memories()
+
+# The ways of writing a credential that a reader of only "name is value" and whole-word formats
+# misses, each with the test that picks one of the corpus.
+_SHAPES: dict[str, Callable[[Credential], bool]] = {
+    "a colon after the verb": lambda c: " is: " in c.content or " was: " in c.content,
+    "written against text without spaces": lambda c: c.content.startswith(("トークンは", "密钥")),
+    "split by invisible characters": lambda c: any(unicodedata.category(ch) == "Cf" for ch in c.secret),
+    "a name glued to a prefix": lambda c: c.content.startswith(("SMTPPASSWORD=", "MYAPPSECRET=")),
+    "other scripts' digits": lambda c: c.kind == "payment_card" and not c.secret.isascii(),
+    "the name, what it is for, the value": lambda c: " for the Steam account is " in c.content,
+    "a format the library lacks": lambda c: c.kind in ("npm_token", "doppler_token", "linear_key"),
+    "a JWT wrapped at its dots": lambda c: c.kind == "jwt" and any(ch.isspace() for ch in c.secret),
+    "a key body without armour": lambda c: c.kind == "private_key" and "BEGIN" not in c.secret,
+    "an HTTP Basic authorization": lambda c: c.kind == "basic_auth",
+}
+ONE_OF_EACH_SHAPE: dict[str, Credential] = {shape: next(c for c in CREDENTIALS if picks(c)) for shape, picks in _SHAPES.items()}
 
 
 # --- benign memories ------------------------------------------------------------------------
@@ -418,4 +620,72 @@ def _benign() -> list[str]:
     return fixed + uuids + snowflakes + orders + colours + commits + phones
 
 
-BENIGN: list[str] = _benign()
+def _technical_benign() -> list[str]:
+    """Technical prose about tokens, hashes and keys: a credential's name followed by an
+    algorithm, a standard, an encoding or a size, which mixes letters and digits or cases yet is
+    no secret; and the same in Japanese and Chinese."""
+    names = ("the refresh token", "the NFT token", "the API key", "the session token", "the signing key",
+             "the JWT secret", "{user}'s access token", "the private key", "the password hash", "the bot token",
+             "the client secret", "the webhook secret", "the key")
+    values = ("HS512-signed", "ERC1155", "UTF8-encoded", "HS256-signed", "RS256-signed", "ES384-signed", "ERC721",
+              "ERC-20", "UTF-8-encoded", "UTF16-encoded", "base64url-encoded", "SHA256-hashed", "SHA3-256",
+              "AES-256-GCM", "AES128-encrypted", "2048-bit", "4096-bit", "32-byte", "64-character", "Ed25519",
+              "X25519", "secp256k1", "P-256", "argon2id-hashed", "PBKDF2-derived", "OAuth2-issued",
+              "RFC7519-compliant", "ISO8601-dated", "x509-signed", "PKCS8-encoded", "HMAC-SHA256-signed",
+              "JWT-encoded", "URL-safe", "ASCII-armored", "RSA-OAEP-256", "ChaCha20-Poly1305", "SHA512",
+              "128-bit", "BLAKE2b-hashed", "PKCS1-padded", "TLS1.3-only", "EIP712-signed", "BIP39-derived")
+    verbs = ("is", "was", "is:", "=")
+    out = [f"{names[i % len(names)]} {verbs[i % len(verbs)]} {value}".replace(" =", " =")
+           for i, value in enumerate(values)]
+    out += [f"{names[(i + 5) % len(names)]} for the dashboard is {value}" for i, value in enumerate(values[::2])]
+    out += [
+        # the false refusals the review found, and their kin
+        "the refresh token is HS512-signed", "the NFT token is ERC1155", "the API key is UTF8-encoded",
+        "{user}'s token is an ERC-721 token", "the API key is 40 characters long", "the token expires after 3600 seconds",
+        "the PIN is 4 digits long", "the PIN must be 6 digits", "the password must have 12 characters",
+        "the secret is stored in AWS Secrets Manager", "the key is stored in a YubiKey 5C",
+        "the access token is valid for 15 minutes, the refresh token for 30 days",
+        "the session token is sent as an HttpOnly cookie", "the token is a UUIDv4",
+        "the token for the weather API is in the .env file", "the password for the wifi is on the fridge",
+        "the PIN to the safe is written in {user}'s notebook", "the API key for the map is in Bitwarden",
+        "the password for the Steam account is saved in the password manager",
+        "the token for the board game is the blue meeple", "the key to the garage is under the mat",
+        "the password is: in the vault", "my PIN is: a secret", "the token was: expired",
+        "{user}'s password for work is rotated every 90 days", "the secret for good bread is time",
+        "MAXTOKENS=4096 is the limit in {user}'s config", "GITHUBTOKEN=$GITHUB_TOKEN in the workflow",
+        "JWTSECRET=${JWT_SECRET} comes from the vault", "the secret is read from SECRET_KEY_BASE",
+        "APITOKEN=changeme is the placeholder in the template",
+        # technical prose with hashes and keys
+        "{user} signs JWTs with RS256 and rotates the keys every 90 days",
+        "the API returns a JWT whose header starts with eyJ, base64 of {\"",
+        "{user} explained that bcrypt, scrypt and argon2id are password hashes",
+        "SHA-1 is broken for signatures, {user} uses SHA-256", "{user}'s keys are Ed25519, never RSA-1024",
+        "{user}'s public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8b4Vd2hJkL9sYt3QwPzN7mA1cR5eF6uH0iK2jL3oM mira@laptop",
+        "The server's public key is MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0t"
+        "RgeLezV6ffAt0gunVTLw7onLRnrq0",
+        "{user}'s certificate starts MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UE",
+        "HTTP Basic authentication sends base64 of user:password, so it needs TLS",
+        "the Basic plan costs $5 a month", "{user} did basic training in 2019", "Authorization: Basic $CREDENTIALS",
+        "{user} says a JWT has three parts. The header. The payload. The signature.",
+        "{user} prefers TOTP over SMS codes", "an Ethereum private key is 32 bytes, 64 hex characters",
+        "{user} learned that npm tokens start with npm_ and GitHub's with ghp_",
+        "{user} stores the Hugging Face token in HF_TOKEN, never in code",
+        "{user}'s favourite emoji are ❤️ and 👨‍👩‍👧", "{user} writes the flag as 🏳️‍🌈",
+        "{user}'s phone number is ٠١٢٣ ٤٥٦ ٧٨٩", "{user}'s postcode in Hindi digits is ११०००१",
+        # Japanese
+        "リフレッシュトークンはHS512で署名されている", "APIキーはUTF8でエンコードされる", "JWTのsecretはHS256用",
+        "{user}はトークンをRS256で検証している", "パスワードはbcryptでハッシュ化される", "秘密鍵はEd25519形式",
+        "NFTトークンはERC1155規格", "トークンの有効期限は3600秒", "{user}はSHA256でファイルを確認した",
+        "{user}のAPIキーは.envファイルにある", "パスワードは冷蔵庫に貼ってある", "トークンは32バイトの乱数",
+        "{user}はPython3.12とNode20を使っている", "公開鍵はssh-ed25519で始まる", "暗証番号は4桁",
+        "{user}のtokenはERC721です", "このAPI keyはUTF-8でエンコードされる",
+        # Chinese
+        "令牌使用RS256签名", "这个API key是UTF-8编码的", "私钥是Ed25519格式", "密码用bcrypt哈希", "token是ERC1155标准",
+        "{user}用SHA256校验文件", "刷新令牌是HS512签名的", "密钥长度是2048位", "{user}的密码保存在密码管理器里",
+        "访问令牌有效期是15分钟", "{user}把API key放在环境变量里", "这个secret是AES-256-GCM加密的",
+        "{user}在学习JWT和OAuth2", "{user}的公钥是RSA2048", "验证码是6位数字",
+    ]
+    return out
+
+
+BENIGN: list[str] = _benign() + _technical_benign()

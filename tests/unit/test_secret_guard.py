@@ -6,6 +6,8 @@ name the kind, never the secret."""
 
 from __future__ import annotations
 
+import sys
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any, get_args
 
@@ -18,7 +20,27 @@ from contracts import results as codes
 from contracts.codec import encode
 from contracts.commands import Channel, CreateMemory, MemberMatch, Persona, Triggerer
 from contracts.results import CommandResult
-from tests.support.secret_corpus import BENIGN, CREDENTIALS, card_number, luhn_complete
+from tests.support.secret_corpus import (
+    BENIGN,
+    CREDENTIALS,
+    armourless_private_key,
+    basic_authorization,
+    card_number,
+    digitalocean_token,
+    doppler_token,
+    github_token,
+    grafana_token,
+    huggingface_token,
+    jwt,
+    linear_key,
+    luhn_complete,
+    notion_token,
+    npm_token,
+    openai_key,
+    shopify_token,
+    slack_app_token,
+    wrapped_jwt,
+)
 from worker.domain import secret_guard
 from worker.domain.arguments import parse_tool_args
 from worker.domain.create import decide_create
@@ -43,11 +65,9 @@ def all_rules(text: str) -> CredentialKind | None:
 # --- the corpus -----------------------------------------------------------------------------
 
 
-def test_the_corpus_is_as_large_as_the_issue_asks():
-    assert len(BENIGN) >= 200 and len(CREDENTIALS) >= 100
-    assert {c.kind for c in CREDENTIALS} >= {"discord_token", "openai_key", "anthropic_key", "github_token",
-                                             "gitlab_token", "aws_key", "google_api_key", "slack_token", "stripe_key",
-                                             "jwt", "private_key", "payment_card", "password", "api_key"}
+def test_the_corpus_holds_every_kind_and_enough_of_each_side():
+    assert len(BENIGN) >= 350 and len(CREDENTIALS) >= 250
+    assert {c.kind for c in CREDENTIALS} == set(get_args(CredentialKind))
 
 
 def test_no_benign_memory_is_refused():
@@ -133,6 +153,128 @@ def test_card_numbers_need_a_network_a_length_and_the_luhn_digit():
     assert find_credential(f"card {card_number()}") == "payment_card"
 
 
+# --- how people write them in a chat ------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("my password is: hunter2", "password"), ("{user}'s password was: Maple2024", "password"),
+    ("PIN is: 4821", "pin"), ("the PIN was:4821", "pin"), ("api key is: Xy7kQ2mP9wZ", "api_key"),
+    ("the secret is = 9fQ2xLm7Rt", "api_key"), ("{user}'s PIN was changed to 227068", "pin"),
+])
+def test_a_colon_after_the_verb_still_separates_the_value(text, kind):
+    assert find_credential(text) == kind
+
+
+@pytest.mark.parametrize("phrasing", ["トークンは{x}だよ", "密钥{x}别告诉别人", "MiraのAPIキー{x}を覚えておいて",
+                                      "토큰은{x}입니다", "โทเค็นคือ{x}ครับ", "我的令牌是{x}，不要告诉别人"])
+@pytest.mark.parametrize("make, kind", [(github_token, "github_token"), (openai_key, "openai_key"),
+                                        (npm_token, "npm_token"), (huggingface_token, "huggingface_token"),
+                                        (lambda: "glpat-" + "Ab3dE6gH9jK2mN5pQ8sT", "gitlab_token")])
+def test_a_key_written_against_text_without_spaces_is_found(phrasing, make, kind):
+    assert find_credential(phrasing.format(x=make())) == kind
+
+
+def test_a_name_written_against_japanese_or_chinese_is_read():
+    assert find_credential("{user}のpasswordはhunter22です") == "password"
+    assert find_credential("我的password是Maple2024") == "password"
+    assert find_credential("{user}のpasswordは冷蔵庫に貼ってある") is None
+
+
+def test_every_format_character_and_variation_selector_inside_a_token_is_dropped():
+    hidden = [chr(c) for c in range(sys.maxunicode + 1)
+              if unicodedata.category(chr(c)) == "Cf" or 0xFE00 <= c <= 0xFE0F or 0xE0100 <= c <= 0xE01EF]
+    token = github_token()
+    assert len(hidden) > 400
+    missed = [hex(ord(ch)) for ch in hidden if find_credential(f"my token {token[:9]}{ch}{token[9:]}") != "github_token"]
+    assert missed == []
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("SMTPPASSWORD=Xy7kQ2mP9w", "password"), ("export REDISPASSWORD='Maple2024'", "password"),
+    ("MYSQLPWD=hunter22", "password"), ("MYAPPSECRET=9fQ2xLm7RtZ", "api_key"), ("DISCORDBOTTOKEN: 9fQ2xLm7RtZ", "api_key"),
+    ("WEATHERAPIKEY=9fQ2xLm7RtZ", "api_key"), ("smtpPassword: hunter22", "password"), ("clientSecret = 9fQ2xLm7RtZ", "api_key"),
+    # glued in prose, or to a value that is no secret, it is a word
+    ("the xpassword is Maple2024", None), ("MAXTOKENS=4096", None), ("GITHUBTOKEN=$GITHUB_TOKEN", None),
+    ("MYAPPSECRET=changeme", None),
+])
+def test_a_name_glued_to_a_prefix_as_variables_are_written(text, kind):
+    assert find_credential(text) == kind
+
+
+def _in_digits_from(zero: int, number: str) -> str:
+    return "".join(chr(zero + int(c)) if c.isdigit() else c for c in number)
+
+
+def test_a_card_number_in_any_scripts_decimal_digits_is_found():
+    zeros = [c for c in range(sys.maxunicode + 1) if unicodedata.decimal(chr(c), None) == 0 and c > 0x7F
+             and all(unicodedata.decimal(chr(c + i), None) == i for i in range(10))]
+    number = luhn_complete("411111111111111")
+    assert len(zeros) > 50
+    missed = [hex(z) for z in zeros if find_credential(f"card {_in_digits_from(z, number)}") != "payment_card"]
+    assert missed == []
+    assert find_credential(f"PIN: {_in_digits_from(0x0660, '4821')}") == "pin"
+    # A wrong check digit stays wrong in any script.
+    assert find_credential(f"card {_in_digits_from(0x0966, number[:-1] + str((int(number[-1]) + 1) % 10))}") is None
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("{user}'s password for the Steam account is Maple2024", "password"),
+    ("token for the weather API: a8f7d6e5c4b3a2f1e0d9", "api_key"), ("the PIN to the front door is 4821", "pin"),
+    ("the password on the school portal was set to letmein2024", "password"),
+    ("the API key of the map service is 9fQ2xLm7RtZ", "api_key"), ("{user}'s passcode to the safe: 2580", "pin"),
+    # what it is for, then a word
+    ("the password for the wifi is on the fridge", None), ("the token for the board game is the blue meeple", None),
+    ("the PIN to the safe is written in the notebook", None), ("the key to success is consistency", None),
+])
+def test_the_name_then_what_it_is_for_then_the_value(text, kind):
+    assert find_credential(text) == kind
+
+
+@pytest.mark.parametrize("make, kind", [
+    (npm_token, "npm_token"), (huggingface_token, "huggingface_token"), (slack_app_token, "slack_token"),
+    (shopify_token, "shopify_token"), (digitalocean_token, "digitalocean_token"), (doppler_token, "doppler_token"),
+    (grafana_token, "grafana_token"), (linear_key, "linear_key"), (notion_token, "notion_token"),
+    (lambda: "rk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "stripe_key"),
+    (wrapped_jwt, "jwt"), (armourless_private_key, "private_key"), (basic_authorization, "basic_auth"),
+])
+def test_formats_the_library_lacks(make, kind):
+    for _ in range(8):  # each generator draws among the format's variants
+        assert find_credential(f"keep this: {make()}") == kind
+
+
+@pytest.mark.parametrize("text", [
+    "a JWT has three parts. eyJ is where the header starts. Then the payload.",
+    "The public key is MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0g",
+    "the cert starts MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UE",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8b4Vd2hJkL9sYt3QwPzN7mA1cR5eF6uH0iK2jL3oM mira@laptop",
+    "the Basic plan costs $5", "basic training in 2019", "Authorization: Basic $CREDENTIALS",
+    "Authorization: Basic dXNlcjo=",  # user: with no password
+    f"{jwt()[:40]} is cut short",
+])
+def test_look_alikes_of_the_new_formats_are_not_refused(text):
+    assert find_credential(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "the refresh token is HS512-signed", "the NFT token is ERC1155", "the API key is UTF8-encoded",
+    "the session token is base64url-encoded", "the signing key is secp256k1", "the key is AES-256-GCM",
+    "the access token is RS256-signed", "the JWT secret is 256-bit", "the private key is Ed25519",
+    "the password hash is SHA3-256", "the token is JWT-encoded", "the token is URL-safe", "the token is TLS1.3-only",
+    "the webhook secret is HMAC-SHA256-signed", "the secret is PBKDF2-derived", "the API key is 32-byte",
+    "token是ERC1155标准", "リフレッシュトークンはHS512で署名されている",
+])
+def test_a_technical_term_after_a_name_is_not_a_secret(text):
+    assert find_credential(text) is None
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("the password is Maple2024-signed", "password"), ("the api key is kdjfhske-4821", "api_key"),
+    ("the token is ERC1155x9Q", "api_key"), ("the password is Winter2024", "password"),
+])
+def test_a_secret_that_only_looks_technical_is_still_one(text, kind):
+    assert find_credential(text) == kind
+
+
 # --- the switch -----------------------------------------------------------------------------
 
 
@@ -153,7 +295,7 @@ def command(content: str, scope: str = "server_wide") -> CreateMemory:
     args: dict[str, Any] = {"memory_content": content, "memory_scope": scope}
     if scope == "target_user":
         args["target_user"] = "Alice"
-    return CreateMemory(command_id="cmd-39", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="5",
+    return CreateMemory(command_id="cmd-1", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="5",
                         persona=Persona(id=3, lineage_id=7, name="Tomori"), bot_user_id="9",
                         channel=Channel(id="6"), tool_args=args, triggerer=Triggerer(id=TRIGGERER, name="Tri"),
                         member_matches=[MemberMatch(id=ALICE, display_name="Alice", username="alice")])
@@ -173,7 +315,7 @@ def test_a_memory_holding_a_credential_is_refused_naming_only_its_kind():
     decision = decide(command(SECRET.content))
     assert decision == SecretRefused("server_wide", "discord_token")
 
-    result = render_create("cmd-39", decision, None)
+    result = render_create("cmd-1", decision, None)
     assert isinstance(result, CommandResult)
     assert (result.success, result.data.status, result.data.scope) == (False, codes.INVALID_CONTENT, "server_wide")
     assert result.error == result.data.reason and "a Discord bot token" in result.error
