@@ -12,7 +12,7 @@ the words password, token, key, secret and PIN used for something else, and tech
 about tokens, hashes and keys (algorithms, standards, encodings after those words) in
 English, Japanese and Chinese. `CREDENTIALS`
 holds each content with the kind of credential the guard must name
-(worker/domain/secret_guard.py's `CredentialKind`) and the credential itself.
+(worker/domain/secret_guard/'s `CredentialKind`) and the credential itself.
 """
 
 from __future__ import annotations

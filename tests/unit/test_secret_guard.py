@@ -1,4 +1,4 @@
-"""The secret guard (worker/domain/secret_guard.py, docs/design.md, section 4.2): on the corpus
+"""The secret guard (worker/domain/secret_guard/, docs/design.md, section 4.2): on the corpus
 of tests/support/secret_corpus.py every credential is refused under its kind and no benign
 memory is; the cheap shortcuts never hide what the rules find; a create is refused after its
 length check and before privacy, per workspace; what the model is told and what is stored
@@ -48,7 +48,7 @@ from worker.domain.create_decision import CreateDecision, InvalidContent, Privac
 from worker.domain.create_result import render_create
 from worker.domain.model import CreateContext, KnownUser, Limits, Privacy, Workspace
 from worker.domain.notice import NoticeSettings
-from worker.domain.secret_guard import NAMES, CredentialKind, find_credential, guard_on
+from worker.domain.secret_guard import NAMES, CredentialKind, find_credential, guard_on, reading
 
 ALICE = "100000000000000001"
 TRIGGERER = "110000000000000009"  # who caused the turn: the bot knows them (a users row)
@@ -57,9 +57,9 @@ LIMITS = Limits(max_memory_length=1000)
 
 def all_rules(text: str) -> CredentialKind | None:
     """What the rules find without the shortcuts that skip them."""
-    text = secret_guard._as_read(text)
-    return (secret_guard._known_format(text) or ("payment_card" if secret_guard.holds_card_number(text) else None)
-            or secret_guard._named_secret(text))
+    text = reading.as_read(text)
+    return (secret_guard.known_format(text) or ("payment_card" if secret_guard.holds_card_number(text) else None)
+            or secret_guard.named_secret(text))
 
 
 # --- the corpus -----------------------------------------------------------------------------

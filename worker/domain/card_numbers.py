@@ -1,5 +1,5 @@
 """Payment card numbers in text: a card network's prefix and length, and the Luhn check digit
-(the secret guard's rule 3, worker/domain/secret_guard.py)."""
+(the secret guard's rule 3, worker/domain/secret_guard/)."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
 
 
 class SecretRefused(_Decided, frozen=True, tag="secret_refused"):
-    """The content holds a credential (worker/domain/secret_guard.py). Only its kind is kept:
+    """The content holds a credential (worker/domain/secret_guard/). Only its kind is kept:
     never the content, which this decision is stored instead of."""
 
     tool_scope: ToolScope

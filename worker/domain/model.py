@@ -43,7 +43,7 @@ class Workspace:
     server_id: int | None = None
     self_teaching_enabled: bool = True  # the model may save (the create tool's gate)
     personal_memories_enabled: bool = True
-    # The model's memories are checked for credentials (worker/domain/secret_guard.py); None:
+    # The model's memories are checked for credentials (worker/domain/secret_guard/); None:
     # the workspace made no choice, the operator's default applies.
     secret_guard_enabled: bool | None = None
     # People who are not managers may teach through the panels. Standalone: the same setting

@@ -51,7 +51,7 @@ class Settings:
     # Refuse to start unless the database the worker writes to has a synchronous standby and
     # commits wait for it (db/replication.py): a failover then loses no acknowledged save.
     require_sync_standby: bool = False
-    # The secret guard (worker/domain/secret_guard.py) for every workspace that made no choice
+    # The secret guard (worker/domain/secret_guard/) for every workspace that made no choice
     # of its own (`memoryctl workspace set WS --secret-guard on|off|default`).
     secret_guard_default: bool = True
     # Commands of a partition in its replica's hands at once (the consumer's max_ack_pending):
