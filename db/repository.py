@@ -1,7 +1,7 @@
 """Explicit SQL. The owner lock is taken only by the SQL function memory_lock_owner(), which
 two places call: memory_create_batch() (the create hot path: one round trip, one transaction)
-and MemoryRepository.owner_transaction() (the panels, reinforcement and bio seeds: a Python
-transaction that reads, decides and writes under the lock)."""
+and MemoryRepository.owner_transaction() (the panels, updates, reinforcement and bio seeds: a
+Python transaction that reads and decides under the lock, and writes through db/applier.py)."""
 
 from __future__ import annotations
 
