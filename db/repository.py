@@ -1,7 +1,7 @@
 """Explicit SQL. The owner lock is taken only by the SQL function memory_lock_owner(), which
 two places call: memory_create_batch() (the create hot path: one round trip, one transaction)
-and MemoryRepository.owner_transaction() (the panels, reinforcement and bio seeds: a Python
-transaction that reads, decides and writes under the lock)."""
+and MemoryRepository.owner_transaction() (the panels, updates, reinforcement and bio seeds: a
+Python transaction that reads and decides under the lock, and writes through db/applier.py)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,9 @@ import msgspec
 
 from contracts.codec import encode
 from contracts.events import Source
-from db import directory
 from db.connection import SERVER_SETTINGS, Timeouts
 from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest, UpdateTargetRequest
 from worker.domain.create_decision import CreateDecision, SaveFacts
-from worker.domain.model import MemoryEntry
 from worker.domain.update_decision import UpdateDecision, UpdateFacts, UpdateRecord
 
 
@@ -156,7 +154,10 @@ class PanelRow(msgspec.Struct, frozen=True):
     source: Source
 
 
-class EntryRow(msgspec.Struct, frozen=True):
+class LineageRow(msgspec.Struct, frozen=True):
+    """A row of the owner and exact lineage an import compares with and a replace deletes."""
+
+    memory_id: int
     content: str
     tags: list[str]
 
@@ -171,7 +172,7 @@ class ManualContextRow(msgspec.Struct, frozen=True):
     count: int
     target: PanelRow | None
     existing: list[str]
-    lineage_rows: list[EntryRow] = []
+    lineage_rows: list[LineageRow] = []
 
 
 class SeedContextRow(msgspec.Struct, frozen=True):
@@ -308,11 +309,14 @@ def lock_order(owners: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 class Tx:
-    """Statements inside one owner-locked transaction (see MemoryRepository.owner_transaction)."""
+    """The reads inside one owner-locked transaction (see MemoryRepository.owner_transaction).
+    Writes are the applier's (db/applier.py), which carries out a command's effects, or, in a
+    read-only transaction (a dry run), foretells them."""
 
-    def __init__(self, conn: asyncpg.Connection, tenant: str = "") -> None:
+    def __init__(self, conn: asyncpg.Connection, tenant: str = "", *, read_only: bool = False) -> None:
         self.conn = conn
         self.tenant = tenant  # the repository's: what seen_before() compares a stored row's with
+        self.read_only = read_only  # the transaction is READ ONLY: a dry run's
 
     @property
     def shadow_pairs(self) -> ShadowPairs:
@@ -324,30 +328,6 @@ class Tx:
             "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1", command_id)
         return None if raw is None else decode_stored(raw)
 
-    async def store_decision(self, command_id: str, kind: str, workspace_id: str, decision: msgspec.Struct,
-                             facts: msgspec.Struct | None, applied_by: int | None = None) -> StoredCommand:
-        """Store a decision and what it learned under the lock (facts; None for a refusal), in
-        one row, as a create's batch stores its own; returns the row as stored, which the
-        answer and the events are rendered from."""
-        raw = await self.conn.fetchval(
-            "INSERT INTO processed_commands (command_id, kind, workspace_id, decision, facts, applied_by)"
-            " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6) RETURNING memory_stored_command(processed_commands)",
-            command_id, kind, workspace_id, encode(decision).decode(),
-            None if facts is None else encode(facts).decode(), applied_by)
-        return decode_stored(raw)
-
-    async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
-                           result_json: bytes, events: Sequence[EventRow] = (),
-                           applied_by: int | None = None) -> None:
-        """Store a result with the command's events (in publish order) and the delivery that
-        applied it, in one row. `result` is a json column, which keeps the text as sent, so a
-        first answer and a repeat are byte-identical."""
-        await self.conn.execute(
-            "INSERT INTO processed_commands (command_id, kind, workspace_id, status, result, events, applied_by)"
-            " VALUES ($1, $2, $3, $4, $5::json, $6::jsonb, $7)",
-            command_id, kind, workspace_id, status, result_json.decode(),
-            encode(list(events)).decode() if events else None, applied_by)
-
     async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
         raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())
         return _MANUAL_CONTEXT.decode(raw)
@@ -356,73 +336,9 @@ class Tx:
         raw = await self.conn.fetchval("SELECT memory_seed_context($1, $2)", identity, workspace_id)
         return _SEED_CONTEXT.decode(raw)
 
-    async def ensure_server(self, workspace_id: str) -> int:
-        return await directory.ensure_server(self.conn, workspace_id)
-
-    async def ensure_user(self, disc_id: str) -> int:
-        return await directory.ensure_user(self.conn, disc_id)
-
-    async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
-                                     teacher_user_id: int | None, entries: Sequence[MemoryEntry], source: str,
-                                     manually_written: bool) -> list[int]:
-        """The rows in entry order, each with its own tags; their ids, in the same order."""
-        rows = await self.conn.fetch(
-            "INSERT INTO server_memories (server_id, persona_id, persona_lineage_id, user_id, content, tags,"
-            " manually_written, source)"
-            f" SELECT $1, $2, $3, $4, {_ENTRY_COLUMNS}, $7, $6 FROM jsonb_array_elements($5::jsonb)"
-            " WITH ORDINALITY AS t(e, n) ORDER BY n RETURNING server_memory_id",
-            server_id, persona_id, lineage_id, teacher_user_id, encode(list(entries)).decode(), source,
-            manually_written)
-        return sorted(r[0] for r in rows)
-
-    async def insert_personal_memories(self, user_id: int, lineage_id: int, entries: Sequence[MemoryEntry],
-                                       source: str, manually_written: bool) -> list[int]:
-        """The rows in entry order, each with its own tags; their ids, in the same order."""
-        rows = await self.conn.fetch(
-            "INSERT INTO personal_memories (user_id, persona_lineage_id, content, tags, manually_written, source)"
-            f" SELECT $1, $2, {_ENTRY_COLUMNS}, $5, $4 FROM jsonb_array_elements($3::jsonb)"
-            " WITH ORDINALITY AS t(e, n) ORDER BY n RETURNING personal_memory_id",
-            user_id, lineage_id, encode(list(entries)).decode(), source, manually_written)
-        return sorted(r[0] for r in rows)
-
     async def update_target(self, request: UpdateTargetRequest) -> UpdateTargetRow:
         raw = await self.conn.fetchval("SELECT memory_update_target($1::jsonb)", encode(request).decode())
         return _UPDATE_TARGET.decode(raw)
-
-    async def model_edit(self, scope: str, memory_id: int, content: str) -> None:
-        """The model replaced the text (memory.update): its protection stays as it was, and it
-        counts as used now (the model just read it), so it is not dormant."""
-        table, key = _TABLES[scope]
-        await self.conn.execute(
-            f"UPDATE {table} SET content = $2, last_reinforced_at = now(), updated_at = now() WHERE {key} = $1",
-            memory_id, content)
-
-    async def delete_lineage(self, scope: str, owner_key: int, lineage_id: int) -> list[tuple[int, str]]:
-        """Delete every row of an owner (servers.server_id or users.user_id) and exact lineage:
-        (id, content) of each, by id."""
-        return await self._lineage_rows(scope, owner_key, lineage_id, delete=True)
-
-    async def _lineage_rows(self, scope: str, owner_key: int, lineage_id: int, *, delete: bool) -> list[tuple[int, str]]:
-        table, key = _TABLES[scope]
-        owner_column = "server_id" if scope == "server" else "user_id"
-        rows_of = f"{table} WHERE {owner_column} = $1 AND persona_lineage_id = $2"
-        rows = await self.conn.fetch(f"DELETE FROM {rows_of} RETURNING {key}, content" if delete
-                                     else f"SELECT {key}, content FROM {rows_of}", owner_key, lineage_id)
-        return sorted((r[0], r[1]) for r in rows)
-
-    async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
-        # Protects the row (manually_written) and never touches last_reinforced_at.
-        table, key = _TABLES[scope]
-        await self.conn.execute(
-            f"UPDATE {table} SET content = $2, tags = $3, manually_written = true, updated_at = now()"
-            f" WHERE {key} = $1", memory_id, content, list(tags))
-
-    async def delete_memory(self, scope: str, memory_id: int) -> None:
-        table, key = _TABLES[scope]
-        await self.conn.execute(f"DELETE FROM {table} WHERE {key} = $1", memory_id)
-
-    async def record_bio_seed(self, user_id: int, memory_id: int) -> None:
-        await self.conn.execute("INSERT INTO bio_seeds (user_id, memory_id) VALUES ($1, $2)", user_id, memory_id)
 
     async def personal_owners(self, memory_ids: Sequence[int], lineage_id: int) -> list[str]:
         """The Discord ids owning these personal memories (of the lineage or lineage 0)."""
@@ -435,12 +351,6 @@ class Tx:
     async def lock_owners(self, owners: Iterable[tuple[str, str]]) -> None:
         for scope, owner_id in lock_order(owners):
             await self.conn.execute("SELECT memory_lock_owner($1, $2)", scope, owner_id)
-
-    async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
-                        personal_ids: Sequence[int]) -> int:
-        count: int = await self.conn.fetchval(_REINFORCE, workspace_id, lineage_id, list(server_ids),
-                                              list(personal_ids))
-        return count
 
 
 class ShadowPairRow(msgspec.Struct, frozen=True):
@@ -522,83 +432,7 @@ class ShadowPairs:
         return bool(status.endswith(" 1"))
 
 
-class DryTx(Tx):
-    """A dry run's transaction (contracts/commands.py, Envelope.dry_run): the same locks and
-    reads as Tx, and in place of each write the read that tells what the write would have
-    done, so the services run their one path and nothing is written (no WAL: a write rolled
-    back would still log its rows). Ids a write would have given are the sequences' next ones
-    (memory_next_id). The transaction is rolled back (owner_transaction)."""
-
-    async def store_decision(self, command_id: str, kind: str, workspace_id: str, decision: msgspec.Struct,
-                             facts: msgspec.Struct | None, applied_by: int | None = None) -> StoredCommand:
-        raw = await self.conn.fetchval(
-            "SELECT memory_stored_command(memory_unstored_command($1, $2, $3, $4::jsonb, $5::jsonb))",
-            command_id, kind, workspace_id, encode(decision).decode(),
-            None if facts is None else encode(facts).decode())
-        return decode_stored(raw)
-
-    async def store_result(self, command_id: str, kind: str, workspace_id: str, status: str,
-                           result_json: bytes, events: Sequence[EventRow] = (),
-                           applied_by: int | None = None) -> None:
-        return None
-
-    async def ensure_server(self, workspace_id: str) -> int:
-        # 0: a row the write would have made, which nothing dry reads.
-        return await directory.server_key(self.conn, workspace_id) or 0
-
-    async def ensure_user(self, disc_id: str) -> int:
-        return await directory.user_key(self.conn, disc_id) or 0
-
-    async def insert_server_memories(self, server_id: int, persona_id: int | None, lineage_id: int,
-                                     teacher_user_id: int | None, entries: Sequence[MemoryEntry], source: str,
-                                     manually_written: bool) -> list[int]:
-        return await self._next_ids("server", len(entries))
-
-    async def insert_personal_memories(self, user_id: int, lineage_id: int, entries: Sequence[MemoryEntry],
-                                       source: str, manually_written: bool) -> list[int]:
-        return await self._next_ids("personal", len(entries))
-
-    async def _next_ids(self, scope: str, count: int) -> list[int]:
-        first: int = await self.conn.fetchval("SELECT memory_next_id($1)", scope)
-        return list(range(first, first + count))
-
-    async def model_edit(self, scope: str, memory_id: int, content: str) -> None:
-        return None
-
-    async def delete_lineage(self, scope: str, owner_key: int, lineage_id: int) -> list[tuple[int, str]]:
-        return await self._lineage_rows(scope, owner_key, lineage_id, delete=False)
-
-    async def update_memory(self, scope: str, memory_id: int, content: str, tags: Sequence[str]) -> None:
-        return None
-
-    async def delete_memory(self, scope: str, memory_id: int) -> None:
-        return None
-
-    async def record_bio_seed(self, user_id: int, memory_id: int) -> None:
-        return None
-
-    async def reinforce(self, workspace_id: str, lineage_id: int, server_ids: Sequence[int],
-                        personal_ids: Sequence[int]) -> int:
-        count: int = await self.conn.fetchval(_REINFORCED_COUNT, workspace_id, lineage_id, list(server_ids),
-                                              list(personal_ids))
-        return count
-
-
-# The rows a reinforcement marks as used, and how many it would mark (a dry run): one predicate each.
-_REINFORCED_SERVER = ("w.server_id = m.server_id AND w.server_disc_id = $1"
-                      " AND m.persona_lineage_id = $2 AND m.server_memory_id = ANY($3::bigint[])")
-_REINFORCED_PERSONAL = "persona_lineage_id IN ($2, 0) AND personal_memory_id = ANY($4::bigint[])"
-_REINFORCE = (
-    "WITH s AS (UPDATE server_memories m SET last_reinforced_at = now(),"
-    f" reinforcement_count = reinforcement_count + 1 FROM servers w WHERE {_REINFORCED_SERVER} RETURNING 1),"
-    " p AS (UPDATE personal_memories SET last_reinforced_at = now(),"
-    f" reinforcement_count = reinforcement_count + 1 WHERE {_REINFORCED_PERSONAL} RETURNING 1)"
-    " SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM p)")
-_REINFORCED_COUNT = (f"SELECT (SELECT count(*) FROM server_memories m, servers w WHERE {_REINFORCED_SERVER})"
-                     f" + (SELECT count(*) FROM personal_memories WHERE {_REINFORCED_PERSONAL})")
 _TABLES = {"server": ("server_memories", "server_memory_id"), "personal": ("personal_memories", "personal_memory_id")}
-# A MemoryEntry's columns, read from each element `e` of a JSON array of entries.
-_ENTRY_COLUMNS = "e ->> 'content', ARRAY(SELECT jsonb_array_elements_text(e -> 'tags'))"
 
 
 class _Calls:
@@ -651,25 +485,25 @@ class MemoryRepository:
             yield bound
 
     @asynccontextmanager
-    async def owner_transaction(self, owners: Iterable[tuple[str, str]], *, dry: bool = False) -> AsyncIterator[Tx]:
+    async def owner_transaction(self, owners: Iterable[tuple[str, str]], *,
+                                read_only: bool = False) -> AsyncIterator[Tx]:
         """One transaction holding the advisory locks of `owners` ((scope, Discord id) pairs)
         from its first statement to commit or rollback. A caller that learns its owners inside
         the transaction (reinforcement) passes none and calls Tx.lock_owners once, with all.
-        `dry`: a dry run's (DryTx), rolled back whatever happens."""
+        `read_only`: a dry run's, READ ONLY from its BEGIN: PostgreSQL refuses every write in
+        it (and a row lock), wherever it comes from, so a dry run cannot write, not even to
+        roll back. The advisory locks and the reads are the same as a real run's."""
         async with connection(self._raw_pool) as conn:
-            transaction = conn.transaction()
+            transaction = conn.transaction(readonly=read_only)
             await transaction.start()
             try:
-                tx = DryTx(conn, self.tenant) if dry else Tx(conn, self.tenant)
+                tx = Tx(conn, self.tenant, read_only=read_only)
                 await tx.lock_owners(owners)
                 yield tx
             except BaseException:
                 await transaction.rollback()
                 raise
-            if dry:
-                await transaction.rollback()
-            else:
-                await transaction.commit()
+            await transaction.commit()
 
     async def create_contexts(self, requests: Sequence[CreateContextRequest]) -> list[CreateContextRow]:
         """memory_create_context() of one or several commands in one round trip, in order."""

@@ -82,4 +82,3 @@ class UpdateTargetRequest(msgspec.Struct, frozen=True):
     memory_id: int
     lineage_id: int
     proxy: bool  # read the identity's hosts too
-    dry: bool = False  # a dry run: read the memory without locking it

@@ -36,7 +36,8 @@ BEGIN
                 WHERE server_id = v_ws.server_id AND persona_lineage_id = v_lineage;
             END IF;
             IF (p ->> 'want_lineage_rows')::boolean THEN
-                SELECT coalesce(jsonb_agg(jsonb_build_object('content', content, 'tags', coalesce(tags, '{}'))
+                SELECT coalesce(jsonb_agg(jsonb_build_object('memory_id', server_memory_id, 'content', content,
+                                                             'tags', coalesce(tags, '{}'))
                                           ORDER BY server_memory_id), '[]'::jsonb)
                 INTO v_lineage_rows FROM server_memories
                 WHERE server_id = v_ws.server_id AND persona_lineage_id = v_lineage;
@@ -74,7 +75,8 @@ BEGIN
             IF (p ->> 'want_lineage_rows')::boolean THEN
                 -- Exactly the lineage, as TomoriBot's import compares and replaces (never the global
                 -- rows of another lineage's import).
-                SELECT coalesce(jsonb_agg(jsonb_build_object('content', content, 'tags', coalesce(tags, '{}'))
+                SELECT coalesce(jsonb_agg(jsonb_build_object('memory_id', personal_memory_id, 'content', content,
+                                                             'tags', coalesce(tags, '{}'))
                                           ORDER BY personal_memory_id), '[]'::jsonb)
                 INTO v_lineage_rows FROM personal_memories
                 WHERE user_id = v_owner_uid AND persona_lineage_id = v_lineage;

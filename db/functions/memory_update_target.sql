@@ -5,11 +5,13 @@
 -- and for a personal memory what decides whether it may be written now: the user's privacy level
 -- (null: the users row is gone), whether this workspace blacklists them (the notice's footer),
 -- and a proxy identity's hosts (memory_proxy_hosts). p is db/requests.py's UpdateTargetRequest
--- (tests/unit/test_sql_arguments.py holds the keys read here to its fields). A dry run (`dry`)
--- reads the same row without locking it: a row lock is a write (WAL), and no write follows.
+-- (tests/unit/test_sql_arguments.py holds the keys read here to its fields). The row lock serves
+-- the write that follows; a read-only transaction (a dry run) has none to serve and may take no
+-- row lock (a row lock is a write), so it reads the same row unlocked.
 CREATE OR REPLACE FUNCTION memory_worker.memory_update_target(p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
+    v_writes  boolean := current_setting('transaction_read_only') = 'off';
     v_lineage bigint := (p ->> 'lineage_id')::bigint;
     v_user    integer := (p ->> 'user_id')::integer;
     v_server  integer;
@@ -17,7 +19,7 @@ DECLARE
 BEGIN
     IF p ->> 'scope' = 'server' THEN
         SELECT s.server_id INTO v_server FROM directory_workspaces() s WHERE s.server_disc_id = p ->> 'workspace_id';
-        IF NOT (p ->> 'dry')::boolean THEN  -- locked first, so the read below is of the row the write changes
+        IF v_writes THEN  -- locked first, so the read below is of the row the write changes
             PERFORM FROM server_memories m
             WHERE m.server_memory_id = (p ->> 'memory_id')::bigint AND m.server_id = v_server
               AND m.persona_lineage_id = v_lineage
@@ -31,7 +33,7 @@ BEGIN
           AND m.persona_lineage_id = v_lineage;
         RETURN jsonb_build_object('memory', v_memory);
     END IF;
-    IF NOT (p ->> 'dry')::boolean THEN
+    IF v_writes THEN
         PERFORM FROM personal_memories m
         WHERE m.personal_memory_id = (p ->> 'memory_id')::bigint AND m.user_id = v_user
           AND m.persona_lineage_id IN (v_lineage, 0)

@@ -29,6 +29,8 @@ from contracts import results as codes
 from contracts import subjects
 from contracts.commands import ReinforceMemories
 from contracts.results import InvalidCommandResult
+from db import applier
+from db.effects import StoreResult
 from db.repository import EventRow, MemoryRepository, create_pool
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
@@ -512,7 +514,8 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox(pg_server
         ws, cid = unique(), unique("c-")
         event = EventRow(subjects.saved_subject("server", ws), {}, msgspec.Raw(b'{"content": "tomori\'s"}'))
         async with repos["tomori"].owner_transaction([]) as tx:
-            await tx.store_result(cid, "reinforce", ws, "reinforced", b'{"secret": "tomori"}', [event], applied_by=5)
+            await applier.store(tx, StoreResult(cid, "reinforce", ws, "reinforced", b'{"secret": "tomori"}', [event],
+                                                applied_by=5))
         own = await repos["tomori"].stored_command(cid, ws)  # what each bot's result lookup reads
         assert own is not None and own.events == [event] and stored_commands.answer(own).result == b'{"secret": "tomori"}'
         assert await repos["kaede"].stored_command(cid, ws) is None

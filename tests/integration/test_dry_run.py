@@ -8,14 +8,17 @@ memories it would have created."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import asyncpg
 import msgspec
 import pytest
 
-from contracts.commands import Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
-from db.repository import MemoryRepository
+from contracts.commands import Envelope, ManualMemory, ReinforceMemories, SeedBio, ShadowReport, UpdateMemory
+from db.repository import MemoryRepository, Tx
 from tests.support.commands import update_fields
 from tests.support.services import service_table
 from worker.domain.model import Limits
@@ -228,3 +231,51 @@ async def test_a_restarted_sequence_is_foretold_too(db):
 
 
 _SEQUENCE = "SELECT pg_get_serial_sequence('public.server_memories', 'server_memory_id')"
+
+
+# A Discord id no other test uses: the directory row of the write no service asked for.
+FORGOTTEN = "199999999999999999"
+
+
+class ForgottenWrite(MemoryRepository):
+    """Every owner transaction ends with a write no effect asked for: what a write added to a
+    service outside the applier would be."""
+
+    @asynccontextmanager
+    async def owner_transaction(self, owners: Iterable[tuple[str, str]], **options: Any) -> AsyncIterator[Tx]:
+        async with super().owner_transaction(owners, **options) as tx:
+            yield tx
+            await tx.conn.execute("INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", FORGOTTEN)
+
+
+async def command_of(db: World, kind: str) -> Envelope:
+    """A command of `kind` that changes rows when it runs for real."""
+    ws, server_id = await db.workspace()
+    if kind == "update":
+        return update(ws, await db.server_memory(server_id, LINEAGE, "likes tea"), "likes green tea")
+    if kind == "manual":
+        return manual(ws, action="add_batch", contents=["likes tea"])
+    if kind == "reinforce":
+        return msgspec.convert({**envelope(ws), "lineage_id": LINEAGE, "memories": [
+            {"scope": "server", "memory_id": await db.server_memory(server_id, LINEAGE, "likes jam")}]},
+            ReinforceMemories)
+    if kind == "seed_bio":
+        host, _ = await db.user()
+        identity, _ = await db.proxy([host])
+        return SeedBio(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=ws,
+                       identity_user_id=identity, is_new_identity=True, bio="a fox who likes tea")
+    return ShadowReport(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=ws,
+                        shadowed_id=uuid.uuid4().hex, kind="create", result={"success": True})
+
+
+@pytest.mark.parametrize("kind", ["update", "manual", "reinforce", "seed_bio", "shadow"])
+async def test_a_write_outside_the_applier_fails_a_dry_run_and_goes_through_a_real_one(db, kind):
+    """A dry run's transaction is read-only: a write nobody foretold is refused, not rolled back."""
+    await db.pool.execute("DELETE FROM servers WHERE server_disc_id = $1", FORGOTTEN)
+    cmd = await command_of(db, kind)
+    service = service_table(ForgottenWrite(db.pool), LIMITS)[kind]
+    with pytest.raises(asyncpg.ReadOnlySQLTransactionError):
+        await service.run(msgspec.structs.replace(cmd, dry_run=True))
+    assert await db.pool.fetchval("SELECT count(*) FROM servers WHERE server_disc_id = $1", FORGOTTEN) == 0
+    await service.run(cmd)
+    assert await db.pool.fetchval("SELECT count(*) FROM servers WHERE server_disc_id = $1", FORGOTTEN) == 1

@@ -16,6 +16,7 @@ import asyncio
 import random
 from collections import Counter
 
+import asyncpg
 import msgspec
 import pytest
 
@@ -23,6 +24,7 @@ from contracts import results as codes
 from contracts.codec import RESULT_DECODER, UPDATE_RESULT_DECODER
 from contracts.commands import CreateMemory, UpdateMemory
 from db.repository import MemoryRepository
+from db.requests import UpdateTargetRequest
 from tests.support.commands import update_fields
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
@@ -151,3 +153,31 @@ async def test_creates_updates_and_deletes_of_one_owner_racing_keep_the_invarian
     successes = {"saved": len(saved), "updated": sum(r.data.status == codes.MEMORY_UPDATED for r in changed.values()),
                  "removed": len(removed)}
     assert {k: v for k, v in kinds.items() if v} == {k: v for k, v in successes.items() if v}
+
+
+@pytest.mark.parametrize("scope", ["server", "personal"])
+async def test_the_memory_an_update_reads_is_row_locked_unless_its_transaction_is_read_only(db, scope):
+    """The bot's own writes take no owner lock: the row lock keeps them off the row between the
+    read and the write. A dry run's read-only transaction reads the same row without it."""
+    ws, server_id = await db.workspace()
+    person, user_id = await db.user()
+    if scope == "server":
+        memory_id, owner, table, key = (await db.server_memory(server_id, LINEAGE, "likes tea"), ws,
+                                        "server_memories", "server_memory_id")
+    else:
+        memory_id, owner, table, key = (await db.personal_memory(user_id, LINEAGE, "likes tea"), person,
+                                        "personal_memories", "personal_memory_id")
+    request = UpdateTargetRequest(scope=scope, workspace_id=ws, owner_id=owner, user_id=user_id, memory_id=memory_id,
+                                  lineage_id=LINEAGE, proxy=False)
+    repo = MemoryRepository(db.pool)
+    for read_only in (False, True):
+        async with repo.owner_transaction([(scope, owner)], read_only=read_only) as tx:
+            row = await tx.update_target(request)
+            assert row.memory is not None and row.memory.content == "likes tea"
+            async with db.pool.acquire() as other:
+                locked = f"SELECT 1 FROM {table} WHERE {key} = $1 FOR UPDATE NOWAIT"
+                if read_only:
+                    assert await other.fetchval(locked, memory_id) == 1
+                else:
+                    with pytest.raises(asyncpg.LockNotAvailableError):
+                        await other.fetchval(locked, memory_id)

@@ -10,7 +10,19 @@ from contracts.codec import encode
 from contracts.commands import ManualMemory
 from contracts.events import Source
 from contracts.results import OpResult
-from db.repository import ManualContextRow, MemoryRepository, Tx
+from db import applier
+from db.effects import (
+    Applied,
+    DeleteLineage,
+    DeleteMemory,
+    DirectoryRow,
+    Effect,
+    InsertPersonalMemories,
+    InsertServerMemories,
+    PanelEdit,
+    StoreResult,
+)
+from db.repository import ManualContextRow, MemoryRepository
 from db.requests import ManualContextRequest
 from worker.domain import events, op_results
 from worker.domain.events import EventTemplate
@@ -64,7 +76,7 @@ class ManualMemoryService:
 
     async def _run(self, cmd: ManualMemory, delivery: int | None) -> Handled:
         owner_id = owner_of(cmd)
-        async with self._repo.owner_transaction([(cmd.scope, owner_id)], dry=cmd.dry_run) as tx:
+        async with self._repo.owner_transaction([(cmd.scope, owner_id)], read_only=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant, delivery)
             if repeat is not None:
                 return repeat
@@ -75,92 +87,109 @@ class ManualMemoryService:
                 want_lineage_rows=cmd.action == "import",
             ))
             decision = decide_manual(cmd, context_from_row(row), self._limits)
-            result, pending = await self._apply(tx, cmd, owner_id, row, decision)
+            applied = await applier.carry_out(tx, manual_effects(cmd, row, decision))
+            result, pending = rendered(cmd, owner_id, row, decision, applied)
             stored_events = event_rows(pending)
             answer = Answer(encode(result), result.data.status, created_for=(cmd.scope, owner_id))
-            await tx.store_result(cmd.command_id, "manual", cmd.workspace_id, answer.status, answer.result,
-                                  stored_events, delivery)
+            await applier.store(tx, StoreResult(cmd.command_id, "manual", cmd.workspace_id, answer.status,
+                                                answer.result, stored_events, delivery))
         return Handled(answer, stored_events, duplicate=False)
 
     def failure_result(self, cmd: ManualMemory) -> bytes:
         return encode(op_results.failed(cmd.command_id, "the change could not be saved; try again shortly"))
 
-    async def _apply(self, tx: Tx, cmd: ManualMemory, owner_id: str, row: ManualContextRow,
-                     decision: ManualDecision) -> tuple[OpResult, list[EventTemplate]]:
-        cid = cmd.command_id
-        key = cache_key(cmd.scope, owner_id)
-        now = datetime.now(UTC).isoformat()
-        pending = events.invalidations(cid, [key], now, f"memory_{cmd.action}")
-        match decision:
-            case Refuse():
-                return op_results.refused(cid, decision), []
-            case Unchanged(memory_id):
-                return op_results.unchanged(cid, memory_id), []
-            case Delete(memory_id, content):
-                await tx.delete_memory(cmd.scope, memory_id)
-                pending.append(events.removed(cid, now, scope=cmd.scope, owner_id=owner_id, lineage_id=cmd.lineage_id,
-                                              memory_id=memory_id, content=content))
-                return op_results.removed(cid, memory_id, [key]), pending
-            case Update(memory_id, content, tags):
-                await tx.update_memory(cmd.scope, memory_id, content, tags)
-                if row.target is None:  # decide_manual edits only the row it was given
-                    raise RuntimeError(f"{cid}: an edit of memory {memory_id} without its row")
-                pending.append(self._saved(cmd, owner_id, now, memory_id, content, row.target.source))
-                return op_results.updated(cid, memory_id, [key]), pending
-            case Insert():
-                entries = [MemoryEntry(content, decision.tags) for content in decision.contents]
-                ids = await self._insert(tx, cmd, row, entries, "manual")
-                pending += [self._saved(cmd, owner_id, now, memory_id, content, "manual")
-                            for memory_id, content in zip(ids, decision.contents, strict=True)]
-                return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
-            case Import():
-                return await self._import(tx, cmd, owner_id, row, decision, pending, now)
-            case _:
-                assert_never(decision)
 
-    @staticmethod
-    def _saved(cmd: ManualMemory, owner_id: str, now: str, memory_id: int, content: str,
-               source: Source) -> EventTemplate:
-        return events.saved(cmd.command_id, now, scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id,
-                            lineage_id=cmd.lineage_id, memory_id=memory_id, content=content, source=source,
-                            manually_written=True, suffix=f"saved:{memory_id}")
+def manual_effects(cmd: ManualMemory, row: ManualContextRow, decision: ManualDecision) -> list[Effect]:
+    """What a panel decision changes. A replace deletes the owner's rows of the exact lineage
+    (as read under the lock), then every entry is inserted (imported rows are a person's
+    deliberate act: protected)."""
+    match decision:
+        case Refuse() | Unchanged():
+            return []
+        case Delete(memory_id):
+            return [DeleteMemory(cmd.scope, memory_id)]
+        case Update(memory_id, content, tags):
+            return [PanelEdit(cmd.scope, memory_id, content, tags)]
+        case Insert():
+            return [_insert(cmd, row, [MemoryEntry(content, decision.tags) for content in decision.contents],
+                            "manual")]
+        case Import():
+            effects: list[Effect] = []
+            if decision.replace and (owner_key := _owner_key(cmd, row)) is not None:
+                effects.append(DeleteLineage(cmd.scope, owner_key, cmd.lineage_id,
+                                             [(r.memory_id, r.content) for r in row.lineage_rows]))
+            if decision.entries:
+                effects.append(_insert(cmd, row, decision.entries, "import"))
+            return effects
+        case _:
+            assert_never(decision)
 
-    async def _import(self, tx: Tx, cmd: ManualMemory, owner_id: str, row: ManualContextRow, decision: Import,
-                      pending: list[EventTemplate], now: str) -> tuple[OpResult, list[EventTemplate]]:
-        """A replace deletes the owner's rows of the exact lineage, then every entry is inserted
-        (imported rows are a person's deliberate act: protected). The invalidation goes out only
-        when a row changed; it comes first, then memory.removed per deleted row and memory.saved
-        per inserted one."""
-        cid = cmd.command_id
-        gone: list[tuple[int, str]] = []
-        if decision.replace and (owner_key := self._owner_key(cmd, row)) is not None:
-            gone = await tx.delete_lineage(cmd.scope, owner_key, cmd.lineage_id)
-        ids = await self._insert(tx, cmd, row, decision.entries, "import") if decision.entries else []
-        if not gone and not ids:
-            return op_results.imported(cid, [], 0, decision.skipped_duplicates, []), []
-        pending += [events.removed(cid, now, scope=cmd.scope, owner_id=owner_id, lineage_id=cmd.lineage_id,
-                                   memory_id=memory_id, content=content) for memory_id, content in gone]
-        pending += [self._saved(cmd, owner_id, now, memory_id, entry.content, "import")
-                    for memory_id, entry in zip(ids, decision.entries, strict=True)]
-        key = cache_key(cmd.scope, owner_id)
-        return op_results.imported(cid, ids, len(gone), decision.skipped_duplicates, [key]), pending
 
-    @staticmethod
-    def _owner_key(cmd: ManualMemory, row: ManualContextRow) -> int | None:
-        """The owner's servers.server_id or users.user_id; None when it has no row (so no memories)."""
-        if cmd.scope == "server":
-            return row.workspace.server_id if row.workspace else None
-        return row.identity.user_id if row.identity is not None else row.owner_user_id
+def rendered(cmd: ManualMemory, owner_id: str, row: ManualContextRow, decision: ManualDecision,
+             applied: Applied) -> tuple[OpResult, list[EventTemplate]]:
+    """The answer and the events, from the decision and what carrying it out learned."""
+    cid = cmd.command_id
+    key = cache_key(cmd.scope, owner_id)
+    now = datetime.now(UTC).isoformat()
+    pending = events.invalidations(cid, [key], now, f"memory_{cmd.action}")
+    match decision:
+        case Refuse():
+            return op_results.refused(cid, decision), []
+        case Unchanged(memory_id):
+            return op_results.unchanged(cid, memory_id), []
+        case Delete(memory_id, content):
+            pending.append(events.removed(cid, now, scope=cmd.scope, owner_id=owner_id, lineage_id=cmd.lineage_id,
+                                          memory_id=memory_id, content=content))
+            return op_results.removed(cid, memory_id, [key]), pending
+        case Update(memory_id, content):
+            if row.target is None:  # decide_manual edits only the row it was given
+                raise RuntimeError(f"{cid}: an edit of memory {memory_id} without its row")
+            pending.append(_saved(cmd, owner_id, now, memory_id, content, row.target.source))
+            return op_results.updated(cid, memory_id, [key]), pending
+        case Insert():
+            ids = list(applied.inserted)
+            pending += [_saved(cmd, owner_id, now, memory_id, content, "manual")
+                        for memory_id, content in zip(ids, decision.contents, strict=True)]
+            return op_results.added(cid, ids, [key], decision.skipped_duplicates), pending
+        case Import():
+            return _imported(cmd, owner_id, decision, applied, pending, now)
+        case _:
+            assert_never(decision)
 
-    async def _insert(self, tx: Tx, cmd: ManualMemory, row: ManualContextRow, entries: Sequence[MemoryEntry],
-                      source: Source) -> list[int]:
-        if cmd.scope == "server":
-            server_id = row.workspace.server_id if row.workspace else await tx.ensure_server(cmd.workspace_id)
-            teacher = await tx.ensure_user(cmd.actor.id)  # the importer, as TomoriBot's bundle import records
-            return await tx.insert_server_memories(server_id, cmd.persona_id, cmd.lineage_id, teacher, entries,
-                                                   source, True)
-        if row.identity is not None:
-            user_id = row.identity.user_id
-        else:
-            user_id = row.owner_user_id or await tx.ensure_user(cmd.actor.id)
-        return await tx.insert_personal_memories(user_id, cmd.lineage_id, entries, source, True)
+
+def _imported(cmd: ManualMemory, owner_id: str, decision: Import, applied: Applied, pending: list[EventTemplate],
+              now: str) -> tuple[OpResult, list[EventTemplate]]:
+    """The invalidation goes out only when a row changed; it comes first, then memory.removed
+    per deleted row and memory.saved per inserted one."""
+    cid = cmd.command_id
+    gone, ids = applied.removed, list(applied.inserted)
+    if not gone and not ids:
+        return op_results.imported(cid, [], 0, decision.skipped_duplicates, []), []
+    pending += [events.removed(cid, now, scope=cmd.scope, owner_id=owner_id, lineage_id=cmd.lineage_id,
+                               memory_id=memory_id, content=content) for memory_id, content in gone]
+    pending += [_saved(cmd, owner_id, now, memory_id, entry.content, "import")
+                for memory_id, entry in zip(ids, decision.entries, strict=True)]
+    key = cache_key(cmd.scope, owner_id)
+    return op_results.imported(cid, ids, len(gone), decision.skipped_duplicates, [key]), pending
+
+
+def _saved(cmd: ManualMemory, owner_id: str, now: str, memory_id: int, content: str, source: Source) -> EventTemplate:
+    return events.saved(cmd.command_id, now, scope=cmd.scope, workspace_id=cmd.workspace_id, owner_id=owner_id,
+                        lineage_id=cmd.lineage_id, memory_id=memory_id, content=content, source=source,
+                        manually_written=True, suffix=f"saved:{memory_id}")
+
+
+def _owner_key(cmd: ManualMemory, row: ManualContextRow) -> int | None:
+    """The owner's servers.server_id or users.user_id; None when it has no row (so no memories)."""
+    if cmd.scope == "server":
+        return row.workspace.server_id if row.workspace else None
+    return row.identity.user_id if row.identity is not None else row.owner_user_id
+
+
+def _insert(cmd: ManualMemory, row: ManualContextRow, entries: Sequence[MemoryEntry], source: Source) -> Effect:
+    if cmd.scope == "server":
+        server = DirectoryRow(row.workspace.server_id if row.workspace else None, cmd.workspace_id)
+        teacher = DirectoryRow(None, cmd.actor.id)  # the importer, as TomoriBot's bundle import records
+        return InsertServerMemories(server, teacher, cmd.persona_id, cmd.lineage_id, entries, source, True)
+    user_id = row.identity.user_id if row.identity is not None else row.owner_user_id or None
+    return InsertPersonalMemories(DirectoryRow(user_id, cmd.actor.id), cmd.lineage_id, entries, source, True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from contracts.codec import encode
 from contracts.commands import ReinforceMemories
+from db import applier
+from db.effects import Reinforce, StoreResult
 from db.repository import MemoryRepository
 from worker.domain import op_results
 from worker.services.base import Answer, Handled, once
@@ -21,7 +23,7 @@ class ReinforceService:
     async def _run(self, cmd: ReinforceMemories) -> Handled:
         server_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "server"})
         personal_ids = sorted({m.memory_id for m in cmd.memories if m.scope == "personal"})
-        async with self._repo.owner_transaction([], dry=cmd.dry_run) as tx:
+        async with self._repo.owner_transaction([], read_only=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cmd.command_id), tx.tenant)
             if repeat is not None:
                 return repeat
@@ -31,10 +33,11 @@ class ReinforceService:
             if personal_ids:
                 owners += [("personal", o) for o in await tx.personal_owners(personal_ids, cmd.lineage_id)]
             await tx.lock_owners(owners)
-            count = await tx.reinforce(cmd.workspace_id, cmd.lineage_id, server_ids, personal_ids)
-            result = encode(op_results.reinforced(cmd.command_id, count))
+            applied = await applier.carry_out(tx, [Reinforce(cmd.workspace_id, cmd.lineage_id, server_ids,
+                                                             personal_ids)])
+            result = encode(op_results.reinforced(cmd.command_id, applied.marked))
             # No cache invalidation: reinforcement does not change what a bot shows.
-            await tx.store_result(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result)
+            await applier.store(tx, StoreResult(cmd.command_id, "reinforce", cmd.workspace_id, "reinforced", result))
         return Handled(Answer(result, "reinforced"), [], duplicate=False)
 
     def failure_result(self, cmd: ReinforceMemories) -> bytes:

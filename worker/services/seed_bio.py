@@ -6,11 +6,13 @@ from datetime import UTC, datetime
 
 from contracts.codec import encode
 from contracts.commands import SeedBio
+from db import applier
+from db.effects import SeedBioMemory, StoreResult
 from db.repository import MemoryRepository
 from worker.domain import events, op_results
 from worker.domain.bio import decide_seed
 from worker.domain.capacity import GLOBAL_LINEAGE
-from worker.domain.model import Limits, MemoryEntry, SeedPlan
+from worker.domain.model import Limits, SeedPlan
 from worker.domain.owner import cache_key
 from worker.services import rows
 from worker.services.base import Answer, Handled, event_rows, once
@@ -30,7 +32,7 @@ class SeedBioService:
         cid = cmd.command_id
         # The identity's lock serialises concurrent seeds; the bio_seeds row, written in the same
         # transaction, makes every later seed a no-op whatever its command id.
-        async with self._repo.owner_transaction([("personal", cmd.identity_user_id)], dry=cmd.dry_run) as tx:
+        async with self._repo.owner_transaction([("personal", cmd.identity_user_id)], read_only=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cid), tx.tenant, delivery)
             if repeat is not None:
                 return repeat
@@ -40,9 +42,8 @@ class SeedBioService:
                                    max_units=self._max_units)
             pending = []
             if isinstance(decision, SeedPlan):
-                (memory_id,) = await tx.insert_personal_memories(decision.user_id, GLOBAL_LINEAGE,
-                                                                 [MemoryEntry(decision.content)], "bio_seed", False)
-                await tx.record_bio_seed(decision.user_id, memory_id)
+                applied = await applier.carry_out(tx, [SeedBioMemory(decision.user_id, GLOBAL_LINEAGE, decision.content)])
+                (memory_id,) = applied.inserted
                 key = cache_key("personal", cmd.identity_user_id)
                 now = datetime.now(UTC).isoformat()
                 # The user cache is invalidated only after a write, and only by this command.
@@ -56,8 +57,8 @@ class SeedBioService:
                 result = op_results.skipped(cid, decision.reason)
             stored_events = event_rows(pending)
             answer = Answer(encode(result), result.data.status, created_for=("personal", cmd.identity_user_id))
-            await tx.store_result(cid, "seed_bio", cmd.workspace_id, answer.status, answer.result, stored_events,
-                                  delivery)
+            await applier.store(tx, StoreResult(cid, "seed_bio", cmd.workspace_id, answer.status, answer.result,
+                                                stored_events, delivery))
         return Handled(answer, stored_events, duplicate=False)
 
     def failure_result(self, cmd: SeedBio) -> bytes:

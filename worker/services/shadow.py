@@ -24,10 +24,12 @@ INTENDED_SECRET_GUARD = "secret_guard"
 class DryRunning:
     """A kind's service, with its dry runs recorded for the shadow report.
 
-    The service runs a dry run on its one path (a DryTx, or its batch's `dry` op: nothing is
-    written, the command_id is not used up); here its answer is kept beside the command id
-    (the one row a dry run writes), a credential in it as its kind alone, with the owner
-    whose memories it would have created; its events are dropped, never published."""
+    The service runs a dry run on its one path (in a read-only transaction, whose effects the
+    applier foretells instead of writing, or its batch's `dry` op: nothing is written, the
+    command_id is not used up); here, after that transaction, its answer is kept beside the
+    command id (the one row a dry run writes, in a statement of its own), a credential in it
+    as its kind alone, with the owner whose memories it would have created; its events are
+    dropped, never published."""
 
     def __init__(self, kind: str, service: CommandService[Any], repo: MemoryRepository) -> None:
         self._kind = kind
@@ -74,14 +76,14 @@ class ShadowReportService:
     async def run(self, cmd: ShadowReport, delivery: int | None = None) -> Handled:
         bot_result = None if cmd.result is None else withheld(cmd.result)
         bot_error = None if cmd.error is None else withheld(cmd.error)
-        async with self._repo.owner_transaction([]) as tx:
+        async with self._repo.owner_transaction([], read_only=cmd.dry_run) as tx:
             pairs = tx.shadow_pairs
-            pair = await pairs.pair_of(cmd.shadowed_id, lock=not cmd.dry_run)
+            pair = await pairs.pair_of(cmd.shadowed_id, lock=not tx.read_only)
             if pair is not None and (pair.tenant, pair.workspace_id) != (tx.tenant, cmd.workspace_id):
                 return _refused(cmd, FOREIGN_PAIR)
             outcome, found = await _compared(tx, cmd, pair, bot_result, bot_error)
             differences = kept_differences(found)
-            if not cmd.dry_run:
+            if not tx.read_only:
                 stored = await pairs.record_report(
                     cmd.shadowed_id, cmd.kind, cmd.workspace_id, bot_status=_status(bot_result),
                     bot_result=None if bot_result is None else encode(kept_result(bot_result)), bot_error=bot_error,

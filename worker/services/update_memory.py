@@ -4,11 +4,12 @@ in one transaction under the owner's lock; answer from what was stored.
 1. The context read before the lock is the create's (`create_contexts`): the command as stored
    if it was seen before, the workspace settings, the users rows of the ids the target may be.
 2. The pure decision (worker/domain/update.py): a refusal, or an `UpdatePlan`.
-3. One transaction holding the owner's lock (`owner_transaction`; a refusal locks nothing):
-   the inbox is looked at again (a racing delivery may have stored the command since), the
-   plan's memory is read and locked with what may refuse an edit now (privacy, a proxy's
-   hosts: never a delete), `settle_update` decides, the edit or the delete is written, and the
-   decision is stored with what it learned (`facts`).
+3. One transaction holding the owner's lock (`owner_transaction`; a refusal locks nothing;
+   read-only for a dry run): the inbox is looked at again (a racing delivery may have stored
+   the command since), the plan's memory is read and locked with what may refuse an edit now
+   (privacy, a proxy's hosts: never a delete), `settle_update` decides, and its effect (the
+   edit or the delete) and the inbox row with the decision and what it learned (`facts`) go
+   to the applier (db/applier.py), which writes them, or in a dry run foretells the row.
 4. The answer and the events come from the stored row (worker/services/stored.py), exactly as
    a repeat's would.
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from contracts.codec import encode
 from contracts.commands import UpdateMemory
+from db import applier
+from db.effects import DeleteMemory, Effect, ModelEdit, StoreDecision
 from db.repository import MemoryRepository, UpdateTargetRow
 from db.requests import CreateContextRequest, UpdateTargetRequest
 from worker.domain.model import Limits, ProxyIdentity
@@ -49,6 +52,15 @@ def locked_target(plan: UpdatePlan, row: UpdateTargetRow) -> LockedTarget:
         privacy_level=row.privacy_level, blacklisted=row.blacklisted, identity=identity)
 
 
+def update_effects(plan: UpdatePlan, facts: UpdateFacts) -> list[Effect]:
+    """What a settled plan changes: the delete, the edit, or nothing (a refusal under the lock)."""
+    if facts.outcome == UpdateOutcome.DELETED:
+        return [DeleteMemory(plan.scope, plan.memory_id)]
+    if facts.outcome == UpdateOutcome.UPDATED and plan.content is not None:
+        return [ModelEdit(plan.scope, plan.memory_id, plan.content)]
+    return []
+
+
 class UpdateMemoryService:
     def __init__(self, repo: MemoryRepository, limits: Limits) -> None:
         self._repo = repo
@@ -73,7 +85,7 @@ class UpdateMemoryService:
                                  rows.notice_settings(context.workspace))
         plan = decision if isinstance(decision, UpdatePlan) else None
         async with self._repo.owner_transaction([] if plan is None else [(plan.scope, plan.owner_id)],
-                                                dry=cmd.dry_run) as tx:
+                                                read_only=cmd.dry_run) as tx:
             repeat = seen_before(cmd, await tx.stored(cid), tx.tenant, delivery)
             if repeat is not None:
                 return repeat
@@ -81,11 +93,8 @@ class UpdateMemoryService:
             if plan is not None:
                 row = await tx.update_target(UpdateTargetRequest(
                     scope=plan.scope, workspace_id=cmd.workspace_id, owner_id=plan.owner_id, user_id=plan.user_id,
-                    memory_id=plan.memory_id, lineage_id=plan.lineage_id, proxy=plan.proxy, dry=cmd.dry_run))
+                    memory_id=plan.memory_id, lineage_id=plan.lineage_id, proxy=plan.proxy))
                 facts = settle_update(plan, locked_target(plan, row))
-                if facts.outcome == UpdateOutcome.DELETED:
-                    await tx.delete_memory(plan.scope, plan.memory_id)
-                elif facts.outcome == UpdateOutcome.UPDATED and plan.content is not None:
-                    await tx.model_edit(plan.scope, plan.memory_id, plan.content)
-            stored = await tx.store_decision(cid, "update", cmd.workspace_id, decision, facts, delivery)
+                await applier.carry_out(tx, update_effects(plan, facts))
+            stored = await applier.store(tx, StoreDecision(cid, "update", cmd.workspace_id, decision, facts, delivery))
         return Handled(answer(stored), published_events(stored), duplicate=False)
