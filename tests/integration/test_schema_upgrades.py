@@ -57,7 +57,7 @@ def _columns_sorted(body: list[str]) -> list[str]:
     return [body[0], *sorted(line.rstrip(",") for line in body[1:-1]), body[-1]]
 
 
-async def worker_rows(dsn: str) -> dict[str, list[tuple]]:
+async def worker_rows(dsn: str) -> dict[str, list[tuple[object, ...]]]:
     conn = await asyncpg.connect(dsn)
     try:
         return {
@@ -118,7 +118,7 @@ async def assert_stored_commands_answered(dsn: str) -> None:
 
 
 async def test_a_fresh_standalone_database_equals_one_upgraded_from_the_first_release_and_the_last(
-        pg_server, monkeypatch):
+        pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
     fresh = await tomoribot.new_database(pg_server.dsn, prefix="fresh")
     await migrate.migrate_dsn(fresh)
     from_base = await migrated_before(pg_server, monkeypatch, FIRST_RELEASE + 1)
@@ -132,7 +132,7 @@ async def test_a_fresh_standalone_database_equals_one_upgraded_from_the_first_re
 
 
 async def test_a_freshly_adopted_database_equals_one_adopted_by_the_first_release_and_by_the_last(
-        pg_server, monkeypatch):
+        pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
     fresh, _ = await tomoribot.seeded_database(pg_server.dsn, prefix="fresh")
     conn = await connect(fresh)
     try:
