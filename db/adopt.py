@@ -1,12 +1,11 @@
 """Adopting a bot's database in place (docs/design.md, section 7.1): what is there, and what adoption adds.
 
 `inspect()` only reads. `adopt()` applies everything in one transaction: the worker's schema
-and ledger, the worker's columns on the bot's memory tables (only those missing), the
-worker-owned per-server settings table, the directory functions that read the bot's tables,
-the worker's migrations and its functions (db/functions/). A failure anywhere rolls all of it
-back; a second run finds nothing to add. Bot rows are never rewritten: columns are added with constant defaults (no
-row rewrite, no trigger fires), so every existing row keeps its ids, content, tags and
-timestamps, and reads as `source = 'legacy'`.
+and ledger, the adopted layout's base (db/adopted.sql: the worker's columns on the bot's memory
+tables, its own settings and metric tables), then the same steps that bring any database up
+to date (db/migrate.py: the migrations, the directory functions that read the bot's tables,
+the worker's functions). A failure anywhere rolls all of it back; a second run finds nothing
+to add. Bot rows are never rewritten (db/adopted.sql).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from db import facts, functions, migrate
 from db.connection import WORKER_SCHEMA
 from worker.domain.model import Limits
 
-MEMORY_TABLES = ("server_memories", "personal_memories")
 # What the worker needs of the bot's tables to run at all.
 REQUIRED = {
     "servers": ("server_id", "server_disc_id"),
@@ -28,15 +26,6 @@ REQUIRED = {
                         "content", "tags", "created_at"),
     "personal_memories": ("personal_memory_id", "user_id", "persona_lineage_id", "content", "tags", "created_at"),
 }
-SOURCES = "('model', 'manual', 'import', 'legacy', 'bio_seed')"
-# The worker's columns, added only where missing. Existing rows get the constant default.
-WORKER_COLUMNS = (
-    ("manually_written", "boolean NOT NULL DEFAULT false", None),
-    # Existing rows are pre-release ('legacy'); rows written from now on default to 'model'.
-    ("source", f"text NOT NULL DEFAULT 'legacy' CHECK (source IN {SOURCES})", "'model'"),
-    ("last_reinforced_at", "timestamptz", None),
-    ("reinforcement_count", "integer NOT NULL DEFAULT 0", None),
-)
 # Tables counted in the dry run, where present.
 COUNTED = ("servers", "users", "server_memories", "personal_memories", "personalization_blacklist",
            "server_member_permissions_configs", "server_notice_embeds_configs", "server_channel_scope_configs",
@@ -98,52 +87,6 @@ def _missing_required(catalog: facts.Catalog) -> list[str]:
             if not catalog.has(table, column)]
 
 
-async def _nullable_lineage(conn: asyncpg.Connection, table: str) -> bool:
-    nullable: bool = await conn.fetchval(
-        "SELECT NOT attnotnull FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass"
-        " AND attname = 'persona_lineage_id'", f"public.{table}")
-    return nullable
-
-
-async def _plan(conn: asyncpg.Connection, catalog: facts.Catalog) -> list[tuple[str, str]]:
-    """(what, SQL) for every step adoption would take now, in order."""
-    steps: list[tuple[str, str]] = []
-    for table in MEMORY_TABLES:
-        for column, definition, later_default in WORKER_COLUMNS:
-            if catalog.has(table, column):
-                continue
-            sql = f"ALTER TABLE public.{table} ADD COLUMN {column} {definition};"
-            if later_default:
-                sql += f" ALTER TABLE public.{table} ALTER COLUMN {column} SET DEFAULT {later_default};"
-            what = f"column {table}.{column} ({definition.split(' CHECK')[0]}"
-            steps.append((what + (", new rows 'model')" if later_default else ")"), sql))
-        if await _nullable_lineage(conn, table):
-            # TomoriBot's schema.sql sets this itself once every row is backfilled; a row
-            # without a lineage belongs to no owner, so the worker could never count it.
-            steps.append((f"NOT NULL on {table}.persona_lineage_id (as TomoriBot's schema.sql intends)",
-                          f"ALTER TABLE public.{table} ALTER COLUMN persona_lineage_id SET NOT NULL;"))
-    steps.append((f"table {WORKER_SCHEMA}.workspace_settings (decay and the secret guard per server; TomoriBot has"
-                  " no column for them)",
-                  f"CREATE TABLE {WORKER_SCHEMA}.workspace_settings ("
-                  " server_id integer PRIMARY KEY REFERENCES public.servers ON DELETE CASCADE,"
-                  " memory_decay_enabled boolean NOT NULL DEFAULT false,"
-                  " memory_decay_days integer NOT NULL DEFAULT 30 CHECK (memory_decay_days BETWEEN 1 AND 36500),"
-                  " secret_guard_enabled boolean);"))
-    if catalog.has("metric_samples", "fields") and not catalog.has("metric_samples", "event_id"):
-        steps.append((f"table {WORKER_SCHEMA}.metric_sample_events (which metrics the bot's metric_samples"
-                      " already holds, so a redelivered one is stored once)",
-                      f"CREATE TABLE {WORKER_SCHEMA}.metric_sample_events (event_id text PRIMARY KEY,"
-                      " seen_at timestamptz NOT NULL DEFAULT now());"))
-    if not catalog.has_table("metric_samples"):
-        steps.append((f"table {WORKER_SCHEMA}.metric_samples (the bot has none)",
-                      f"CREATE TABLE {WORKER_SCHEMA}.metric_samples (metric_name text NOT NULL, fields jsonb NOT NULL,"
-                      " created_at timestamptz NOT NULL DEFAULT now(), event_id text);"
-                      f" CREATE INDEX metric_samples_created ON {WORKER_SCHEMA}.metric_samples (created_at);"
-                      f" CREATE UNIQUE INDEX metric_samples_event ON {WORKER_SCHEMA}.metric_samples (event_id)"
-                      " WHERE event_id IS NOT NULL;"))
-    return steps
-
-
 async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
     """What is there and what adoption would add; reads only."""
     catalog = await facts.read_catalog(conn)
@@ -158,10 +101,11 @@ async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
     _, sources = facts.adopted(catalog)
     findings = Findings(current, version, count, rows, at_cap, sources, missing=missing)
     if current is None and not missing:
-        findings.additions = [f"schema {WORKER_SCHEMA} with its own ledger {WORKER_SCHEMA}.schema_migrations"]
-        findings.additions += [what for what, _ in await _plan(conn, catalog)]
-        findings.additions.append(f"directory functions in {WORKER_SCHEMA} reading the bot's tables as above")
+        findings.additions = [f"schema {WORKER_SCHEMA} with its own ledger {WORKER_SCHEMA}.schema_migrations",
+                              f"the adopted layout's base db/{migrate.LAYOUTS['adopted']}"
+                              f" ({migrate.summary(migrate.layout('adopted'))})"]
         findings.additions += [f"worker migration {m.name} ({m.summary})" for m in migrate.available()]
+        findings.additions.append(f"directory functions in {WORKER_SCHEMA} reading the bot's tables as above")
         findings.additions.append(f"the worker's functions in {WORKER_SCHEMA}: {', '.join(functions.files())}")
     return findings
 
@@ -185,11 +129,6 @@ async def _adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
         catalog = await facts.read_catalog(conn)
         if missing := _missing_required(catalog):
             raise AdoptionError("not a TomoriBot-shaped database: missing " + ", ".join(missing))
-        await migrate.create_worker_schema(conn, "adopted", findings.bot_schema_version)
-        for _, sql in await _plan(conn, catalog):
-            await conn.execute(sql)
-        await migrate.apply_directory(conn, await migrate.directory_bodies(conn, "adopted"))
-        for migration in migrate.available():
-            await migrate.apply_migration(conn, migration)
-        await functions.apply(conn)
+        await migrate.create_layout(conn, "adopted", findings.bot_schema_version)
+        await migrate.apply_pending(conn, await migrate.pending(conn, "adopted"), "adopted")
     return findings

@@ -3,16 +3,20 @@
 Everything the worker owns lives in the schema `memory_worker` (db/connection.py), with its
 ledger `memory_worker.schema_migrations` (TomoriBot's own `public.schema_migrations` is never
 touched). A database is in one of two modes (docs/design.md, section 7.1), recorded in
-`memory_worker.database_mode`:
+`memory_worker.database_mode`, and starts from that mode's base layout, frozen as the first
+release made it (LAYOUTS):
 
-- standalone: an empty database, given the section-7 tables (db/standalone.sql) by the first
+- standalone: an empty database, given the standalone tables (db/standalone.sql) by the first
   `migrate`;
-- adopted: a bot's database, adopted in place by `memoryctl adopt` (db/adopt.py).
+- adopted: a bot's database, adopted in place by `memoryctl adopt` (db/adopt.py), given the
+  worker's columns and tables beside the bot's (db/adopted.sql).
 
 A database that holds a bot's tables but was not adopted is refused, naming the command. In
-either mode `migrate` then applies the numbered migrations of db/migrations/ not yet applied,
-(re)makes the directory functions (db/facts.py) when what they should read changed, and
-(re)makes the worker's own functions (db/functions/) when their files changed.
+either mode the same steps then bring it up to date (apply_pending): the numbered migrations
+of db/migrations/ not yet applied (every schema change after the first release), the
+directory functions (db/facts.py) when what they should read changed, and the worker's own
+functions (db/functions/) when their files changed. A fresh database is thus made exactly as
+an old one is upgraded.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ MIGRATION_LOCK = 0x6D656D6F7279  # "memory"
 _NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 # Tables whose presence in `public` means the database already belongs to a bot.
 BOT_TABLES = ("servers", "users", "server_memories", "personal_memories")
+# Each mode's base layout: frozen, every later change is a migration.
+LAYOUTS = {"standalone": "standalone.sql", "adopted": "adopted.sql"}
 ADOPT_HINT = ("run `memoryctl adopt --dry-run` to see what adoption would do, then `memoryctl adopt`"
               " (README: \"Adopting an existing TomoriBot database\")")
 
@@ -51,9 +57,14 @@ class Migration:
 
     @property
     def summary(self) -> str:
-        """What it adds, from its first line (`-- Summary: ...`), for `memoryctl adopt` and `migrate`."""
-        first = self.sql.split("\n", 1)[0]
-        return first.removeprefix("-- Summary:").strip().rstrip(".") if first.startswith("-- Summary:") else ""
+        return summary(self.sql)
+
+
+def summary(sql: str) -> str:
+    """What a migration or base layout adds, from its first line (`-- Summary: ...`), for
+    `memoryctl adopt` and `migrate`."""
+    first = sql.split("\n", 1)[0]
+    return first.removeprefix("-- Summary:").strip().rstrip(".") if first.startswith("-- Summary:") else ""
 
 
 def available() -> list[Migration]:
@@ -117,7 +128,7 @@ class Pending:
                 + (["the worker's functions (db/functions/ changed)"] if self.functions else []))
 
 
-async def _pending(conn: asyncpg.Connection, current_mode: str) -> Pending:
+async def pending(conn: asyncpg.Connection, current_mode: str) -> Pending:
     done = await _applied(conn)
     bodies = await directory_bodies(conn, current_mode)
     stored = await conn.fetchval(f"SELECT directory_fingerprint FROM {WORKER_SCHEMA}.database_mode")
@@ -155,10 +166,38 @@ async def apply_migration(conn: asyncpg.Connection, migration: Migration) -> Non
                        migration.version, migration.name)
 
 
-async def _init_standalone(conn: asyncpg.Connection) -> None:
-    await create_worker_schema(conn, "standalone")
-    await conn.execute(resources.files("db").joinpath("standalone.sql").read_text("utf-8"))
-    log.info("standalone_layout_created")
+def layout(new_mode: str) -> str:
+    """The mode's base layout (LAYOUTS), as SQL."""
+    return resources.files("db").joinpath(LAYOUTS[new_mode]).read_text("utf-8")
+
+
+async def create_layout(conn: asyncpg.Connection, new_mode: str, bot_version: str | None = None) -> None:
+    """The worker's schema with its mode, then the mode's base layout (in the caller's
+    transaction); apply_pending() then brings it up to date."""
+    await create_worker_schema(conn, new_mode, bot_version)
+    await conn.execute(layout(new_mode))
+    log.info("base_layout_created", mode=new_mode)
+
+
+async def apply_pending(conn: asyncpg.Connection, todo: Pending, current_mode: str) -> list[str]:
+    """What `todo` holds, each step in a transaction of its own (a savepoint inside the
+    caller's); returns the names of the migrations applied."""
+    applied: list[str] = []
+    # Migrations first: a directory function may read a column a migration adds (010), and
+    # no migration reads a directory function.
+    for migration in todo.migrations:
+        async with conn.transaction():
+            await apply_migration(conn, migration)
+        applied.append(migration.name)
+    if todo.directory is not None:
+        async with conn.transaction():
+            await apply_directory(conn, todo.directory)
+        log.info("directory_functions_made", mode=current_mode)
+    if todo.functions:
+        async with conn.transaction():
+            await functions.apply(conn)
+        log.info("worker_functions_made", fingerprint=functions.fingerprint()[:12])
+    return applied
 
 
 async def migrate(conn: asyncpg.Connection) -> list[str]:
@@ -169,12 +208,11 @@ async def migrate(conn: asyncpg.Connection) -> list[str]:
     NotAdopted on a bot database that `memoryctl adopt` has not adopted.
     """
     current = await mode(conn)
-    if current is not None and not await _pending(conn, current):
+    if current is not None and not await pending(conn, current):
         return []
     if current is None and (tables := await bot_tables(conn)):
         raise NotAdopted(f"this database already holds a bot's tables ({', '.join(tables)}) and was not"
                          f" adopted: {ADOPT_HINT}")
-    applied_now: list[str] = []
     # A session lock, held across the steps: a second worker waits, then finds nothing to do.
     await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
     try:
@@ -183,27 +221,14 @@ async def migrate(conn: asyncpg.Connection) -> list[str]:
             async with conn.transaction():
                 if tables := await bot_tables(conn):  # a bot's tables appeared meanwhile
                     raise NotAdopted(f"this database holds a bot's tables ({', '.join(tables)}): {ADOPT_HINT}")
-                await _init_standalone(conn)
+                await create_layout(conn, "standalone")
             current = "standalone"
-        pending = await _pending(conn, current)
+        todo = await pending(conn, current)
         try:
-            # Migrations first: a standalone layout's directory functions read the columns a
-            # migration adds (010), and no migration reads a directory function.
-            for migration in pending.migrations:
-                async with conn.transaction():
-                    await apply_migration(conn, migration)
-                applied_now.append(migration.name)
-            if pending.directory is not None:
-                async with conn.transaction():
-                    await apply_directory(conn, pending.directory)
-                log.info("directory_functions_made", mode=current)
-            if pending.functions:
-                async with conn.transaction():
-                    await functions.apply(conn)
-                log.info("worker_functions_made", fingerprint=functions.fingerprint()[:12])
+            applied_now = await apply_pending(conn, todo, current)
         except asyncpg.InsufficientPrivilegeError as exc:
             # The worker's own role starts here too: say what the owner must run.
-            raise RuntimeError(f"the database needs {', '.join(pending.needs())}, and this role may not change the"
+            raise RuntimeError(f"the database needs {', '.join(todo.needs())}, and this role may not change the"
                                f" schema ({exc}): run `memoryctl migrate` as the schema owner") from exc
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)

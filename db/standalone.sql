@@ -1,10 +1,15 @@
--- The standalone layout (docs/design.md, section 7), for a bot without a database of its own:
--- created once by `memoryctl migrate` on an empty database, in `public`, with
--- TomoriBot-compatible names. Every column a bot does not write has a default. Directory
--- tables (servers, users, blacklist, nicknames, proxy links) are the bot's; the worker only
--- reads them (it registers an unknown workspace with defaults so its memories have a row to
--- hang on). An adopted TomoriBot database has its own versions of these tables instead; the
--- worker's objects (db/migrations/) are the same in both modes, in the schema memory_worker.
+-- The standalone layout's base, for a bot without a database of its own: created once by
+-- `memoryctl migrate` on an empty database, in `public`, with TomoriBot-compatible names,
+-- then brought up to date by the numbered migrations (db/migrations/) as any older database
+-- is. Frozen: this is the layout of the first release; what came later (64-bit lineages,
+-- naming columns, the secret guard, ...) is only in the migrations, so a fresh database and an
+-- upgraded one are made the same way (tests/integration/test_schema_upgrades.py compares
+-- them). Change the schema with a new migration, never here.
+--
+-- Every column a bot does not write has a default. Directory tables (servers, users,
+-- blacklist, nicknames, proxy links) are the bot's; the worker only reads them (it registers
+-- an unknown workspace with defaults so its memories have a row to hang on). An adopted
+-- TomoriBot database has its own versions of these tables instead (its base: db/adopted.sql).
 
 CREATE TABLE public.servers (
     server_id                 serial PRIMARY KEY,
@@ -19,24 +24,15 @@ CREATE TABLE public.servers (
     tool_notice_hidden_keys   text[] NOT NULL DEFAULT '{}',
     thought_log_channel_id    text,
     private_channel_ids       text[] NOT NULL DEFAULT '{}',
-    -- The secret guard (worker/domain/secret_guard.py); NULL: no choice made, the operator's
-    -- SECRET_GUARD_DEFAULT applies.
-    secret_guard_enabled      boolean,
     created_at                timestamptz NOT NULL DEFAULT now()
 );
 
--- The naming columns are what TomoriBot keeps in user_personalization_configs: affixes a
--- person set for themselves (null: not set, '': none) and how they are addressed.
 CREATE TABLE public.users (
-    user_id          serial PRIMARY KEY,
-    user_disc_id     text NOT NULL UNIQUE,
-    user_nickname    text,
-    privacy_level    integer NOT NULL DEFAULT 0 CHECK (privacy_level IN (0, 1, 2)),
-    prefix_override  text,
-    suffix_override  text,
-    addressing_style text CONSTRAINT users_addressing_style_check
-                     CHECK (addressing_style IN ('masculine', 'feminine', 'neutral')),
-    created_at       timestamptz NOT NULL DEFAULT now()
+    user_id       serial PRIMARY KEY,
+    user_disc_id  text NOT NULL UNIQUE,
+    user_nickname text,
+    privacy_level integer NOT NULL DEFAULT 0 CHECK (privacy_level IN (0, 1, 2)),
+    created_at    timestamptz NOT NULL DEFAULT now()
 );
 
 CREATE TABLE public.personalization_blacklist (
@@ -45,13 +41,10 @@ CREATE TABLE public.personalization_blacklist (
     PRIMARY KEY (server_id, user_disc_id)
 );
 
--- What a person set for one persona lineage (TomoriBot's user_persona_naming_preferences).
 CREATE TABLE public.persona_nicknames (
-    lineage_id      bigint NOT NULL,
-    user_id         integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
-    nickname        text,
-    prefix_override text,
-    suffix_override text,
+    lineage_id integer NOT NULL,
+    user_id    integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
+    nickname   text NOT NULL,
     PRIMARY KEY (lineage_id, user_id)
 );
 
@@ -71,7 +64,7 @@ CREATE TABLE public.server_memories (
     server_memory_id    bigserial PRIMARY KEY,
     server_id           integer NOT NULL REFERENCES public.servers ON DELETE CASCADE,
     persona_id          integer,
-    persona_lineage_id  bigint NOT NULL,
+    persona_lineage_id  integer NOT NULL,
     user_id             integer REFERENCES public.users ON DELETE SET NULL,
     content             text NOT NULL,
     tags                text[] NOT NULL DEFAULT '{}',
@@ -87,7 +80,7 @@ CREATE TABLE public.server_memories (
 CREATE TABLE public.personal_memories (
     personal_memory_id  bigserial PRIMARY KEY,
     user_id             integer NOT NULL REFERENCES public.users ON DELETE CASCADE,
-    persona_lineage_id  bigint NOT NULL,
+    persona_lineage_id  integer NOT NULL,
     content             text NOT NULL,
     tags                text[] NOT NULL DEFAULT '{}',
     created_at          timestamptz NOT NULL DEFAULT now(),

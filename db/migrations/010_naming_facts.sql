@@ -3,8 +3,9 @@
 -- suffix overrides and addressing style (user_personalization_configs), and per persona
 -- lineage a nickname and affix overrides (user_persona_naming_preferences). An adopted database
 -- has those tables (db/facts.py reads them); the standalone layout gets the same facts on its
--- own tables. A fresh standalone database has them from db/standalone.sql already, so every
--- step is conditional.
+-- own tables. Databases that releases 010 to 013 created had them from their standalone
+-- layout already (the base, db/standalone.sql, has since been frozen back to the first
+-- release's), so every step is conditional.
 DO $$
 BEGIN
     IF (SELECT mode FROM memory_worker.database_mode) = 'standalone' THEN

@@ -95,7 +95,7 @@ async def test_the_dry_run_says_what_it_found_and_adoption_changed_no_bot_row(ad
     assert f"user {adopted.world.full} lineage {adopted.world.lineage} (with global rows): 5 of 5" in dry
     assert f"user {adopted.world.hoarder} lineage {adopted.world.lineage} (with global rows): 6 of 5" in dry
     assert "user_personalization_configs.user_nickname" in dry
-    assert "column server_memories.source (text NOT NULL DEFAULT 'legacy', new rows 'model')" in dry
+    assert "the adopted layout's base db/adopted.sql (the worker's columns on the bot's memory tables" in dry
     assert "nothing was changed (dry run)" in dry
     assert adopted.after_adoption == adopted.before
     assert await adopted.bot.fetchval("SELECT count(*) FROM server_memories WHERE source <> 'legacy'") == 0

@@ -152,9 +152,9 @@ async def test_migration_011_adds_the_column_to_a_standalone_database_an_older_r
     dsn = await migrated_before(pg_server, monkeypatch, 11)
     conn = await asyncpg.connect(dsn)
     try:
-        # As the release before left it: no column, directory functions that do not read it.
-        await conn.execute("ALTER TABLE public.servers DROP COLUMN secret_guard_enabled;"
-                           " UPDATE memory_worker.database_mode SET directory_fingerprint = 'older'")
+        # The base and the migrations before 011: no column yet, no directory functions.
+        assert await conn.fetchval("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public'"
+                                   " AND table_name = 'servers' AND column_name = 'secret_guard_enabled'") == 0
         done = await memoryctl(dsn, "migrate")
         assert done.returncode == 0 and "011_secret_guard.sql" in done.stdout, done
         assert await conn.fetchval("SELECT count(*) FROM memory_worker.directory_workspaces()"
