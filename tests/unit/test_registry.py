@@ -1,6 +1,6 @@
 """The command registry (contracts/registry.py) is the one list of command kinds: what is derived
 from it covers every kind (the NATS permission files grant every kind by subject shape), and what
-cannot be derived (both clients, the design's subject table) is held to it here. A new kind that
+cannot be derived (the design's subject table, the clients' typing of send) is held to it here. A new kind that
 misses one fails here, naming it.
 The worker's service table (worker/consuming/app.py) is held to it by mypy: its `match` over
 CommandKind ends in assert_never, and each service is paired with its kind's entry by type."""
@@ -12,10 +12,12 @@ import typing
 from pathlib import Path
 from typing import get_args
 
+import msgspec
 import pytest
 
 from contracts import registry, subjects
 from contracts.registry import COMMAND_KINDS, COMMANDS, CommandKind
+from contracts.results import InvalidCommandResult
 from tests.conftest import ROOT
 from worker.client.memory_client import MemoryClient
 from worker.consuming.administration import streams
@@ -84,20 +86,26 @@ def test_the_design_lists_every_command_subject():
     assert listed == set(COMMAND_KINDS), "docs/design.md, section 3.1: one row per command kind"
 
 
-def test_the_python_client_sends_every_kind_with_its_command_type():
+def test_a_reply_of_any_kind_decodes_as_its_entry_says():
+    """MemoryClient.send takes any entry and reads its reply through it: a refusal is the
+    contract's InvalidCommandResult, or (the create) the kind's own result with that status."""
+    refused = msgspec.json.encode({"command_id": "c1", "success": False, "error": "bad",
+                                   "data": {"status": "memory_command_invalid", "reason": "workspace_id: required"}})
     for kind, spec in COMMANDS.items():
-        method = getattr(MemoryClient, kind, None)
-        assert callable(method), f"MemoryClient has no method {kind}()"
-        accepted = get_args(typing.get_type_hints(method)["command"])
-        assert spec.command in accepted, (kind, accepted)
+        reply = spec.decode_reply(refused)
+        wanted = spec.result if spec.refusal_in_result else InvalidCommandResult
+        assert type(reply) is wanted and reply.data.status == "memory_command_invalid", kind
+        with pytest.raises(msgspec.ValidationError):
+            spec.decode_reply(b'{"command_id": "c1"}')
 
 
-def _camel(kind: str) -> str:
-    first, *rest = kind.split("_")
-    return first + "".join(word.title() for word in rest)
+def test_the_python_client_sends_any_kind_typed_by_its_entry():
+    hints = typing.get_type_hints(MemoryClient.send)
+    assert typing.get_origin(hints["kind"]) is registry.CommandSpec
+    assert {arg.__name__ for arg in get_args(hints["return"])} == {"_KindResult", "InvalidCommandResult"}
 
 
-def test_the_typescript_client_takes_its_kinds_from_the_contract_and_sends_each():
+def test_the_typescript_client_takes_its_kinds_from_the_contract_and_sends_any():
     client = ROOT / "clients" / "typescript" / "src"
     declarations = (ROOT / "contracts" / "types" / "index.d.ts").read_text()
     # The client's CommandKind is the contract's (subjects.ts), never a list of its own.
@@ -106,7 +114,8 @@ def test_the_typescript_client_takes_its_kinds_from_the_contract_and_sends_each(
     outcome = re.search(r"^export interface CommandOutcome1 \{\n(.*?)^\}", declarations, re.M | re.S)
     union = re.search(r"^  kind\?: (.*);$", outcome[1], re.M)[1]
     assert set(re.findall(r'"(\w+)"', union)) == set(COMMAND_KINDS), "run `make schemas`"
-    # Its methods: memory_client.ts also fails to compile without one (EveryKindHasItsMethod).
-    methods = set(re.findall(r"^  (\w+)\(command: ", (client / "memory_client.ts").read_text(), re.M))
-    assert {_camel(kind) for kind in COMMAND_KINDS} <= methods
-
+    # send() is typed by the contract's CommandKinds, one entry per kind (contracts/asyncapi.json).
+    kinds = re.search(r"^export interface CommandKinds \{\n(.*?)^\}", declarations, re.M | re.S)
+    assert kinds and re.findall(r"^  (\w+): \{ command: ", kinds[1], re.M) == list(COMMAND_KINDS), "run `make schemas`"
+    assert re.search(r"^  send<K extends keyof CommandKinds>\(kind: K, command: CommandInputOf<K>",
+                     (client / "memory_client.ts").read_text(), re.M)
