@@ -234,19 +234,15 @@ class MemoryClient:
 
     async def send(self, kind: CommandSpec[Any, _Command, _KindResult], command: _Command | dict[str, Any], *,
                    timeout: float | None = None) -> _KindResult | InvalidCommandResult:
-        """Send a command of any kind, named by its registry entry (contracts/registry.py, e.g.
-        `registry.UPDATE`), and return its reply, typed by the entry: the kind's result, or an
-        InvalidCommandResult when the worker refused the command unapplied (never for a kind whose
-        refusal is its own result, the create). A dict is completed with an id, time and reply.
-        A kind added to the registry is sent here with no change to this client."""
+        """A command of any kind, by its registry entry (`registry.UPDATE`), and its reply as the entry
+        types it (CommandSpec.decode_reply): a new kind needs no change here. A dict is completed."""
         return await self._send(kind.kind, _complete(command, kind.command), kind.decode_reply, timeout)
 
     async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
         """Send memory.create and return its result. A dict is completed with an id, time and reply."""
         return await self._send("create", _complete(command, CreateMemory), RESULT_DECODER.decode, timeout)
 
-    # The other kinds' replies: their result, or an InvalidCommandResult (data.status
-    # memory_command_invalid, data.reason) when the worker refused the command unapplied.
+    # The other kinds' replies: their result, or an InvalidCommandResult (memory_command_invalid).
     async def update(self, command: UpdateMemory | dict[str, Any], *,
                      timeout: float | None = None) -> UpdateResult | InvalidCommandResult:
         """Send memory.update (the model's update_long_term_memory call) and return its result."""
@@ -269,8 +265,7 @@ class MemoryClient:
 
     async def shadow(self, command: ShadowReport | dict[str, Any], *,
                      timeout: float | None = None) -> ShadowResult | InvalidCommandResult:
-        """Send memory.shadow (a report of the bot's own write) and return how it was paired;
-        shadowed() sends it for the bot, unanswered."""
+        """Send memory.shadow (a report of the bot's own write; shadowed() sends it, unanswered)."""
         return await self.send(registry.SHADOW, command, timeout=timeout)
 
     async def shadowed(self, kind: ShadowedKind, command: Envelope | dict[str, Any],
