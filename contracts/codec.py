@@ -24,25 +24,26 @@ def decode_op_reply(raw: bytes) -> OpResult | InvalidCommandResult:
     without applying it. OpResult's statuses leave memory_command_invalid out on purpose (a
     create's and the other commands' statuses never overlap), so that answer is read as the
     InvalidCommandResult it is. A reply that is neither raises OpResult's ValidationError."""
-    return _result_or_invalid(OP_RESULT_DECODER, raw)
+    return result_or_invalid(OP_RESULT_DECODER, raw)
 
 
 def decode_update_reply(raw: bytes) -> UpdateResult | InvalidCommandResult:
     """The reply to memory.update (contracts/asyncapi.py: updateReply): its UpdateResult, or the
     InvalidCommandResult of a command refused unapplied, as decode_op_reply reads its kinds'."""
-    return _result_or_invalid(UPDATE_RESULT_DECODER, raw)
+    return result_or_invalid(UPDATE_RESULT_DECODER, raw)
 
 
 def decode_shadow_reply(raw: bytes) -> ShadowResult | InvalidCommandResult:
     """The reply to memory.shadow: its ShadowResult, or the InvalidCommandResult of a report
     refused unapplied, as decode_op_reply reads its kinds'."""
-    return _result_or_invalid(SHADOW_RESULT_DECODER, raw)
+    return result_or_invalid(SHADOW_RESULT_DECODER, raw)
 
 
 _R = TypeVar("_R")
 
 
-def _result_or_invalid(decoder: msgspec.json.Decoder[_R], raw: bytes) -> _R | InvalidCommandResult:
+def result_or_invalid(decoder: msgspec.json.Decoder[_R], raw: bytes) -> _R | InvalidCommandResult:
+    """A reply as the result `decoder` reads, or else the InvalidCommandResult of a command refused unapplied."""
     try:
         return decoder.decode(raw)
     except msgspec.ValidationError as not_result:

@@ -26,6 +26,7 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 import msgspec
 
+from .codec import result_or_invalid
 from .commands import (
     CreateMemory,
     Envelope,
@@ -37,7 +38,15 @@ from .commands import (
     UpdateMemory,
 )
 from .decoding import CommandDecoder
-from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult, ShadowResult, UpdateResult
+from .results import (
+    CommandResult,
+    InvalidCommandResult,
+    ManualResult,
+    ReinforceResult,
+    SeedBioResult,
+    ShadowResult,
+    UpdateResult,
+)
 
 # Every kind, as the subject token: the type the service table's `match` is exhaustive over.
 CommandKind = Literal[ShadowedKind, "shadow"]
@@ -82,15 +91,25 @@ class CommandSpec(Generic[K, C, R]):
     refusal_in_result: bool = False
     result_schema: str = ""
     decoder: CommandDecoder[C] = field(init=False, repr=False, compare=False)
+    _result_decoder: msgspec.json.Decoder[R] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decoder", CommandDecoder(self.command))
+        object.__setattr__(self, "_result_decoder", msgspec.json.Decoder(self.result))
         if not self.result_schema:
             object.__setattr__(self, "result_schema", f"result.{self.kind}")
 
     @property
     def command_schema(self) -> str:
         return f"memory.{self.kind}"
+
+    def decode_reply(self, raw: bytes) -> R | InvalidCommandResult:
+        """A reply to a command of this kind, as its reply channel has it (contracts/asyncapi.py):
+        its result, or the InvalidCommandResult of a command refused unapplied, unless the kind's
+        refusal is its own result."""
+        if self.refusal_in_result:
+            return self._result_decoder.decode(raw)
+        return result_or_invalid(self._result_decoder, raw)
 
 
 CREATE = CommandSpec(

@@ -1744,3 +1744,15 @@ export interface ShadowDifference {
    */
   worker?: unknown;
 }
+/**
+ * Every command kind (contracts/registry.py), by its subject token memory.<kind>.<workspace>: the
+ * command a bot sends and the reply it gets (contracts/asyncapi.json).
+ */
+export interface CommandKinds {
+  create: { command: CreateMemory; reply: CommandResult };
+  manual: { command: ManualMemory; reply: ManualResult | InvalidCommandResult };
+  reinforce: { command: ReinforceMemories; reply: ReinforceResult | InvalidCommandResult };
+  seed_bio: { command: SeedBio; reply: SeedBioResult | InvalidCommandResult };
+  shadow: { command: ShadowReport; reply: ShadowResult | InvalidCommandResult };
+  update: { command: UpdateMemory; reply: UpdateResult | InvalidCommandResult };
+}

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from contracts.registry import COMMANDS
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories
 from tests.support.commands import update_fields
@@ -138,12 +139,10 @@ def resolve(value: Any, results: list[dict[str, Any]]) -> Any:
 
 
 async def run_python(client, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each step through the Python MemoryClient, in order; results as plain JSON values."""
-    send = {"create": client.create, "manual": client.manual, "reinforce": client.reinforce,
-            "seed_bio": client.seed_bio, "update": client.update}
+    """Each step through the Python MemoryClient's send(), in order; results as plain JSON values."""
     results: list[dict[str, Any]] = []
     for step in steps:
-        result = await send[step["kind"]](resolve(step["fields"], results))
+        result = await client.send(COMMANDS[step["kind"]], resolve(step["fields"], results))
         results.append(msgspec.to_builtins(result))
     return results
 

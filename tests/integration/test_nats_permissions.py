@@ -154,10 +154,13 @@ async def test_a_bot_cannot_publish_events_dead_letters_or_results(secured):
     watcher = await connect_as(secured.url, "memory-admin")
     try:
         ws = unique()
+        # Events as the worker publishes them, and with three tokens: the shape of a command
+        # subject (which the bot is granted by shape), that MEMORY_EVENTS would still store.
+        short = [f"memory.{root}.{ws}" for root in ("saved", "evicted", "removed", "updated")]
         forged = [f"memory.saved.server.{ws}", f"memory.evicted.server.{ws}", f"memory.removed.server.{ws}",
                   f"memory.updated.server.{ws}", f"cache.invalidate.tomori_state.{ws}", "metrics.memory_eviction",
                   f"dlq.memory.create.{ws}",
-                  f"{INBOX_PREFIXES['bot-tomori']}.results.forged"]
+                  f"{INBOX_PREFIXES['bot-tomori']}.results.forged", *short]
         for subject in forged:
             await bot.publish(subject, b'{"forged": true}')
         # Through JetStream the refusal also shows as a publish that is never acknowledged.
@@ -165,12 +168,29 @@ async def test_a_bot_cannot_publish_events_dead_letters_or_results(secured):
             await bot.jetstream().publish(forged[0], b"{}", timeout=1)
         await denied(errors, *(f'publish to "{s}"' for s in forged))
         wjs = watcher.jetstream()
-        for subject in forged[:5]:
+        for subject in [*forged[:5], *short]:
             with pytest.raises(NotFoundError):
                 await wjs.get_last_msg(subjects.EVENTS_STREAM, subject)
     finally:
         await bot.close()
         await watcher.close()
+
+
+@pytest.mark.parametrize("user", ["bot-tomori", "bot-kaede", "memory-operator"])
+async def test_a_command_kind_no_permission_file_names_may_be_sent(secured, user):
+    """Commands are granted by subject shape, so a new kind needs no edit of deploy/nats/."""
+    errors: list[Exception] = []
+    client = await connect_as(secured.url, user, errors=errors)
+    try:
+        ws = unique()
+        new_kind = subjects.command_subject("pin", ws)
+        await client.publish(new_kind, b"{}")
+        # A denied publish after it: its violation, once reported, follows any for the new kind.
+        await client.publish(f"memory.saved.{ws}", b"{}")
+        await denied(errors, f'publish to "memory.saved.{ws}"')
+        assert not [v for v in violations(errors) if new_kind.lower() in v], errors
+    finally:
+        await client.close()
 
 
 async def test_a_bot_cannot_read_another_bots_replies_or_consumers(secured):

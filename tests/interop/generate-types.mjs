@@ -1,4 +1,5 @@
-// Writes contracts/types/index.d.ts, every payload type of contracts/schema/*.schema.json. `--check` writes nothing and exits 1 when a file differs.
+// Writes contracts/types/index.d.ts, every payload type of contracts/schema/*.schema.json and the command
+// kinds of contracts/asyncapi.json (CommandKinds, what a client's send() is typed by). `--check` writes nothing and exits 1 when a file differs.
 import { compile } from 'json-schema-to-typescript';
 import { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,7 @@ const ts = await compile(markAnyJson(contract), 'MemoryWorkerPayloads', {
   additionalProperties: false, // unknown fields are ignored on input, and only ever added on output
   unreachableDefinitions: false,
 });
-const expected = new Map([['index.d.ts', ts]]);
+const expected = new Map([['index.d.ts', ts + commandKinds(JSON.parse(readFileSync(`${contracts}asyncapi.json`, 'utf8')))]]);
 
 let stale = [];
 if (!check) mkdirSync(typesDir, { recursive: true });
@@ -80,4 +81,20 @@ function markAnyJson(node) {
 
 function toPascal(name) {
   return name.split(/[._]/).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+}
+
+// Each command channel the worker receives on, with a reply (the registry's kinds, in its order):
+// its subject token, the message a bot sends there and the messages its reply may be.
+function commandKinds(asyncapi) {
+  const messages = (ref) => Object.keys(asyncapi.channels[ref.split('/').pop()].messages);
+  const address = (op) => asyncapi.channels[op.channel.$ref.split('/').pop()].address ?? '';
+  const command = /^memory\.(\w+)\.\{workspace_id\}$/;
+  const ops = Object.values(asyncapi.operations).filter((op) => op.action === 'receive' && op.reply);
+  const rows = ops.filter((op) => command.test(address(op))).map((op) => {
+    const kind = address(op).match(command)[1];
+    return `  ${kind}: { command: ${messages(op.channel.$ref).join(' | ')}; reply: ${messages(op.reply.channel.$ref).join(' | ')} };\n`;
+  });
+  return '/**\n * Every command kind (contracts/registry.py), by its subject token memory.<kind>.<workspace>: the\n'
+    + ' * command a bot sends and the reply it gets (contracts/asyncapi.json).\n */\n'
+    + `export interface CommandKinds {\n${rows.join('')}}\n`;
 }

@@ -14,8 +14,8 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.api import PubAck
 
-from contracts import subjects
-from contracts.codec import RESULT_DECODER, decode_op_reply, decode_shadow_reply, decode_update_reply, encode
+from contracts import registry, subjects
+from contracts.codec import RESULT_DECODER, encode
 from contracts.commands import (
     CreateMemory,
     Envelope,
@@ -27,8 +27,16 @@ from contracts.commands import (
     UpdateMemory,
 )
 from contracts.lookup import CommandOutcome, DeadLetterInfo
-from contracts.registry import COMMAND_TYPES, CommandKind
-from contracts.results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
+from contracts.registry import COMMAND_TYPES, CommandKind, CommandSpec
+from contracts.results import (
+    CommandResult,
+    InvalidCommandResult,
+    ManualResult,
+    ReinforceResult,
+    SeedBioResult,
+    ShadowResult,
+    UpdateResult,
+)
 from worker.client.lookups import lookup_outcome, lookup_result
 from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing, dry_run_msg_id
 from worker.shared.atomic import publish_atomic
@@ -36,6 +44,8 @@ from worker.shared.coalescer import Coalescer
 
 _Result = TypeVar("_Result")
 _Own = TypeVar("_Own")
+_Command = TypeVar("_Command", bound=Envelope)
+_KindResult = TypeVar("_KindResult", bound=msgspec.Struct)
 
 # Commands published at the same moment go to JetStream as one atomic batch: one disk flush
 # for all of them instead of one each (the command stream's flush is what a publish waits
@@ -222,37 +232,41 @@ class MemoryClient:
             raise RuntimeError(f"no result awaited for command {command.command_id}")
         return decode(raw)
 
+    async def send(self, kind: CommandSpec[Any, _Command, _KindResult], command: _Command | dict[str, Any], *,
+                   timeout: float | None = None) -> _KindResult | InvalidCommandResult:
+        """A command of any kind, by its registry entry (`registry.UPDATE`), and its reply as the entry
+        types it (CommandSpec.decode_reply): a new kind needs no change here. A dict is completed."""
+        return await self._send(kind.kind, _complete(command, kind.command), kind.decode_reply, timeout)
+
     async def create(self, command: CreateMemory | dict[str, Any], *, timeout: float | None = None) -> CommandResult:
         """Send memory.create and return its result. A dict is completed with an id, time and reply."""
         return await self._send("create", _complete(command, CreateMemory), RESULT_DECODER.decode, timeout)
 
-    # The other kinds' replies: their result, or an InvalidCommandResult (data.status
-    # memory_command_invalid, data.reason) when the worker refused the command unapplied.
+    # The other kinds' replies: their result, or an InvalidCommandResult (memory_command_invalid).
     async def update(self, command: UpdateMemory | dict[str, Any], *,
                      timeout: float | None = None) -> UpdateResult | InvalidCommandResult:
         """Send memory.update (the model's update_long_term_memory call) and return its result."""
-        return await self._send("update", _complete(command, UpdateMemory), decode_update_reply, timeout)
+        return await self.send(registry.UPDATE, command, timeout=timeout)
 
     async def manual(self, command: ManualMemory | dict[str, Any], *,
-                     timeout: float | None = None) -> OpResult | InvalidCommandResult:
+                     timeout: float | None = None) -> ManualResult | InvalidCommandResult:
         """Send memory.manual (a panel action, or a data import) and return its result."""
-        return await self._send("manual", _complete(command, ManualMemory), decode_op_reply, timeout)
+        return await self.send(registry.MANUAL, command, timeout=timeout)
 
     async def reinforce(self, command: ReinforceMemories | dict[str, Any], *,
-                        timeout: float | None = None) -> OpResult | InvalidCommandResult:
+                        timeout: float | None = None) -> ReinforceResult | InvalidCommandResult:
         """Send memory.reinforce (the memories a reply used) and return its result."""
-        return await self._send("reinforce", _complete(command, ReinforceMemories), decode_op_reply, timeout)
+        return await self.send(registry.REINFORCE, command, timeout=timeout)
 
     async def seed_bio(self, command: SeedBio | dict[str, Any], *,
-                       timeout: float | None = None) -> OpResult | InvalidCommandResult:
+                       timeout: float | None = None) -> SeedBioResult | InvalidCommandResult:
         """Send memory.seed_bio (a new proxy identity's bio) and return its result."""
-        return await self._send("seed_bio", _complete(command, SeedBio), decode_op_reply, timeout)
+        return await self.send(registry.SEED_BIO, command, timeout=timeout)
 
     async def shadow(self, command: ShadowReport | dict[str, Any], *,
                      timeout: float | None = None) -> ShadowResult | InvalidCommandResult:
-        """Send memory.shadow (a report of the bot's own write) and return how it was paired;
-        shadowed() sends it for the bot, unanswered."""
-        return await self._send("shadow", _complete(command, ShadowReport), decode_shadow_reply, timeout)
+        """Send memory.shadow (a report of the bot's own write; shadowed() sends it, unanswered)."""
+        return await self.send(registry.SHADOW, command, timeout=timeout)
 
     async def shadowed(self, kind: ShadowedKind, command: Envelope | dict[str, Any],
                        own_write: Callable[[], Awaitable[_Own]], *,
@@ -266,9 +280,6 @@ class MemoryClient:
     async def shadow_reports_sent(self) -> None:
         """Wait for the shadow reports still being published (a test, or a bot shutting down)."""
         await self._shadowing.reports_sent()
-
-
-_Command = TypeVar("_Command", bound=Envelope)
 
 
 def _complete(command: _Command | dict[str, Any], kind: type[_Command]) -> _Command:

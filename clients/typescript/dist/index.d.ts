@@ -1,5 +1,5 @@
 export { MemoryClient, isInvalidCommand, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
-export type { CommandInput, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput, SendOptions, ShadowedCommands, ShadowReportInput, UpdateMemoryInput, } from "./memory_client.js";
+export type { CommandInput, CommandInputOf, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput, ReplyOf, SendOptions, ShadowedCommands, ShadowReportInput, UpdateMemoryInput, } from "./memory_client.js";
 export { SHADOW_TIMEOUT_MS } from "./shadowing.js";
 export type { ShadowedKind, ShadowedOptions } from "./shadowing.js";
 export { lookupOutcome } from "./lookup.js";
@@ -9,4 +9,4 @@ export { CacheNode, consumerConfig, consumerName, parseInvalidation } from "./ca
 export type { CacheNodeOptions, CacheStats, CloseOptions, Invalidation } from "./cache_node.js";
 export { COMMANDS_STREAM, DLQ_STREAM, EVENTS_STREAM, INVALIDATE_FILTER, commandSubject, decodeToken, encodeToken, evictedSubject, invalidateSubject, isAckSubject, removedSubject, resultSubject, savedSubject, updatedSubject, } from "./subjects.js";
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
-export type { CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowData, ShadowDifference, ShadowReport, ShadowResult, UpdateMemory, UpdateResult, } from "@memory-worker/contracts";
+export type { CacheKey, CommandKinds, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowData, ShadowDifference, ShadowReport, ShadowResult, UpdateMemory, UpdateResult, } from "@memory-worker/contracts";

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/nats-core";
-import type { CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowReport, ShadowResult, UpdateMemory, UpdateResult } from "@memory-worker/contracts";
+import type { CommandKinds, CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowReport, ShadowResult, UpdateMemory, UpdateResult } from "@memory-worker/contracts";
 import { type ShadowedKind, type ShadowedOptions } from "./shadowing.js";
 /** Commands published at the same moment go as one atomic batch of at most this many. */
 export declare const BATCH_MAX_COMMANDS = 256;
@@ -16,14 +16,14 @@ export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
 export type SeedBioInput = CommandInput<SeedBio>;
 export type UpdateMemoryInput = CommandInput<UpdateMemory>;
 export type ShadowReportInput = CommandInput<ShadowReport>;
+/** The command of a kind as `send()` takes it, by its subject token (the contract's CommandKinds). */
+export type CommandInputOf<K extends keyof CommandKinds> = CommandInput<CommandKinds[K]["command"]>;
+/** What `send()` answers for a kind: its result, or an InvalidCommandResult where the contract says so. */
+export type ReplyOf<K extends keyof CommandKinds> = CommandKinds[K]["reply"];
 /** The command of each kind a bot may shadow, as `shadowed()` takes it. */
-export interface ShadowedCommands {
-    create: CreateMemoryInput;
-    manual: ManualMemoryInput;
-    reinforce: ReinforceMemoriesInput;
-    seed_bio: SeedBioInput;
-    update: UpdateMemoryInput;
-}
+export type ShadowedCommands = {
+    [K in ShadowedKind]: CommandInputOf<K>;
+};
 export interface MemoryClientOptions {
     /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
     timeoutMs?: number;
@@ -52,6 +52,12 @@ export declare class MemoryClient {
     static start(nc: NatsConnection, { timeoutMs }?: MemoryClientOptions): Promise<MemoryClient>;
     /** Stop listening for results; commands still waiting reject. The connection stays open. */
     close(): Promise<void>;
+    /**
+     * A command of any kind of the contract, by its subject token, and its reply, typed by the
+     * contract's CommandKinds (contracts/types): a kind added to the contract is sent here with no
+     * change to this client. The methods below are this, named.
+     */
+    send<K extends keyof CommandKinds>(kind: K, command: CommandInputOf<K>, options?: SendOptions): Promise<ReplyOf<K>>;
     /** memory.create (the model's create_long_term_memory call) and its result. */
     create(command: CreateMemoryInput, options?: SendOptions): Promise<CommandResult>;
     /** memory.manual (a /memories or /personal memories panel action) and its result. */
@@ -90,7 +96,7 @@ export declare class MemoryClient {
     replySubject(): string;
     /** The command with its command_id and issued_at filled in when omitted. */
     private complete;
-    private send;
+    private sendCommand;
     /**
      * Shadow mode's dry run: publish, and wait at most `waitMs` from now (the publish included) for
      * the reply. Whether it came; nothing more is done about a silence (no lookup, no re-send), so

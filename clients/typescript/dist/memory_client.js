@@ -87,6 +87,14 @@ export class MemoryClient {
             waiter.reject(new Error("the MemoryClient was closed"));
         this.waiting.clear();
     }
+    /**
+     * A command of any kind of the contract, by its subject token, and its reply, typed by the
+     * contract's CommandKinds (contracts/types): a kind added to the contract is sent here with no
+     * change to this client. The methods below are this, named.
+     */
+    send(kind, command, options) {
+        return this.sendCommand(kind, command, options);
+    }
     /** memory.create (the model's create_long_term_memory call) and its result. */
     create(command, options) {
         return this.send("create", command, options);
@@ -152,7 +160,7 @@ export class MemoryClient {
             workspace_id: input.workspace_id,
         };
     }
-    async send(kind, input, options = {}) {
+    async sendCommand(kind, input, options = {}) {
         if (this.closed)
             throw new Error("the MemoryClient is closed");
         const command = this.complete(kind, input);

@@ -1,8 +1,8 @@
 // @memory-worker/client: the bot side of the memory worker for TypeScript bots.
 export { MemoryClient, isInvalidCommand, newCommandId, BATCH_MAX_COMMANDS } from "./memory_client.js";
 export type {
-  CommandInput, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput,
-  SendOptions, ShadowedCommands, ShadowReportInput, UpdateMemoryInput,
+  CommandInput, CommandInputOf, CreateMemoryInput, ManualMemoryInput, MemoryClientOptions, ReinforceMemoriesInput, SeedBioInput,
+  ReplyOf, SendOptions, ShadowedCommands, ShadowReportInput, UpdateMemoryInput,
 } from "./memory_client.js";
 export { SHADOW_TIMEOUT_MS } from "./shadowing.js";
 export type { ShadowedKind, ShadowedOptions } from "./shadowing.js";
@@ -17,7 +17,7 @@ export {
 } from "./subjects.js";
 export type { CacheName, CommandKind, Scope } from "./subjects.js";
 export type {
-  CacheKey, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan,
+  CacheKey, CommandKinds, CommandOutcome, CommandResult, CreateMemory, DeadLetterInfo, InvalidCommandResult, ManualMemory, ManualResult, NoticePlan,
   ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowData, ShadowDifference, ShadowReport, ShadowResult,
   UpdateMemory, UpdateResult,
 } from "@memory-worker/contracts";

@@ -8,8 +8,8 @@ import { createInbox, nuid } from "@nats-io/nats-core";
 import { jetstream } from "@nats-io/jetstream";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
 import type {
-  CommandOutcome, CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult, ReinforceMemories,
-  ReinforceResult, SeedBio, SeedBioResult, ShadowReport, ShadowResult, UpdateMemory, UpdateResult,
+  CommandKinds, CommandOutcome, CommandResult, CreateMemory, InvalidCommandResult, ManualMemory, ManualResult,
+  ReinforceMemories, ReinforceResult, SeedBio, SeedBioResult, ShadowReport, ShadowResult, UpdateMemory, UpdateResult,
 } from "@memory-worker/contracts";
 import { publishAtomic, type BatchMessage } from "./atomic.js";
 import { Coalescer } from "./coalescer.js";
@@ -38,15 +38,13 @@ export type ReinforceMemoriesInput = CommandInput<ReinforceMemories>;
 export type SeedBioInput = CommandInput<SeedBio>;
 export type UpdateMemoryInput = CommandInput<UpdateMemory>;
 export type ShadowReportInput = CommandInput<ShadowReport>;
+/** The command of a kind as `send()` takes it, by its subject token (the contract's CommandKinds). */
+export type CommandInputOf<K extends keyof CommandKinds> = CommandInput<CommandKinds[K]["command"]>;
+/** What `send()` answers for a kind: its result, or an InvalidCommandResult where the contract says so. */
+export type ReplyOf<K extends keyof CommandKinds> = CommandKinds[K]["reply"];
 
 /** The command of each kind a bot may shadow, as `shadowed()` takes it. */
-export interface ShadowedCommands {
-  create: CreateMemoryInput;
-  manual: ManualMemoryInput;
-  reinforce: ReinforceMemoriesInput;
-  seed_bio: SeedBioInput;
-  update: UpdateMemoryInput;
-}
+export type ShadowedCommands = { [K in ShadowedKind]: CommandInputOf<K> };
 
 export interface MemoryClientOptions {
   /** How long a command may take, from publish to result, before ResultTimeout (default 15000). */
@@ -133,9 +131,18 @@ export class MemoryClient {
     this.waiting.clear();
   }
 
+  /**
+   * A command of any kind of the contract, by its subject token, and its reply, typed by the
+   * contract's CommandKinds (contracts/types): a kind added to the contract is sent here with no
+   * change to this client. The methods below are this, named.
+   */
+  send<K extends keyof CommandKinds>(kind: K, command: CommandInputOf<K>, options?: SendOptions): Promise<ReplyOf<K>> {
+    return this.sendCommand(kind, command as Partial<Envelope> & { workspace_id: string }, options) as Promise<ReplyOf<K>>;
+  }
+
   /** memory.create (the model's create_long_term_memory call) and its result. */
   create(command: CreateMemoryInput, options?: SendOptions): Promise<CommandResult> {
-    return this.send("create", command, options) as Promise<CommandResult>;
+    return this.send("create", command, options);
   }
 
   // The other kinds' replies: their result, or an InvalidCommandResult (data.status
@@ -144,17 +151,17 @@ export class MemoryClient {
 
   /** memory.manual (a /memories or /personal memories panel action) and its result. */
   manual(command: ManualMemoryInput, options?: SendOptions): Promise<ManualResult | InvalidCommandResult> {
-    return this.send("manual", command, options) as Promise<ManualResult | InvalidCommandResult>;
+    return this.send("manual", command, options);
   }
 
   /** memory.reinforce (the memories a reply used) and its result. */
   reinforce(command: ReinforceMemoriesInput, options?: SendOptions): Promise<ReinforceResult | InvalidCommandResult> {
-    return this.send("reinforce", command, options) as Promise<ReinforceResult | InvalidCommandResult>;
+    return this.send("reinforce", command, options);
   }
 
   /** memory.seed_bio (a new proxy identity's bio) and its result. */
   seedBio(command: SeedBioInput, options?: SendOptions): Promise<SeedBioResult | InvalidCommandResult> {
-    return this.send("seed_bio", command, options) as Promise<SeedBioResult | InvalidCommandResult>;
+    return this.send("seed_bio", command, options);
   }
 
   /**
@@ -162,7 +169,7 @@ export class MemoryClient {
    * it with a blank memory_content) and its result, in TomoriBot's words.
    */
   update(command: UpdateMemoryInput, options?: SendOptions): Promise<UpdateResult | InvalidCommandResult> {
-    return this.send("update", command, options) as Promise<UpdateResult | InvalidCommandResult>;
+    return this.send("update", command, options);
   }
 
   /**
@@ -170,7 +177,7 @@ export class MemoryClient {
    * with its dry run; `shadowed()` sends the report for the bot, unanswered.
    */
   shadow(command: ShadowReportInput, options?: SendOptions): Promise<ShadowResult | InvalidCommandResult> {
-    return this.send("shadow", command, options) as Promise<ShadowResult | InvalidCommandResult>;
+    return this.send("shadow", command, options);
   }
 
   /**
@@ -223,7 +230,7 @@ export class MemoryClient {
     };
   }
 
-  private async send(kind: CommandKind, input: Partial<Envelope> & { workspace_id: string },
+  private async sendCommand(kind: CommandKind, input: Partial<Envelope> & { workspace_id: string },
     options: SendOptions = {}): Promise<unknown> {
     if (this.closed) throw new Error("the MemoryClient is closed");
     const command = this.complete(kind, input);
@@ -339,16 +346,10 @@ export class MemoryClient {
   }
 }
 
-// Every kind of the contract has its method above, named as the kind in camelCase: a kind
-// added to the contract (contracts/registry.py, `make schemas`) fails to compile here, naming
-// the missing method, until the client sends it.
-type MethodName<K extends string> = K extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<MethodName<Tail>>}` : K;
-type NoMissingMethod<Missing extends never> = Missing;
-type EveryKindHasItsMethod = NoMissingMethod<Exclude<MethodName<CommandKind>, keyof MemoryClient>>;
-
-// shadowed() takes a command of every kind but memory.shadow itself.
-type NoMissingCommand<Missing extends never> = Missing;
-type EveryShadowedKindHasItsCommand = NoMissingCommand<Exclude<ShadowedKind, keyof ShadowedCommands>>;
+// The contract's two lists of kinds, CommandOutcome's `kind` and CommandKinds' keys, are one:
+// a kind send() could not type fails to compile here.
+type SameKinds<Missing extends never> = Missing;
+type EveryKindIsSent = SameKinds<Exclude<CommandKind, keyof CommandKinds> | Exclude<keyof CommandKinds, CommandKind>>;
 
 /**
  * Whether a manual, reinforce, seed_bio, shadow or update answer is the contract's InvalidCommandResult: the

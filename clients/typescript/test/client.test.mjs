@@ -34,14 +34,12 @@ function resolve(value, results) {
   return value;
 }
 
-test("the scripted conversation: every command kind, each step's status (and the parity test's results)", async () => {
+test("the scripted conversation through send(): every command kind, each step's status (and the parity test's results)", async () => {
   const steps = fixture().conversation;
   assert.ok(steps.length >= 30, `${steps.length} steps`);
-  const send = { create: (c) => client.create(c), manual: (c) => client.manual(c),
-    reinforce: (c) => client.reinforce(c), seed_bio: (c) => client.seedBio(c), update: (c) => client.update(c) };
   const results = [];
   for (const [i, step] of steps.entries()) {
-    const result = await send[step.kind](resolve(step.fields, results));
+    const result = await client.send(step.kind, resolve(step.fields, results));
     assert.equal(result.data.status, step.expect, `step ${i} (${step.kind}): ${JSON.stringify(result)}`);
     results.push(result);
   }
