@@ -22,7 +22,7 @@ from structlog.testing import capture_logs
 
 from contracts import subjects
 from worker.sinks.app import SinksConfig, build
-from worker.sinks.metrics import EvictionFields
+from worker.sinks.metrics import InvalidMetric, parse_metric
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = json.loads((ROOT / "contracts" / "asyncapi.json").read_text())
@@ -203,8 +203,8 @@ def test_the_contract_the_sinks_document_and_the_sinks_validation_agree(payload)
 
     def accepted() -> bool:
         try:
-            EvictionFields.model_validate(payload)
-        except ValueError:
+            parse_metric(EVICTION, msgspec.json.encode(payload))
+        except InvalidMetric:
             return False
         return True
 

@@ -44,7 +44,7 @@ from contracts import subjects
 from worker.sinks import startup
 from worker.sinks.consumer import _Sink
 from worker.sinks.jsonl import JsonLinesSink
-from worker.sinks.metrics import METRICS_FILTER, EvictionFields
+from worker.sinks.metrics import EVICTION_SCHEMA, METRICS_FILTER
 from worker.sinks.postgres import PostgresSink, connect_pool
 
 log = structlog.get_logger("memory.sinks")
@@ -52,7 +52,7 @@ log = structlog.get_logger("memory.sinks")
 # The handlers validate each message themselves (worker/sinks/metrics.py) so that one bad metric
 # is set aside without failing its batch: FastStream passes the decoded bodies through as they
 # are, and the AsyncAPI document shows the one metric the contract defines.
-MetricBatch = Annotated[list[Any], WithJsonSchema({"type": "array", "items": EvictionFields.model_json_schema()})]
+MetricBatch = Annotated[list[Any], WithJsonSchema({"type": "array", "items": EVICTION_SCHEMA})]
 
 
 @dataclass(frozen=True)

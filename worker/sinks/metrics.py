@@ -3,14 +3,15 @@ payload's shape, the event id."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from nats.aio.msg import Msg
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from contracts import subjects
+from contracts.events import MemoryEvictionMetric
 
 METRICS_PREFIX = subjects.METRICS_PREFIX
 METRICS_FILTER = subjects.METRICS_FILTER
@@ -27,25 +28,20 @@ class InvalidMetric(ValueError):
     """A metric the sinks will not record (logged and acknowledged, never retried)."""
 
 
-class EvictionFields(BaseModel):
-    """What the sinks accept on `metrics.memory_eviction`: exactly a scope and a whole number of
-    days, nothing else (no content, no ids). Its JSON schema is the payload of the sinks' own
-    AsyncAPI document, which a test holds to the contract's channel."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, title="MemoryEvictionMetric")
-
-    scope: Literal["server", "personal"]
-    decay_days: int = Field(ge=1)
+# What the sinks accept on `metrics.memory_eviction` is the contract's Struct itself: exactly a
+# scope and a whole number of days, nothing else (no content, no ids). Its JSON schema is also
+# the payload of the sinks' own AsyncAPI document.
+EVICTION_SCHEMA: dict[str, Any] = msgspec.json.schema(MemoryEvictionMetric)["$defs"]["MemoryEvictionMetric"]
+# msgspec names a refused enum value in its message; a rejected payload's values are never logged.
+_REFUSED_VALUE = re.compile(r"^Invalid enum value .*? - at ")
 
 
 def _eviction(fields: dict[str, Any]) -> None:
     try:
-        EvictionFields.model_validate(fields)
-    except ValidationError as exc:
-        # Where and what, never the value: a rejected payload is not logged.
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'payload'}: {e['msg']}"
-                             for e in exc.errors(include_input=False, include_url=False))
-        raise InvalidMetric(f"memory_eviction {problems}") from None
+        msgspec.convert(fields, MemoryEvictionMetric, strict=True)
+    except msgspec.ValidationError as exc:
+        # Where and what, never the value.
+        raise InvalidMetric(f"memory_eviction {_REFUSED_VALUE.sub('Invalid enum value - at ', str(exc))}") from None
 
 
 def _generic(fields: dict[str, Any]) -> None:
