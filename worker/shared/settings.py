@@ -126,20 +126,22 @@ class Settings:
 _JS_LEADING_SPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                      "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 _JS_INT_PREFIX = re.compile("[+-]?[0-9]+")
+_JS_MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def js_positive_int(raw: str | None, default: int) -> int:
     """TomoriBot's `parsePositiveIntegerEnv`: `Number.parseInt(raw || default, 10)`, the default
     unless that is a positive integer. parseInt skips leading white space and reads the digits
-    up to the first other character ("42abc" is 42, "1e3" is 1); digits beyond a double's
-    precision round as JavaScript's Number does."""
+    up to the first other character ("42abc" is 42, "1e3" is 1)."""
     match = _JS_INT_PREFIX.match((raw or "").lstrip(_JS_LEADING_SPACE))
     if match is None:
         return default
     value = float(match.group())
     if math.isinf(value) or value <= 0:
         return default
-    return int(value)
+    # Beyond 2**53 - 1 no count or length can reach the limit anyway; kept there so that
+    # PostgreSQL's bigint and the results' integers can carry it.
+    return min(int(value), _JS_MAX_SAFE_INTEGER)
 
 
 def _int(env: Mapping[str, str], var: str, default: int, low: int, high: int) -> int:
