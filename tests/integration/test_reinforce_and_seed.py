@@ -216,7 +216,7 @@ async def test_seed_writes_one_global_bio_memory_with_its_events(pool, host_priv
     ("abcdefghijk", 10, "abcdefghij"),
     ("abcdefghi\U0001F600xyz", 10, "abcdefghi"),  # never half an emoji (2 UTF-16 units)
     ("abcdefgh\U0001F600xyz", 10, "abcdefgh\U0001F600"),
-    ("one   two\n\nthree", 8, "one two"),  # collapsed first, then cut, no trailing space
+    ("one   two\n\nthree", 8, "one two "),  # collapsed first, then cut; the space kept, as TomoriBot keeps it
 ])
 async def test_seed_collapses_whitespace_and_cuts_at_the_configured_utf16_length(pool, bio, max_units, expected):
     ws, proxy, proxy_uid = await open_identity(pool)

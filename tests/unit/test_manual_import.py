@@ -327,3 +327,10 @@ def test_strategy_defaults_to_merge_and_entries_are_bounded() -> None:
                        ({"entries": [{"content": "a"}] * (MAX_IMPORT_ENTRIES + 1)}, "$.entries")]:
         with pytest.raises(msgspec.ValidationError, match=re.escape(f"- at `{where}`")):
             msgspec.convert({**base, **bad}, ManualMemory)
+
+
+def test_an_entry_is_trimmed_of_javascripts_white_space() -> None:
+    """TomoriBot's trim: U+FEFF is white space to it, U+0085 and U+001F are not."""
+    decision = decide(importing([entry("\ufeffNova\ufeff"), entry("\u0085"), entry("\u001f")]))
+    assert isinstance(decision, Import)
+    assert [e.content for e in decision.entries] == ["Nova", "\u0085", "\u001f"]

@@ -28,7 +28,6 @@ def test_values_are_read():
     [
         ({"MEMORY_PARTITIONS": "many"}, "MEMORY_PARTITIONS must be an integer, got 'many'"),
         ({"MEMORY_PARTITIONS": "0"}, "MEMORY_PARTITIONS must be between 1 and 1024, got 0"),
-        ({"MAX_MEMORY_LENGTH": "-5"}, "MAX_MEMORY_LENGTH must be between"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of console, json, got 'xml'"),
         ({"PARTITION_IN_FLIGHT": "0"}, "PARTITION_IN_FLIGHT must be between 1 and 1024, got 0"),
         # Longer than 30 days would outlive the inbox (31 days at least): a late redelivery unrecognised.
@@ -53,3 +52,17 @@ def test_bad_values_name_the_variable(env, message):
                                             ("off", False), ("", False)])
 def test_require_sync_standby_reads_as_a_flag(raw, value):
     assert Settings.from_env({"REQUIRE_SYNC_STANDBY": raw}).require_sync_standby is value
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("-5", 1000), ("0", 1000), ("many", 1000), ("", 1000), ("42abc", 42), ("1e3", 1), ("\ufeff 250", 250),
+     ("\u0085 250", 1000), ("250000", 250000)],
+)
+def test_tomoribots_limits_are_read_as_it_reads_them(raw: str, expected: int) -> None:
+    """The bot falls back to its default where its parseInt finds no positive integer, and
+    never refuses to start over one; the worker reads the same variables the same way."""
+    s = Settings.from_env({"MAX_MEMORY_LENGTH": raw, "MAX_SERVER_MEMORIES": raw, "MAX_PERSONAL_MEMORIES": raw})
+    fell_back = expected == 1000
+    assert (s.max_memory_length, s.max_server_memories, s.max_personal_memories) == (
+        expected, 100 if fell_back else expected, 100 if fell_back else expected)

@@ -8,7 +8,7 @@ the owner lock, then writes the memory and the `bio_seeds` row in one transactio
 from __future__ import annotations
 
 from contracts.commands import SeedBio
-from worker.domain.content import utf16_length
+from worker.domain.content import JS_SPACE_RUN, js_trim, utf16_length
 from worker.domain.model import Limits, ProxyIdentity, SeedDecision, SeedPlan, SeedSkip
 from worker.domain.proxy import NO_HOST, WORDS, host_protection
 
@@ -37,15 +37,13 @@ def _cut_utf16(text: str, max_units: int) -> str:
 
 
 def normalize_bio(bio: str | None, max_units: int) -> str:
-    """Collapse whitespace to single spaces, trim, and cut to `max_units` UTF-16 units."""
-    if not bio:
-        return ""
-    # str.split() with no argument splits on every Unicode whitespace run, newlines included.
-    text = " ".join(bio.split())
+    """Collapse whitespace to single spaces, trim, and cut to `max_units` UTF-16 units, with
+    JavaScript's white space as TomoriBot's seed has it. A cut keeps the space it may end on, as
+    TomoriBot's `slice` does; it never keeps half a surrogate pair (PostgreSQL cannot store one)."""
+    text = js_trim(JS_SPACE_RUN.sub(" ", bio or ""))
     if utf16_length(text) <= max_units:
         return text
-    # The cut may leave a space at the end, where a word was dropped.
-    return _cut_utf16(text, max(max_units, 0)).rstrip()
+    return _cut_utf16(text, max(max_units, 0))
 
 
 def _limit_reason(count: int, cap: int) -> str:
@@ -70,12 +68,13 @@ def decide_seed(
         return SeedSkip(NOT_NEW)
     if already_seeded:
         return SeedSkip(ALREADY_SEEDED)
-    protected = host_protection(identity)
-    if protected is not None or identity is None:  # no identity: host_protection said NO_HOST
-        return SeedSkip(WORDS[protected] if protected is not None else NO_HOST)
+    # TomoriBot's order: a blank bio returns before the host is looked at.
     content = normalize_bio(cmd.bio, max_units)
     if not content:
         return SeedSkip(BLANK_BIO)
+    protected = host_protection(identity)
+    if protected is not None or identity is None:  # no identity: host_protection said NO_HOST
+        return SeedSkip(WORDS[protected] if protected is not None else NO_HOST)
     # A seed never evicts: lineage 0 is never replaced automatically, so a full owner skips.
     if lineage0_count >= limits.max_personal_memories:
         return SeedSkip(_limit_reason(lineage0_count, limits.max_personal_memories))

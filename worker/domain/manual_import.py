@@ -23,6 +23,7 @@ import re
 
 from contracts import results as codes
 from contracts.commands import ManualMemory
+from worker.domain.content import js_trim
 from worker.domain.model import Import, Limits, ManualContext, ManualDecision, MemoryEntry, Refuse
 from worker.domain.panel import PanelOwner, first_of_each, too_long
 from worker.domain.tags import parse_tags
@@ -51,7 +52,7 @@ def _import_entries(cmd: ManualMemory, limits: Limits) -> list[MemoryEntry] | Re
         return Refuse(codes.EMPTY_CONTENT, "The import has no entries, so nothing was imported.")
     entries: list[MemoryEntry] = []
     for position, entry in enumerate(cmd.entries, start=1):
-        content = entry.content.strip()
+        content = js_trim(entry.content)  # TomoriBot's trim: JavaScript's white space
         if not content:
             return Refuse(codes.EMPTY_CONTENT,
                           f"Memory {position} of the import is empty, so nothing was imported. "

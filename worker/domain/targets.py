@@ -49,6 +49,7 @@ __all__ = [
     "Source",
     "TargetKind",
     "is_bridge_user_id",
+    "is_snowflake",
     "lookup_ids",
     "normalize",
     "resolve_target",
@@ -92,6 +93,11 @@ def normalize(text: str) -> str:
     collapse whitespace. Cached: a conversation's participants and members come with every
     create of it, so the same names are compared again and again."""
     return JS_SPACE_RUN.sub(" ", js_trim(js_trim(text).lstrip("@")).lower())
+
+
+def is_snowflake(value: str) -> bool:
+    """TomoriBot's `isDiscordSnowflake`: 17 to 20 ASCII digits once trimmed."""
+    return _SNOWFLAKE.fullmatch(js_trim(value)) is not None
 
 
 def is_bridge_user_id(value: str) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from contracts.notice import Embed, EmbedColor, EmbedRef
+from worker.domain.content import JS_WHITESPACE, js_trim
 from worker.domain.model import Scope
 from worker.domain.proxy import HostProtection
 from worker.domain.tool_arguments import ParameterCheck, ParameterProblem
@@ -110,15 +111,15 @@ def host_protection_reason(label: str, why: HostProtection, verb: ToolVerb) -> s
 def format_discord_user_label(display_name: str | None, global_name: str | None, username: str | None) -> str:
     """TomoriBot's `formatDiscordUserLabel`: the display name (else the global name, else the
     username), followed by ` (@username)` unless the two are the same ignoring case."""
-    user = (username or "").strip()
-    shown = (display_name or "").strip() or (global_name or "").strip() or user
+    user = js_trim(username or "")
+    shown = js_trim(display_name or "") or js_trim(global_name or "") or user
     if not user or shown.lower() == user.lower():
         return shown
     return f"{shown} (@{user})"
 
 
 _MATRIX_MARK = "(Matrix)"
-_MATRIX_SUFFIX = re.compile(r"\s+\(Matrix\)\Z")
+_MATRIX_SUFFIX = re.compile(f"[{JS_WHITESPACE}]+\\(Matrix\\)\\Z")  # JavaScript's `\s`, not Python's
 
 
 def format_bridge_label(label: str) -> str:

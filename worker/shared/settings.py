@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -92,10 +93,6 @@ class Settings:
         for name, low, high in (
             ("memory_partitions", 1, 1024),
             ("stream_replicas", 1, 5),
-            ("max_memory_length", 1, 100_000),
-            ("max_server_memories", 1, 1_000_000),
-            ("max_personal_memories", 1, 1_000_000),
-            ("message_proxy_bio_seed_max_chars", 1, 100_000),
             ("metric_sample_retention_days", 1, 36_500),
             ("max_deliver", 1, 1000),
             ("ack_wait_seconds", 20, 3600),
@@ -116,7 +113,35 @@ class Settings:
         ):
             default = cast(int, next(f.default for f in fields(cls) if f.name == name))
             values[name] = _int(env, name.upper(), default, low, high)
+        # TomoriBot's own variables mean what they mean to the bot: read as its parseInt reads
+        # them, falling back to the default where the bot does (memoryLimits.ts, bioSeeding.ts).
+        for name in ("max_memory_length", "max_server_memories", "max_personal_memories",
+                     "message_proxy_bio_seed_max_chars"):
+            default = cast(int, next(f.default for f in fields(cls) if f.name == name))
+            values[name] = js_positive_int(env.get(name.upper()), default)
         return cls(**values)
+
+
+# JavaScript's StrWhiteSpaceChar (what parseInt skips first): its white space and line terminators.
+_JS_LEADING_SPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                     "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+_JS_INT_PREFIX = re.compile("[+-]?[0-9]+")
+_JS_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def js_positive_int(raw: str | None, default: int) -> int:
+    """TomoriBot's `parsePositiveIntegerEnv`: `Number.parseInt(raw || default, 10)`, the default
+    unless that is a positive integer. parseInt skips leading white space and reads the digits
+    up to the first other character ("42abc" is 42, "1e3" is 1)."""
+    match = _JS_INT_PREFIX.match((raw or "").lstrip(_JS_LEADING_SPACE))
+    if match is None:
+        return default
+    value = float(match.group())
+    if math.isinf(value) or value <= 0:
+        return default
+    # Beyond 2**53 - 1 no count or length can reach the limit anyway; kept there so that
+    # PostgreSQL's bigint and the results' integers can carry it.
+    return min(int(value), _JS_MAX_SAFE_INTEGER)
 
 
 def _int(env: Mapping[str, str], var: str, default: int, low: int, high: int) -> int:
