@@ -26,18 +26,14 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 import msgspec
 
-from .commands import (
-    CreateMemory,
-    Envelope,
-    ManualMemory,
-    ReinforceMemories,
-    SeedBio,
-    ShadowedKind,
-    ShadowReport,
-    UpdateMemory,
-)
 from .decoding import CommandDecoder
-from .results import CommandResult, ManualResult, ReinforceResult, SeedBioResult, ShadowResult, UpdateResult
+from .envelope import Envelope
+from .kinds.create import CommandResult, CreateMemory
+from .kinds.manual import ManualMemory, ManualResult
+from .kinds.reinforce import ReinforceMemories, ReinforceResult
+from .kinds.seed_bio import SeedBio, SeedBioResult
+from .kinds.shadow import ShadowedKind, ShadowReport, ShadowResult
+from .kinds.update import UpdateMemory, UpdateResult
 
 # Every kind, as the subject token: the type the service table's `match` is exhaustive over.
 CommandKind = Literal[ShadowedKind, "shadow"]

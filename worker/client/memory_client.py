@@ -16,19 +16,17 @@ from nats.js.api import PubAck
 
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, decode_op_reply, decode_shadow_reply, decode_update_reply, encode
-from contracts.commands import (
-    CreateMemory,
-    Envelope,
-    ManualMemory,
-    ReinforceMemories,
-    SeedBio,
-    ShadowedKind,
-    ShadowReport,
-    UpdateMemory,
-)
+from contracts.envelope import Envelope
+from contracts.kinds.create import CommandResult, CreateMemory
+from contracts.kinds.manual import ManualMemory
+from contracts.kinds.reinforce import ReinforceMemories
+from contracts.kinds.seed_bio import SeedBio
+from contracts.kinds.shadow import ShadowedKind, ShadowReport, ShadowResult
+from contracts.kinds.update import UpdateMemory, UpdateResult
 from contracts.lookup import CommandOutcome, DeadLetterInfo
+from contracts.op_result import OpResult
 from contracts.registry import COMMAND_TYPES, CommandKind
-from contracts.results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
+from contracts.result_parts import InvalidCommandResult
 from worker.client.lookups import lookup_outcome, lookup_result
 from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing, dry_run_msg_id
 from worker.shared.atomic import publish_atomic
