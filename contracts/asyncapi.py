@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from . import schema, subjects
-from .commands import DEFAULT_REPLY_PREFIXES, REPLY_SUBJECT_RULE
+from .envelope import REPLY_SUBJECT_RULE
 from .registry import COMMAND_KINDS, COMMANDS, CommandSpec
-from .results import InvalidCommandResult
+from .result_parts import InvalidCommandResult
+from .subjects import DEFAULT_REPLY_PREFIXES
 
 PATH = Path(__file__).parent / "asyncapi.json"
 VERSION = "0.2.0"

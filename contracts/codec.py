@@ -6,7 +6,11 @@ from typing import TypeVar
 
 import msgspec
 
-from .results import CommandResult, InvalidCommandResult, OpResult, ShadowResult, UpdateResult
+from .kinds.create import CommandResult
+from .kinds.shadow import ShadowResult
+from .kinds.update import UpdateResult
+from .op_result import OpResult
+from .result_parts import InvalidCommandResult
 
 ENCODER = msgspec.json.Encoder()
 encode = ENCODER.encode

@@ -27,26 +27,15 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 import msgspec
 
 from .codec import result_or_invalid
-from .commands import (
-    CreateMemory,
-    Envelope,
-    ManualMemory,
-    ReinforceMemories,
-    SeedBio,
-    ShadowedKind,
-    ShadowReport,
-    UpdateMemory,
-)
 from .decoding import CommandDecoder
-from .results import (
-    CommandResult,
-    InvalidCommandResult,
-    ManualResult,
-    ReinforceResult,
-    SeedBioResult,
-    ShadowResult,
-    UpdateResult,
-)
+from .envelope import Envelope
+from .kinds.create import CommandResult, CreateMemory
+from .kinds.manual import ManualMemory, ManualResult
+from .kinds.reinforce import ReinforceMemories, ReinforceResult
+from .kinds.seed_bio import SeedBio, SeedBioResult
+from .kinds.shadow import ShadowedKind, ShadowReport, ShadowResult
+from .kinds.update import UpdateMemory, UpdateResult
+from .result_parts import InvalidCommandResult
 
 # Every kind, as the subject token: the type the service table's `match` is exhaustive over.
 CommandKind = Literal[ShadowedKind, "shadow"]

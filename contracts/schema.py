@@ -14,13 +14,17 @@ from typing import is_typeddict
 
 import msgspec
 
-from . import commands, events, field_docs, lookup, notice, results
-from .commands import Envelope
+from . import envelope, events, field_docs, fields, lookup, notice, op_result, result_parts, tool_call
+from .envelope import Envelope
 from .events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemoryRemoved, MemorySaved, MemoryUpdated
+from .kinds import create, manual, reinforce, seed_bio, shadow, update
+from .kinds.create import CommandResult
+from .kinds.update import UpdateResult
 from .lookup import OUTCOME_RULES, CommandOutcome, OutcomeRequest
 from .notice import NoticePlan
+from .op_result import OpResult
 from .registry import COMMANDS
-from .results import CommandResult, InvalidCommandResult, OpResult, UpdateResult
+from .result_parts import InvalidCommandResult
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -70,7 +74,8 @@ def _payload_types(*modules: ModuleType) -> dict[str, type]:
     return found
 
 
-PAYLOAD_TYPES = _payload_types(commands, results, events, lookup, notice)
+PAYLOAD_TYPES = _payload_types(envelope, fields, tool_call, result_parts, op_result, create, manual, reinforce, seed_bio,
+                               shadow, update, events, lookup, notice)
 
 
 def _describe(defs: dict[str, dict]) -> None:

@@ -163,7 +163,7 @@ def original_subject(kind: str, workspace_token: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredCommand:
+class CommandSubject:
     """What the subject of a message in MEMORY_COMMANDS says about its command."""
 
     original: str  # the subject as the bot published it
@@ -177,13 +177,13 @@ class StoredCommand:
         return self.workspace_token if self.placed else self.original.rpartition(".")[2]
 
 
-def parse_stored(subject: str) -> StoredCommand:
+def parse_stored(subject: str) -> CommandSubject:
     """A stored command's subject: cmd.<partition>.<kind>.<workspace token> when placed, else
     the original memory.<kind>.<...> the partition mapping left as it was."""
     parts = subject.split(".")
     if len(parts) == 4 and parts[0] == PARTITIONED_PREFIX:
-        return StoredCommand(original_subject(parts[2], parts[3]), parts[2], parts[3], placed=True)
-    return StoredCommand(subject, kind_of(subject), "", placed=False)
+        return CommandSubject(original_subject(parts[2], parts[3]), parts[2], parts[3], placed=True)
+    return CommandSubject(subject, kind_of(subject), "", placed=False)
 
 
 def kind_of(original: str) -> str:

@@ -33,7 +33,7 @@ from pathlib import Path
 import asyncpg
 
 from contracts.codec import encode
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from db.connection import SEARCH_PATH
 from db.repository import create_pool
 from db.requests import CreateContextRequest

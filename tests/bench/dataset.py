@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import asyncpg
 
 from contracts.codec import encode
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
 from worker.domain.create_decision import SavePlan

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nats
 
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from tests.conftest import WorkerProcess, worker_env
 from worker.client.memory_client import MemoryClient
 from worker.local.embedded import NatsServer

@@ -30,8 +30,8 @@ import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
 from db.migrate import migrate_dsn
 from tests.support.answers import stored_answers
 from tests.support.commands import create_bytes, create_fields
@@ -47,7 +47,7 @@ DECAY_DAYS = 30
 BELOW_CAP_PREFILL = 14
 BOT_ID = "990000000000000001"
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
-SAVED_STATUSES = (codes.SAVED, codes.SAVED_WITH_EVICTION)
+SAVED_STATUSES = (SAVED, SAVED_WITH_EVICTION)
 
 
 # --------------------------------------------------------------------------- workload
@@ -191,11 +191,11 @@ class Scenario:
             tally: Counter = Counter()
             for cmd in by_owner[owner.key]:
                 if count < CAP:
-                    status, count = codes.SAVED, count + 1
+                    status, count = SAVED, count + 1
                 elif count == CAP and eligible:
-                    status, eligible = codes.SAVED_WITH_EVICTION, eligible - 1
+                    status, eligible = SAVED_WITH_EVICTION, eligible - 1
                 else:
-                    status = codes.LIMIT_EXCEEDED
+                    status = LIMIT_EXCEEDED
                 tally[status] += 1
                 if owner.ordered:
                     per_command[cmd.command_id] = status
@@ -418,7 +418,7 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
         rep.problem(f"{len(extra)} stored results of commands nobody sent", extra)
     results = {c: result for c, result in answers.items() if c in by_id}
     rep.statuses = Counter(r["data"]["status"] for r in results.values())
-    if odd := {s: n for s, n in rep.statuses.items() if s not in (*SAVED_STATUSES, codes.LIMIT_EXCEEDED)}:
+    if odd := {s: n for s, n in rep.statuses.items() if s not in (*SAVED_STATUSES, LIMIT_EXCEEDED)}:
         rep.problem(f"unexpected statuses {odd}",
                     [(c, r["data"]) for c, r in results.items() if r["data"]["status"] in odd])
 
@@ -475,7 +475,7 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
             remaining[(m["scope"], m["owner"])].add(m["content"])
     forgotten = defaultdict(list)
     for cid, result in results.items():
-        if result["data"]["status"] == codes.SAVED_WITH_EVICTION:
+        if result["data"]["status"] == SAVED_WITH_EVICTION:
             forgotten[by_id[cid].owner.key].append(result["data"]["content_forgotten"])
     initial_legacy = sum(len(o.legacy) for o in scenario.owners)
     evictions = sum(len(v) for v in forgotten.values())
@@ -520,7 +520,7 @@ async def verify(scenario: Scenario, db: Db, bot: Bot, *, replies_required: bool
             expected_ids[eid] = cid
             invalidations[cid].append(eid)
         expected_ids[f"{cid}:saved"] = cid
-        if result["data"]["status"] == codes.SAVED_WITH_EVICTION:
+        if result["data"]["status"] == SAVED_WITH_EVICTION:
             expected_ids[f"{cid}:evicted"] = cid
             if len(metric_ids[cid]) != 1:
                 rep.problem(f"{cid}: {len(metric_ids[cid])} eviction metrics stored with the command, want 1")

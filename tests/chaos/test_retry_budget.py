@@ -17,7 +17,7 @@ import time
 
 import asyncpg
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED
 from tests.chaos.scenario import Bot, Command, Owner, Scenario, dead_letters
 from tests.support.logs import log_events
 
@@ -77,5 +77,5 @@ async def test_deliveries_spent_waiting_for_postgres_do_not_count_toward_max_del
     attempts = [(e.get("event"), e.get("deliveries"), e.get("status"))
                 for e in log_events(worker.log_text()) if e.get("command_id") == cmd.command_id]
     print(f"\nretry budget: status={result['data']['status']} dlq={dlq} attempts={attempts}")
-    assert result["data"]["status"] == codes.SAVED, attempts
+    assert result["data"]["status"] == SAVED, attempts
     assert dlq == 0

@@ -20,7 +20,9 @@ import asyncpg
 import nats
 import pytest
 
-from contracts import results as codes
+from contracts.kinds.create import DISABLED, LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED, SAVED_WITH_EVICTION
+from contracts.kinds.manual import ALL_DUPLICATES, TEACHING_DISABLED
+from contracts.kinds.update import MEMORY_DELETED, MEMORY_UPDATED, UPDATE_DISABLED
 from tests import tomoribot
 from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import RAG, create_fields
@@ -105,7 +107,7 @@ async def test_the_dry_run_says_what_it_found_and_adoption_changed_no_bot_row(ad
 
 async def test_self_teaching_off_in_the_bot_refuses(adopted):
     result = await adopted.memory.create(save(adopted.world.quiet, "the quiet server likes jazz", adopted.world))
-    assert result.data.status == codes.DISABLED, result
+    assert result.data.status == DISABLED, result
 
 
 async def test_the_saved_nickname_and_the_persona_nickname_resolve_the_target(adopted):
@@ -115,8 +117,8 @@ async def test_the_saved_nickname_and_the_persona_nickname_resolve_the_target(ad
                                                 target="mika", member_matches=members))
     by_persona = await adopted.memory.create(save(w.taught, "{user} hates mornings", w, scope="target_user",
                                                   target="Kitten", member_matches=members))
-    assert by_saved.data.status == codes.SAVED, by_saved
-    assert by_persona.data.status == codes.SAVED, by_persona
+    assert by_saved.data.status == SAVED, by_saved
+    assert by_persona.data.status == SAVED, by_persona
     assert (await personal(adopted.bot, w.mika))[-2:] == ["{user} bakes sourdough", "{user} hates mornings"]
     # The bot's verbose setting: the whole card goes to the conversation.
     assert by_saved.notice["verbosity"] == "verbose" and by_saved.notice["conversation"]["mode"] == "card"
@@ -124,12 +126,12 @@ async def test_the_saved_nickname_and_the_persona_nickname_resolve_the_target(ad
 
 async def test_the_bots_hidden_keys_and_thought_log_shape_the_notice(adopted):
     result = await adopted.memory.create(save(adopted.world.hidden, "the server's motto is be kind", adopted.world))
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.notice["verbosity"] == "minimal" and result.notice["conversation"] is None
     assert result.notice["thought_log"]["channel_id"] == "830000000000000019"
     verbose = await adopted.memory.create(save(adopted.world.taught, "art gets pinned", adopted.world,
                                                retrieval=RAG))
-    assert verbose.data.status == codes.SAVED_WITH_EVICTION, verbose
+    assert verbose.data.status == SAVED_WITH_EVICTION, verbose
     adopted.evicted.append(verbose.data.content_forgotten)
     # The bot's verbose setting: the eviction card, both contents, in the conversation.
     values = [f["value"] for f in verbose.notice["conversation"]["card"]["fields"]]
@@ -141,7 +143,7 @@ async def test_a_full_privacy_host_blocks_the_proxy_identity(adopted):
     participants = [{"id": w.proxy, "kind": "proxy", "label": "Nova", "aliases": ["Nova"]}]
     result = await adopted.memory.create(save(w.taught, "{user} loves thunderstorms", w, scope="target_user",
                                               target="nova", participants=participants))
-    assert result.data.status == codes.PRIVACY_RESTRICTED, result
+    assert result.data.status == PRIVACY_RESTRICTED, result
     assert await personal(adopted.bot, w.proxy) == []
 
 
@@ -149,7 +151,7 @@ async def test_existing_rows_count_against_the_cap(adopted):
     w = adopted.world
     result = await adopted.memory.create(save(w.hidden, "{user} knits", w, scope="target_user", target="pat",
                                               member_matches=[member(w.full, "Pat")], retrieval=RAG))
-    assert result.data.status == codes.LIMIT_EXCEEDED, result
+    assert result.data.status == LIMIT_EXCEEDED, result
     assert result.data.current_count == 5 and len(await personal(adopted.bot, w.full)) == 5
 
 
@@ -159,14 +161,14 @@ async def test_an_owner_above_the_cap_keeps_every_row_and_the_save_is_refused(ad
                                               target="hoa", member_matches=[member(w.hoarder, "Hoa")], retrieval=RAG))
     # Decay is on and every row is dormant, yet nothing is deleted: never more than one row
     # per save, and one would not bring this owner under the cap.
-    assert result.data.status == codes.LIMIT_EXCEEDED, result
+    assert result.data.status == LIMIT_EXCEEDED, result
     assert result.data.current_count == 6 and len(await personal(adopted.bot, w.hoarder)) == 6
 
 
 async def test_a_legacy_row_is_evicted_when_decay_is_on(adopted):
     w = adopted.world
     result = await adopted.memory.create(save(w.taught, "Game night moved to Saturdays", w, retrieval=RAG))
-    assert result.data.status == codes.SAVED_WITH_EVICTION, result
+    assert result.data.status == SAVED_WITH_EVICTION, result
     adopted.evicted.append(result.data.content_forgotten)
     # Never reinforced, oldest first: the two oldest pre-worker rows, one per save.
     assert adopted.evicted == ["The server was founded on a rainy Tuesday", "Movie night is every Friday"]
@@ -180,11 +182,11 @@ async def test_panels_honour_member_teaching_and_dedupe_against_global_rows(adop
     base = {"lineage_id": w.lineage, "persona_id": w.persona_quiet}
     refused = await adopted.memory.manual({"workspace_id": w.quiet, "actor": {"id": w.mika, "is_manager": False},
                                            "scope": "server", "action": "add", "content": "x", **base})
-    assert refused.data.status == codes.TEACHING_DISABLED, refused
+    assert refused.data.status == TEACHING_DISABLED, refused
     dup = await adopted.memory.manual({"workspace_id": w.taught, "actor": {"id": w.mika, "is_manager": False},
                                        "scope": "personal", "action": "add_batch",
                                        "contents": ["{user} LIKES green tea"], **base})
-    assert dup.data.status == codes.ALL_DUPLICATES, dup
+    assert dup.data.status == ALL_DUPLICATES, dup
 
 
 async def test_reinforcement_and_bio_seeds_work_on_the_bots_rows(adopted):
@@ -224,7 +226,7 @@ async def test_a_guild_the_bot_never_registered_gets_a_servers_row_which_the_bot
     with it the memory's owner). Runs after the intact-rows check, which this row would change."""
     ws, bot = "810000000000000099", adopted.bot
     result = await adopted.memory.create(save(ws, "the new guild plays chess on Sundays", adopted.world))
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     server_id = await bot.fetchval("SELECT server_id FROM servers WHERE server_disc_id = $1", ws)
     assert server_id is not None
     with pytest.raises(asyncpg.UniqueViolationError):
@@ -254,14 +256,14 @@ async def test_the_models_update_tool_edits_and_deletes_the_bots_rows(adopted):
     refused = await adopted.memory.update(update_fields(w.quiet, quiet, "", **{**base, "persona_id": w.persona_quiet}))
 
     assert (edited.data.status, edited.data.target_user, edited.message) == (
-        codes.MEMORY_UPDATED, "M", "Personal memory updated successfully"), edited
+        MEMORY_UPDATED, "M", "Personal memory updated successfully"), edited
     assert edited.notice["verbosity"] == "verbose" and edited.notice["embed"]["footer_key"] == (
         "genai.self_teach.personal_memory_footer_manage")
     row = await bot.fetchrow("SELECT content, persona_lineage_id, manually_written, last_reinforced_at"
                              " FROM personal_memories WHERE personal_memory_id = $1", tea)
     assert (row["content"], row["persona_lineage_id"], row["manually_written"]) == ("{user} likes matcha", 0, False)
     assert row["last_reinforced_at"] is not None
-    assert (deleted.data.status, deleted.data.content_deleted) == (codes.MEMORY_DELETED, "Mods prefer pings over DMs")
+    assert (deleted.data.status, deleted.data.content_deleted) == (MEMORY_DELETED, "Mods prefer pings over DMs")
     assert await bot.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1", mods) == 0
-    assert (refused.data.status, refused.error) == (codes.UPDATE_DISABLED, "Self-teaching is disabled for this server")
+    assert (refused.data.status, refused.error) == (UPDATE_DISABLED, "Self-teaching is disabled for this server")
     assert await bot.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1", quiet) == 1

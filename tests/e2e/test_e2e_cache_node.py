@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED
 from tests.e2e.bus import create_fields, unique
 from tests.e2e.directory import personal_memories, server_memories
 from tests.support.directory import add_server, add_user
@@ -50,7 +50,7 @@ async def test_a_save_makes_the_node_reload_the_workspace_memory_list(node, memo
     assert load.calls == 1  # served from the cache
 
     result = await memory.create(create_fields(ws, "the server's motto is 'tea first'", lineage_id=LINEAGE))
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     await wait_until(lambda: not node.contains("tomori_state", ws), timeout=5)
 
     assert await node.get_or_load("tomori_state", ws, load) == ["the server's motto is 'tea first'"]
@@ -70,7 +70,7 @@ async def test_a_personal_save_invalidates_only_that_users_entry(node, memory, b
     result = await memory.create(create_fields(
         ws, "{user} is learning Japanese", scope="target_user", target="Dana", lineage_id=LINEAGE,
         member_matches=[{"id": dana, "display_name": "Dana", "username": "dana"}]))
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     await wait_until(lambda: not node.contains("user", dana), timeout=5)
 
     assert node.contains("user", other) and node.contains("tomori_state", ws)
@@ -89,7 +89,7 @@ async def test_a_node_that_was_offline_during_a_save_serves_fresh_data_afterward
 
     await node.stop()  # offline: the save's invalidation waits in its durable consumer
     result = await memory.create(create_fields(ws, "{user} prefers green tea", lineage_id=LINEAGE))
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert node.contains("tomori_state", ws)  # the stale list is still held, but not served:
     assert await node.get_or_load("tomori_state", ws, load) == ["{user} prefers green tea"]
 

@@ -12,8 +12,8 @@ import itertools
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import (
     add_old_personal_memories,
@@ -59,7 +59,7 @@ async def test_concurrent_personal_saves_never_exceed_the_cap(e2e_worker, memory
     ))
 
     statuses = sorted(r.data.status for r in results)
-    assert statuses == sorted([codes.SAVED] * 5 + [codes.LIMIT_EXCEEDED] * (len(results) - 5)), statuses
+    assert statuses == sorted([SAVED] * 5 + [LIMIT_EXCEEDED] * (len(results) - 5)), statuses
     rows = await personal_memories(bot_db, user)
     assert len(rows) == 5
     assert {r["id"] for r in rows} == {r.data.memory_id for r in results if r.success}
@@ -85,7 +85,7 @@ async def test_concurrent_saves_at_the_boundary_let_exactly_one_in(e2e_worker, m
     for user in users:
         mine = [r for (u, _), r in zip(sends, results, strict=True) if u == user]
         statuses = sorted(r.data.status for r in mine)
-        assert statuses == sorted([codes.SAVED] + [codes.LIMIT_EXCEEDED] * (len(spaces) - 1)), (user, statuses)
+        assert statuses == sorted([SAVED] + [LIMIT_EXCEEDED] * (len(spaces) - 1)), (user, statuses)
         assert len(await personal_memories(bot_db, user)) == 5
 
 
@@ -101,8 +101,8 @@ async def test_concurrent_evictions_forget_each_dormant_row_once(e2e_worker, mem
         memory.create(personal_save(ws, user, f"new {i}", retrieval=RAG)) for i, ws in enumerate(spaces)
     ))
 
-    evicting = [r for r in results if r.data.status == codes.SAVED_WITH_EVICTION]
-    refused = [r for r in results if r.data.status == codes.LIMIT_EXCEEDED]
+    evicting = [r for r in results if r.data.status == SAVED_WITH_EVICTION]
+    refused = [r for r in results if r.data.status == LIMIT_EXCEEDED]
     assert len(evicting) == 5 and len(refused) == len(spaces) - 5, [r.data.status for r in results]
     assert sorted(r.data.content_forgotten for r in evicting) == sorted(f"imported {d}" for d in range(40, 45))
     rows = await personal_memories(bot_db, user)
@@ -134,11 +134,11 @@ async def test_global_rows_count_but_are_never_evicted(e2e_worker, memory, bot_d
         ws, "{user} likes tea", scope="target_user", target="Quin", lineage_id=LINEAGE, retrieval=RAG,
         member_matches=[{"id": full, "display_name": "Quin"}]))
 
-    assert evicting.data.status == codes.SAVED_WITH_EVICTION, evicting
+    assert evicting.data.status == SAVED_WITH_EVICTION, evicting
     assert evicting.data.content_forgotten == "lineage older"
     # Another lineage counts the 3 global rows and its own (none): room left.
-    assert other_lineage.data.status == codes.SAVED, other_lineage
-    assert only_globals.data.status == codes.LIMIT_EXCEEDED, only_globals
+    assert other_lineage.data.status == SAVED, other_lineage
+    assert only_globals.data.status == LIMIT_EXCEEDED, only_globals
     assert (only_globals.data.current_count, only_globals.data.max_allowed) == (5, 5)
     assert sorted(r["content"] for r in await personal_memories(bot_db, user)) == sorted([
         "bio seed", "global 1", "global 2", "lineage old", "new fact", "other persona's fact"])
@@ -163,10 +163,10 @@ async def test_eviction_order_never_reinforced_first_then_least_recently_used(e2
         forgotten.append((result.data.status, result.data.content_forgotten))
 
     assert forgotten == [
-        (codes.SAVED_WITH_EVICTION, "b: 50 days, never used"),
-        (codes.SAVED_WITH_EVICTION, "e: 45 days, never used"),
-        (codes.SAVED_WITH_EVICTION, "a: old, used 40 days ago"),
-        (codes.LIMIT_EXCEEDED, None),
+        (SAVED_WITH_EVICTION, "b: 50 days, never used"),
+        (SAVED_WITH_EVICTION, "e: 45 days, never used"),
+        (SAVED_WITH_EVICTION, "a: old, used 40 days ago"),
+        (LIMIT_EXCEEDED, None),
     ]
     assert {r["id"] for r in await server_memories(bot_db, ws, LINEAGE)} >= {c, d}
 
@@ -178,7 +178,7 @@ async def test_decay_days_come_from_the_workspace(e2e_worker, memory, bot_db, nc
 
     result = await memory.create(create_fields(ws, "new", lineage_id=LINEAGE, retrieval=RAG))
 
-    assert result.data.status == codes.SAVED_WITH_EVICTION, result
+    assert result.data.status == SAVED_WITH_EVICTION, result
     assert result.data.content_forgotten == "week old 4"
     evicted = await read_stream(nc, subjects.EVENTS_STREAM, [subjects.evicted_subject("server", ws)])
     assert [m.json()["decay_days"] for m in evicted] == [7]
@@ -197,6 +197,6 @@ async def test_over_the_cap_refuses_and_deletes_nothing(e2e_worker, memory, bot_
 
     result = await memory.create(create_fields(ws, "new", lineage_id=LINEAGE, retrieval=RAG))
 
-    assert result.data.status == codes.LIMIT_EXCEEDED, result
+    assert result.data.status == LIMIT_EXCEEDED, result
     assert (result.data.current_count, result.data.max_allowed) == (6, 5)
     assert await server_memories(bot_db, ws) == before

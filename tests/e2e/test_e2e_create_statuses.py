@@ -11,9 +11,20 @@ import json
 
 import pytest
 
-from contracts import results as codes
 from contracts.codec import RESULT_DECODER
-from contracts.results import CacheKey
+from contracts.kinds.create import (
+    AMBIGUOUS_USER,
+    DISABLED,
+    INTERNAL_ERROR,
+    INVALID_ARGS,
+    INVALID_CONTENT,
+    LIMIT_EXCEEDED,
+    PRIVACY_RESTRICTED,
+    SAVED,
+    SAVED_WITH_EVICTION,
+    USER_NOT_FOUND,
+)
+from contracts.result_parts import CacheKey
 from tests.e2e.bus import RAG, command_payload, create_fields, publish_command, unique
 from tests.e2e.directory import add_old_server_memories, personal_memories, server_memories
 from tests.support.directory import add_server, add_user
@@ -40,7 +51,7 @@ async def test_saved_server_wide(e2e_worker, memory, bot_db):
 
     assert result.success is True
     assert result.error is None
-    assert result.data.status == codes.SAVED
+    assert result.data.status == SAVED
     assert result.data.scope == "server_wide"
     assert result.data.content_forgotten is None
     # Trimmed; the bot's placeholders kept, any other brace token reduced to its word.
@@ -67,7 +78,7 @@ async def test_saved_for_known_user_by_display_name(e2e_worker, memory, bot_db):
     result = await memory.create(create_fields(ws, "{user} is afraid of cats", scope="target_user",
                                                target=" @alice   LIDDELL ", member_matches=members))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.success is True
     assert result.data.scope == "target_user"
     assert result.data.target_user == "Alice Liddell (@alice_l)"  # TomoriBot's label
@@ -93,7 +104,7 @@ async def test_saved_with_eviction_forgets_the_oldest(e2e_worker, memory, bot_db
     result = await memory.create(create_fields(ws, "the server moved to Lisbon", lineage_id=LINEAGE,
                                                retrieval=RAG))
 
-    assert result.data.status == codes.SAVED_WITH_EVICTION, result
+    assert result.data.status == SAVED_WITH_EVICTION, result
     assert result.success is True
     assert result.data.scope == "server_wide"
     assert result.data.content_saved == "the server moved to Lisbon"
@@ -123,7 +134,7 @@ async def test_invalid_args_names_the_parameter(e2e_worker, memory, bot_db, tool
 
     result = await memory.create(create_fields(ws, tool_args=tool_args))
 
-    assert_refused(result, codes.INVALID_ARGS)
+    assert_refused(result, INVALID_ARGS)
     assert parameter in result.data.reason
     assert await server_memories(bot_db, ws) == []
 
@@ -146,7 +157,7 @@ async def test_invalid_args_for_any_number_json_allows(e2e_worker, nc, inbox, bo
     await publish_command(nc, "create", ws, data, msg_id=cid)
     result = RESULT_DECODER.decode((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
 
-    assert_refused(result, codes.INVALID_ARGS)
+    assert_refused(result, INVALID_ARGS)
     assert f"Parameter '{parameter}' expected type 'string' but got 'number'" in result.error, result.error
     assert await server_memories(bot_db, ws) == []
 
@@ -159,14 +170,14 @@ async def test_disabled_when_self_teaching_is_off(e2e_worker, memory, bot_db):
 
     result = await memory.create(create_fields(ws, "likes tea"))
 
-    assert_refused(result, codes.DISABLED)
+    assert_refused(result, DISABLED)
     assert result.error == "Self-teaching is disabled for this server"
     assert await server_memories(bot_db, ws) == []
 
     # The setting is read at processing time: once the bot turns it back on, saves work.
     await add_server(bot_db, ws, self_teaching=True)
     again = await memory.create(create_fields(ws, "likes tea"))
-    assert again.data.status == codes.SAVED, again
+    assert again.data.status == SAVED, again
     assert len(await server_memories(bot_db, ws)) == 1
 
 
@@ -178,7 +189,7 @@ async def test_internal_error_for_lineage_zero(e2e_worker, memory, bot_db):
 
     result = await memory.create(create_fields(ws, "likes tea", lineage_id=0))
 
-    assert_refused(result, codes.INTERNAL_ERROR)
+    assert_refused(result, INTERNAL_ERROR)
     assert result.error == "Internal configuration error: this persona has an invalid lineage ID."
     assert await server_memories(bot_db, ws) == []
 
@@ -189,7 +200,7 @@ async def test_internal_error_for_a_triggerer_the_bot_does_not_know(e2e_worker, 
 
     result = await memory.create(create_fields(ws, "likes tea", triggerer={"id": unique(), "name": "new"}))
 
-    assert_refused(result, codes.INTERNAL_ERROR)
+    assert_refused(result, INTERNAL_ERROR)
     assert result.error == "Internal bot error: Critical state information is missing"
     assert await server_memories(bot_db, ws) == []
 
@@ -209,7 +220,7 @@ async def test_ambiguous_user_lists_candidates(e2e_worker, memory, bot_db, match
     result = await memory.create(create_fields(ws, "{user} plays chess", scope="target_user", target="Sam",
                                                member_matches=members))
 
-    assert_refused(result, codes.AMBIGUOUS_USER)
+    assert_refused(result, AMBIGUOUS_USER)
     candidates = result.data.candidates
     assert isinstance(candidates, list)
     assert len(candidates) == min(matching, 3)
@@ -233,7 +244,7 @@ async def test_user_not_found_when_nobody_matches(e2e_worker, memory, bot_db):
         ws, "{user} likes tea", scope="target_user", target="Bo",  # no prefix matching
         member_matches=[{"id": bob, "display_name": "Bob", "username": "bobby"}]))
 
-    assert_refused(result, codes.USER_NOT_FOUND)
+    assert_refused(result, USER_NOT_FOUND)
     assert await personal_memories(bot_db, bob) == []
     assert await server_memories(bot_db, ws) == []
 
@@ -246,7 +257,7 @@ async def test_user_not_found_when_the_bot_does_not_know_them(e2e_worker, memory
         ws, "{user} likes tea", scope="target_user", target="Newcomer",
         member_matches=[{"id": stranger, "display_name": "Newcomer", "username": "newcomer"}]))
 
-    assert_refused(result, codes.USER_NOT_FOUND)
+    assert_refused(result, USER_NOT_FOUND)
     assert await bot_db.fetchval("SELECT count(*) FROM users WHERE user_disc_id = $1", stranger) == 0
     assert await server_memories(bot_db, ws) == []
 
@@ -257,10 +268,10 @@ OTTER = "\N{OTTER}"  # outside the BMP: one Python character, two UTF-16 code un
 
 
 @pytest.mark.parametrize(("content", "status"), [
-    ("a" * 1001, codes.INVALID_CONTENT),
-    ("a" * 999 + OTTER, codes.INVALID_CONTENT),  # 1000 code points, 1001 UTF-16 units
-    ("a" * 998 + OTTER, codes.SAVED),  # exactly 1000 UTF-16 units
-    ("  " + "a" * 1000 + "  ", codes.SAVED),  # length is counted after trimming
+    ("a" * 1001, INVALID_CONTENT),
+    ("a" * 999 + OTTER, INVALID_CONTENT),  # 1000 code points, 1001 UTF-16 units
+    ("a" * 998 + OTTER, SAVED),  # exactly 1000 UTF-16 units
+    ("  " + "a" * 1000 + "  ", SAVED),  # length is counted after trimming
 ], ids=["ascii-1001", "emoji-1001", "emoji-1000", "trimmed-1000"])
 async def test_content_length_in_utf16_units(e2e_worker, memory, bot_db, content, status):
     ws = unique()
@@ -269,11 +280,11 @@ async def test_content_length_in_utf16_units(e2e_worker, memory, bot_db, content
     result = await memory.create(create_fields(ws, content))
 
     rows = await server_memories(bot_db, ws)
-    if status == codes.SAVED:
-        assert result.data.status == codes.SAVED, result
+    if status == SAVED:
+        assert result.data.status == SAVED, result
         assert [r["content"] for r in rows] == [content.strip()]
     else:
-        assert_refused(result, codes.INVALID_CONTENT)
+        assert_refused(result, INVALID_CONTENT)
         assert result.data.reason == "Memory content exceeds maximum length of 1000 characters"
         assert rows == []
 
@@ -290,7 +301,7 @@ async def test_privacy_restricted(e2e_worker, memory, bot_db, privacy_level):
         ws, "{user} lives in Porto", scope="target_user", target="Carol",
         member_matches=[{"id": carol, "display_name": "Carol", "username": "carol"}]))
 
-    assert_refused(result, codes.PRIVACY_RESTRICTED)
+    assert_refused(result, PRIVACY_RESTRICTED)
     assert "/personal config" in result.data.reason
     assert await personal_memories(bot_db, carol) == []
     assert await server_memories(bot_db, ws) == []
@@ -303,11 +314,11 @@ async def test_limit_exceeded_with_decay_off(e2e_worker, memory, bot_db):
     await add_server(bot_db, ws, decay=False)
     for i in range(5):
         r = await memory.create(create_fields(ws, f"fact {i}", lineage_id=LINEAGE, retrieval=RAG))
-        assert r.data.status == codes.SAVED, r
+        assert r.data.status == SAVED, r
 
     result = await memory.create(create_fields(ws, "fact 5", lineage_id=LINEAGE, retrieval=RAG))
 
-    assert_refused(result, codes.LIMIT_EXCEEDED)
+    assert_refused(result, LIMIT_EXCEEDED)
     assert result.data.current_count == 5
     assert result.data.max_allowed == 5
     assert result.error == "Server memory limit reached. This server can have up to 5 memories (currently: 5)."
@@ -333,7 +344,7 @@ async def test_limit_exceeded_when_no_row_may_be_replaced(e2e_worker, memory, bo
 
     result = await memory.create(create_fields(ws, "new fact", lineage_id=LINEAGE, retrieval=retrieval))
 
-    assert_refused(result, codes.LIMIT_EXCEEDED)
+    assert_refused(result, LIMIT_EXCEEDED)
     assert result.data.current_count == 5
     assert result.data.max_allowed == 5
     assert await server_memories(bot_db, ws) == before

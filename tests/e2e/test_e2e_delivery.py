@@ -9,8 +9,9 @@ from collections import Counter
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import DB_ERROR, SAVED
+from contracts.result_parts import COMMAND_INVALID
 from tests.e2e.bus import create_fields, read_stream, unique
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
@@ -47,7 +48,7 @@ async def test_events_failing_after_commit_are_published_once_in_order_when_the_
         await js.update_stream(streams.events_stream())
     result = await pending
 
-    assert result.data.status == codes.SAVED
+    assert result.data.status == SAVED
     assert len(await server_memories(bot_db, ws)) == 1
     wanted = [subjects.invalidate_subject("tomori_state", ws), subjects.saved_subject("server", ws)]
     events = await read_stream(nc, subjects.EVENTS_STREAM, wanted)
@@ -75,10 +76,10 @@ async def test_a_blocked_partition_does_not_hold_up_the_others(e2e_worker, memor
         await conn.execute("SELECT memory_lock_owner('server', $1)", blocked_ws)
         blocked = asyncio.create_task(memory.create(create_fields(blocked_ws, "waits for the lock"), timeout=30))
         done = await asyncio.gather(*(memory.create(create_fields(ws, "goes ahead")) for ws in others))
-        assert {r.data.status for r in done} == {codes.SAVED}
+        assert {r.data.status for r in done} == {SAVED}
         assert not blocked.done()
         await holder.rollback()
-    assert (await blocked).data.status == codes.SAVED
+    assert (await blocked).data.status == SAVED
 
 
 async def test_a_result_is_only_looked_up_from_its_own_workspace(e2e_worker, memory, nc):
@@ -103,8 +104,8 @@ async def test_a_command_id_reused_by_another_workspace_is_refused_not_answered(
     raw = await memory.send_raw("create", other, payload, command_id=f"{cid}-other-bot", reply_to=reply)
     second = msgspec.json.decode(raw)
 
-    assert first.data.status == codes.SAVED
-    assert second["data"]["status"] == codes.COMMAND_INVALID
+    assert first.data.status == SAVED
+    assert second["data"]["status"] == COMMAND_INVALID
     assert "another workspace" in second["error"]
     assert await server_memories(bot_db, other) == []
 
@@ -137,8 +138,8 @@ async def test_resending_a_dead_lettered_command_with_its_id_applies_it(e2e_work
     # duplicate, finds no stored result, and sends it again under a derived message id.
     retried = await memory.create(cmd, timeout=30)
 
-    assert failed.data.status == codes.DB_ERROR
-    assert retried.data.status == codes.SAVED
+    assert failed.data.status == DB_ERROR
+    assert retried.data.status == SAVED
     assert [r["content"] for r in await server_memories(bot_db, ws)] == [content]
 
 

@@ -12,8 +12,8 @@ import msgspec
 import pytest
 from nats.js.errors import NotFoundError
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import DB_ERROR, SAVED
 from tests.e2e.bus import Inbox, command_payload, create_fields, encode, publish_command, unique
 from tests.e2e.directory import processed_count, server_memories
 from tests.e2e.test_e2e_delivery import FAIL_SWITCH
@@ -47,7 +47,7 @@ async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, n
     payload = encode(command_payload(create_fields(ws, content), command_id=cid, reply_to=inbox.subject(cid)))
     await publish_command(nc, "create", ws, payload, msg_id=cid)
     reply = (await inbox.wait_for([inbox.subject(cid)], timeout=30))[inbox.subject(cid)]
-    assert msgspec.json.decode(reply)["data"]["status"] == codes.DB_ERROR
+    assert msgspec.json.decode(reply)["data"]["status"] == DB_ERROR
 
     [letter] = await _letters_for(js, ws)
     assert letter.reason == "max_deliver_exhausted"
@@ -78,7 +78,7 @@ async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, n
     reply_subject = inbox.subject(cid)
     await wait_until(lambda: len(inbox.replies[reply_subject]) == 2, timeout=15)
     second = inbox.replies[reply_subject][1]
-    assert msgspec.json.decode(second)["data"]["status"] == codes.SAVED
+    assert msgspec.json.decode(second)["data"]["status"] == SAVED
 
     # Replaying a command that was in fact applied changes nothing: the inbox answers it.
     await js.publish(subjects.dlq_subject(letter.original_subject), payload,

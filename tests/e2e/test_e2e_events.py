@@ -11,10 +11,10 @@ from collections import Counter
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.events import CacheInvalidate, MemoryEvicted, MemoryEvictionMetric, MemorySaved
-from contracts.results import CacheKey
+from contracts.kinds.create import DISABLED, LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
+from contracts.result_parts import CacheKey
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, eviction_metric_ids, server_memories
 from tests.support.directory import add_server, add_user
@@ -47,7 +47,7 @@ async def test_save_with_eviction_publishes_invalidate_first_then_evicted_and_sa
     result = await memory.create(create_fields(ws, "{user} switched to green tea", lineage_id=LINEAGE,
                                                retrieval=RAG))
 
-    assert result.data.status == codes.SAVED_WITH_EVICTION, result
+    assert result.data.status == SAVED_WITH_EVICTION, result
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     cid, new_id, victim_id = result.command_id, result.data.memory_id, ids[1]
 
@@ -96,7 +96,7 @@ async def test_plain_save_publishes_invalidate_then_saved_and_no_eviction(e2e_wo
     result = await memory.create(create_fields(ws, "the server's motto is 'tea first'", lineage_id=LINEAGE,
                                                retrieval=RAG))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     cid = result.command_id
     events = await read_stream(nc, subjects.EVENTS_STREAM, server_subjects(ws))
     assert_each_once(events)
@@ -120,7 +120,7 @@ async def test_personal_save_invalidates_the_user_cache(e2e_worker, memory, bot_
         ws, "{user} is learning Japanese", scope="target_user", target="Dana", lineage_id=LINEAGE,
         member_matches=[{"id": dana, "display_name": "Dana", "username": "dana"}]))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.invalidated == [CacheKey("user", dana)]
     cid = result.command_id
     events = await read_stream(nc, subjects.EVENTS_STREAM, [
@@ -149,9 +149,9 @@ async def test_a_refusal_publishes_nothing(e2e_worker, memory, bot_db, nc):
     await add_server(bot_db, ws, self_teaching=True)
     saved = await memory.create(create_fields(ws, "room here", lineage_id=LINEAGE + 1))
 
-    assert at_cap.data.status == codes.LIMIT_EXCEEDED, at_cap
-    assert disabled.data.status == codes.DISABLED, disabled
-    assert saved.data.status == codes.SAVED, saved
+    assert at_cap.data.status == LIMIT_EXCEEDED, at_cap
+    assert disabled.data.status == DISABLED, disabled
+    assert saved.data.status == SAVED, saved
     events = await read_stream(nc, subjects.EVENTS_STREAM, server_subjects(ws))
     assert [(m.subject, m.msg_id) for m in events] == [
         (subjects.invalidate_subject("tomori_state", ws), f"{saved.command_id}:invalidate:tomori_state:{ws}"),
@@ -189,7 +189,7 @@ async def test_events_follow_the_commit_and_precede_the_result(e2e_worker, memor
     finally:
         await everything.unsubscribe()
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert [s for s, _ in seen] == [invalidate_subject, saved_subject, reply_to]
     assert rows_when_saved == [[result.data.memory_id]]
 

@@ -17,8 +17,8 @@ import msgspec
 import nats
 import pytest
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import DB_ERROR, INVALID_ARGS
 from tests.e2e.bus import (
     Inbox,
     command_payload,
@@ -63,7 +63,7 @@ async def test_a_failure_no_retry_can_fix_is_dead_lettered_at_once(e2e_worker, m
     ws = unique()
     await add_server(bot_db, ws)
     outcome = await _fail(module_nc, module_inbox, ws, "permanent failure, whatever the retries")
-    assert outcome["result"]["data"]["status"] == codes.DB_ERROR
+    assert outcome["result"]["data"]["status"] == DB_ERROR
     [dead] = outcome["dead"]
     assert dead.headers["Dlq-Reason"] == "permanent_error"
     assert dead.headers["Dlq-Deliveries"] == "1"
@@ -87,7 +87,7 @@ async def module_inbox(module_nc, e2e_worker):
 
 async def test_exhausted_command_is_dead_lettered_and_answered_db_error(e2e_worker, exhausted, bot_db):
     result = exhausted["result"]
-    assert result["data"]["status"] == codes.DB_ERROR, result
+    assert result["data"]["status"] == DB_ERROR, result
     assert result["success"] is False and result["command_id"] == exhausted["command_id"]
     assert result["error"] and result["data"]["reason"]
     assert await server_memories(bot_db, exhausted["ws"]) == []
@@ -118,10 +118,10 @@ async def test_nul_character_in_arguments_is_an_ordinary_refusal(e2e_worker, mem
     members = [{"id": bob, "display_name": "Bob", "username": "bob"}]
     if where == "memory_content":
         fields = create_fields(ws, "tea\x00time", member_matches=members)
-        allowed = {codes.INVALID_ARGS}
+        allowed = {INVALID_ARGS}
     else:
         fields = create_fields(ws, "{user} likes tea", scope="target_user", target="Bo\x00b", member_matches=members)
-        allowed = {codes.INVALID_ARGS}
+        allowed = {INVALID_ARGS}
 
     result = await memory.create(fields)
 

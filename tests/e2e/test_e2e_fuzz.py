@@ -25,8 +25,25 @@ import msgspec
 import nats
 import pytest
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import CREATE_STATUSES, INVALID_ARGS, INVALID_CONTENT, SAVED
+from contracts.kinds.manual import (
+    ADDED,
+    ALL_DUPLICATES,
+    BATCH_LIMIT_REACHED,
+    BLACKLISTED,
+    CONTENT_TOO_LONG,
+    EMPTY_CONTENT,
+    HOST_PROTECTED,
+    LIMIT_REACHED,
+    NOT_FOUND,
+    PRIVACY_BLOCKED,
+    REMOVED,
+    TEACHING_DISABLED,
+    UNCHANGED,
+    UPDATED,
+)
+from contracts.result_parts import COMMAND_INVALID
 from tests.conftest import WorkerProcess, clone_database, worker_env
 from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command, read_stream, unique
 from tests.e2e.directory import server_memories
@@ -41,10 +58,10 @@ SEED = 20240404
 PREFIXES = ("_INBOX.",)
 MAX_COMMAND_BYTES = 65536
 MANAGER = "130000000000000001"
-MANUAL_STATUSES = {codes.ADDED, codes.UPDATED, codes.UNCHANGED, codes.REMOVED, codes.PRIVACY_BLOCKED,
-                   codes.HOST_PROTECTED, codes.EMPTY_CONTENT, codes.CONTENT_TOO_LONG, codes.LIMIT_REACHED,
-                   codes.BATCH_LIMIT_REACHED, codes.ALL_DUPLICATES, codes.NOT_FOUND, codes.BLACKLISTED,
-                   codes.TEACHING_DISABLED}
+MANUAL_STATUSES = {ADDED, UPDATED, UNCHANGED, REMOVED, PRIVACY_BLOCKED,
+                   HOST_PROTECTED, EMPTY_CONTENT, CONTENT_TOO_LONG, LIMIT_REACHED,
+                   BATCH_LIMIT_REACHED, ALL_DUPLICATES, NOT_FOUND, BLACKLISTED,
+                   TEACHING_DISABLED}
 SENTINEL = "\x01raw\x01"  # written as a lone surrogate escape
 BEYOND = "\x01beyond\x01"  # written as a number beyond a double
 
@@ -96,11 +113,11 @@ class Catalogue:
             content = f"valid create {i}"
             cid, payload = self.create(content)
             return Case(f"valid create {i}", "create", encode(payload), "valid", self.inbox.subject(cid), cid,
-                        frozenset({codes.SAVED}), content)
+                        frozenset({SAVED}), content)
         content = f"valid manual add {i}"
         cid, payload = self.manual(content)
         return Case(f"valid manual {i}", "manual", encode(payload), "valid", self.inbox.subject(cid), cid,
-                    frozenset({codes.ADDED}), content)
+                    frozenset({ADDED}), content)
 
     # --- bad commands with a known fate ---
 
@@ -161,7 +178,7 @@ class Catalogue:
         assert len(cases[-1].payload) > MAX_COMMAND_BYTES
 
         # Decodable, so processed: the model's bad arguments are an ordinary refusal.
-        args = codes.INVALID_ARGS
+        args = INVALID_ARGS
         cases += [
             self.refused("tool_args content NUL", "create", self.create("a\x00b")[1], {args}),
             self.refused("tool_args target NUL", "create",
@@ -171,20 +188,20 @@ class Catalogue:
             self.refused("tool_args content a number", "create", self.create(tool_args={
                 "memory_content": 10**30, "memory_scope": "server_wide"})[1], {args}),
             self.refused("tool_args content 60000 chars", "create", self.create("z" * 60_000)[1],
-                         {codes.INVALID_CONTENT}),
+                         {INVALID_CONTENT}),
             self.refused("tool_args scope unknown", "create", self.create("fact", scope="galaxy")[1], {args}),
             self.refused("tool_args discord id beyond int64", "create", self.create(tool_args={
                 "memory_content": "fact", "memory_scope": "target_user", "target_user_discord_id": 10**25})[1],
                 {args}),  # a legacy target name must be a string (TomoriBot trims it as one)
-            self.refused("manual content too long", "manual", self.manual("w" * 5000)[1], {codes.CONTENT_TOO_LONG}),
-            self.refused("manual blank content", "manual", self.manual("   ")[1], {codes.EMPTY_CONTENT}),
+            self.refused("manual content too long", "manual", self.manual("w" * 5000)[1], {CONTENT_TOO_LONG}),
+            self.refused("manual blank content", "manual", self.manual("   ")[1], {EMPTY_CONTENT}),
         ]
         # A lone surrogate escape (a string cut mid-pair) is read as U+FFFD: applied as sent.
         cases += [
             self.framed("tool_args content lone surrogate", "create",
-                        lambda p: p["tool_args"].update(memory_content=SENTINEL), {codes.SAVED}),
-            self.framed("command_id lone surrogate", "create", lambda p: p.update(command_id=SENTINEL), {codes.SAVED}),
-            self.framed("manual content lone surrogate", "manual", lambda p: p.update(content=SENTINEL), {codes.ADDED}),
+                        lambda p: p["tool_args"].update(memory_content=SENTINEL), {SAVED}),
+            self.framed("command_id lone surrogate", "create", lambda p: p.update(command_id=SENTINEL), {SAVED}),
+            self.framed("manual content lone surrogate", "manual", lambda p: p.update(content=SENTINEL), {ADDED}),
             # A model's number beyond a double is its bad argument.
             self.framed("tool_args content beyond a double", "create",
                         lambda p: p["tool_args"].update(memory_content=BEYOND), {args}),
@@ -196,7 +213,7 @@ class Catalogue:
             if kind == "create":
                 payload["persona"]["x_extra"] = [None, True, 1.5]
             cases.append(self.refused(f"unknown fields on {kind}", kind, payload,
-                                      {codes.SAVED} if kind == "create" else {codes.ADDED}))
+                                      {SAVED} if kind == "create" else {ADDED}))
         return cases
 
     def framed(self, label: str, kind: str, change, statuses: set[str]) -> Case:
@@ -282,7 +299,7 @@ async def test_fuzzed_bad_commands_never_stop_the_worker(e2e_worker, nc, inbox, 
     replies = await inbox.wait_for([final_reply] + [c.reply_to for c in answered], timeout=30.0)
 
     assert e2e_worker.proc.poll() is None, "the worker died"
-    assert msgspec.json.decode(replies[final_reply])["data"]["status"] == codes.SAVED
+    assert msgspec.json.decode(replies[final_reply])["data"]["status"] == SAVED
 
     # A mutation may leave two commands sharing a valid command id (" "): the later one is then
     # answered from the inbox with the earlier one's result, whatever its kind.
@@ -293,12 +310,12 @@ async def test_fuzzed_bad_commands_never_stop_the_worker(e2e_worker, nc, inbox, 
         status = result["data"]["status"]
         where = f"{case.label}: {result}"
         if case.expect == "dlq":
-            assert status == codes.COMMAND_INVALID and result["success"] is False, where
+            assert status == COMMAND_INVALID and result["success"] is False, where
             assert result["error"] and result["data"]["reason"], where
             continue
-        allowed = case.statuses or (frozenset(codes.CREATE_STATUSES) if case.kind == "create" else MANUAL_STATUSES)
+        allowed = case.statuses or (frozenset(CREATE_STATUSES) if case.kind == "create" else MANUAL_STATUSES)
         if case.command_id in shared:
-            allowed = frozenset(codes.CREATE_STATUSES) | MANUAL_STATUSES
+            allowed = frozenset(CREATE_STATUSES) | MANUAL_STATUSES
         assert status in allowed, where
         assert result["command_id"] == case.command_id, where
         if not result["success"]:
@@ -374,9 +391,9 @@ async def test_deep_nesting_is_dead_lettered_and_the_partition_moves_on(lone_wor
 
     assert worker.proc.poll() is None
     refused = msgspec.json.decode(replies[box.subject(deep_id)])
-    assert (refused["command_id"], refused["data"]["status"]) == (deep_id, codes.COMMAND_INVALID), refused
+    assert (refused["command_id"], refused["data"]["status"]) == (deep_id, COMMAND_INVALID), refused
     assert "nested too deeply" in refused["data"]["reason"]
-    assert msgspec.json.decode(replies[box.subject(valid_id)])["data"]["status"] == codes.SAVED
+    assert msgspec.json.decode(replies[box.subject(valid_id)])["data"]["status"] == SAVED
     dead = await read_stream(client, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     assert [m.data for m in dead] == [deep_bytes]
     assert dead[0].headers.get("Dlq-Reason") == dead_letters.INVALID_COMMAND

@@ -11,9 +11,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
+from contracts.kinds.create import DISABLED, SAVED, SAVED_WITH_EVICTION
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, processed_count, server_memories
 from tests.support.directory import add_server
@@ -36,7 +36,7 @@ async def test_same_command_id_twice_gives_one_row_and_identical_results(e2e_wor
     second = await memory.send_raw("create", ws, payload, command_id=cmd.command_id, reply_to=cmd.reply_to)
 
     first_result, second_result = msgspec.json.decode(first), msgspec.json.decode(second)
-    assert first_result["data"]["status"] == codes.SAVED, first_result
+    assert first_result["data"]["status"] == SAVED, first_result
     assert first_result["command_id"] == cmd.command_id
     assert second_result == first_result
     rows = await server_memories(bot_db, ws)
@@ -62,7 +62,7 @@ async def test_redelivered_command_is_answered_from_the_inbox(e2e_worker, memory
                                   reply_to=again.reply_to)
 
     first_result = msgspec.json.decode(first)
-    assert first_result["data"]["status"] == codes.SAVED, first_result
+    assert first_result["data"]["status"] == SAVED, first_result
     assert msgspec.json.decode(second) == first_result
     assert msgspec.json.decode(third) == first_result
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["{user} runs marathons"]
@@ -88,7 +88,7 @@ async def test_repeated_eviction_forgets_only_one_row(e2e_worker, memory, bot_db
                                           reply_to=cmd.reply_to))
 
     results = [msgspec.json.decode(r) for r in raws]
-    assert results[0]["data"]["status"] == codes.SAVED_WITH_EVICTION, results[0]
+    assert results[0]["data"]["status"] == SAVED_WITH_EVICTION, results[0]
     assert results[0]["data"]["content_forgotten"] == "legacy 90"
     assert results[1] == results[0] and results[2] == results[0]
     rows = await server_memories(bot_db, ws, LINEAGE)
@@ -107,7 +107,7 @@ async def test_a_refusal_is_stored_and_repeated_too(e2e_worker, memory, bot_db):
     second = await memory.send_raw("create", ws, encode(cmd), command_id=f"{cmd.command_id}:replay",
                                    reply_to=cmd.reply_to)
 
-    assert msgspec.json.decode(first)["data"]["status"] == codes.DISABLED
+    assert msgspec.json.decode(first)["data"]["status"] == DISABLED
     assert msgspec.json.decode(second) == msgspec.json.decode(first)
     assert await server_memories(bot_db, ws) == []
     assert await processed_count(bot_db, cmd.command_id) == 1

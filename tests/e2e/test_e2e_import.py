@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.events import CacheInvalidate, MemoryRemoved, MemorySaved
-from contracts.results import CacheKey
+from contracts.kinds.manual import EMPTY_CONTENT, IMPORTED, LIMIT_REACHED, MANAGERS_ONLY, PRIVACY_BLOCKED
+from contracts.result_parts import CacheKey
 from tests.e2e.bus import unique
 from tests.e2e.directory import personal_memories, processed_count, server_memories
 from tests.e2e.test_e2e_panels import events_by_command, panel, sent_twice
@@ -33,9 +33,9 @@ async def test_a_merge_then_a_replace_publish_invalidate_then_removed_then_saved
                                                {"content": "rules are pinned", "tags": "rules, #general"}]))
     replaced = await memory.manual(importing(ws, [{"content": "fresh start", "tags": ["lore"]}], "replace"))
 
-    assert (merged.data.status, len(merged.data.memory_ids), merged.data.removed_count) == (codes.IMPORTED, 2, 0)
-    assert (again.data.status, again.data.skipped_duplicates, len(again.data.memory_ids)) == (codes.IMPORTED, 1, 1)
-    assert (replaced.data.status, replaced.data.removed_count) == (codes.IMPORTED, 3)
+    assert (merged.data.status, len(merged.data.memory_ids), merged.data.removed_count) == (IMPORTED, 2, 0)
+    assert (again.data.status, again.data.skipped_duplicates, len(again.data.memory_ids)) == (IMPORTED, 1, 1)
+    assert (replaced.data.status, replaced.data.removed_count) == (IMPORTED, 3)
     assert all(r.invalidated == [CacheKey("tomori_state", ws)] for r in (merged, again, replaced))
     rows = await server_memories(bot_db, ws)
     assert [(r["id"], r["content"], r["source"], r["manually_written"]) for r in rows] == [
@@ -69,8 +69,8 @@ async def test_refusals_change_and_publish_nothing(e2e_worker, memory, bot_db, n
     bad_entry = await memory.manual(importing(ws, [{"content": "ok"}, {"content": "  "}]))
 
     assert [(r.success, r.data.status) for r in (member, blocked, too_many, bad_entry)] == [
-        (False, codes.MANAGERS_ONLY), (False, codes.PRIVACY_BLOCKED), (False, codes.LIMIT_REACHED),
-        (False, codes.EMPTY_CONTENT)]
+        (False, MANAGERS_ONLY), (False, PRIVACY_BLOCKED), (False, LIMIT_REACHED),
+        (False, EMPTY_CONTENT)]
     assert (too_many.data.available, too_many.data.requested) == (5, 6)
     assert "Memory 2 of the import" in bad_entry.error
     assert set(await events_by_command(nc, "server", ws)) == {kept.command_id}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED
 from tests.conftest import worker_env
 from tests.e2e.bus import create_fields, unique
 from tests.e2e.test_e2e_panels import panel
@@ -30,7 +30,7 @@ async def test_a_lineage_beyond_int32_is_saved_listed_and_reinforced(e2e_worker,
     reinforced = await memory.reinforce({"workspace_id": ws, "lineage_id": BIG,
                                          "memories": [{"scope": "server", "memory_id": saved.data.memory_id}]})
 
-    assert (saved.data.status, largest.data.status) == (codes.SAVED, codes.SAVED), (saved, largest)
+    assert (saved.data.status, largest.data.status) == (SAVED, SAVED), (saved, largest)
     assert added.data.status == "added" and (reinforced.data.status, reinforced.data.count) == ("reinforced", 1)
     rows = await bot_db.fetch("SELECT persona_lineage_id, content FROM server_memories m JOIN servers s"
                               " USING (server_id) WHERE s.server_disc_id = $1 ORDER BY 1, 2", ws)

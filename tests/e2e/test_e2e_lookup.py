@@ -10,9 +10,9 @@ import msgspec
 import nats
 import pytest
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
+from contracts.kinds.create import SAVED
 from contracts.schema import SCHEMA_DIR
 from tests.e2e.bus import command_payload, create_fields, publish_command, unique
 from tests.support.directory import add_server
@@ -33,7 +33,7 @@ async def test_a_processed_command_has_its_result_in_both_answers(e2e_worker, me
     ws = unique()
     await add_server(bot_db, ws)
     result = await memory.create(create_fields(ws, "{user} keeps bees"))
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
 
     outcome = await lookup_outcome(nc, ws, result.command_id)
     assert (outcome.outcome, outcome.kind) == ("processed", "create")
@@ -99,7 +99,7 @@ async def test_a_workspace_token_in_lower_case_hex_is_the_same_workspace(e2e_wor
         reply = msgspec.json.decode((await sub.next_msg(timeout=20)).data)
     finally:
         await sub.unsubscribe()
-    assert reply["data"]["status"] == codes.SAVED, reply
+    assert reply["data"]["status"] == SAVED, reply
     # The lookup takes either spelling too.
     subject = f"memory.result.{lower}.{subjects.encode_token(cmd.command_id)}"
     answer = await nc.request(subject, b'{"answer": "outcome"}', timeout=5)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories
 from tests.support.directory import add_server
@@ -22,7 +22,7 @@ async def test_minimal_notice_in_a_public_channel_goes_to_conversation_and_thoug
     await _notice_settings(bot_db, ws, thought_log_channel_id="777")
     result = await memory.create(create_fields(ws, "the server's motto is be kind"))
     notice = result.notice
-    assert result.data.status == codes.SAVED
+    assert result.data.status == SAVED
     assert notice["key"] == "memory_update" and notice["verbosity"] == "minimal"
     assert notice["conversation"]["mode"] == "title" and notice["conversation"]["card"] is None
     assert notice["thought_log"]["channel_id"] == "777"
@@ -46,7 +46,7 @@ async def test_an_eviction_card_shows_both_contents_in_the_result_and_the_event(
 
     result = await memory.create(create_fields(ws, "a fresh fact", retrieval=RAG))
 
-    assert result.data.status == codes.SAVED_WITH_EVICTION
+    assert result.data.status == SAVED_WITH_EVICTION
     card = result.notice["conversation"]["card"]
     values = [f["value"] for f in card["fields"]]
     assert "a fresh fact" in values and "old fact 90" in values

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED
 from tests.e2e.bus import command_payload, create_fields, encode, publish_command, unique
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
@@ -40,7 +40,7 @@ async def test_one_workspace_in_publish_order_while_others_interleave(e2e_worker
     replies = await inbox.wait_for([inbox.subject(cid) for _, cid, _ in published], timeout=40.0)
 
     results = {cid: msgspec.json.decode(replies[inbox.subject(cid)]) for _, cid, _ in published}
-    bad = {cid: r["data"]["status"] for cid, r in results.items() if r["data"]["status"] != codes.SAVED}
+    bad = {cid: r["data"]["status"] for cid, r in results.items() if r["data"]["status"] != SAVED}
     assert not bad, bad
     assert all(results[cid]["command_id"] == cid for _, cid, _ in published)
 

@@ -10,12 +10,14 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import ManualMemory
 from contracts.events import CacheInvalidate, MemoryRemoved, MemorySaved
-from contracts.results import CacheKey, InvalidCommandResult
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED_WITH_EVICTION
+from contracts.kinds.manual import ADDED, NOT_FOUND, PRIVACY_BLOCKED, REMOVED, TEACHING_DISABLED, UPDATED, ManualMemory
+from contracts.kinds.reinforce import REINFORCED
+from contracts.kinds.seed_bio import SEEDED, SKIPPED
+from contracts.result_parts import COMMAND_INVALID, CacheKey, InvalidCommandResult
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, personal_memories, processed_count, server_memories
 from tests.support.directory import add_proxy_identity, add_server, add_user
@@ -52,7 +54,7 @@ async def test_server_add_edit_remove_publish_invalidate_then_saved_or_removed(e
     edited = await memory.manual(panel(ws, "edit", memory_id=added.data.memory_id, content="{user} likes green tea"))
     removed = await memory.manual(panel(ws, "remove", memory_id=added.data.memory_id))
 
-    assert [r.data.status for r in (added, edited, removed)] == [codes.ADDED, codes.UPDATED, codes.REMOVED]
+    assert [r.data.status for r in (added, edited, removed)] == [ADDED, UPDATED, REMOVED]
     assert all(r.invalidated == [CacheKey("tomori_state", ws)] for r in (added, edited, removed))
     memory_id = added.data.memory_id
     events = await events_by_command(nc, "server", ws)
@@ -84,7 +86,7 @@ async def test_personal_add_and_remove_publish_on_the_users_subjects(e2e_worker,
     removed = await memory.manual(panel(ws, "remove", scope="personal", actor=me, lineage=0,
                                         memory_id=added.data.memory_id))
 
-    assert (added.data.status, removed.data.status) == (codes.ADDED, codes.REMOVED)
+    assert (added.data.status, removed.data.status) == (ADDED, REMOVED)
     assert added.invalidated == [CacheKey("user", me)]
     events = await events_by_command(nc, "personal", me)
     invalidate, saved_subject, removed_subject, _ = owner_subjects("personal", me)
@@ -104,9 +106,9 @@ async def test_refusals_publish_nothing(e2e_worker, memory, bot_db, nc):
     disabled = await memory.manual(panel(ws, "add", actor=unique(), is_manager=False, content="x"))
     missing = await memory.manual(panel(ws, "remove", memory_id=10**12))
 
-    assert blocked.data.status == codes.PRIVACY_BLOCKED and blocked.success is False
-    assert disabled.data.status == codes.TEACHING_DISABLED and disabled.success is False
-    assert missing.data.status == codes.NOT_FOUND and missing.success is False
+    assert blocked.data.status == PRIVACY_BLOCKED and blocked.success is False
+    assert disabled.data.status == TEACHING_DISABLED and disabled.success is False
+    assert missing.data.status == NOT_FOUND and missing.success is False
     assert await events_by_command(nc, "personal", private) == {}
     assert await events_by_command(nc, "server", ws) == {}
     assert await personal_memories(bot_db, private) == [] and await server_memories(bot_db, ws) == []
@@ -132,7 +134,7 @@ async def test_the_same_panel_command_twice_has_one_effect(e2e_worker, memory, b
     command_id, first_result, second_result = await sent_twice(
         memory, panel(ws, "add_batch", contents=["one", "two", "ONE"]))
 
-    assert first_result["data"]["status"] == codes.ADDED and first_result["data"]["skipped_duplicates"] == 1
+    assert first_result["data"]["status"] == ADDED and first_result["data"]["skipped_duplicates"] == 1
     assert second_result == first_result
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["one", "two"]
     assert await processed_count(bot_db, command_id) == 1
@@ -151,7 +153,7 @@ async def test_reinforce_answers_its_count_and_publishes_nothing(e2e_worker, mem
 
     result = await memory.reinforce({"workspace_id": ws, "lineage_id": LINEAGE, "memories": refs})
 
-    assert (result.success, result.data.status, result.data.count) == (True, codes.REINFORCED, 2)
+    assert (result.success, result.data.status, result.data.count) == (True, REINFORCED, 2)
     assert result.invalidated == []
     counts = await bot_db.fetch(
         "SELECT reinforcement_count, last_reinforced_at IS NOT NULL FROM server_memories WHERE server_memory_id = $1"
@@ -175,9 +177,9 @@ async def test_seed_bio_seeds_once_then_skips_a_new_command_id(e2e_worker, memor
     seeded = await memory.seed_bio(fields)
     skipped = await memory.seed_bio(fields)  # a fresh command id: still a no-op
 
-    assert (seeded.success, seeded.data.status) == (True, codes.SEEDED), seeded
+    assert (seeded.success, seeded.data.status) == (True, SEEDED), seeded
     assert seeded.invalidated == [CacheKey("user", proxy)]
-    assert (skipped.data.status, skipped.invalidated) == (codes.SKIPPED, [])
+    assert (skipped.data.status, skipped.invalidated) == (SKIPPED, [])
     assert skipped.command_id != seeded.command_id and skipped.data.reason
     rows = await personal_memories(bot_db, proxy)
     assert [(r["id"], r["lineage_id"], r["content"], r["source"], r["manually_written"]) for r in rows] == [
@@ -198,8 +200,8 @@ async def test_a_model_save_at_the_cap_evicts_an_unprotected_row_never_the_prote
 
     saves = [await memory.create(create_fields(ws, f"fact {n}", lineage_id=LINEAGE, retrieval=RAG)) for n in range(5)]
 
-    assert protected.data.status == codes.UPDATED
-    assert [s.data.status for s in saves] == [codes.SAVED_WITH_EVICTION] * 4 + [codes.LIMIT_EXCEEDED]
+    assert protected.data.status == UPDATED
+    assert [s.data.status for s in saves] == [SAVED_WITH_EVICTION] * 4 + [LIMIT_EXCEEDED]
     assert [s.data.content_forgotten for s in saves[:4]] == ["old 150", "old 120", "old 100", "old 90"]
     rows = await server_memories(bot_db, ws, LINEAGE)
     assert len(rows) == 5
@@ -223,7 +225,7 @@ async def test_a_panel_or_seed_refused_unapplied_comes_back_as_an_invalid_comman
                                       "bio": big})]
     for answer in answers:
         assert isinstance(answer, InvalidCommandResult), answer
-        assert (answer.success, answer.data.status) == (False, codes.COMMAND_INVALID)
+        assert (answer.success, answer.data.status) == (False, COMMAND_INVALID)
         assert "over the limit of 65536" in answer.data.reason
         assert await processed_count(bot_db, answer.command_id) == 0
     assert await server_memories(bot_db, ws) == []

@@ -11,8 +11,9 @@ import json
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import SAVED
+from contracts.result_parts import COMMAND_INVALID
 from tests.e2e.bus import command_payload, create_fields, encode, publish_command, read_stream, unique
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
@@ -20,7 +21,7 @@ from tests.support.directory import add_server
 
 def assert_invalid(raw: bytes, command_id: str, field: str) -> None:
     result = msgspec.json.decode(raw)
-    assert result["data"]["status"] == codes.COMMAND_INVALID, result
+    assert result["data"]["status"] == COMMAND_INVALID, result
     assert result["success"] is False
     assert result["command_id"] == command_id
     assert result["error"]
@@ -54,7 +55,7 @@ async def test_poison_is_dead_lettered_and_the_partition_moves_on(e2e_worker, nc
     assert_invalid(replies[inbox.subject(bad_envelope_id)], bad_envelope_id, "issued_at")
     assert_invalid(replies[inbox.subject(mismatch_id)], mismatch_id, "workspace_id")
     ok = msgspec.json.decode(replies[inbox.subject(valid_id)])
-    assert ok["data"]["status"] == codes.SAVED, ok
+    assert ok["data"]["status"] == SAVED, ok
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["saved after the poison"]
     assert await server_memories(bot_db, other_ws) == []
 
@@ -102,7 +103,7 @@ async def test_wildcard_reply_to_is_dead_lettered(e2e_worker, nc, inbox, bot_db)
     await publish_command(nc, "create", ws, encode(valid), msg_id=valid_id)
 
     replies = await inbox.wait_for([inbox.subject(valid_id)])
-    assert msgspec.json.decode(replies[inbox.subject(valid_id)])["data"]["status"] == codes.SAVED
+    assert msgspec.json.decode(replies[inbox.subject(valid_id)])["data"]["status"] == SAVED
     dead = await read_stream(nc, subjects.DLQ_STREAM, [subjects.dlq_subject(subjects.command_subject("create", ws))])
     assert len(dead) == 1 and dead[0].headers.get("Dlq-Reason") == "invalid_command"
     assert "reply_to" in dead[0].headers.get("Dlq-Error", "")
@@ -136,7 +137,7 @@ async def test_what_json_parse_reads_is_read_and_answered(e2e_worker, nc, inbox,
     replies = await inbox.wait_for([inbox.subject(c) for c in (cut_id, lineage_id, command_id_id)])
 
     saved = msgspec.json.decode(replies[inbox.subject(cut_id)])
-    assert (saved["data"]["status"], saved["data"]["content_saved"]) == (codes.SAVED, "likes tea \ufffd"), saved
+    assert (saved["data"]["status"], saved["data"]["content_saved"]) == (SAVED, "likes tea \ufffd"), saved
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea \ufffd"]
     assert_invalid(replies[inbox.subject(lineage_id)], lineage_id, "lineage_id")
     assert "out of range" in msgspec.json.decode(replies[inbox.subject(lineage_id)])["data"]["reason"]

@@ -24,7 +24,7 @@ import asyncpg
 import nats
 import pytest
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import RAG, command_payload, create_fields, encode, publish_command
 from tests.e2e.directory import add_old_server_memories, server_memories
@@ -86,7 +86,7 @@ async def test_alerts_fire_and_resolve_and_every_dashboard_query_returns_data(ow
             await add_server(db, later)
             server_id = await add_server(db, full, decay=True)
             await add_old_server_memories(db, server_id, 7, [(f"old {d}", d) for d in (60, 61, 62, 63, 64)])
-            assert (await memory.create(create_fields(ws, "before anything"))).data.status == codes.SAVED
+            assert (await memory.create(create_fields(ws, "before anything"))).data.status == SAVED
 
             await wait_until(lambda: _up(prometheus), timeout=30, what="both targets scraped")
             # Before its first scrape Prometheus saw no worker: healthy once it has.
@@ -121,15 +121,15 @@ async def test_alerts_fire_and_resolve_and_every_dashboard_query_returns_data(ow
             # Load on the worker as it is now (its counters are its process's): saves, an eviction
             # (which the sinks record), a dead letter, a shadowed write (a dry run and its report).
             for i in range(3):  # MAX_SERVER_MEMORIES=5: room left
-                assert (await memory.create(create_fields(ws, f"fact {i}"))).data.status == codes.SAVED
+                assert (await memory.create(create_fields(ws, f"fact {i}"))).data.status == SAVED
 
             async def bot_write() -> dict:
-                return {"success": True, "data": {"status": codes.SAVED}}
+                return {"success": True, "data": {"status": SAVED}}
 
             await memory.shadowed("create", create_fields(ws, "the bot's own fact"), bot_write, timeout=10)
             await memory.shadow_reports_sent()
             evicted = await memory.create(create_fields(full, "replaces the oldest", retrieval=RAG))
-            assert evicted.data.status == codes.SAVED_WITH_EVICTION
+            assert evicted.data.status == SAVED_WITH_EVICTION
             await publish_command(nc, "create", ws, b"\x00\xffnot JSON", msg_id=unique("poison-"))
 
             # Every panel's query has data (a renamed metric would leave one empty).

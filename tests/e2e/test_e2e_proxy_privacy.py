@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from contracts import results as codes
-from contracts.results import CacheKey
+from contracts.kinds.create import PRIVACY_RESTRICTED, SAVED
+from contracts.result_parts import CacheKey
 from tests.e2e.bus import create_fields, unique
 from tests.e2e.directory import personal_memories
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
@@ -37,7 +37,7 @@ async def test_proxy_identity_with_an_open_host_gets_a_personal_memory(e2e_worke
 
     result = await memory.create(proxy_save(ws, proxy))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.data.scope == "target_user"
     assert result.invalidated == [CacheKey("user", proxy)]
     assert [r["content"] for r in await personal_memories(bot_db, proxy)] == ["{user} loves thunderstorms"]
@@ -63,4 +63,4 @@ async def test_proxy_identity_protected_by_its_hosts_is_refused(e2e_worker, memo
 
     assert await personal_memories(bot_db, proxy) == []
     assert result.success is False, result
-    assert result.data.status == codes.PRIVACY_RESTRICTED, result
+    assert result.data.status == PRIVACY_RESTRICTED, result

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED
 from tests.e2e.bus import commands_purged, create_fields, unique
 from tests.support.directory import add_server
 from tests.support.scrape import get, samples, value
@@ -23,7 +23,7 @@ async def test_applied_commands_are_purged_and_the_backlog_is_reported(e2e_worke
     ws = unique()
     await add_server(bot_db, ws)
     saved = [await memory.create(create_fields(ws, f"kept briefly {i}")) for i in range(3)]
-    assert {r.data.status for r in saved} == {codes.SAVED}
+    assert {r.data.status for r in saved} == {SAVED}
 
     await wait_until(lambda: commands_purged(nc, ws), timeout=15, interval=0.2)
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.codec import encode
+from contracts.kinds.create import INVALID_CONTENT, SAVED
+from contracts.kinds.update import UPDATE_INVALID_CONTENT
 from tests.conftest import ROOT
 from tests.e2e.bus import commands_purged, create_fields, read_stream, unique
 from tests.memoryctl import memoryctl
@@ -77,14 +78,14 @@ async def test_a_refused_credential_leaves_nothing_behind(e2e_worker, memory, bo
     edits = [await memory.update(update_fields(ws, kept.data.memory_id, c.content)) for c in edited]
 
     for credential, result in zip(ONE_OF_EACH, results):
-        assert (result.success, result.data.status) == (False, codes.INVALID_CONTENT), credential.kind
+        assert (result.success, result.data.status) == (False, INVALID_CONTENT), credential.kind
         assert NAMES[credential.kind] in result.data.reason and "must never be stored" in result.data.reason
         assert holding(encode(result)) == [], credential.kind
         outcome = await lookup_outcome(nc, ws, result.command_id)
         assert outcome is not None and outcome.outcome == "processed"
         assert holding(encode(outcome)) == []
     for credential, edit in zip(edited, edits):
-        assert (edit.success, edit.data.status) == (False, codes.UPDATE_INVALID_CONTENT), credential.kind
+        assert (edit.success, edit.data.status) == (False, UPDATE_INVALID_CONTENT), credential.kind
         assert NAMES[credential.kind] in (edit.data.reason or "") and holding(encode(edit)) == []
     assert await bot_db.fetch("SELECT content FROM server_memories m JOIN servers s USING (server_id)"
                               " WHERE s.server_disc_id = $1", ws) == [("likes green tea",)]
@@ -112,8 +113,8 @@ async def test_a_refused_credential_leaves_nothing_behind(e2e_worker, memory, bo
         assert holding(path.read_bytes()) == [], name
     lines = [json.loads(line) for line in e2e_worker.log_text().splitlines() if line.startswith("{")]
     answered = {line.get("command_id"): line.get("status") for line in lines if line.get("event") == "command"}
-    assert {answered.get(r.command_id) for r in results} == {codes.INVALID_CONTENT}
-    assert {answered.get(e.command_id) for e in edits} == {codes.UPDATE_INVALID_CONTENT}
+    assert {answered.get(r.command_id) for r in results} == {INVALID_CONTENT}
+    assert {answered.get(e.command_id) for e in edits} == {UPDATE_INVALID_CONTENT}
 
 
 async def test_a_workspace_that_turned_the_guard_off_saves_it(e2e_worker, memory, bot_db, e2e_database_url, nc):
@@ -125,7 +126,7 @@ async def test_a_workspace_that_turned_the_guard_off_saves_it(e2e_worker, memory
     done = await memoryctl(["workspace", "set", ws, "--secret-guard", "off"], env)
     assert done.returncode == 0, done
     saved = await memory.create(create_fields(ws, credential.content))
-    assert saved.data.status == codes.SAVED and saved.data.content_saved == credential.content
+    assert saved.data.status == SAVED and saved.data.content_saved == credential.content
     # Where a saved credential goes, the searches of the test above find it: they can fail.
     found = {needle: credential.kind for needle in needles(credential)}
     assert ('"public"."server_memories"', "stripe_key") in await tables_holding(bot_db, found)
@@ -134,4 +135,4 @@ async def test_a_workspace_that_turned_the_guard_off_saves_it(e2e_worker, memory
 
     assert (await memoryctl(["workspace", "set", ws, "--secret-guard", "default"], env)).returncode == 0
     refused = await memory.create(create_fields(ws, credential.content + " (again)"))
-    assert refused.data.status == codes.INVALID_CONTENT
+    assert refused.data.status == INVALID_CONTENT

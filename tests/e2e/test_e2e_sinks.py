@@ -10,7 +10,7 @@ import asyncio
 
 import msgspec
 
-from contracts import results as codes
+from contracts.kinds.create import SAVED_WITH_EVICTION
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories, eviction_metric_ids
 from tests.support.directory import add_server
@@ -31,7 +31,7 @@ async def test_an_eviction_reaches_both_sinks_with_only_scope_and_decay_days(
         server_id = await add_server(bot_db, ws, decay=True, decay_days=45)
         await add_old_server_memories(bot_db, server_id, LINEAGE, [(f"legacy secret {i}", 60) for i in range(5)])
         result = await memory.create(create_fields(ws, "{user} likes green tea", lineage_id=LINEAGE, retrieval=RAG))
-        assert result.data.status == codes.SAVED_WITH_EVICTION, result
+        assert result.data.status == SAVED_WITH_EVICTION, result
         [event_id] = await eviction_metric_ids(bot_db, result.command_id)
 
         def jsonl_lines() -> list[dict]:

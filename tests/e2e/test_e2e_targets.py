@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contracts import results as codes
-from contracts.results import CacheKey
+from contracts.kinds.create import SAVED, USER_NOT_FOUND
+from contracts.result_parts import CacheKey
 from tests.e2e.bus import BOT_ID, create_fields, unique
 from tests.e2e.directory import personal_memories, server_memories
 from tests.support.directory import add_server, add_user, set_persona_nickname
@@ -20,13 +20,13 @@ async def test_self_is_saved_server_wide_once_it_names_someone(e2e_worker, memor
     result = await memory.create(create_fields(ws, "{bot} prefers rainy days", scope="target_user", target="SELF",
                                                participants=persona))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.data.scope == "server_wide"
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["{bot} prefers rainy days"]
     # "self" that names nobody is nobody.
     alone = await memory.create(create_fields(ws, "{bot} likes fog", scope="target_user", target="self"))
-    assert alone.data.status == codes.USER_NOT_FOUND, alone
+    assert alone.data.status == USER_NOT_FOUND, alone
 
 
 async def test_the_bots_own_id_is_saved_server_wide(e2e_worker, memory, bot_db):
@@ -39,7 +39,7 @@ async def test_the_bots_own_id_is_saved_server_wide(e2e_worker, memory, bot_db):
         ws, "{bot} hums when thinking", scope="target_user", target=BOT_ID, participants=persona,
         member_matches=[{"id": BOT_ID, "display_name": "Tomori", "is_bot": True}]))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.data.scope == "server_wide"
     assert await personal_memories(bot_db, BOT_ID) == []
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["{bot} hums when thinking"]
@@ -54,7 +54,7 @@ async def test_matrix_bridge_user_becomes_a_server_fact_naming_them(e2e_worker, 
                                                scope="target_user", target="@alice:matrix.org",
                                                participants=participants))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert result.data.scope == "server_wide"
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     # Only the exact {user} is replaced, as TomoriBot's replaceAll does: {{user}} becomes {Alice},
@@ -86,7 +86,7 @@ async def test_member_name_stages_in_order(e2e_worker, memory, bot_db):
     for target, owner in expected.items():
         result = await memory.create(create_fields(ws, f"{{user}} was called {target}", scope="target_user",
                                                    target=target, lineage_id=LINEAGE, member_matches=members))
-        assert result.data.status == codes.SAVED, (target, result)
+        assert result.data.status == SAVED, (target, result)
         assert result.invalidated == [CacheKey("user", owner)], target
 
     for owner in (kim_display, eve, gus):
@@ -105,7 +105,7 @@ async def test_persona_nickname_of_another_lineage_does_not_match(e2e_worker, me
         ws, "{user} likes tea", scope="target_user", target="Evie", lineage_id=LINEAGE,
         member_matches=[{"id": eve, "display_name": "Eve", "username": "eve"}]))
 
-    assert result.data.status == codes.USER_NOT_FOUND, result
+    assert result.data.status == USER_NOT_FOUND, result
     assert await personal_memories(bot_db, eve) == []
 
 
@@ -123,9 +123,9 @@ async def test_dm_resolves_participants_but_not_member_matches(e2e_worker, memor
     by_member = await memory.create(create_fields(ws, "{user} likes tea", scope="target_user", target="Yan",
                                                   participants=participants, member_matches=members, is_dm=True))
 
-    assert by_alias.data.status == codes.SAVED, by_alias
+    assert by_alias.data.status == SAVED, by_alias
     assert [r["content"] for r in await personal_memories(bot_db, zed)] == ["{user} is a night owl"]
-    assert by_member.data.status == codes.USER_NOT_FOUND, by_member
+    assert by_member.data.status == USER_NOT_FOUND, by_member
     assert await personal_memories(bot_db, yan) == []
 
 
@@ -142,8 +142,8 @@ async def test_snowflake_target_and_legacy_alias_parameter(e2e_worker, memory, b
         "memory_content": "{user} dances", "memory_scope": "target_user", "target_user_nickname": "ANN"},
         member_matches=members))
 
-    assert by_id.data.status == codes.SAVED, by_id
-    assert by_nickname.data.status == codes.SAVED, by_nickname
+    assert by_id.data.status == SAVED, by_id
+    assert by_nickname.data.status == SAVED, by_nickname
     assert [r["content"] for r in await personal_memories(bot_db, ann)] == ["{user} sings", "{user} dances"]
 
 
@@ -165,7 +165,7 @@ async def test_persona_affixes_and_composed_names(e2e_worker, memory, bot_db):
     composed = await memory.create(create_fields(ws, "{user} sails", scope="target_user", target="Captain Oak-kun",
                                                  persona=persona, member_matches=members))
 
-    assert (stripped.data.status, stripped.data.target_user) == (codes.SAVED, "Ivy Green (@ivy)"), stripped
-    assert (composed.data.status, composed.data.target_user) == (codes.SAVED, "Oakley (@oak_1)"), composed
+    assert (stripped.data.status, stripped.data.target_user) == (SAVED, "Ivy Green (@ivy)"), stripped
+    assert (composed.data.status, composed.data.target_user) == (SAVED, "Oakley (@oak_1)"), composed
     assert [r["content"] for r in await personal_memories(bot_db, ivy)] == ["{user} paints"]
     assert [r["content"] for r in await personal_memories(bot_db, oak)] == ["{user} sails"]

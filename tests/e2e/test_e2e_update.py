@@ -11,11 +11,11 @@ import json
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.codec import decode_update_reply
 from contracts.events import CacheInvalidate, MemoryRemoved, MemoryUpdated
-from contracts.results import CacheKey, InvalidCommandResult, UpdateResult
+from contracts.kinds.update import MEMORY_UPDATED, UPDATE_ERROR, UPDATE_INVALID_ARGS, UPDATE_NOT_FOUND, UpdateResult
+from contracts.result_parts import CacheKey, InvalidCommandResult
 from tests.e2e.bus import command_payload, publish_command, read_stream, unique
 from tests.e2e.directory import FAILING_INSERTS, add_old_server_memories, personal_memories, server_memories
 from tests.support.commands import update_fields
@@ -47,12 +47,12 @@ async def test_a_bot_edits_and_deletes_a_server_memory_and_reads_tomoribots_answ
 
     assert isinstance(edited, UpdateResult) and edited.success, edited
     assert (edited.message, edited.data.status, edited.data.scope, edited.data.content_saved) == (
-        "Server memory updated successfully", codes.MEMORY_UPDATED, "server_wide", "{user} likes green tea")
+        "Server memory updated successfully", MEMORY_UPDATED, "server_wide", "{user} likes green tea")
     assert edited.invalidated == [CacheKey("tomori_state", ws)]
     assert (deleted.message, deleted.data.content_deleted) == ("Server memory deleted successfully", "likes jazz")
-    assert (missing.data.status, missing.error) == (codes.UPDATE_NOT_FOUND, "Memory ID not found in this server")
+    assert (missing.data.status, missing.error) == (UPDATE_NOT_FOUND, "Memory ID not found in this server")
     assert (bad.data.status, bad.error) == (
-        codes.UPDATE_INVALID_ARGS, "Invalid parameters: Parameter 'memory_id' expected type 'number' but got 'string'")
+        UPDATE_INVALID_ARGS, "Invalid parameters: Parameter 'memory_id' expected type 'number' but got 'string'")
     assert [(r["id"], r["content"], r["source"]) for r in await server_memories(bot_db, ws)] == [
         (first, "{user} likes green tea", "legacy")]
     assert edited.notice["embed"]["title_key"] == "genai.self_teach.server_memory_updated_title"
@@ -101,7 +101,7 @@ async def test_a_personal_edit_and_a_resend_answered_from_the_inbox(e2e_worker, 
     result = decode_update_reply(first)
     assert isinstance(result, UpdateResult)
     assert (result.data.status, result.data.target_user, result.message) == (
-        codes.MEMORY_UPDATED, "Mika", "Personal memory updated successfully")
+        MEMORY_UPDATED, "Mika", "Personal memory updated successfully")
     assert second == first
     assert [r["content"] for r in await personal_memories(bot_db, mika)] == ["changed by hand"]
     stream = await read_stream(nc, subjects.EVENTS_STREAM, owner_events("personal", mika))
@@ -135,7 +135,7 @@ async def test_any_number_json_allows_is_a_bad_argument(e2e_worker, inbox, bot_d
     refused = decode_update_reply((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
 
     assert isinstance(refused, UpdateResult), refused
-    assert (refused.data.status, refused.success, refused.error) == (codes.UPDATE_INVALID_ARGS, False, error)
+    assert (refused.data.status, refused.success, refused.error) == (UPDATE_INVALID_ARGS, False, error)
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea"]
 
 
@@ -158,7 +158,7 @@ async def test_an_update_the_worker_gives_up_on_is_answered_as_tomoribots_throw(
     failed = await memory.update(update(ws, memory_id, "permanent failure of a model edit"))
 
     assert (failed.data.status, failed.error, failed.data.reason) == (
-        codes.UPDATE_ERROR, "Error occurred while updating memory", "Error occurred while updating memory")
+        UPDATE_ERROR, "Error occurred while updating memory", "Error occurred while updating memory")
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea"]
     outcome = await lookup_outcome(nc, ws, failed.command_id)
     assert outcome is not None and outcome.outcome == "dead_lettered", outcome

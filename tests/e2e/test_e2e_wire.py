@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts import results as codes
 from contracts import subjects
+from contracts.kinds.create import SAVED
+from contracts.result_parts import COMMAND_INVALID
 from tests.e2e.bus import command_payload, create_fields, encode, publish_command, read_stream, unique
 from tests.e2e.directory import server_memories
 from tests.support.directory import add_server
@@ -25,7 +26,7 @@ async def test_unknown_fields_are_ignored(e2e_worker, nc, inbox, bot_db):
     await publish_command(nc, "create", ws, encode(payload), msg_id=cid)
 
     result = msgspec.json.decode((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
-    assert result["data"]["status"] == codes.SAVED, result
+    assert result["data"]["status"] == SAVED, result
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["likes tea"]
 
 
@@ -38,7 +39,7 @@ async def test_numeric_ids_are_an_invalid_command(e2e_worker, nc, inbox, bot_db)
     await publish_command(nc, "create", ws, encode(payload), msg_id=cid)
 
     result = msgspec.json.decode((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
-    assert result["data"]["status"] == codes.COMMAND_INVALID, result
+    assert result["data"]["status"] == COMMAND_INVALID, result
     assert "workspace_id" in result["data"]["reason"]
     assert await server_memories(bot_db, ws) == []
 
@@ -50,7 +51,7 @@ async def test_workspace_id_with_dots_travels_percent_encoded(e2e_worker, memory
 
     result = await memory.create(create_fields(ws, "the room is for chess"))
 
-    assert result.data.status == codes.SAVED, result
+    assert result.data.status == SAVED, result
     assert [r["content"] for r in await server_memories(bot_db, ws)] == ["the room is for chess"]
     events = await read_stream(nc, subjects.EVENTS_STREAM, [f"cache.invalidate.tomori_state.{token}",
                                                             f"memory.saved.server.{token}"])

@@ -11,7 +11,7 @@ import json
 import msgspec
 import pytest
 
-from contracts import results as codes
+from contracts.kinds.create import INVALID_ARGS, LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
 from db.repository import MemoryRepository
 from tests.faults.checker import SEARCH_PATH, stored_commands
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, server_save
@@ -31,11 +31,11 @@ async def _rows(pool) -> dict:
 
 
 @pytest.mark.parametrize(("case", "status"), [
-    ("below the cap", codes.SAVED),
-    ("at the cap, a dormant row replaced", codes.SAVED_WITH_EVICTION),
-    ("at the cap, decay off", codes.LIMIT_EXCEEDED),
-    ("over the cap", codes.LIMIT_EXCEEDED),
-    ("refused before the save", codes.INVALID_ARGS),
+    ("below the cap", SAVED),
+    ("at the cap, a dormant row replaced", SAVED_WITH_EVICTION),
+    ("at the cap, decay off", LIMIT_EXCEEDED),
+    ("over the cap", LIMIT_EXCEEDED),
+    ("refused before the save", INVALID_ARGS),
 ])
 async def test_the_checker_reads_a_create_row_as_the_worker_answered_it(pool, case, status):
     ws = unique()
@@ -51,30 +51,30 @@ async def test_the_checker_reads_a_create_row_as_the_worker_answered_it(pool, ca
     assert sent["data"]["status"] == status, sent
     stored, _ = (await _rows(pool))[cmd.command_id]
     assert stored.answers(handled.answer.result)
-    if status in (codes.SAVED, codes.SAVED_WITH_EVICTION):
+    if status in (SAVED, SAVED_WITH_EVICTION):
         assert (stored.status, stored.memory_id) == (status, sent["data"]["memory_id"])
         assert list(stored.invalidated) == [(k["cache"], k["key"]) for k in sent["invalidated"]]
         other = {**sent, "data": {**sent["data"], "memory_id": sent["data"]["memory_id"] + 1}}
         assert not stored.answers(json.dumps(other).encode())
-    elif status == codes.LIMIT_EXCEEDED:
+    elif status == LIMIT_EXCEEDED:
         assert (stored.status, stored.memory_id, stored.invalidated) == (status, None, ())
-        saved = {**sent, "data": {**sent["data"], "status": codes.SAVED}}
+        saved = {**sent, "data": {**sent["data"], "status": SAVED}}
         assert not stored.answers(json.dumps(saved).encode())
     else:  # an unexpected status for the fault runs' commands ("unexpected status" names it)
-        assert stored.status not in (codes.SAVED, codes.SAVED_WITH_EVICTION, codes.LIMIT_EXCEEDED)
-        claimed = {**sent, "success": True, "data": {**sent["data"], "status": codes.SAVED, "memory_id": 1}}
+        assert stored.status not in (SAVED, SAVED_WITH_EVICTION, LIMIT_EXCEEDED)
+        claimed = {**sent, "success": True, "data": {**sent["data"], "status": SAVED, "memory_id": 1}}
         assert not stored.answers(json.dumps(claimed).encode())
 
 
 async def test_a_row_that_keeps_its_result_is_compared_byte_for_byte(pool):
     cid, ws = unique("c-"), unique()
     result = msgspec.json.encode({"command_id": cid, "success": True,
-                                  "data": {"status": codes.SAVED, "memory_id": 5}})
+                                  "data": {"status": SAVED, "memory_id": 5}})
     await pool.execute("INSERT INTO processed_commands (command_id, kind, workspace_id, status, result)"
-                       " VALUES ($1, 'create', $2, $3, $4::json)", cid, ws, codes.SAVED, result.decode())
+                       " VALUES ($1, 'create', $2, $3, $4::json)", cid, ws, SAVED, result.decode())
 
     stored, _ = (await _rows(pool))[cid]
 
-    assert (stored.status, stored.memory_id) == (codes.SAVED, 5)
+    assert (stored.status, stored.memory_id) == (SAVED, 5)
     assert stored.answers(result)
     assert not stored.answers(json.dumps(json.loads(result), indent=1).encode())  # same JSON, other bytes

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from contracts.commands import CreateMemory, Envelope
+from contracts.envelope import Envelope
+from contracts.kinds.create import CreateMemory
 from db.repository import EventRow, MemoryRepository
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create

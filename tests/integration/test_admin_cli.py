@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER
-from contracts.commands import ManualMemory, SeedBio
+from contracts.kinds.manual import ADDED, BLACKLISTED, PRIVACY_BLOCKED, ManualMemory
+from contracts.kinds.seed_bio import SKIPPED, SeedBio
 from db.repository import MemoryRepository, create_pool
 from tests.support.directory import add_server, add_user
 from worker.cli import admin
@@ -91,7 +91,7 @@ async def test_user_privacy_changes_an_existing_user_and_the_worker_reads_it(dat
     assert rc == 0
     row = await pool.fetchrow("SELECT privacy_level, user_nickname FROM users WHERE user_disc_id = $1", user)
     assert (row["privacy_level"], row["user_nickname"]) == (2, "Mika")
-    assert blocked.data.status == codes.PRIVACY_BLOCKED
+    assert blocked.data.status == PRIVACY_BLOCKED
 
 
 def test_a_bad_privacy_level_is_an_argparse_error_naming_the_value(capsys):
@@ -268,7 +268,7 @@ async def test_a_blacklist_entry_written_by_the_cli_refuses_a_non_manager(databa
 
     result = OP_RESULT_DECODER.decode((await svc.run(manual(ws, user, "server", content="x"))).answer.result)
 
-    assert result.data.status == codes.BLACKLISTED
+    assert result.data.status == BLACKLISTED
 
 
 async def test_blacklist_list_of_an_empty_workspace(database):
@@ -303,7 +303,7 @@ async def test_proxy_link_registers_identity_namespace_and_host_and_the_worker_h
     svc = ManualMemoryService(MemoryRepository(pool), Limits())
     added = OP_RESULT_DECODER.decode((await svc.run(manual(ws, host, "personal", identity_id=proxy,
                                                            content="Nova chases storms"))).answer.result)
-    assert added.data.status == codes.ADDED
+    assert added.data.status == ADDED
 
 
 @pytest.mark.parametrize("identity", ["123456789012345678", "pk:not-a-uuid", "pb:12a", "PK:" + str(uuid.UUID(int=1))])
@@ -335,7 +335,7 @@ async def test_proxy_unlink_removes_the_host_and_the_identity_is_then_protected(
                             "workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True, "bio": "bio"},
                            SeedBio)
     skipped = OP_RESULT_DECODER.decode((await SeedBioService(MemoryRepository(pool), Limits(), 1000).run(seed)).answer.result)
-    assert skipped.data.status == codes.SKIPPED
+    assert skipped.data.status == SKIPPED
     assert await pool.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"
                                " WHERE u.user_disc_id = $1", proxy) == 0
 

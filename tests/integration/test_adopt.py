@@ -205,7 +205,7 @@ async def test_a_bot_database_without_proxy_tables_fails_closed_for_proxy_users(
 
 
 async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_worker_uses(bot_dsn, pg_server):
-    from contracts import results as codes
+    from contracts.kinds.create import SAVED
     from db.migrate import migrate_dsn
     from db.repository import MemoryRepository, create_pool
     from tests.integration.helpers import server_save
@@ -232,7 +232,7 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
     try:
         create = CreateMemoryService(MemoryRepository(pool), Limits())
         handled = await create.run(server_save(world.hidden, "the role can save", lineage=world.lineage))
-        assert json.loads(handled.answer.result)["data"]["status"] == codes.SAVED, handled.answer.result
+        assert json.loads(handled.answer.result)["data"]["status"] == SAVED, handled.answer.result
         async with pool.acquire() as role:
             for table in ("personas", "minimal_notice_refs", "message_proxy_namespaces", "schema_migrations"):
                 with pytest.raises(asyncpg.InsufficientPrivilegeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncpg
 import msgspec
 
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from db import adopt, functions, migrate
 from db.connection import connect
 from db.repository import MemoryRepository, create_pool

@@ -25,10 +25,11 @@ import pytest
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 
-from contracts import results as codes
 from contracts import subjects
-from contracts.commands import ReinforceMemories
-from contracts.results import InvalidCommandResult
+from contracts.kinds.create import PRIVACY_RESTRICTED, SAVED
+from contracts.kinds.manual import BLACKLISTED
+from contracts.kinds.reinforce import ReinforceMemories
+from contracts.result_parts import COMMAND_INVALID, InvalidCommandResult
 from db import applier
 from db.effects import StoreResult
 from db.repository import EventRow, MemoryRepository, create_pool
@@ -202,7 +203,7 @@ async def test_each_bot_gets_only_its_own_results_lookups_and_events(apart, bots
     mine = {}
     for bot in (tomori, kaede):
         result = await bot.memory.create(create_fields(ws, f"{bot.tenant.name}'s secret", lineage_id=bot.tenant.lineage))
-        assert result.data.status == codes.SAVED, result
+        assert result.data.status == SAVED, result
         mine[bot.tenant.name] = result.command_id
     assert await server_memories(db, ws) == [(7, "tomori's secret"), (8, "kaede's secret")]
     assert await db.fetchval("SELECT count(*) FROM servers WHERE server_disc_id = $1", ws) == 1
@@ -211,7 +212,7 @@ async def test_each_bot_gets_only_its_own_results_lookups_and_events(apart, bots
         name, other_name = bot.tenant.name, other.tenant.name
         # The lookup of its own command answers the stored result; of the other's, nothing.
         own = json.loads((await bot.nc.request(subjects.result_subject(ws, mine[name]), b"", timeout=5)).data)
-        assert own["data"]["status"] == codes.SAVED and own["command_id"] == mine[name]
+        assert own["data"]["status"] == SAVED and own["command_id"] == mine[name]
         theirs = await bot.nc.request(subjects.result_subject(ws, mine[other_name]), b"", timeout=5)
         assert theirs.data == b"null"
         outcome = await bot.nc.request(subjects.result_subject(ws, mine[other_name]), b'{"answer": "outcome"}',
@@ -234,7 +235,7 @@ async def test_each_bot_gets_only_its_own_results_lookups_and_events(apart, bots
     # with Tomori's result.
     reused = await kaede.memory.create(create_fields(ws, "a guess", lineage_id=KAEDE.lineage,
                                                      command_id=mine["tomori"]))
-    assert reused.data.status == codes.COMMAND_INVALID and "another bot" in reused.error
+    assert reused.data.status == COMMAND_INVALID and "another bot" in reused.error
     assert b"tomori's secret" not in msgspec.json.encode(reused)
     assert await server_memories(db, ws) == [(7, "tomori's secret"), (8, "kaede's secret")]
     assert tomori.violations() == [] and kaede.violations() == []
@@ -282,7 +283,7 @@ async def test_a_bot_reaches_nothing_of_the_other_bot(apart, bots, tenant, other
         # The allowed controls: its own command in the same guild is answered, by its own
         # worker, and never reaches the other bot's command stream.
         result = await bot.memory.create(create_fields(ws, "mine", lineage_id=tenant.lineage))
-        assert result.data.status == codes.SAVED
+        assert result.data.status == SAVED
         info = await bot.js.consumer_info(subjects.EVENTS_STREAM, f"{tenant.bot}-saved")
         assert info.config.deliver_subject is None
         assert (await watcher.jetstream().stream_info(subjects.COMMANDS_STREAM)).state.last_seq == before
@@ -356,7 +357,7 @@ async def test_no_reply_subject_makes_the_worker_publish_outside_the_bots_inbox(
         try:
             # A stored result to look up.
             known = await mine.create(create_fields(ws, "looked up", lineage_id=tenant.lineage))
-            assert known.data.status == codes.SAVED
+            assert known.data.status == SAVED
         finally:
             await mine.close()
         before = await AccountState.of(ajs)
@@ -384,7 +385,7 @@ async def test_no_reply_subject_makes_the_worker_publish_outside_the_bots_inbox(
                                  headers={"Nats-Msg-Id": cid}, stream=subjects.COMMANDS_STREAM)
             sent.append(cid)
         result = await bot.memory.create(create_fields(ws, "after the tricks", lineage_id=tenant.lineage))
-        assert result.data.status == codes.SAVED
+        assert result.data.status == SAVED
         await worker_rights.flush()
         assert received == []
         after = await AccountState.of(ajs)
@@ -468,13 +469,13 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
         refused = await bot.memory.create(create_fields(
             ws, "{user} lives in Porto", scope="target_user", target="Pat", lineage_id=lineage,
             member_matches=[{"id": private, "display_name": "Pat", "username": "pat"}]))
-        assert refused.data.status == codes.PRIVACY_RESTRICTED, (bot.tenant.name, refused)
+        assert refused.data.status == PRIVACY_RESTRICTED, (bot.tenant.name, refused)
         panel = await bot.memory.manual({
             "workspace_id": ws, "actor": {"id": banned, "is_manager": False}, "scope": "server", "action": "add",
             "lineage_id": lineage, "persona_id": 1, "content": "a banned fact"})
-        assert panel.data.status == codes.BLACKLISTED, (bot.tenant.name, panel)
+        assert panel.data.status == BLACKLISTED, (bot.tenant.name, panel)
         saved = await bot.memory.create(create_fields(ws, f"{bot.tenant.name} was here", lineage_id=lineage))
-        assert saved.data.status == codes.SAVED
+        assert saved.data.status == SAVED
 
     # Kaede naming Tomori's lineage, in every kind of command that names one: not applied,
     # dead-lettered in Kaede's account, answered with the reason.
@@ -490,7 +491,7 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
                                                   "memories": [{"scope": "server", "memory_id": tomori_memory}]})
     assert isinstance(removal, InvalidCommandResult) and isinstance(reinforcement, InvalidCommandResult)
     for answer in (created, removal, reinforcement):
-        assert (answer.success, answer.data.status) == (False, codes.COMMAND_INVALID), answer
+        assert (answer.success, answer.data.status) == (False, COMMAND_INVALID), answer
         assert answer.data.reason is not None and "lineage 7 is not one of this bot's lineages (8)" in answer.data.reason
     nc = await as_admin(apart, KAEDE)
     try:
@@ -525,7 +526,7 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox(pg_server
         assert stored is not None and (stored.workspace_id, stored.tenant) == (ws, "tomori")
         handled = seen_before(reinforce_of(ws, cid), stored, "kaede", delivery=5)
         refused = msgspec.json.decode(handled.answer.result)
-        assert refused["data"]["status"] == codes.COMMAND_INVALID and "another bot" in refused["error"]
+        assert refused["data"]["status"] == COMMAND_INVALID and "another bot" in refused["error"]
         assert handled.events == []  # never another bot's events, even under the same stream sequence
         row = await pools["tomori"].fetchrow("SELECT workspace_id, tenant FROM processed_commands"
                                              " WHERE command_id = $1", cid)
@@ -575,7 +576,7 @@ async def test_one_bots_flood_does_not_hold_up_the_other(apart, bots):
     try:
         await flood(tomori, count, answered)
         result = await kaede.memory.create(create_fields(unique(), "kaede is answered", lineage_id=KAEDE.lineage))
-        assert result.data.status == codes.SAVED
+        assert result.data.status == SAVED
         waiting = [info for info in await watcher.jetstream().consumers_info(subjects.COMMANDS_STREAM)
                    if info.name.startswith("memory-worker-p")]
         assert sum(info.num_pending + info.num_ack_pending for info in waiting) == count
@@ -593,7 +594,7 @@ async def test_kaede_is_answered_while_tomoris_flood_is_being_worked_off(apart, 
     count, answered = 600, set()
     await flood(tomori, count, answered)
     result = await kaede.memory.create(create_fields(unique(), "kaede first", lineage_id=KAEDE.lineage))
-    assert result.data.status == codes.SAVED
+    assert result.data.status == SAVED
     assert len(answered) < count, "Kaede's answer came only after Tomori's whole flood"
     await wait_until(lambda: len(answered) == count, timeout=120, what="every flooded command answered")
 
@@ -623,7 +624,7 @@ async def test_each_accounts_cache_node_gets_its_own_invalidations(apart, bots):
         for node, _ in nodes.values():
             await node.get_or_load("tomori_state", ws, load)
         result = await bots["tomori"].memory.create(create_fields(ws, "invalidate tomori's", lineage_id=TOMORI.lineage))
-        assert result.data.status == codes.SAVED
+        assert result.data.status == SAVED
         tomori_node, kaede_node = nodes["tomori"][0], nodes["kaede"][0]
         await eventually(lambda: _gone(tomori_node, ws), 15, "tomori's cache node invalidated")
         # The invalidation was stored before the answer went out, in Tomori's account only.
@@ -728,7 +729,7 @@ async def test_adding_a_bot_as_the_readme_says(tmp_path, pg_server, template_db)
         try:
             async with MemoryClient(nc, timeout=15) as memory:
                 result = await memory.create(create_fields(unique(), "hina's first", lineage_id=hina.lineage))
-            assert result.data.status == codes.SAVED
+            assert result.data.status == SAVED
             bot = Bot(hina, nc, memory, [])
             events = await saved_events(bot, result.command_id)
             assert [e["content"] for e in events] == ["hina's first"]

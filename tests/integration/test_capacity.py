@@ -10,8 +10,8 @@ import asyncpg
 import msgspec
 import pytest
 
-from contracts import results as status
 from contracts.codec import RESULT_DECODER
+from contracts.kinds.create import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED, SAVED_WITH_EVICTION
 from db.repository import MemoryRepository
 from tests.support.capacity_rule import choose_eviction
 from tests.support.directory import add_server, add_user
@@ -50,7 +50,7 @@ async def test_200_concurrent_saves_at_the_cap_evict_exactly_the_oldest_in_order
     outcomes = await asyncio.gather(*(run(svc, server_save(ws, f"new fact {i}", retrieval=GOOD_RETRIEVAL))
                                       for i in range(200)))
 
-    assert {r.data.status for r, _ in outcomes} == {status.SAVED_WITH_EVICTION}
+    assert {r.data.status for r, _ in outcomes} == {SAVED_WITH_EVICTION}
     async with pool.acquire() as conn:
         count = await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id)
         left = [r["server_memory_id"] for r in await conn.fetch(
@@ -76,7 +76,7 @@ async def test_200_concurrent_saves_at_the_cap_without_eviction_are_all_refused(
                                       for i in range(200)))
 
     for result, handled in outcomes:
-        assert result.data.status == status.LIMIT_EXCEEDED
+        assert result.data.status == LIMIT_EXCEEDED
         assert (result.data.current_count, result.data.max_allowed) == (cap, cap)
         assert result.error == "Server memory limit reached. This server can have up to 250 memories (currently: 250)."
         assert handled.events == []
@@ -94,8 +94,8 @@ async def test_concurrent_saves_below_the_cap_stop_exactly_at_it(pool):
     outcomes = await asyncio.gather(*(run(svc, server_save(ws, f"fact {i}")) for i in range(60)))
 
     statuses = [r.data.status for r, _ in outcomes]
-    assert statuses.count(status.SAVED) == 10
-    assert statuses.count(status.LIMIT_EXCEEDED) == 50
+    assert statuses.count(SAVED) == 10
+    assert statuses.count(LIMIT_EXCEEDED) == 50
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 10
 
@@ -112,9 +112,9 @@ async def test_personal_count_includes_lineage_zero_and_lineages_stay_isolated(p
     at_cap, _ = await run(svc, personal_save(ws, user, "Mika", "{user} likes tea", lineage=7))
     other_lineage, _ = await run(svc, personal_save(ws, user, "Mika", "{user} likes tea", lineage=8))
 
-    assert at_cap.data.status == status.LIMIT_EXCEEDED
+    assert at_cap.data.status == LIMIT_EXCEEDED
     assert at_cap.data.current_count == 5
-    assert other_lineage.data.status == status.SAVED
+    assert other_lineage.data.status == SAVED
 
 
 async def test_server_lineages_are_isolated(pool):
@@ -127,8 +127,8 @@ async def test_server_lineages_are_isolated(pool):
     full, _ = await run(svc, server_save(ws, "x", lineage=7))
     other, _ = await run(svc, server_save(ws, "x", lineage=9))
 
-    assert full.data.status == status.LIMIT_EXCEEDED
-    assert other.data.status == status.SAVED
+    assert full.data.status == LIMIT_EXCEEDED
+    assert other.data.status == SAVED
 
 
 async def test_personal_eviction_never_takes_lineage_zero(pool):
@@ -142,7 +142,7 @@ async def test_personal_eviction_never_takes_lineage_zero(pool):
 
     result, _ = await run(svc, personal_save(ws, user, "Mika", "new", lineage=7, retrieval=GOOD_RETRIEVAL))
 
-    assert result.data.status == status.SAVED_WITH_EVICTION
+    assert result.data.status == SAVED_WITH_EVICTION
     assert result.data.content_forgotten == "personal #0"  # the 100-day-old lineage-7 row
     async with pool.acquire() as conn:
         assert await conn.fetchval(
@@ -158,7 +158,7 @@ async def test_over_the_cap_is_refused_and_nothing_is_deleted(pool):
 
     result, _ = await run(svc, server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
 
-    assert result.data.status == status.LIMIT_EXCEEDED
+    assert result.data.status == LIMIT_EXCEEDED
     assert result.data.current_count == 4
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 4
@@ -174,7 +174,7 @@ async def test_at_the_cap_with_nothing_eligible_is_refused_with_that_reason(pool
 
     result, _ = await run(svc, server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
 
-    assert result.data.status == status.LIMIT_EXCEEDED
+    assert result.data.status == LIMIT_EXCEEDED
     assert result.data.current_count == 3
 
 
@@ -228,9 +228,9 @@ async def test_the_database_picks_the_victim_the_pure_rule_picks(pool, seed):
     result, _ = await run(service(pool, max_server_memories=cap), server_save(ws, "new", retrieval=GOOD_RETRIEVAL))
 
     if expected is None:
-        assert result.data.status == status.LIMIT_EXCEEDED
+        assert result.data.status == LIMIT_EXCEEDED
     else:
-        assert result.data.status == status.SAVED_WITH_EVICTION
+        assert result.data.status == SAVED_WITH_EVICTION
         async with pool.acquire() as conn:
             gone = await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1",
                                        expected.memory_id)
@@ -244,7 +244,7 @@ async def test_dormancy_boundary_follows_the_workspace_decay_days(pool):
         server_id = await add_server(conn, ws, decay=True, decay_days=10)
         await add_server_memories(conn, server_id, 7, [9.9, 10.1])
     result, _ = await run(service(pool, max_server_memories=2), server_save(ws, "x", retrieval=GOOD_RETRIEVAL))
-    assert result.data.status == status.SAVED_WITH_EVICTION
+    assert result.data.status == SAVED_WITH_EVICTION
     assert result.data.content_forgotten == "old #1"
 
 
@@ -310,7 +310,7 @@ async def test_privacy_is_read_again_under_the_lock(pool):
     cmd = personal_save(ws, user, "Mika", "{user} likes tea")
     result = RESULT_DECODER.decode((await svc.run(cmd)).answer.result)
 
-    assert result.data.status == status.PRIVACY_RESTRICTED
+    assert result.data.status == PRIVACY_RESTRICTED
     # The level read under the lock, not the one read before (the text is TomoriBot's, the same for both).
     assert await _outcome(pool, cmd.command_id) == "privacy_full"
     async with pool.acquire() as conn:
@@ -340,7 +340,7 @@ async def test_a_privacy_level_outside_the_known_ones_read_under_the_lock_refuse
     cmd = personal_save(ws, user, "Mika", "{user} likes tea")
     result = RESULT_DECODER.decode((await CreateMemoryService(repo, Limits()).run(cmd)).answer.result)
 
-    assert result.data.status == status.PRIVACY_RESTRICTED
+    assert result.data.status == PRIVACY_RESTRICTED
     assert await _outcome(pool, cmd.command_id) == "privacy_full"
     assert await pool.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 0
 
@@ -382,6 +382,6 @@ async def test_a_proxy_hosts_protection_is_read_again_under_the_lock(pool, chang
                                  "target_user": proxy})
     result = RESULT_DECODER.decode((await svc.run(cmd)).answer.result)
 
-    assert result.data.status == status.PRIVACY_RESTRICTED
+    assert result.data.status == PRIVACY_RESTRICTED
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", proxy_uid) == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from contracts.codec import OP_RESULT_DECODER
-from contracts.commands import ReinforceMemories
+from contracts.kinds.reinforce import ReinforceMemories
 from db.repository import MemoryRepository
 from tests.support.directory import add_server
 from worker.client.memory_client import _complete

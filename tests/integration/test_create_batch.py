@@ -10,8 +10,8 @@ import asyncpg
 import msgspec
 import pytest
 
-from contracts import results as status
 from contracts.codec import RESULT_DECODER
+from contracts.kinds.create import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED, SAVED_WITH_EVICTION
 from db.repository import MemoryRepository
 from db.requests import CreateBatchRequest
 from tests.support.directory import add_server, add_user
@@ -112,7 +112,7 @@ async def test_a_batch_ends_each_command_as_running_it_alone_would(pool):
                 == [_comparable_event(e.payload, *ids_a) for e in a.events]), kind
         assert not b.duplicate
     statuses = [RESULT_DECODER.decode(h.answer.result).data.status for h in in_batch]
-    assert statuses == [status.SAVED_WITH_EVICTION, status.SAVED, status.SAVED, status.PRIVACY_RESTRICTED]
+    assert statuses == [SAVED_WITH_EVICTION, SAVED, SAVED, PRIVACY_RESTRICTED]
     evicted = RESULT_DECODER.decode(in_batch[0].answer.result)
     assert evicted.data.content_forgotten == "old #0"
     assert "forgotten" in evicted.notice["title"]  # the eviction notice, with what the lock found
@@ -137,7 +137,7 @@ async def test_commands_of_one_owner_in_a_batch_see_each_other_in_order(pool):
     handled = await batched.run_batch([server_save(ws, "takes the last place"), server_save(ws, "finds it full")])
 
     results = [RESULT_DECODER.decode(h.answer.result) for h in handled]
-    assert [r.data.status for r in results] == [status.SAVED, status.LIMIT_EXCEEDED]
+    assert [r.data.status for r in results] == [SAVED, LIMIT_EXCEEDED]
     assert results[1].data.current_count == 3
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 3
@@ -179,7 +179,7 @@ async def test_concurrent_creates_share_transactions_and_each_gets_its_answer(po
     for cmd, h in zip(cmds, handled):
         by_ws.setdefault(cmd.workspace_id, []).append(RESULT_DECODER.decode(h.answer.result).data.status)
     for statuses in by_ws.values():
-        assert sorted(statuses) == sorted([status.SAVED] * 3 + [status.LIMIT_EXCEEDED] * 2)
+        assert sorted(statuses) == sorted([SAVED] * 3 + [LIMIT_EXCEEDED] * 2)
     runs, creates = (after - before for after, before in zip(_batch_counts(), (runs_before, creates_before)))
     assert creates == 40 and runs < 40
 
@@ -213,7 +213,7 @@ async def test_a_batch_that_fails_on_one_command_writes_nothing_at_all(pool):
         assert await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                    " WHERE s.server_disc_id = $1", ws) == 0
     # And the same command alone still goes through.
-    assert RESULT_DECODER.decode((await batched.run(good)).answer.result).data.status == status.SAVED
+    assert RESULT_DECODER.decode((await batched.run(good)).answer.result).data.status == SAVED
 
 
 async def test_a_refusal_stored_meanwhile_by_another_delivery_is_its_answer_and_the_batch_goes_on(pool):

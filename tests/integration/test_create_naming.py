@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from contracts import results as codes
 from contracts.codec import RESULT_DECODER
-from contracts.results import CommandResult
+from contracts.kinds.create import INTERNAL_ERROR, SAVED, USER_NOT_FOUND, CommandResult
 from db.connection import connect
 from db.repository import MemoryRepository, create_pool
 from tests import tomoribot
@@ -55,24 +54,24 @@ async def test_standalone_naming_facts_resolve_composed_names_and_pick_the_foote
 
     # Ali's own prefix with the persona's suffix for her addressing style.
     saved = await run(pool, personal(ws, "Captain Ali-chan", members))
-    assert (saved.data.status, saved.data.target_user) == (codes.SAVED, "Alice")
+    assert (saved.data.status, saved.data.target_user) == (SAVED, "Alice")
     assert saved.notice is not None
     assert saved.notice["embed"]["footer_key"] == "genai.self_teach.personal_memory_footer_manage"
     # Rin's nickname and prefix for this lineage, no suffix; Rin is blacklisted here.
     saved = await run(pool, personal(ws, "Sir Sparrow", members))
-    assert (saved.data.status, saved.data.target_user) == (codes.SAVED, "Rin")
+    assert (saved.data.status, saved.data.target_user) == (SAVED, "Rin")
     assert saved.notice is not None
     assert saved.notice["embed"]["footer_key"] == "genai.self_teach.personal_memory_footer_user_blacklisted"
     # A persona nickname counts for its own lineage only.
-    assert (await run(pool, personal(ws, "Elsewhere", members))).data.status == codes.USER_NOT_FOUND
-    assert (await run(pool, personal(ws, "Elsewhere", members, lineage=LINEAGE + 1))).data.status == codes.SAVED
+    assert (await run(pool, personal(ws, "Elsewhere", members))).data.status == USER_NOT_FOUND
+    assert (await run(pool, personal(ws, "Elsewhere", members, lineage=LINEAGE + 1))).data.status == SAVED
 
 
 async def test_a_triggerer_without_a_users_row_is_refused_and_saves_nothing(pool):
     ws = unique()
     cmd = new_create(**create_fields(ws, "a fact", triggerer={"id": unique(), "name": "stranger"}))
     result = await run(pool, cmd)
-    assert (result.data.status, result.error) == (codes.INTERNAL_ERROR,
+    assert (result.data.status, result.error) == (INTERNAL_ERROR,
                                                   "Internal bot error: Critical state information is missing")
     assert await pool.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                " WHERE s.server_disc_id = $1", ws) == 0
@@ -120,12 +119,12 @@ async def test_adopted_naming_facts_come_from_tomoribots_tables(adopted):
     for target in ("Kitten", "Dr. Kitten-kun"):
         result = await run(pool, personal(world.taught, target, mika, lineage=world.lineage,
                                           persona_id=world.persona_taught, naming=naming))
-        assert (result.data.status, result.data.target_user) == (codes.SAVED, "Mika M (@mika_01)"), target
+        assert (result.data.status, result.data.target_user) == (SAVED, "Mika M (@mika_01)"), target
     # A blacklisted person's footer, from TomoriBot's personalization_blacklist.
     banned = [{"id": world.banned, "display_name": "Ban", "username": "ban"}]
     result = await run(pool, personal(world.taught, "Ban", banned, lineage=world.lineage,
                                       persona_id=world.persona_taught, naming=None))
-    assert result.data.status == codes.SAVED and result.notice is not None
+    assert result.data.status == SAVED and result.notice is not None
     assert result.notice["embed"]["footer_key"] == "genai.self_teach.personal_memory_footer_user_blacklisted"
 
 

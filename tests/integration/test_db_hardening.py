@@ -18,7 +18,8 @@ import msgspec
 import pytest
 
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
-from contracts.commands import ManualMemory, ReinforceMemories
+from contracts.kinds.manual import ManualMemory
+from contracts.kinds.reinforce import ReinforceMemories
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique

@@ -17,7 +17,12 @@ import asyncpg
 import msgspec
 import pytest
 
-from contracts.commands import Envelope, ManualMemory, ReinforceMemories, SeedBio, ShadowReport, UpdateMemory
+from contracts.envelope import Envelope
+from contracts.kinds.manual import ManualMemory
+from contracts.kinds.reinforce import ReinforceMemories
+from contracts.kinds.seed_bio import SeedBio
+from contracts.kinds.shadow import ShadowReport
+from contracts.kinds.update import UpdateMemory
 from db.repository import MemoryRepository, Tx
 from tests.support.commands import update_fields
 from tests.support.services import service_table

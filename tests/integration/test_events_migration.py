@@ -19,7 +19,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from contracts import subjects
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from db import migrate
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import unique

@@ -33,7 +33,7 @@ import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
-from contracts.commands import Envelope as CommandEnvelope
+from contracts.envelope import Envelope as CommandEnvelope
 from contracts.registry import decoder_for
 from db.repository import EventRow, MemoryRepository
 from tests.support import fresh_nats

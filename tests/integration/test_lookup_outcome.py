@@ -16,8 +16,8 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from contracts.codec import encode
+from contracts.kinds.create import CommandResult, ResultData
 from contracts.lookup import OUTCOME_DECODER, wants_outcome
-from contracts.results import CommandResult, ResultData
 from contracts.schema import SCHEMA_DIR
 from db.repository import MemoryRepository
 from tests.conftest import unique

@@ -11,10 +11,26 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER
-from contracts.commands import ManualMemory
-from contracts.results import CacheKey, OpResult
+from contracts.kinds.manual import (
+    ADDED,
+    ALL_DUPLICATES,
+    BATCH_LIMIT_REACHED,
+    BLACKLISTED,
+    CONTENT_TOO_LONG,
+    EMPTY_CONTENT,
+    HOST_PROTECTED,
+    LIMIT_REACHED,
+    NOT_FOUND,
+    PRIVACY_BLOCKED,
+    REMOVED,
+    TEACHING_DISABLED,
+    UNCHANGED,
+    UPDATED,
+    ManualMemory,
+)
+from contracts.op_result import OpResult
+from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.domain.model import Limits
@@ -80,7 +96,7 @@ async def test_server_add_writes_a_protected_manual_row_with_parsed_tags_and_its
 
     result, handled = await run(service(pool), manual(ws, content="  {user} likes tea  ", tags=raw_tags))
 
-    assert result.success and result.data.status == codes.ADDED, result
+    assert result.success and result.data.status == ADDED, result
     assert result.data.memory_ids == [result.data.memory_id]
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     async with pool.acquire() as conn:
@@ -112,7 +128,7 @@ async def test_tags_given_as_a_list_are_parsed_like_text(pool):
     assert list(row["tags"]) == ["tea", "coffee", "#lobby"]
 
 
-@pytest.mark.parametrize("content, expected", [("   \n ", codes.EMPTY_CONTENT), ("x" * 11, codes.CONTENT_TOO_LONG)])
+@pytest.mark.parametrize("content, expected", [("   \n ", EMPTY_CONTENT), ("x" * 11, CONTENT_TOO_LONG)])
 async def test_bad_content_is_refused_and_writes_nothing(pool, content, expected):
     ws = unique()
     async with pool.acquire() as conn:
@@ -139,8 +155,8 @@ async def test_an_emoji_counts_two_units_against_the_length_limit(pool):
     fits, _ = await run(svc, manual(ws, content="abcdefgh\U0001F600"))  # 8 + 2 units
     too_long, _ = await run(svc, manual(ws, content="abcdefghi\U0001F600"))  # 9 + 2 units
 
-    assert fits.data.status == codes.ADDED
-    assert too_long.data.status == codes.CONTENT_TOO_LONG
+    assert fits.data.status == ADDED
+    assert too_long.data.status == CONTENT_TOO_LONG
 
 
 async def test_add_at_the_cap_is_refused_and_never_evicts(pool):
@@ -152,7 +168,7 @@ async def test_add_at_the_cap_is_refused_and_never_evicts(pool):
 
     result, handled = await run(service(pool), manual(ws, content="one more"))
 
-    assert (result.success, result.data.status) == (False, codes.LIMIT_REACHED)
+    assert (result.success, result.data.status) == (False, LIMIT_REACHED)
     assert "5" in result.error and "/memories" in result.error
     assert handled.events == []
     async with pool.acquire() as conn:
@@ -170,7 +186,7 @@ async def test_the_cap_counts_only_the_commands_lineage(pool):
 
     result, _ = await run(service(pool), manual(ws, content="fits"))
 
-    assert result.data.status == codes.ADDED
+    assert result.data.status == ADDED
 
 
 async def test_server_add_registers_an_unknown_workspace(pool):
@@ -178,7 +194,7 @@ async def test_server_add_registers_an_unknown_workspace(pool):
 
     result, _ = await run(service(pool), manual(ws, content="first memory"))
 
-    assert result.data.status == codes.ADDED
+    assert result.data.status == ADDED
     async with pool.acquire() as conn:
         assert await conn.fetchval(
             "SELECT s.server_disc_id FROM server_memories m JOIN servers s USING (server_id)"
@@ -213,7 +229,7 @@ async def test_every_edit_of_an_unprotected_row_protects_it_without_touching_rei
 
     result, handled = await run(service(pool), manual(ws, action="edit", memory_id=memory_id, **fields))
 
-    assert (result.success, result.data.status, result.data.memory_id) == (True, codes.UPDATED, memory_id), result
+    assert (result.success, result.data.status, result.data.memory_id) == (True, UPDATED, memory_id), result
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     async with pool.acquire() as conn:
         after = await server_row(conn, memory_id)
@@ -238,7 +254,7 @@ async def test_an_identical_edit_of_a_protected_row_is_unchanged_and_writes_noth
     result, handled = await run(service(pool), manual(ws, action="edit", memory_id=memory_id,
                                                       content=" old #0 ", tags="tea"))
 
-    assert (result.success, result.data.status, result.data.memory_id) == (True, codes.UNCHANGED, memory_id)
+    assert (result.success, result.data.status, result.data.memory_id) == (True, UNCHANGED, memory_id)
     assert result.invalidated == [] and handled.events == []
     async with pool.acquire() as conn:
         assert dict(await server_row(conn, memory_id)) == dict(before)
@@ -250,7 +266,7 @@ async def test_a_tag_case_change_of_a_protected_row_is_an_update(pool):
 
     result, _ = await run(service(pool), manual(ws, action="edit", memory_id=memory_id, content="old #0", tags="Tea"))
 
-    assert result.data.status == codes.UPDATED
+    assert result.data.status == UPDATED
     async with pool.acquire() as conn:
         after = await server_row(conn, memory_id)
     assert list(after["tags"]) == ["Tea"]
@@ -262,14 +278,14 @@ async def test_an_edit_with_content_and_tags_omitted_of_a_protected_row_is_uncha
 
     result, handled = await run(service(pool), manual(ws, action="edit", memory_id=memory_id))
 
-    assert result.data.status == codes.UNCHANGED
+    assert result.data.status == UNCHANGED
     assert handled.events == []
     async with pool.acquire() as conn:
         after = await server_row(conn, memory_id)
     assert dict(after) == dict(before)
 
 
-@pytest.mark.parametrize("content, expected", [("  ", codes.EMPTY_CONTENT), ("y" * 11, codes.CONTENT_TOO_LONG)])
+@pytest.mark.parametrize("content, expected", [("  ", EMPTY_CONTENT), ("y" * 11, CONTENT_TOO_LONG)])
 async def test_a_bad_edit_is_refused_and_leaves_the_row(pool, content, expected):
     ws, memory_id, before = await seeded_server(pool)
 
@@ -290,7 +306,7 @@ async def test_remove_deletes_the_row_and_announces_it(pool):
 
     result, handled = await run(service(pool), manual(ws, action="remove", memory_id=memory_id))
 
-    assert (result.success, result.data.status, result.data.memory_id) == (True, codes.REMOVED, memory_id)
+    assert (result.success, result.data.status, result.data.memory_id) == (True, REMOVED, memory_id)
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     async with pool.acquire() as conn:
         assert await server_row(conn, memory_id) is None
@@ -301,7 +317,7 @@ async def test_remove_deletes_the_row_and_announces_it(pool):
     assert (removed["memory_id"], removed["content"]) == (memory_id, "old #0")
 
     again, again_handled = await run(service(pool), manual(ws, action="remove", memory_id=memory_id))
-    assert (again.success, again.data.status) == (False, codes.NOT_FOUND)
+    assert (again.success, again.data.status) == (False, NOT_FOUND)
     assert again_handled.events == []
 
 
@@ -323,7 +339,7 @@ async def test_edit_or_remove_outside_the_owner_and_exact_lineage_is_not_found(p
 
     result, handled = await run(service(pool), manual(ws, action=action, memory_id=target, content="hijack"))
 
-    assert (result.success, result.data.status) == (False, codes.NOT_FOUND)
+    assert (result.success, result.data.status) == (False, NOT_FOUND)
     assert result.data.reason
     assert handled.events == []
     async with pool.acquire() as conn:
@@ -345,11 +361,11 @@ async def test_personal_edit_of_another_users_row_or_another_lineage_is_not_foun
     for memory_id, lineage in [(theirs, LINEAGE), (global_row, LINEAGE)]:
         result, _ = await run(svc, manual(ws, scope="personal", actor=me, action="edit", memory_id=memory_id,
                                           lineage=lineage, content="mine now"))
-        assert result.data.status == codes.NOT_FOUND, (memory_id, lineage)
+        assert result.data.status == NOT_FOUND, (memory_id, lineage)
     # The global category is edited with lineage 0.
     result, _ = await run(svc, manual(ws, scope="personal", actor=me, action="edit", memory_id=global_row,
                                       lineage=0, content="global fact"))
-    assert result.data.status == codes.UPDATED
+    assert result.data.status == UPDATED
     async with pool.acquire() as conn:
         assert (await personal_row(conn, theirs))["content"] == "personal #0"
         assert (await personal_row(conn, global_row))["content"] == "global fact"
@@ -368,9 +384,9 @@ async def test_blacklisted_non_manager_is_refused_but_a_blacklisted_manager_is_n
     refused, handled = await run(svc, manual(ws, actor=someone, is_manager=False, content="fact"))
     allowed, _ = await run(svc, manual(ws, actor=someone, is_manager=True, content="fact"))
 
-    assert (refused.success, refused.data.status) == (False, codes.BLACKLISTED)
+    assert (refused.success, refused.data.status) == (False, BLACKLISTED)
     assert handled.events == []
-    assert allowed.data.status == codes.ADDED
+    assert allowed.data.status == ADDED
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 1
 
@@ -391,10 +407,10 @@ async def test_teaching_disabled_refuses_non_managers_adds_and_edits_but_not_the
     remove, _ = await run(svc, manual(ws, actor=teacher, is_manager=False, action="remove",
                                       memory_id=taught.data.memory_id))
 
-    assert (add.success, add.data.status) == (False, codes.TEACHING_DISABLED)
-    assert edit.data.status == codes.TEACHING_DISABLED
-    assert manager_add.data.status == codes.ADDED
-    assert remove.data.status == codes.REMOVED
+    assert (add.success, add.data.status) == (False, TEACHING_DISABLED)
+    assert edit.data.status == TEACHING_DISABLED
+    assert manager_add.data.status == ADDED
+    assert remove.data.status == REMOVED
     async with pool.acquire() as conn:
         contents = [r[0] for r in await conn.fetch(
             "SELECT content FROM server_memories WHERE server_id = $1", server_id)]
@@ -418,8 +434,8 @@ async def test_non_managers_change_only_rows_they_taught(pool, action):
         outcomes[name] = result.data.status
     manager, _ = await run(svc, manual(ws, action=action, memory_id=by_bob.data.memory_id, content="manager"))
 
-    done = codes.UPDATED if action == "edit" else codes.REMOVED
-    assert outcomes == {"bob": codes.NOT_FOUND, "model": codes.NOT_FOUND, "alice": done}
+    done = UPDATED if action == "edit" else REMOVED
+    assert outcomes == {"bob": NOT_FOUND, "model": NOT_FOUND, "alice": done}
     assert manager.data.status == done
     async with pool.acquire() as conn:
         model_content = await conn.fetchval("SELECT content FROM server_memories WHERE server_memory_id = $1",
@@ -430,7 +446,7 @@ async def test_non_managers_change_only_rows_they_taught(pool, action):
 # --- personal memories and privacy ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("privacy, expected", [(0, codes.ADDED), (1, codes.ADDED), (2, codes.PRIVACY_BLOCKED)])
+@pytest.mark.parametrize("privacy, expected", [(0, ADDED), (1, ADDED), (2, PRIVACY_BLOCKED)])
 async def test_personal_add_is_blocked_only_by_full_privacy(pool, privacy, expected):
     ws, me = unique(), unique()
     async with pool.acquire() as conn:
@@ -444,7 +460,7 @@ async def test_personal_add_is_blocked_only_by_full_privacy(pool, privacy, expec
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT * FROM personal_memories WHERE user_id = $1", user_id)
         subjects_ = await event_subjects(conn, result.command_id)
-    if expected == codes.ADDED:
+    if expected == ADDED:
         assert result.invalidated == [CacheKey("user", me)]
         [row] = rows
         assert (row["personal_memory_id"], row["persona_lineage_id"], row["content"], list(row["tags"])) == (
@@ -468,7 +484,7 @@ async def test_full_privacy_blocks_personal_edits_too(pool):
     result, _ = await run(service(pool), manual(ws, scope="personal", actor=me, action=action,
                                                 memory_id=memory_id, content="x"))
 
-    assert result.data.status == codes.PRIVACY_BLOCKED
+    assert result.data.status == PRIVACY_BLOCKED
     async with pool.acquire() as conn:
         assert (await personal_row(conn, memory_id))["content"] == "personal #0"
 
@@ -478,7 +494,7 @@ async def test_personal_add_for_an_actor_without_a_users_row_creates_it(pool):
 
     result, _ = await run(service(pool), manual(ws, scope="personal", actor=me, lineage=0, content="global"))
 
-    assert result.data.status == codes.ADDED
+    assert result.data.status == ADDED
     async with pool.acquire() as conn:
         owner = await conn.fetchval(
             "SELECT u.user_disc_id FROM personal_memories m JOIN users u USING (user_id)"
@@ -498,8 +514,8 @@ async def test_personal_cap_counts_the_lineage_and_the_global_rows(pool):
     full, _ = await run(svc, manual(ws, scope="personal", actor=me, content="more"))
     other_lineage, _ = await run(svc, manual(ws, scope="personal", actor=me, lineage=LINEAGE + 1, content="more"))
 
-    assert full.data.status == codes.LIMIT_REACHED
-    assert other_lineage.data.status == codes.ADDED
+    assert full.data.status == LIMIT_REACHED
+    assert other_lineage.data.status == ADDED
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM personal_memories WHERE user_id = $1", user_id) == 6
 
@@ -518,7 +534,7 @@ async def test_a_host_adds_to_its_open_proxy_identitys_personal_memories(pool, h
     result, handled = await run(service(pool), manual(ws, scope="personal", actor=host, identity_id=proxy,
                                                       content="Nova loves storms"))
 
-    assert result.data.status == codes.ADDED, result
+    assert result.data.status == ADDED, result
     assert result.invalidated == [CacheKey("user", proxy)]
     async with pool.acquire() as conn:
         row = await personal_row(conn, result.data.memory_id)
@@ -551,9 +567,9 @@ async def test_a_protected_host_blocks_every_write_for_the_identity_but_removals
                                 proxy_uid)
     if action == "remove":
         # Forgetting is never blocked by a host's protection.
-        assert result.data.status == codes.REMOVED and rows == []
+        assert result.data.status == REMOVED and rows == []
         return
-    assert (result.success, result.data.status) == (False, codes.HOST_PROTECTED), result
+    assert (result.success, result.data.status) == (False, HOST_PROTECTED), result
     assert result.error and handled.events == []
     assert [(r[0], r[1]) for r in rows] == [(memory_id, "personal #0")]
 
@@ -573,7 +589,7 @@ async def test_an_identity_the_actor_does_not_host_is_not_found(pool, case):
     result, handled = await run(service(pool), manual(ws, scope="personal", actor=actor, identity_id=proxy,
                                                       content="x"))
 
-    assert (result.success, result.data.status) == (False, codes.NOT_FOUND), result
+    assert (result.success, result.data.status) == (False, NOT_FOUND), result
     assert handled.events == []
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"
@@ -590,7 +606,7 @@ async def test_a_hosts_own_full_privacy_does_not_bypass_the_identity_check(pool)
 
     result, _ = await run(service(pool), manual(ws, scope="personal", actor=host, identity_id=proxy, content="x"))
 
-    assert result.data.status == codes.HOST_PROTECTED
+    assert result.data.status == HOST_PROTECTED
 
 
 # --- batches ------------------------------------------------------------------------------------
@@ -607,7 +623,7 @@ async def test_batch_trims_drops_blanks_and_dedupes_against_itself_and_existing_
     result, handled = await run(service(pool), manual(ws, action="add_batch", contents=contents,
                                                       content=" hikes ", tags="hobby"))
 
-    assert (result.success, result.data.status) == (True, codes.ADDED), result
+    assert (result.success, result.data.status) == (True, ADDED), result
     assert result.data.skipped_duplicates == 3
     ids = result.data.memory_ids
     assert len(ids) == 3 and ids == sorted(ids)
@@ -631,7 +647,7 @@ async def test_batch_of_only_duplicates_adds_nothing(pool):
 
     result, handled = await run(service(pool), manual(ws, action="add_batch", contents=["OLD #0", " old #1", "Old #1"]))
 
-    assert (result.success, result.data.status) == (False, codes.ALL_DUPLICATES)
+    assert (result.success, result.data.status) == (False, ALL_DUPLICATES)
     assert handled.events == []
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 2
@@ -642,7 +658,7 @@ async def test_blank_batch_is_empty_content(pool):
 
     result, _ = await run(service(pool), manual(ws, action="add_batch", contents=["", "  ", "\n"]))
 
-    assert result.data.status == codes.EMPTY_CONTENT
+    assert result.data.status == EMPTY_CONTENT
 
 
 async def test_batch_over_the_cap_is_all_or_nothing_with_available_and_requested(pool):
@@ -656,10 +672,10 @@ async def test_batch_over_the_cap_is_all_or_nothing_with_available_and_requested
     over, handled = await run(svc, manual(ws, action="add_batch", contents=["a", "b", "A", "c", "old #0"]))
     fits, _ = await run(svc, manual(ws, action="add_batch", contents=["a", "b", "old #0"]))
 
-    assert (over.success, over.data.status) == (False, codes.BATCH_LIMIT_REACHED)
+    assert (over.success, over.data.status) == (False, BATCH_LIMIT_REACHED)
     assert (over.data.available, over.data.requested) == (2, 3)
     assert handled.events == []
-    assert fits.data.status == codes.ADDED and len(fits.data.memory_ids) == 2
+    assert fits.data.status == ADDED and len(fits.data.memory_ids) == 2
     async with pool.acquire() as conn:
         contents = sorted(r[0] for r in await conn.fetch(
             "SELECT content FROM server_memories WHERE server_id = $1", server_id))
@@ -676,7 +692,7 @@ async def test_batch_with_one_line_too_long_adds_nothing(pool):
     result, _ = await run(service(pool, max_memory_length=10), manual(ws, action="add_batch",
                                                                       contents=["short", "z" * 11]))
 
-    assert result.data.status == codes.CONTENT_TOO_LONG
+    assert result.data.status == CONTENT_TOO_LONG
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 0
 
@@ -691,7 +707,7 @@ async def test_personal_batch_for_a_hosted_identity(pool):
     result, _ = await run(service(pool), manual(ws, scope="personal", actor=host, identity_id=proxy, lineage=0,
                                                 action="add_batch", contents=["one", "two", "ONE"]))
 
-    assert result.data.status == codes.ADDED and result.data.skipped_duplicates == 1
+    assert result.data.status == ADDED and result.data.skipped_duplicates == 1
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT content, persona_lineage_id FROM personal_memories WHERE user_id = $1"
                                 " ORDER BY personal_memory_id", proxy_uid)
@@ -715,8 +731,8 @@ async def test_the_same_command_twice_has_one_effect_and_one_result(pool, action
     # The repeats answer the stored result: the same JSON (its key order is the database's).
     decoded = [msgspec.json.decode(h.answer.result) for h in (first, second, *concurrent)]
     assert all(d == decoded[0] for d in decoded)
-    assert decoded[0]["data"]["status"] == {"add": codes.ADDED, "add_batch": codes.ADDED, "edit": codes.UPDATED,
-                                            "remove": codes.REMOVED}[action]
+    assert decoded[0]["data"]["status"] == {"add": ADDED, "add_batch": ADDED, "edit": UPDATED,
+                                            "remove": REMOVED}[action]
     async with pool.acquire() as conn:
         count = await conn.fetchval("SELECT count(*) FROM server_memories m JOIN servers s USING (server_id)"
                                     " WHERE s.server_disc_id = $1", ws)
@@ -735,5 +751,5 @@ async def test_a_global_add_cannot_push_a_full_lineage_over_its_cap(pool):
         await add_personal_memories(conn, user_id, 7, [1, 2, 3, 4, 5])  # lineage 7 at the cap of 5
     result, handled = await run(service(pool, max_personal_memories=5),
                                 manual(unique(), scope="personal", actor=user, lineage=0, content="a global fact"))
-    assert result.data.status == codes.LIMIT_REACHED
+    assert result.data.status == LIMIT_REACHED
     assert handled.events == []

@@ -13,9 +13,10 @@ from collections import Counter
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
-from contracts.commands import ManualMemory, SeedBio
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED_WITH_EVICTION
+from contracts.kinds.manual import ADDED, LIMIT_REACHED, NOT_FOUND, UPDATED, ManualMemory
+from contracts.kinds.seed_bio import SEEDED, SKIPPED, SeedBio
 from db.repository import MemoryRepository
 from tests.support.directory import add_proxy_identity, add_server, add_user
 from worker.domain.model import Limits
@@ -105,26 +106,26 @@ def check_consistent(owner: Owner, edit_status: str, saves, rows: dict[int, tupl
     assert len(rows) <= CAP, rows
     assert len(rows) == CAP  # every save either replaced one row or was refused
     statuses = Counter(s.data.status for s in saves)
-    assert set(statuses) <= {codes.SAVED_WITH_EVICTION, codes.LIMIT_EXCEEDED}, statuses
-    forgotten = [s.data.content_forgotten for s in saves if s.data.status == codes.SAVED_WITH_EVICTION]
+    assert set(statuses) <= {SAVED_WITH_EVICTION, LIMIT_EXCEEDED}, statuses
+    forgotten = [s.data.content_forgotten for s in saves if s.data.status == SAVED_WITH_EVICTION]
     gone = [owner.old_contents[i] for i in owner.old if i not in rows]
     assert sorted(forgotten) == sorted(gone)  # every eviction is reported, and nothing else went
-    new_ids = {s.data.memory_id for s in saves if s.data.status == codes.SAVED_WITH_EVICTION}
+    new_ids = {s.data.memory_id for s in saves if s.data.status == SAVED_WITH_EVICTION}
     assert new_ids <= set(rows)
     assert all(rows[i][0].startswith("model fact") and rows[i][1] is False for i in new_ids)
-    if edit_status == codes.UPDATED:
+    if edit_status == UPDATED:
         # The edit committed first: the row is protected and no save may take it.
         assert rows[target] == ("protected by hand", True)
         assert owner.old_contents[target] not in forgotten
-        assert statuses == Counter({codes.SAVED_WITH_EVICTION: CAP - 1, codes.LIMIT_EXCEEDED: 1})
-        refused = next(s for s in saves if s.data.status == codes.LIMIT_EXCEEDED)
+        assert statuses == Counter({SAVED_WITH_EVICTION: CAP - 1, LIMIT_EXCEEDED: 1})
+        refused = next(s for s in saves if s.data.status == LIMIT_EXCEEDED)
         assert refused.data.current_count == CAP
         return "protected"
     # A save evicted the row first: the edit finds nothing and writes nothing.
-    assert edit_status == codes.NOT_FOUND, edit_status
+    assert edit_status == NOT_FOUND, edit_status
     assert target not in rows
     assert forgotten.count(owner.old_contents[target]) == 1
-    assert statuses == Counter({codes.SAVED_WITH_EVICTION: CAP})
+    assert statuses == Counter({SAVED_WITH_EVICTION: CAP})
     return "evicted"
 
 
@@ -155,7 +156,7 @@ async def test_an_edit_committed_first_protects_the_row_from_every_later_save(po
     edited = await owner.run_manual(owner.edit(old[0], "protected by hand"))
     saves = await asyncio.gather(*(owner.run_create(owner.save(n)) for n in range(5)))
 
-    assert edited.data.status == codes.UPDATED
+    assert edited.data.status == UPDATED
     assert check_consistent(owner, edited.data.status, saves, await owner.rows()) == "protected"
 
 
@@ -169,7 +170,7 @@ async def test_an_edit_after_the_row_was_evicted_is_not_found(pool, scope):
     rest = await asyncio.gather(*(owner.run_create(owner.save(n)) for n in range(1, 5)))
 
     assert first.data.content_forgotten == owner.old_contents[old[0]]
-    assert edited.data.status == codes.NOT_FOUND
+    assert edited.data.status == NOT_FOUND
     assert check_consistent(owner, edited.data.status, [first, *rest], await owner.rows()) == "evicted"
     async with pool.acquire() as conn:
         assert await event_subjects(conn, edited.command_id) == []
@@ -187,11 +188,11 @@ async def test_concurrent_manual_adds_stop_exactly_at_the_cap(pool):
 
     results = [OP_RESULT_DECODER.decode(h.answer.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
 
-    assert Counter(r.data.status for r in results) == Counter({codes.ADDED: 3, codes.LIMIT_REACHED: 9})
+    assert Counter(r.data.status for r in results) == Counter({ADDED: 3, LIMIT_REACHED: 9})
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT content FROM server_memories WHERE server_id = $1", server_id)
     assert sorted(r[0] for r in rows) == sorted(["old #0", "old #1"] + [
-        f"fact {n}" for n, r in enumerate(results) if r.data.status == codes.ADDED])
+        f"fact {n}" for n, r in enumerate(results) if r.data.status == ADDED])
 
 
 async def test_twenty_concurrent_seeds_of_one_new_identity_seed_exactly_once(pool):
@@ -207,9 +208,9 @@ async def test_twenty_concurrent_seeds_of_one_new_identity_seed_exactly_once(poo
     results = [OP_RESULT_DECODER.decode(h.answer.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
 
     statuses = Counter(r.data.status for r in results)
-    assert statuses == Counter({codes.SEEDED: 1, codes.SKIPPED: 19}), statuses
-    seeded = next(r for r in results if r.data.status == codes.SEEDED)
-    assert {r.data.reason for r in results if r.data.status == codes.SKIPPED} == {"already seeded"}
+    assert statuses == Counter({SEEDED: 1, SKIPPED: 19}), statuses
+    seeded = next(r for r in results if r.data.status == SEEDED)
+    assert {r.data.reason for r in results if r.data.status == SKIPPED} == {"already seeded"}
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT personal_memory_id, persona_lineage_id, source FROM personal_memories"
                                 " WHERE user_id = $1", proxy_uid)

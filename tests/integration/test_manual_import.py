@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
-from contracts.commands import ManualMemory
-from contracts.results import CacheKey, OpResult
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
+from contracts.kinds.manual import ADDED, HOST_PROTECTED, IMPORTED, LIMIT_REACHED, MANAGERS_ONLY, ManualMemory
+from contracts.op_result import OpResult
+from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from worker.domain.model import Limits
 from worker.services.base import Handled
@@ -136,9 +137,9 @@ async def test_a_merge_adds_protected_import_rows_for_the_importer_and_skips_dup
         ws, [("  tea   is hot ", ["drinks"]), ("tea is hot", ["other"]), ("snow", "#weather, cold"),
              ("snow", "cold, #weather")], actor=importer, persona_id=persona))
 
-    assert (first.data.status, len(first.data.memory_ids)) == (codes.IMPORTED, 2)
+    assert (first.data.status, len(first.data.memory_ids)) == (IMPORTED, 2)
     assert (result.success, result.data.status, result.data.skipped_duplicates, result.data.removed_count) == (
-        True, codes.IMPORTED, 2, 0)
+        True, IMPORTED, 2, 0)
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     rows = await bot.rows("server", ws)
     assert [r["id"] for r in rows] == first.data.memory_ids + result.data.memory_ids
@@ -160,7 +161,7 @@ async def test_a_merge_that_adds_nothing_writes_and_invalidates_nothing(bot):
     result, handled = await bot.run(importing(ws, [" one", "two "], persona_id=persona))
 
     assert (result.success, result.data.status, result.data.memory_ids, result.data.skipped_duplicates) == (
-        True, codes.IMPORTED, [], 2)
+        True, IMPORTED, [], 2)
     assert result.invalidated == [] and handled.events == []
     assert [r["content"] for r in await bot.rows("server", ws)] == ["one", "two"]
 
@@ -175,7 +176,7 @@ async def test_a_replace_deletes_the_lineage_then_inserts_publishing_removed_the
 
     result, handled = await bot.run(importing(ws, [("new 1", ["a"]), "new 1"], "replace", persona_id=persona))
 
-    assert (result.data.status, result.data.removed_count, result.data.skipped_duplicates) == (codes.IMPORTED, 3, 0)
+    assert (result.data.status, result.data.removed_count, result.data.skipped_duplicates) == (IMPORTED, 3, 0)
     rows = await bot.rows("server", ws)
     assert [(r["id"], r["content"], list(r["tags"])) for r in rows] == [
         (result.data.memory_ids[0], "new 1", ["a"]), (result.data.memory_ids[1], "new 1", [])]
@@ -193,7 +194,7 @@ async def test_a_replace_with_no_entries_clears_the_lineage(bot):
 
     result, _ = await bot.run(importing(ws, [], "replace", persona_id=persona))
 
-    assert (result.data.status, result.data.removed_count, result.data.memory_ids) == (codes.IMPORTED, 2, [])
+    assert (result.data.status, result.data.removed_count, result.data.memory_ids) == (IMPORTED, 2, [])
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     assert await bot.subjects(result.command_id) == [invalidate("server", ws)] + [f"memory.removed.server.{ws}"] * 2
     assert await bot.rows("server", ws) == []
@@ -208,13 +209,13 @@ async def test_an_import_over_the_cap_changes_nothing(bot, strategy):
 
     result, handled = await bot.run(importing(ws, entries, strategy, persona_id=persona))
 
-    assert (result.success, result.data.status) == (False, codes.LIMIT_REACHED)
+    assert (result.success, result.data.status) == (False, LIMIT_REACHED)
     assert (result.data.available, result.data.requested) == ((3, 4) if strategy == "merge" else (CAP, CAP + 1))
     assert handled.events == [] and result.invalidated == []
     assert await bot.rows("server", ws) == before
     async with bot.pool.acquire() as conn:
         assert await conn.fetchval("SELECT status FROM processed_commands WHERE command_id = $1",
-                                   result.command_id) == codes.LIMIT_REACHED
+                                   result.command_id) == LIMIT_REACHED
 
 
 async def test_a_personal_replace_keeps_the_global_rows_and_counts_them(bot):
@@ -228,12 +229,12 @@ async def test_a_personal_replace_keeps_the_global_rows_and_counts_them(bot):
     fits, handled = await bot.run(importing(ws, ["a", "b", "c"], "replace", **personal))
     cleared_globals, _ = await bot.run(importing(ws, ["only global"], "replace", lineage=0, **personal))
 
-    assert (too_many.data.status, too_many.data.available, too_many.data.requested) == (codes.LIMIT_REACHED, 3, 4)
+    assert (too_many.data.status, too_many.data.available, too_many.data.requested) == (LIMIT_REACHED, 3, 4)
     assert "beside the 2 other memories" in too_many.error
-    assert (fits.data.status, fits.data.removed_count, fits.invalidated) == (codes.IMPORTED, 2, [CacheKey("user", me)])
+    assert (fits.data.status, fits.data.removed_count, fits.invalidated) == (IMPORTED, 2, [CacheKey("user", me)])
     assert [e.subject for e in handled.events] == (
         [invalidate("personal", me)] + [f"memory.removed.personal.{me}"] * 2 + [f"memory.saved.personal.{me}"] * 3)
-    assert (cleared_globals.data.status, cleared_globals.data.removed_count) == (codes.IMPORTED, 2)
+    assert (cleared_globals.data.status, cleared_globals.data.removed_count) == (IMPORTED, 2)
     assert [r["content"] for r in await bot.rows("personal", me)] == ["a", "b", "c"]
     assert [(r["id"] in globals_.data.memory_ids, r["content"]) for r in await bot.rows("personal", me, 0)] == [
         (False, "only global")]
@@ -248,7 +249,7 @@ async def test_a_member_who_is_not_a_manager_may_not_import_server_memories(bot)
 
     result, handled = await bot.run(importing(ws, ["x"], "replace", is_manager=False, persona_id=persona))
 
-    assert (result.success, result.data.status) == (False, codes.MANAGERS_ONLY)
+    assert (result.success, result.data.status) == (False, MANAGERS_ONLY)
     assert handled.events == []
     assert [r["content"] for r in await bot.rows("server", ws)] == ["kept"]
 
@@ -261,7 +262,7 @@ async def test_a_host_imports_for_its_identity(bot):
     result, handled = await bot.run(importing(ws, ["Nova chases storms"], scope="personal", actor=host,
                                               identity_id=identity))
 
-    assert result.data.status == codes.IMPORTED and result.invalidated == [CacheKey("user", identity)]
+    assert result.data.status == IMPORTED and result.invalidated == [CacheKey("user", identity)]
     assert [r["content"] for r in await bot.rows("personal", identity)] == ["Nova chases storms"]
     assert await bot.rows("personal", host, None) == []
     assert [e.subject for e in handled.events] == [invalidate("personal", identity),
@@ -299,9 +300,9 @@ async def test_on_the_bots_rows_merge_skips_legacy_duplicates_at_the_cap_and_rep
                                                 "replace", **taught))
 
     assert (dup.data.status, dup.data.memory_ids, dup.data.skipped_duplicates, dup_events.events) == (
-        codes.IMPORTED, [], 2, [])
-    assert (full.data.status, full.data.available, full.data.requested) == (codes.LIMIT_REACHED, 0, 1)
-    assert (replaced.data.status, replaced.data.removed_count) == (codes.IMPORTED, 5)
+        IMPORTED, [], 2, [])
+    assert (full.data.status, full.data.available, full.data.requested) == (LIMIT_REACHED, 0, 1)
+    assert (replaced.data.status, replaced.data.removed_count) == (IMPORTED, 5)
     removed = [e for e in payloads(handled) if "content" in e and e["memory_id"] not in replaced.data.memory_ids]
     assert [(e["memory_id"], e["content"]) for e in removed] == [(r["id"], r["content"]) for r in legacy]
     rows = await bot.rows("server", w.taught, w.lineage)
@@ -318,8 +319,8 @@ async def test_a_protected_hosts_identity_is_refused_an_import_but_may_be_cleare
     refused, _ = await bot.run(importing(w.taught, ["Nova"], **identity))
     cleared, _ = await bot.run(importing(w.taught, [], "replace", **identity))
 
-    assert (refused.success, refused.data.status) == (False, codes.HOST_PROTECTED)
-    assert (cleared.data.status, cleared.data.removed_count) == (codes.IMPORTED, 0)
+    assert (refused.success, refused.data.status) == (False, HOST_PROTECTED)
+    assert (cleared.data.status, cleared.data.removed_count) == (IMPORTED, 0)
     assert await bot.rows("personal", w.proxy, None) == []
 
 
@@ -334,16 +335,16 @@ def check_serial(replace: OpResult, removed_ids: set[int], writes: list[tuple[st
     saved_ids = []
     for kind, result in writes:
         if kind == "create":
-            if result.data.status in (codes.SAVED, codes.SAVED_WITH_EVICTION):
+            if result.data.status in (SAVED, SAVED_WITH_EVICTION):
                 saved_ids.append(result.data.memory_id)
             else:
-                assert result.data.status == codes.LIMIT_EXCEEDED, result
-        elif result.data.status == codes.ADDED:
+                assert result.data.status == LIMIT_EXCEEDED, result
+        elif result.data.status == ADDED:
             saved_ids.append(result.data.memory_id)
         else:
-            assert result.data.status == codes.LIMIT_REACHED, result
-    if replace.data.status != codes.IMPORTED:
-        assert replace.data.status == codes.LIMIT_REACHED and removed_ids == set()
+            assert result.data.status == LIMIT_REACHED, result
+    if replace.data.status != IMPORTED:
+        assert replace.data.status == LIMIT_REACHED and removed_ids == set()
         assert present >= set(seeded) | set(saved_ids)
         return
     assert set(replace.data.memory_ids) <= present

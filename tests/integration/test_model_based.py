@@ -33,10 +33,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
 
-from contracts import results as codes
 from contracts import subjects
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
-from contracts.commands import ManualMemory, ReinforceMemories
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
+from contracts.kinds.manual import ADDED, EMPTY_CONTENT, LIMIT_REACHED, NOT_FOUND, REMOVED, UNCHANGED, UPDATED, ManualMemory
+from contracts.kinds.reinforce import REINFORCED, ReinforceMemories
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import clone_database
 from tests.support.capacity_rule import choose_eviction
@@ -292,7 +293,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
                                          lineage_id=lineage, now=datetime.now(UTC), decay_days=DECAY_DAYS)
             subjects_ = [m.subject for m in handled.events]
             if count < CAP or victim is not None:
-                expected = codes.SAVED if victim is None else codes.SAVED_WITH_EVICTION
+                expected = SAVED if victim is None else SAVED_WITH_EVICTION
                 assert result.data.status == expected, (result, count, victim)
                 assert result.success and result.data.content_saved == content
                 if victim is not None:
@@ -305,7 +306,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
                     expected_subjects += [subjects.evicted_subject(scope, owner[1]), subjects.METRIC_EVICTION_SUBJECT]
                 assert subjects_ == expected_subjects, subjects_
             else:
-                assert result.data.status == codes.LIMIT_EXCEEDED, (result, count, may_evict)
+                assert result.data.status == LIMIT_EXCEEDED, (result, count, may_evict)
                 assert not result.success and result.error
                 assert (result.data.current_count, result.data.max_allowed) == (count, CAP), result
                 assert subjects_ == []
@@ -337,11 +338,11 @@ def test_the_system_matches_its_model(pg_server, template_db):
             count = self.model.count(owner, lineage)
             result, subjects_ = self.run_manual(cmd)
             if blank:
-                assert result.data.status == codes.EMPTY_CONTENT, result
+                assert result.data.status == EMPTY_CONTENT, result
             elif count >= CAP:
-                assert result.data.status == codes.LIMIT_REACHED, (result, count)  # adds never evict
+                assert result.data.status == LIMIT_REACHED, (result, count)  # adds never evict
             else:
-                assert result.data.status == codes.ADDED, (result, count)
+                assert result.data.status == ADDED, (result, count)
                 assert result.data.memory_ids == [result.data.memory_id]
                 self.new_row(scope, result.data.memory_id, Row(owner, lineage, content, True, datetime.now(UTC)))
                 assert subjects_[1:] == [subjects.saved_subject(scope, owner[1])], subjects_
@@ -372,17 +373,17 @@ def test_the_system_matches_its_model(pg_server, template_db):
                              content=content)
             result, subjects_ = self.run_manual(cmd)
             if row is None:
-                assert result.data.status == codes.NOT_FOUND, result
+                assert result.data.status == NOT_FOUND, result
                 assert subjects_ == []
             elif how == "blank":
-                assert result.data.status == codes.EMPTY_CONTENT, result
+                assert result.data.status == EMPTY_CONTENT, result
                 assert subjects_ == []
             elif content == row.content and row.manual:
-                assert result.data.status == codes.UNCHANGED, result
+                assert result.data.status == UNCHANGED, result
                 assert subjects_ == []
             else:
                 # Also a re-save of an unprotected row: it is now protected from eviction.
-                assert result.data.status == codes.UPDATED, (result, row)
+                assert result.data.status == UPDATED, (result, row)
                 assert result.data.memory_id == memory_id
                 self.model.rows[scope][memory_id] = replace(row, content=content, manual=True)
                 assert subjects_[1:] == [subjects.saved_subject(scope, owner[1])], subjects_
@@ -395,10 +396,10 @@ def test_the_system_matches_its_model(pg_server, template_db):
             cmd = manual_cmd(ws, scope=scope, actor=actor, action="remove", lineage=lineage, memory_id=memory_id)
             result, subjects_ = self.run_manual(cmd)
             if row is None:
-                assert result.data.status == codes.NOT_FOUND, result
+                assert result.data.status == NOT_FOUND, result
                 assert subjects_ == []
             else:
-                assert result.data.status == codes.REMOVED and result.data.memory_id == memory_id, result
+                assert result.data.status == REMOVED and result.data.memory_id == memory_id, result
                 del self.model.rows[scope][memory_id]
                 assert subjects_[1:] == [subjects.removed_subject(scope, owner[1])], subjects_
 
@@ -427,7 +428,7 @@ def test_the_system_matches_its_model(pg_server, template_db):
                     hit.add((scope, memory_id))
                 if scope == "personal" and row.lineage in (lineage, GLOBAL):
                     hit.add((scope, memory_id))
-            assert result.success and result.data.status == codes.REINFORCED, result
+            assert result.success and result.data.status == REINFORCED, result
             assert result.data.count == len(hit), (result, hit, refs)
             assert handled.events == [] and result.invalidated == []
             now = datetime.now(UTC)

@@ -7,10 +7,11 @@ import uuid
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
-from contracts.commands import ReinforceMemories, SeedBio
-from contracts.results import CacheKey
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED_WITH_EVICTION
+from contracts.kinds.reinforce import REINFORCED, ReinforceMemories
+from contracts.kinds.seed_bio import SEEDED, SKIPPED, SeedBio
+from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.support.commands import TRIGGERER_ID
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
@@ -80,7 +81,7 @@ async def test_reinforce_marks_only_server_rows_of_the_lineage_in_this_workspace
 
     result, handled = await reinforce(pool, cmd)
 
-    assert (result.success, result.data.status, result.data.count) == (True, codes.REINFORCED, 2)
+    assert (result.success, result.data.status, result.data.count) == (True, REINFORCED, 2)
     assert result.invalidated == [] and handled.events == []
     assert await marks(pool, "server", [*mine, other_lineage, elsewhere]) == {
         mine[0]: (True, 1), mine[1]: (True, 4), other_lineage: (False, 0), elsewhere: (False, 0)}
@@ -89,7 +90,7 @@ async def test_reinforce_marks_only_server_rows_of_the_lineage_in_this_workspace
             "SELECT * FROM server_memories WHERE server_id IN ($1, $2)", server_id, other_id)}
         assert await event_subjects(conn, cmd.command_id) == []
         assert await conn.fetchval("SELECT status FROM processed_commands WHERE command_id = $1",
-                                   cmd.command_id) == codes.REINFORCED
+                                   cmd.command_id) == REINFORCED
     for memory_id in mine:  # nothing but the two reinforcement columns changes
         changed = {k for k in before[memory_id] if before[memory_id][k] != after[memory_id][k]}
         assert changed == {"last_reinforced_at", "reinforcement_count"}
@@ -110,7 +111,7 @@ async def test_reinforce_marks_personal_rows_of_the_lineage_or_lineage_zero_of_a
 
     result, handled = await reinforce(pool, cmd)
 
-    assert (result.data.status, result.data.count) == (codes.REINFORCED, 3)
+    assert (result.data.status, result.data.count) == (REINFORCED, 3)
     assert handled.events == []
     assert await marks(pool, "personal", [p7, p0, p8, q7]) == {
         p7: (True, 1), p0: (True, 1), p8: (False, 0), q7: (True, 1)}
@@ -139,8 +140,8 @@ async def test_an_empty_or_all_unknown_reinforce_counts_zero(pool):
     empty, _ = await reinforce(pool, reinforce_cmd(ws, []))
     unknown, _ = await reinforce(pool, reinforce_cmd(ws, [("server", UNKNOWN_ID), ("personal", UNKNOWN_ID)]))
 
-    assert (empty.data.status, empty.data.count) == (codes.REINFORCED, 0)
-    assert (unknown.data.status, unknown.data.count) == (codes.REINFORCED, 0)
+    assert (empty.data.status, empty.data.count) == (REINFORCED, 0)
+    assert (unknown.data.status, unknown.data.count) == (REINFORCED, 0)
 
 
 async def test_a_reinforced_row_is_no_longer_dormant_so_eviction_takes_another(pool):
@@ -153,7 +154,7 @@ async def test_a_reinforced_row_is_no_longer_dormant_so_eviction_takes_another(p
     saved = RESULT_DECODER.decode((await CreateMemoryService(MemoryRepository(pool), Limits(max_server_memories=2))
                                    .run(server_save(ws, "new", retrieval=GOOD_RETRIEVAL))).answer.result)
 
-    assert saved.data.status == codes.SAVED_WITH_EVICTION
+    assert saved.data.status == SAVED_WITH_EVICTION
     assert saved.data.content_forgotten == "old #1"
 
 
@@ -194,7 +195,7 @@ async def test_seed_writes_one_global_bio_memory_with_its_events(pool, host_priv
 
     result, handled = await seed(pool, cmd)
 
-    assert (result.success, result.data.status) == (True, codes.SEEDED), result
+    assert (result.success, result.data.status) == (True, SEEDED), result
     assert result.invalidated == [CacheKey("user", proxy)]
     rows, seeds = await identity_state(pool, proxy_uid)
     [row] = rows
@@ -223,7 +224,7 @@ async def test_seed_collapses_whitespace_and_cuts_at_the_configured_utf16_length
 
     result, _ = await seed(pool, seed_cmd(ws, proxy, bio), max_units=max_units)
 
-    assert result.data.status == codes.SEEDED
+    assert result.data.status == SEEDED
     rows, _ = await identity_state(pool, proxy_uid)
     assert [r["content"] for r in rows] == [expected]
 
@@ -247,13 +248,13 @@ async def test_seed_skips_and_writes_nothing(pool, case):
 
     result, handled = await seed(pool, cmd)
 
-    assert (result.success, result.data.status) == (True, codes.SKIPPED), result
+    assert (result.success, result.data.status) == (True, SKIPPED), result
     assert result.data.reason
     assert result.invalidated == [] and handled.events == []
     async with pool.acquire() as conn:
         assert await event_subjects(conn, cmd.command_id) == []
         assert await conn.fetchval("SELECT status FROM processed_commands WHERE command_id = $1",
-                                   cmd.command_id) == codes.SKIPPED
+                                   cmd.command_id) == SKIPPED
         assert await conn.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"
                                    " WHERE u.user_disc_id = $1", proxy) == 0
     if proxy_uid is not None:
@@ -266,8 +267,8 @@ async def test_a_second_seed_with_a_new_command_id_is_skipped(pool):
 
     second, handled = await seed(pool, seed_cmd(ws, proxy, "second bio"))
 
-    assert first.data.status == codes.SEEDED
-    assert (second.data.status, second.data.reason) == (codes.SKIPPED, "already seeded")
+    assert first.data.status == SEEDED
+    assert (second.data.status, second.data.reason) == (SKIPPED, "already seeded")
     assert handled.events == []
     rows, seeds = await identity_state(pool, proxy_uid)
     assert [r["content"] for r in rows] == ["first bio"] and seeds == [first.data.memory_id]
@@ -282,7 +283,7 @@ async def test_a_repeated_seed_command_answers_its_stored_result(pool):
 
     assert handled.duplicate
     assert msgspec.structs.asdict(again.data) == msgspec.structs.asdict(first.data)
-    assert again.data.status == codes.SEEDED
+    assert again.data.status == SEEDED
     assert len((await identity_state(pool, proxy_uid))[0]) == 1
 
 
@@ -293,7 +294,7 @@ async def test_a_seed_counts_only_against_lineage_zero(pool):
 
     result, _ = await seed(pool, seed_cmd(ws, proxy, "bio"), max_personal=5)
 
-    assert result.data.status == codes.SEEDED
+    assert result.data.status == SEEDED
 
 
 async def test_a_seed_with_lineage_zero_full_is_skipped(pool):
@@ -303,7 +304,7 @@ async def test_a_seed_with_lineage_zero_full_is_skipped(pool):
 
     result, handled = await seed(pool, seed_cmd(ws, proxy, "bio"), max_personal=5)
 
-    assert result.data.status == codes.SKIPPED and handled.events == []
+    assert result.data.status == SKIPPED and handled.events == []
     rows, seeds = await identity_state(pool, proxy_uid)
     assert len(rows) == 5 and seeds == []
 
@@ -329,7 +330,7 @@ async def test_a_seeded_bio_is_never_evicted_by_model_saves(pool):
                                     "target_user": "Nova"})
         results.append(RESULT_DECODER.decode((await svc.run(cmd)).answer.result))
 
-    assert [r.data.status for r in results] == [codes.SAVED_WITH_EVICTION] * 4 + [codes.LIMIT_EXCEEDED]
+    assert [r.data.status for r in results] == [SAVED_WITH_EVICTION] * 4 + [LIMIT_EXCEEDED]
     assert [r.data.content_forgotten for r in results[:4]] == [f"personal #{i}" for i in range(4)]
     rows, _ = await identity_state(pool, proxy_uid)
     assert {r["personal_memory_id"] for r in rows} & set(old) == set()

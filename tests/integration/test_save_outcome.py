@@ -15,7 +15,7 @@ import pytest
 
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
-from contracts.results import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED
+from contracts.kinds.create import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED
 from db.repository import BatchRow, MemoryRepository, lock_order
 from db.requests import CreateBatchRequest, CreateOp
 from tests.support.directory import add_server, add_user

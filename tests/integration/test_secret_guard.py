@@ -13,8 +13,8 @@ import asyncpg
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import RESULT_DECODER
+from contracts.kinds.create import INVALID_CONTENT, SAVED
 from db.repository import MemoryRepository, create_pool
 from tests import tomoribot
 from tests.conftest import ROOT, unique
@@ -67,7 +67,7 @@ async def test_standalone_the_switch_the_default_and_what_a_refusal_stores(datab
 
     assert await shown_guard(database_url, ws) == "default (SECRET_GUARD_DEFAULT, on unless set off)"
     refused = await create(pool, ws, SECRET.content)
-    assert refused == codes.INVALID_CONTENT
+    assert refused == INVALID_CONTENT
     stored = await pool.fetchval("SELECT decision::text FROM processed_commands WHERE workspace_id = $1", ws)
     assert msgspec.json.decode(stored) == {"decided": "secret_refused", "tool_scope": "server_wide",
                                            "kind": "openai_key"}
@@ -76,17 +76,17 @@ async def test_standalone_the_switch_the_default_and_what_a_refusal_stores(datab
     off = await memoryctl(database_url, "workspace", "set", ws, "--secret-guard", "off")
     assert off.returncode == 0 and ["secret_guard", "False"] in [line.split() for line in off.stdout.splitlines()]
     assert await pool.fetchval("SELECT secret_guard_enabled FROM servers WHERE server_disc_id = $1", ws) is False
-    assert await create(pool, ws, SECRET.content) == codes.SAVED  # the workspace allowed it
+    assert await create(pool, ws, SECRET.content) == SAVED  # the workspace allowed it
 
     assert (await memoryctl(database_url, "workspace", "set", ws, "--secret-guard", "default")).returncode == 0
     assert await pool.fetchval("SELECT secret_guard_enabled FROM servers WHERE server_disc_id = $1", ws) is None
-    assert await create(pool, ws, SECRET.content + " again") == codes.INVALID_CONTENT
+    assert await create(pool, ws, SECRET.content + " again") == INVALID_CONTENT
     # The operator's default decides for a workspace without a choice; a workspace's choice wins.
-    assert await create(pool, ws, SECRET.content + " once more", limits=Limits(secret_guard_default=False)) == codes.SAVED
+    assert await create(pool, ws, SECRET.content + " once more", limits=Limits(secret_guard_default=False)) == SAVED
     assert (await memoryctl(database_url, "workspace", "set", ws, "--secret-guard", "on")).returncode == 0
     assert await shown_guard(database_url, ws) == "True"
     assert await create(pool, ws, SECRET.content + " and on", limits=Limits(secret_guard_default=False)) \
-        == codes.INVALID_CONTENT
+        == INVALID_CONTENT
 
 
 async def test_each_way_of_writing_a_credential_is_refused_and_technical_prose_saved(pool):
@@ -94,12 +94,12 @@ async def test_each_way_of_writing_a_credential_is_refused_and_technical_prose_s
     async with pool.acquire() as conn:
         await add_server(conn, ws)
     for shape, credential in ONE_OF_EACH_SHAPE.items():
-        assert await create(pool, ws, credential.content) == codes.INVALID_CONTENT, shape
+        assert await create(pool, ws, credential.content) == INVALID_CONTENT, shape
         assert await rows_holding(pool, credential.secret) == [], shape
     technical = ("the refresh token is HS512-signed", "the NFT token is ERC1155", "the API key is UTF8-encoded",
                  "token是ERC1155标准")
     for content in technical:
-        assert await create(pool, ws, content) == codes.SAVED, content
+        assert await create(pool, ws, content) == SAVED, content
     saved = await pool.fetch("SELECT content FROM server_memories m JOIN servers s USING (server_id)"
                              " WHERE s.server_disc_id = $1", ws)
     assert sorted(row["content"] for row in saved) == sorted(technical)
@@ -122,17 +122,17 @@ async def test_adopted_the_switch_is_the_workers_own_setting_and_no_bot_row_chan
         await conn.close()
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
-        assert await create(pool, world.taught, SECRET.content, lineage=world.lineage) == codes.INVALID_CONTENT
+        assert await create(pool, world.taught, SECRET.content, lineage=world.lineage) == INVALID_CONTENT
 
         off = await memoryctl(dsn, "workspace", "set", world.taught, "--secret-guard", "off")
         assert off.returncode == 0, off
         assert await shown_guard(dsn, world.taught) == "False"
         assert await pool.fetchval("SELECT w.secret_guard_enabled FROM memory_worker.workspace_settings w"
                                    " JOIN servers s USING (server_id) WHERE s.server_disc_id = $1", world.taught) is False
-        assert await create(pool, world.taught, SECRET.content, lineage=world.lineage) == codes.SAVED
+        assert await create(pool, world.taught, SECRET.content, lineage=world.lineage) == SAVED
 
         assert (await memoryctl(dsn, "workspace", "set", world.taught, "--secret-guard", "default")).returncode == 0
-        assert await create(pool, world.taught, SECRET.content + " again", lineage=world.lineage) == codes.INVALID_CONTENT
+        assert await create(pool, world.taught, SECRET.content + " again", lineage=world.lineage) == INVALID_CONTENT
         mistyped = await memoryctl(dsn, "workspace", "set", "299999999999999999", "--secret-guard", "off")
         assert mistyped.returncode == 2 and "the bot has no server" in mistyped.stdout
     finally:

@@ -18,7 +18,7 @@ import nats
 import pytest
 
 from contracts import subjects
-from contracts.commands import ShadowReport
+from contracts.kinds.shadow import ShadowReport
 from db.repository import MemoryRepository
 from tests.support.secret_corpus import CREDENTIALS
 from worker.cli.shadow import build_report, render

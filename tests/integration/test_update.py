@@ -10,11 +10,19 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import UPDATE_RESULT_DECODER
-from contracts.commands import UpdateMemory
 from contracts.events import CacheInvalidate, MemoryRemoved, MemoryUpdated
-from contracts.results import CacheKey, UpdateResult
+from contracts.kinds.update import (
+    MEMORY_DELETED,
+    MEMORY_UPDATED,
+    UPDATE_DISABLED,
+    UPDATE_NOT_FOUND,
+    UPDATE_PRIVACY_RESTRICTED,
+    UPDATE_USER_NOT_FOUND,
+    UpdateMemory,
+    UpdateResult,
+)
+from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.conftest import unique
 from tests.support.commands import update_fields
@@ -77,7 +85,7 @@ async def test_a_server_edit_keeps_the_rows_protection_tags_and_source_and_refre
 
     assert result.success and result.message == "Server memory updated successfully", result
     assert (result.data.status, result.data.scope, result.data.memory_id) == (
-        codes.MEMORY_UPDATED, "server_wide", memory_id)
+        MEMORY_UPDATED, "server_wide", memory_id)
     assert result.data.content_saved == "The mascot is a fox named {bot}"  # sanitized as a create is
     assert result.invalidated == [CacheKey("tomori_state", ws)]
     row = await server_row(db, memory_id)
@@ -111,7 +119,7 @@ async def test_a_blank_content_deletes_a_server_memory_and_publishes_memory_remo
     result, handled = await run(db, update(ws, memory_id, " \n\t "))
 
     assert (result.data.status, result.message, result.data.content_deleted) == (
-        codes.MEMORY_DELETED, "Server memory deleted successfully", "Movie night is on Friday")
+        MEMORY_DELETED, "Server memory deleted successfully", "Movie night is on Friday")
     assert await server_row(db, memory_id) is None
     (_, inv), (subject, payload) = events(handled)
     assert inv["reason"] == "memory_deleted" and subject == f"memory.removed.server.{ws}"
@@ -134,7 +142,7 @@ async def test_a_server_memory_is_found_only_in_its_workspace_and_exactly_its_li
         for content in ("new text", ""):
             result, handled = await run(db, update(ws, memory_id, content))
             assert (result.data.status, result.error, result.data.reason) == (
-                codes.UPDATE_NOT_FOUND, "Memory ID not found in this server", "Memory ID not found in this server")
+                UPDATE_NOT_FOUND, "Memory ID not found in this server", "Memory ID not found in this server")
             assert handled.events == [] and result.invalidated == [] and result.notice is None
     for memory_id, content in ((elsewhere, "another server's"), (other_lineage, "another persona's"),
                                (global_row, "lineage 0")):
@@ -153,10 +161,10 @@ async def test_a_personal_memory_of_the_lineage_or_global_is_edited_and_deleted_
     missed, _ = await run(db, update(ws, foreign, "x", target="Mika", member=mika))
 
     assert (edited.data.status, edited.data.target_user, edited.message) == (
-        codes.MEMORY_UPDATED, "Mika", "Personal memory updated successfully")
+        MEMORY_UPDATED, "Mika", "Personal memory updated successfully")
     assert (deleted.data.status, deleted.data.content_deleted, deleted.data.scope) == (
-        codes.MEMORY_DELETED, "{user} likes green tea", "target_user")
-    assert (missed.data.status, missed.error) == (codes.UPDATE_NOT_FOUND, "Personal memory ID not found")
+        MEMORY_DELETED, "{user} likes green tea", "target_user")
+    assert (missed.data.status, missed.error) == (UPDATE_NOT_FOUND, "Personal memory ID not found")
     assert (await personal_row(db, own))["content"] == "{user} plays the cello"
     assert await personal_row(db, shared) is None and (await personal_row(db, foreign)) is not None
     assert [s for s, _ in events(handled)] == [f"cache.invalidate.user.{mika}", f"memory.updated.personal.{mika}"]
@@ -178,10 +186,10 @@ async def test_privacy_read_under_the_lock_blocks_an_edit_never_a_delete(db):
         deleted, _ = await run(db, update(ws, gone, "", target="Rin", member=person))
 
         assert (refused.data.status, refused.error, refused.data.reason) == (
-            codes.UPDATE_PRIVACY_RESTRICTED, "Cannot update personal memory: Rin has privacy restrictions.",
+            UPDATE_PRIVACY_RESTRICTED, "Cannot update personal memory: Rin has privacy restrictions.",
             "The user Rin has chosen to restrict personal memory storage.")
         assert handled.events == [] and (await personal_row(db, kept))["content"] == "{user} hikes"
-        assert deleted.data.status == codes.MEMORY_DELETED and await personal_row(db, gone) is None
+        assert deleted.data.status == MEMORY_DELETED and await personal_row(db, gone) is None
 
 
 async def test_a_proxy_identitys_host_blocks_an_edit_and_marks_a_deletes_footer(db):
@@ -200,13 +208,13 @@ async def test_a_proxy_identitys_host_blocks_an_edit_and_marks_a_deletes_footer(
                                       participants=[{"id": orphan, "kind": "proxy", "label": "Cat", "aliases": ["Cat"]}]))
 
     assert (refused.data.status, refused.data.reason) == (
-        codes.UPDATE_PRIVACY_RESTRICTED, "The host account for Fox has full privacy enabled. I cannot update "
+        UPDATE_PRIVACY_RESTRICTED, "The host account for Fox has full privacy enabled. I cannot update "
                                          "personal memories for its message-proxy identities.")
     assert (await personal_row(db, kept))["content"] == "{user} is a fox"
-    assert deleted.data.status == codes.MEMORY_DELETED
+    assert deleted.data.status == MEMORY_DELETED
     assert deleted.notice["embed"]["footer_key"] == f"{FOOTERS}personal_memory_footer_user_blacklisted"
     assert (no_host.data.status, no_host.data.reason) == (
-        codes.UPDATE_PRIVACY_RESTRICTED, "The host account for Cat could not be found. I cannot update personal "
+        UPDATE_PRIVACY_RESTRICTED, "The host account for Cat could not be found. I cannot update personal "
                                          "memories for its message-proxy identities.")
 
 
@@ -221,7 +229,7 @@ async def test_the_footer_says_personalization_is_off_or_the_target_is_blacklist
     off, _ = await run(db, update(off_ws, first, "{user} sings opera", target="Ann", member=person))
     banned, _ = await run(db, update(ws, second, "{user} dances salsa", target="Ann", member=person))
 
-    assert off.data.status == banned.data.status == codes.MEMORY_UPDATED  # neither refuses
+    assert off.data.status == banned.data.status == MEMORY_UPDATED  # neither refuses
     assert off.notice["embed"]["footer_key"] == f"{FOOTERS}personal_memory_footer_personalization_disabled"
     assert banned.notice["embed"]["footer_key"] == f"{FOOTERS}personal_memory_footer_user_blacklisted"
 
@@ -236,13 +244,13 @@ async def test_self_teaching_off_and_an_unknown_user_refuse_before_anything_is_l
                                       tool_args={"memory_id": memory_id, "memory_content": "x", "target_user": "Zed"}))
 
     assert (disabled.data.status, disabled.error, disabled.data.reason) == (
-        codes.UPDATE_DISABLED, "Self-teaching is disabled for this server",
+        UPDATE_DISABLED, "Self-teaching is disabled for this server",
         "Self-teaching functionality is disabled for this server")
-    assert unknown.data.status == codes.UPDATE_DISABLED  # self-teaching comes first
+    assert unknown.data.status == UPDATE_DISABLED  # self-teaching comes first
     ws, _ = await db.workspace()
     unknown, _ = await run(db, update(ws, memory_id, "x", target="Zed", member=stranger))
     assert (unknown.data.status, unknown.error) == (
-        codes.UPDATE_USER_NOT_FOUND, "I don't know Zed yet, so this personal memory cannot be updated.")
+        UPDATE_USER_NOT_FOUND, "I don't know Zed yet, so this personal memory cannot be updated.")
     assert (await server_row(db, memory_id))["content"] == "kept"
     assert await db.pool.fetchval("SELECT decision ->> 'decided' FROM processed_commands WHERE command_id = $1",
                                   unknown.command_id) == "user_not_found"

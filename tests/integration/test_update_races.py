@@ -20,9 +20,9 @@ import asyncpg
 import msgspec
 import pytest
 
-from contracts import results as codes
 from contracts.codec import RESULT_DECODER, UPDATE_RESULT_DECODER
-from contracts.commands import CreateMemory, UpdateMemory
+from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, CreateMemory
+from contracts.kinds.update import MEMORY_DELETED, MEMORY_UPDATED, UpdateMemory
 from db.repository import MemoryRepository
 from db.requests import UpdateTargetRequest
 from tests.support.commands import update_fields
@@ -116,10 +116,10 @@ async def test_creates_updates_and_deletes_of_one_owner_racing_keep_the_invarian
         changed[u.command_id] = UPDATE_RESULT_DECODER.decode(first)
 
     # No cap exceeded, and the count is what the successes say.
-    saved = [r for r in created.values() if r.data.status == codes.SAVED]
-    refused = [r for r in created.values() if r.data.status != codes.SAVED]
-    assert all(r.data.status == codes.LIMIT_EXCEEDED and r.data.current_count == CAP for r in refused), refused
-    removed = [r for r in changed.values() if r.data.status == codes.MEMORY_DELETED]
+    saved = [r for r in created.values() if r.data.status == SAVED]
+    refused = [r for r in created.values() if r.data.status != SAVED]
+    assert all(r.data.status == LIMIT_EXCEEDED and r.data.current_count == CAP for r in refused), refused
+    removed = [r for r in changed.values() if r.data.status == MEMORY_DELETED]
     assert len(removed) == 2  # each of the two rows deleted once; the repeat delete of the first found nothing
     assert await owner.count() == len(START) + len(saved) - len(removed) <= CAP
 
@@ -150,7 +150,7 @@ async def test_creates_updates_and_deletes_of_one_owner_racing_keep_the_invarian
     kinds = Counter()
     for h in handled:
         kinds.update(row.subject.split(".")[1] for row in h.events if row.subject.startswith("memory."))
-    successes = {"saved": len(saved), "updated": sum(r.data.status == codes.MEMORY_UPDATED for r in changed.values()),
+    successes = {"saved": len(saved), "updated": sum(r.data.status == MEMORY_UPDATED for r in changed.values()),
                  "removed": len(removed)}
     assert {k: v for k, v in kinds.items() if v} == {k: v for k, v in successes.items() if v}
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from db.repository import BatchRow, MemoryRepository
 from db.requests import CreateBatchRequest
 from worker.domain.model import Limits

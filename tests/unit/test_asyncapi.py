@@ -8,9 +8,11 @@ from typing import get_args
 import jsonschema
 import pytest
 
-from contracts import asyncapi, results, schema, subjects
+from contracts import asyncapi, result_parts, schema, subjects
 from contracts.codec import encode
 from contracts.events import MemoryEvictionMetric
+from contracts.kinds import create, manual, reinforce, seed_bio, update
+from contracts.op_result import OpStatus
 from contracts.registry import COMMAND_KINDS
 from worker.consuming.administration import streams
 from worker.shared.settings import DEFAULT_REPLY_PREFIXES
@@ -131,18 +133,45 @@ def test_issued_at_and_occurred_at_are_date_times():
 
 
 def test_status_enums_are_the_statuses_of_each_command_kind():
-    assert set(get_args(results.CreateStatus)) == set(results.CREATE_STATUSES) | {results.COMMAND_INVALID}
-    manual = set(load("result.manual")["$defs"]["ManualData"]["properties"]["status"]["enum"])
-    assert {results.ADDED, results.BATCH_LIMIT_REACHED, results.TEACHING_DISABLED, results.FAILED} <= manual
-    assert set(load("result.reinforce")["$defs"]["ReinforceData"]["properties"]["status"]["enum"]) == {
-        results.REINFORCED, results.FAILED}
-    assert set(load("result.seed_bio")["$defs"]["SeedBioData"]["properties"]["status"]["enum"]) == {
-        results.SEEDED, results.SKIPPED, results.FAILED}
-    update = set(load("result.update")["$defs"]["UpdateData"]["properties"]["status"]["enum"])
-    assert update == set(results.UPDATE_STATUSES) == set(get_args(results.UpdateStatus))
-    every_op = set(get_args(results.OpStatus))
-    constants = {v for k, v in vars(results).items() if k.isupper() and isinstance(v, str)}
-    assert constants == every_op | set(results.CREATE_STATUSES) | {results.COMMAND_INVALID} | update
+    def enum(name: str, data: str) -> set[str]:
+        return set(load(name)["$defs"][data]["properties"]["status"]["enum"])
+
+    assert enum("result", "ResultData") == set(create.CREATE_STATUSES) | {result_parts.COMMAND_INVALID}
+    assert enum("result.update", "UpdateData") == set(update.UPDATE_STATUSES)
+    assert enum("result.manual", "ManualData") == set(get_args(manual.ManualStatus))
+    assert enum("result.reinforce", "ReinforceData") == {reinforce.REINFORCED, result_parts.FAILED}
+    assert enum("result.seed_bio", "SeedBioData") == {seed_bio.SEEDED, seed_bio.SKIPPED, result_parts.FAILED}
+    assert enum("result.op", "OpData") == set(get_args(OpStatus))
+    assert {manual.ADDED, manual.BATCH_LIMIT_REACHED, manual.TEACHING_DISABLED, result_parts.FAILED} <= set(
+        get_args(OpStatus))
+
+
+# A kind's statuses are declared once, as its Literal; a named constant only names one of them.
+_STATUSES_BY_MODULE = {
+    create: set(get_args(create.CreateStatus)),
+    update: set(update.UPDATE_STATUSES),
+    manual: set(get_args(manual.ManualStatus)),
+    reinforce: set(get_args(reinforce.ReinforceStatus)),
+    seed_bio: set(get_args(seed_bio.SeedBioStatus)),
+    result_parts: {result_parts.COMMAND_INVALID, result_parts.FAILED},
+}
+
+
+@pytest.mark.parametrize("module", list(_STATUSES_BY_MODULE), ids=lambda m: m.__name__)
+def test_every_status_constant_names_a_status_of_its_own_kind(module):
+    declared = vars(module).get("__annotations__", {})  # the module's own constants, not its imports
+    constants = {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, str) and k in declared}
+    assert constants, module.__name__
+    assert {k: v for k, v in constants.items() if v not in _STATUSES_BY_MODULE[module]} == {}
+
+
+def test_the_create_the_update_and_the_other_kinds_share_no_status():
+    # The lookup's oneOf tells a stored result's kind by its status alone.
+    tool_create = set(create.CREATE_STATUSES)
+    tool_update = set(update.UPDATE_STATUSES)
+    others = set(get_args(OpStatus))
+    assert not (tool_create & tool_update or tool_create & others or tool_update & others)
+    assert result_parts.COMMAND_INVALID not in tool_create | tool_update | others
 
 
 def _create_result() -> dict:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contracts.commands import SeedBio
+from contracts.kinds.seed_bio import SeedBio
 from worker.domain.bio import ALREADY_SEEDED, BLANK_BIO, NOT_NEW, decide_seed, normalize_bio
 from worker.domain.content import JS_SPACE_RUN, JS_WHITESPACE, js_trim, utf16_length
 from worker.domain.model import HostLink, Limits, ProxyIdentity, SeedPlan, SeedSkip

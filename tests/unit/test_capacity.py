@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contracts.commands import Retrieval
+from contracts.kinds.create import Retrieval
 from tests.support.capacity_rule import capacity_action, choose_eviction, is_eligible
 from worker.domain.capacity import eviction_blockers
 from worker.domain.model import StoredMemory, Workspace

@@ -8,10 +8,9 @@ from hypothesis import strategies as st
 
 from contracts import schema, subjects
 from contracts.codec import RESULT_DECODER, encode
-from contracts.commands import CreateMemory
 from contracts.events import MemoryEvictionMetric
+from contracts.kinds.create import CommandResult, CreateMemory, ResultData
 from contracts.registry import decoder_for
-from contracts.results import CommandResult, ResultData
 
 
 def test_schema_files_match_the_structs():

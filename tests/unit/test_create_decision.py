@@ -10,19 +10,24 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import results as codes
-from contracts.commands import (
-    AffixVariants,
-    Channel,
+from contracts.kinds.create import (
+    AMBIGUOUS_USER,
+    CREATE_STATUSES,
+    DB_ERROR,
+    DISABLED,
+    INTERNAL_ERROR,
+    INVALID_ARGS,
+    INVALID_CONTENT,
+    LIMIT_EXCEEDED,
+    PRIVACY_RESTRICTED,
+    SAVED,
+    USER_NOT_FOUND,
+    CommandResult,
     CreateMemory,
-    MemberMatch,
-    Participant,
-    Persona,
-    PersonaNaming,
     Retrieval,
-    Triggerer,
 )
-from contracts.results import CacheKey, CommandResult
+from contracts.result_parts import COMMAND_INVALID, CacheKey
+from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
 from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.create import decide_create
@@ -149,13 +154,13 @@ def planned(result: Any) -> SavePlan:
     ],
 )
 def test_invalid_args_name_the_parameter(tool_args: Any, parameter: str) -> None:
-    result = refused(decide(command(tool_args)), codes.INVALID_ARGS)
+    result = refused(decide(command(tool_args)), INVALID_ARGS)
     assert parameter in result.error  # type: ignore[operator]
 
 
 def test_invalid_args_come_before_the_feature_gate() -> None:
     ctx = context(Workspace(self_teaching_enabled=False))
-    refused(decide(command({"memory_scope": "x"}, lineage=0), ctx), codes.INVALID_ARGS)
+    refused(decide(command({"memory_scope": "x"}, lineage=0), ctx), INVALID_ARGS)
 
 
 @pytest.mark.parametrize("tool_args", [server_args(), personal_args(), personal_args("self"),
@@ -163,14 +168,14 @@ def test_invalid_args_come_before_the_feature_gate() -> None:
                                         "target_user_discord_id": 7}])
 def test_self_teaching_disabled_comes_before_everything_but_the_parameter_check(tool_args: dict[str, Any]) -> None:
     ctx = context(Workspace(self_teaching_enabled=False), triggerer_known=False)
-    result = refused(decide(command(tool_args, lineage=0, persona_id=0), ctx), codes.DISABLED)
+    result = refused(decide(command(tool_args, lineage=0, persona_id=0), ctx), DISABLED)
     assert result.data.scope is None
 
 
 def test_a_legacy_target_name_that_is_no_string_is_refused_before_the_critical_state() -> None:
     """TomoriBot trims it before reading the triggerer, and throws on anything but a string."""
     tool_args = {"memory_content": "x", "memory_scope": "server_wide", "target_user_discord_id": 123456789012345678}
-    refused(decide(command(tool_args, triggerer=None)), codes.INVALID_ARGS)
+    refused(decide(command(tool_args, triggerer=None)), INVALID_ARGS)
     # A non-blank target_user is read first: the legacy names are never looked at.
     tool_args = {**personal_args(), "target_user_nickname": 5}
     assert planned(decide(command(tool_args))).owner_id == ALICE
@@ -183,11 +188,11 @@ def test_a_legacy_target_name_that_is_no_string_is_refused_before_the_critical_s
     (command(personal_args("nobody"), triggerer=None), context()),
 ], ids=["no-triggerer", "triggerer-without-users-row", "persona-id-0", "before-the-target"])
 def test_the_critical_state_is_required(cmd: CreateMemory, ctx: CreateContext) -> None:
-    refused(decide(cmd, ctx), codes.INTERNAL_ERROR)
+    refused(decide(cmd, ctx), INTERNAL_ERROR)
 
 
 def test_the_critical_state_comes_before_blank_content_and_lineage() -> None:
-    refused(decide(command(server_args(" "), lineage=0), context(triggerer_known=False)), codes.INTERNAL_ERROR)
+    refused(decide(command(server_args(" "), lineage=0), context(triggerer_known=False)), INTERNAL_ERROR)
 
 
 def test_the_triggerer_is_looked_up_for_every_create() -> None:
@@ -223,19 +228,19 @@ def test_the_personal_footer_follows_the_switch_and_the_blacklist(enabled: bool,
 
 @pytest.mark.parametrize("tool_args", [server_args(), personal_args()])
 def test_lineage_zero_is_an_internal_error(tool_args: dict[str, Any]) -> None:
-    result = refused(decide(command(tool_args, lineage=0)), codes.INTERNAL_ERROR)
+    result = refused(decide(command(tool_args, lineage=0)), INTERNAL_ERROR)
     assert "lineage" in result.error  # type: ignore[operator]
 
 
 def test_lineage_guard_comes_after_target_resolution_and_content() -> None:
-    refused(decide(command(personal_args("nobody"), lineage=0)), codes.USER_NOT_FOUND)
-    refused(decide(command(server_args("a" * 1001), lineage=0)), codes.INVALID_CONTENT)
+    refused(decide(command(personal_args("nobody"), lineage=0)), USER_NOT_FOUND)
+    refused(decide(command(server_args("a" * 1001), lineage=0)), INVALID_CONTENT)
 
 
 def test_lineage_guard_comes_before_the_users_row_and_privacy() -> None:
     users = {ALICE: KnownUser(user_id=11, disc_id=ALICE, privacy_level=2)}
-    refused(decide(command(personal_args(), lineage=0), context(users=users)), codes.INTERNAL_ERROR)
-    refused(decide(command(personal_args(), lineage=0), context(users={})), codes.INTERNAL_ERROR)
+    refused(decide(command(personal_args(), lineage=0), context(users=users)), INTERNAL_ERROR)
+    refused(decide(command(personal_args(), lineage=0), context(users={})), INTERNAL_ERROR)
 
 
 # --- plans -------------------------------------------------------------------------------------
@@ -316,7 +321,7 @@ def test_self_becomes_server_wide_only_once_resolved(target: str) -> None:
     someone = Participant(id=BOB, label="Self", aliases=["Self"])
     plan = planned(decide(command(personal_args(target), participants=[someone]), context(users={})))
     assert (plan.scope, plan.tool_scope) == ("server", "server_wide")
-    refused(decide(command(personal_args(target))), codes.USER_NOT_FOUND)
+    refused(decide(command(personal_args(target))), USER_NOT_FOUND)
 
 
 def test_at_self_is_no_self() -> None:
@@ -327,7 +332,7 @@ def test_at_self_is_no_self() -> None:
 
 def test_the_bots_own_id_is_not_found_unless_a_participant_carries_it() -> None:
     bot_member = MemberMatch(id=BOT, display_name="Tomori", username="tomori", is_bot=True)
-    refused(decide(command(personal_args(BOT), members=[bot_member])), codes.USER_NOT_FOUND)
+    refused(decide(command(personal_args(BOT), members=[bot_member])), USER_NOT_FOUND)
 
 
 @pytest.mark.parametrize(
@@ -354,7 +359,7 @@ def test_matrix_bridge_user_becomes_server_wide_with_name(label: str, content: s
 def test_matrix_id_target_is_matched_exactly() -> None:
     bridge = Participant(id=MATRIX, kind="matrix", label="Mx (Matrix)")
     assert planned(decide(command(personal_args(f" {MATRIX} "), participants=[bridge]))).content == "Mx likes tea"
-    refused(decide(command(personal_args("@MX:matrix.org"), participants=[bridge])), codes.USER_NOT_FOUND)
+    refused(decide(command(personal_args("@MX:matrix.org"), participants=[bridge])), USER_NOT_FOUND)
 
 
 def test_matrix_substitution_counts_towards_the_length() -> None:
@@ -362,7 +367,7 @@ def test_matrix_substitution_counts_towards_the_length() -> None:
         personal_args("mx", "a" * 994 + "{user}"),
         participants=[Participant(id=MATRIX, kind="matrix", label="Longname (Matrix)", aliases=["mx"])],
     )
-    refused(decide(cmd), codes.INVALID_CONTENT)
+    refused(decide(cmd), INVALID_CONTENT)
 
 
 # --- proxy identities ------------------------------------------------------------------------------
@@ -391,7 +396,7 @@ def test_proxy_identity_stays_personal(target: str) -> None:
 
 def test_a_proxy_id_in_other_case_is_no_proxy_id() -> None:
     refused(decide(command(personal_args(PROXY.upper()), participants=[NOVA]), proxy_context(OPEN_HOST)),
-            codes.USER_NOT_FOUND)
+            USER_NOT_FOUND)
 
 
 def test_a_custom_instance_identity_is_protected_like_any_proxy() -> None:
@@ -399,7 +404,7 @@ def test_a_custom_instance_identity_is_protected_like_any_proxy() -> None:
     member = Participant(id=custom, label="Vega", aliases=["Vega"])  # labelled discord by the bot
     users = {custom: KnownUser(user_id=98, disc_id=custom), TRIGGERER: TRIGGERER_ROW}
     protected = refused(decide(command(personal_args("Vega"), participants=[member]),
-                               CreateContext(users=users)), codes.PRIVACY_RESTRICTED)
+                               CreateContext(users=users)), PRIVACY_RESTRICTED)
     assert protected.data.target_user == "Vega"
     hosted = CreateContext(users=users, proxies={custom: ProxyIdentity(98, custom, (OPEN_HOST,))})
     assert planned(decide(command(personal_args("Vega"), participants=[member]), hosted)).proxy is True
@@ -407,7 +412,7 @@ def test_a_custom_instance_identity_is_protected_like_any_proxy() -> None:
 
 def test_proxy_identity_without_users_row_is_not_found() -> None:
     cmd = command(personal_args(PROXY), participants=[NOVA])
-    refused(decide(cmd, proxy_context(OPEN_HOST, users={})), codes.USER_NOT_FOUND)
+    refused(decide(cmd, proxy_context(OPEN_HOST, users={})), USER_NOT_FOUND)
 
 
 @pytest.mark.parametrize(
@@ -427,7 +432,7 @@ def test_proxy_identity_without_users_row_is_not_found() -> None:
 @pytest.mark.parametrize("target", [PROXY, "Nova"])
 def test_protected_host_refuses(target: str, hosts: tuple[HostLink, ...], known: bool) -> None:
     cmd = command(personal_args(target), participants=[NOVA])
-    result = refused(decide(cmd, proxy_context(*hosts, known=known)), codes.PRIVACY_RESTRICTED)
+    result = refused(decide(cmd, proxy_context(*hosts, known=known)), PRIVACY_RESTRICTED)
     assert "Nova" in result.error  # type: ignore[operator]
     assert (result.data.scope, result.data.target_user) == ("target_user", "Nova")
 
@@ -445,32 +450,32 @@ def test_open_or_partial_hosts_save_as_personal(hosts: tuple[HostLink, ...]) -> 
 def test_the_users_row_comes_before_host_protection() -> None:
     """TomoriBot: an identity it has no users row for is not found, whatever its hosts."""
     cmd = command(personal_args(PROXY), participants=[NOVA])
-    refused(decide(cmd, proxy_context(users={}, known=False)), codes.USER_NOT_FOUND)
+    refused(decide(cmd, proxy_context(users={}, known=False)), USER_NOT_FOUND)
 
 
 def test_the_content_checks_come_before_host_protection() -> None:
     cmd = command(personal_args("Nova", "a" * 1001), participants=[NOVA])
-    refused(decide(cmd, proxy_context(HostLink(ALICE, privacy_level=2))), codes.INVALID_CONTENT)
+    refused(decide(cmd, proxy_context(HostLink(ALICE, privacy_level=2))), INVALID_CONTENT)
 
 
 def test_identity_privacy_still_applies_with_open_hosts() -> None:
     users = {PROXY: KnownUser(user_id=99, disc_id=PROXY, privacy_level=1)}
     cmd = command(personal_args("Nova"), participants=[NOVA])
-    refused(decide(cmd, proxy_context(OPEN_HOST, users=users)), codes.PRIVACY_RESTRICTED)
+    refused(decide(cmd, proxy_context(OPEN_HOST, users=users)), PRIVACY_RESTRICTED)
 
 
 def test_host_protection_comes_before_the_identitys_own_privacy() -> None:
     users = {PROXY: KnownUser(user_id=99, disc_id=PROXY, privacy_level=1)}
     cmd = command(personal_args("Nova"), participants=[NOVA])
     result = refused(decide(cmd, proxy_context(HostLink(ALICE, privacy_level=2), users=users)),
-                     codes.PRIVACY_RESTRICTED)
+                     PRIVACY_RESTRICTED)
     assert "host account" in (result.data.reason or "")
 
 
 def test_synthetic_id_is_protected_whatever_its_participant_kind() -> None:
     # A bot that labels a proxy participant "discord" must not open a way around the hosts.
     cmd = command(personal_args("Nova"), participants=[Participant(id=PROXY, label="Nova", aliases=["Nova"])])
-    refused(decide(cmd, proxy_context(known=False)), codes.PRIVACY_RESTRICTED)
+    refused(decide(cmd, proxy_context(known=False)), PRIVACY_RESTRICTED)
     assert planned(decide(cmd, proxy_context(OPEN_HOST))).owner_id == PROXY
 
 
@@ -494,24 +499,24 @@ def test_lookup_ids_include_proxy_identities(target: str) -> None:
 
 
 def test_known_member_without_users_row_is_not_found() -> None:
-    result = refused(decide(command(personal_args()), context(users={})), codes.USER_NOT_FOUND)
+    result = refused(decide(command(personal_args()), context(users={})), USER_NOT_FOUND)
     assert result.data.target_user == ALICE_LABEL
 
 
 @pytest.mark.parametrize("target", ["Bob", "Al", "alic", "<@100000000000000001>"])
 def test_unknown_name_is_not_found(target: str) -> None:
-    result = refused(decide(command(personal_args(target))), codes.USER_NOT_FOUND)
+    result = refused(decide(command(personal_args(target))), USER_NOT_FOUND)
     assert f'"{target}"' in result.error  # type: ignore[operator]
     assert result.data.scope == "target_user"
 
 
 def test_dm_does_not_search_member_matches() -> None:
-    refused(decide(command(personal_args(), is_dm=True)), codes.USER_NOT_FOUND)
+    refused(decide(command(personal_args(), is_dm=True)), USER_NOT_FOUND)
 
 
 def test_ambiguous_target() -> None:
     members = [MemberMatch(id=str(10**17 + i), display_name="Sam", username=f"sam{i}") for i in range(4)]
-    result = refused(decide(command(personal_args("sam"), members=members)), codes.AMBIGUOUS_USER)
+    result = refused(decide(command(personal_args("sam"), members=members)), AMBIGUOUS_USER)
     assert result.data.candidates == ["Sam (@sam0)", "Sam (@sam1)", "Sam (@sam2)"]
     assert "Sam (@sam2)" in result.error and "Sam (@sam3)" not in result.error  # type: ignore[operator]
     assert result.data.scope == "target_user"
@@ -552,25 +557,25 @@ def test_persona_affixes_are_taken_off_the_name() -> None:
 def test_length_limit_in_utf16_units_after_sanitizing(content: str, saved: str | None) -> None:
     result = decide(command(server_args(content)))
     if saved is None:
-        refused(result, codes.INVALID_CONTENT)
+        refused(result, INVALID_CONTENT)
     else:
         assert planned(result).content == saved
 
 
 def test_invalid_content_carries_no_scope() -> None:
-    result = refused(decide(command(server_args("a" * 999 + "😀"))), codes.INVALID_CONTENT)
+    result = refused(decide(command(server_args("a" * 999 + "😀"))), INVALID_CONTENT)
     assert "1000" in result.error  # type: ignore[operator]
     assert result.data.scope is None
 
 
 def test_limit_comes_from_limits() -> None:
-    refused(decide(command(server_args("abcdef")), limits=Limits(max_memory_length=5)), codes.INVALID_CONTENT)
+    refused(decide(command(server_args("abcdef")), limits=Limits(max_memory_length=5)), INVALID_CONTENT)
     planned(decide(command(server_args("abcde")), limits=Limits(max_memory_length=5)))
 
 
 def test_a_nul_character_is_refused() -> None:
-    refused(decide(command(server_args("tea\x00"))), codes.INVALID_ARGS)
-    refused(decide(command(personal_args("Ali\x00ce"))), codes.INVALID_ARGS)
+    refused(decide(command(server_args("tea\x00"))), INVALID_ARGS)
+    refused(decide(command(personal_args("Ali\x00ce"))), INVALID_ARGS)
 
 
 # --- privacy ----------------------------------------------------------------------------------------
@@ -579,7 +584,7 @@ def test_a_nul_character_is_refused() -> None:
 @pytest.mark.parametrize("level", [1, 2, 7])
 def test_privacy_restricted(level: int) -> None:
     ctx = context(users={ALICE: KnownUser(user_id=11, disc_id=ALICE, privacy_level=level)})
-    result = refused(decide(command(personal_args()), ctx), codes.PRIVACY_RESTRICTED)
+    result = refused(decide(command(personal_args()), ctx), PRIVACY_RESTRICTED)
     assert "/personal config" in (result.data.reason or "")
     assert result.data.target_user == ALICE_LABEL
 
@@ -596,7 +601,7 @@ def test_privacy_ignored_for_server_saves() -> None:
 
 def test_content_is_checked_before_privacy() -> None:
     ctx = context(users={ALICE: KnownUser(user_id=11, disc_id=ALICE, privacy_level=2)})
-    refused(decide(command(personal_args(content="a" * 1001)), ctx), codes.INVALID_CONTENT)
+    refused(decide(command(personal_args(content="a" * 1001)), ctx), INVALID_CONTENT)
 
 
 # --- eviction prerequisites in the plan -----------------------------------------------------------
@@ -636,7 +641,7 @@ def _plan(scope: str = "server") -> SavePlan:
 @pytest.mark.parametrize("outcome", [SaveOutcome.AT_CAP, SaveOutcome.OVER_CAP])
 def test_a_cap_refusal_carries_the_count_and_the_cap(scope: str, outcome: SaveOutcome) -> None:
     plan = _plan(scope)
-    result = refused(ended(plan, outcome, count=0), codes.LIMIT_EXCEEDED)
+    result = refused(ended(plan, outcome, count=0), LIMIT_EXCEEDED)
     assert (result.data.current_count, result.data.max_allowed) == (0, plan.cap)
     assert ended(plan, outcome, count=49).data.current_count == 49
     assert ("/personal memories" if scope == "personal" else "/memories") in (result.data.reason or "")
@@ -657,12 +662,12 @@ def test_a_cap_refusal_stored_without_its_count_fails_instead_of_saying_zero() -
 
 @pytest.mark.parametrize("outcome", [SaveOutcome.PRIVACY_PARTIAL, SaveOutcome.PRIVACY_FULL])
 def test_privacy_read_again_under_the_lock_refuses(outcome: SaveOutcome) -> None:
-    result = refused(ended(_plan("personal"), outcome), codes.PRIVACY_RESTRICTED)
+    result = refused(ended(_plan("personal"), outcome), PRIVACY_RESTRICTED)
     assert ALICE_LABEL in result.error  # type: ignore[operator]
 
 
 def test_a_hosts_protection_changed_under_the_lock_refuses() -> None:
-    result = refused(ended(_plan("personal"), SaveOutcome.HOST_PROTECTED), codes.PRIVACY_RESTRICTED)
+    result = refused(ended(_plan("personal"), SaveOutcome.HOST_PROTECTED), PRIVACY_RESTRICTED)
     assert "while I was saving" in (result.data.reason or "")
 
 
@@ -671,7 +676,7 @@ def test_saved_result() -> None:
     result = ended(plan, SaveOutcome.SAVED, memory_id=412)
     assert result.success is True and result.error is None
     assert result.message == "Memory saved successfully"
-    assert result.data.status == codes.SAVED
+    assert result.data.status == SAVED
     assert (result.data.scope, result.data.memory_id, result.data.content_saved) == ("target_user", 412, plan.content)
     assert result.data.content_forgotten is None and result.data.target_user == ALICE_LABEL
     assert result.invalidated == [CacheKey("user", ALICE)]
@@ -704,21 +709,21 @@ def test_saved_with_eviction_result_encodes_like_the_contract() -> None:
 
 
 def test_db_error_result() -> None:
-    refused(messages.db_error("cmd-1"), codes.DB_ERROR)
+    refused(messages.db_error("cmd-1"), DB_ERROR)
 
 
 def test_invalid_command_result() -> None:
     result = messages.invalid_command("cmd-9", "workspace_id does not match the subject")
-    assert (result.command_id, result.success, result.data.status) == ("cmd-9", False, codes.COMMAND_INVALID)
+    assert (result.command_id, result.success, result.data.status) == ("cmd-9", False, COMMAND_INVALID)
     assert result.data.reason == result.error
     assert "workspace_id does not match" in result.error  # type: ignore[operator]
 
 
 def test_refusal_keeps_extra_fields_and_omits_unset_ones() -> None:
-    result = messages.refusal("cmd-2", codes.AMBIGUOUS_USER, "which one?", "why", candidates=["a", "b"])
+    result = messages.refusal("cmd-2", AMBIGUOUS_USER, "which one?", "why", candidates=["a", "b"])
     data = msgspec.json.decode(msgspec.json.encode(result))["data"]
     assert data == {
-        "status": codes.AMBIGUOUS_USER,
+        "status": AMBIGUOUS_USER,
         "scope": None,
         "memory_id": None,
         "content_saved": None,
@@ -746,7 +751,7 @@ def test_every_create_status_is_reachable() -> None:
         ended(plan, SaveOutcome.SAVED, memory_id=1).data.status,
         ended(plan, SaveOutcome.SAVED_WITH_EVICTION, memory_id=1, evicted_id=2, forgotten="old").data.status,
     }
-    assert produced == set(codes.CREATE_STATUSES)
+    assert produced == set(CREATE_STATUSES)
 
 
 def test_command_from_wire_json() -> None:

@@ -9,9 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contracts import results as codes
 from contracts.codec import encode
 from contracts.events import MemoryEvicted, MemoryEvictionMetric, MemorySaved
+from contracts.kinds.create import (
+    AMBIGUOUS_USER,
+    DISABLED,
+    INTERNAL_ERROR,
+    INVALID_ARGS,
+    INVALID_CONTENT,
+    LIMIT_EXCEEDED,
+    PRIVACY_RESTRICTED,
+    USER_NOT_FOUND,
+)
 from tests.unit.test_create_decision import READY, command, context, decide, personal_args, planned, server_args
 from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
@@ -50,7 +59,7 @@ def _facts_for(outcome: SaveOutcome) -> SaveFacts:
 def test_every_outcome_that_writes_nothing_renders_as_a_refusal_with_no_events(outcome):
     plan = _plan(personal_args(), decay=False)
     result = render_create("cmd-1", plan, _facts_for(outcome))
-    assert result.success is False and result.data.status in (codes.LIMIT_EXCEEDED, codes.PRIVACY_RESTRICTED)
+    assert result.success is False and result.data.status in (LIMIT_EXCEEDED, PRIVACY_RESTRICTED)
     assert result.invalidated == [] and result.notice is None and result.data.memory_id is None
     assert create_events("cmd-1", "ws", plan, _facts_for(outcome), AT) == []
 
@@ -145,23 +154,23 @@ def test_an_eviction_without_its_metric_id_builds_no_events():
 # decodes and renders, in TomoriBot's words, with its status unchanged.
 STORED_BEFORE_ISSUE_37 = [
     ({"decided": "invalid_args", "detail": "memory_scope is required: use 'server_wide' or 'target_user'"},
-     codes.INVALID_ARGS, "Invalid parameters: memory_scope is required: use 'server_wide' or 'target_user'"),
-    ({"decided": "disabled", "tool_scope": "server_wide"}, codes.DISABLED, "Self-teaching is disabled for this server"),
-    ({"decided": "disabled", "tool_scope": "target_user", "personal": True}, codes.DISABLED,
+     INVALID_ARGS, "Invalid parameters: memory_scope is required: use 'server_wide' or 'target_user'"),
+    ({"decided": "disabled", "tool_scope": "server_wide"}, DISABLED, "Self-teaching is disabled for this server"),
+    ({"decided": "disabled", "tool_scope": "target_user", "personal": True}, DISABLED,
      "Personal memories are disabled for this server"),
-    ({"decided": "reserved_lineage", "tool_scope": "target_user"}, codes.INTERNAL_ERROR,
+    ({"decided": "reserved_lineage", "tool_scope": "target_user"}, INTERNAL_ERROR,
      "Internal configuration error: this persona has an invalid lineage ID."),
-    ({"decided": "ambiguous", "query": "sam", "candidates": ["Sam (@a)", "Sam (@b)"]}, codes.AMBIGUOUS_USER,
+    ({"decided": "ambiguous", "query": "sam", "candidates": ["Sam (@a)", "Sam (@b)"]}, AMBIGUOUS_USER,
      'Multiple users match "sam". Please clarify which one you mean: Sam (@a), Sam (@b).'),
-    ({"decided": "user_not_found", "query": "Bo"}, codes.USER_NOT_FOUND,
+    ({"decided": "user_not_found", "query": "Bo"}, USER_NOT_FOUND,
      'Could not find a user matching "Bo" in this conversation or server.'),
-    ({"decided": "user_not_found", "query": "mika", "label": "Mika"}, codes.USER_NOT_FOUND,
+    ({"decided": "user_not_found", "query": "mika", "label": "Mika"}, USER_NOT_FOUND,
      "I don't know Mika yet, so I cannot save a personal memory for them."),
-    ({"decided": "host_protected", "label": "Nova", "why": "host_blacklisted"}, codes.PRIVACY_RESTRICTED,
+    ({"decided": "host_protected", "label": "Nova", "why": "host_blacklisted"}, PRIVACY_RESTRICTED,
      "Cannot save personal memory: Nova has privacy restrictions."),
     ({"decided": "invalid_content", "tool_scope": "server_wide", "length": 1001, "limit": 1000},
-     codes.INVALID_CONTENT, "Memory content is too long. Maximum length is 1000 characters."),
-    ({"decided": "privacy_restricted", "label": "Mika", "level": 1}, codes.PRIVACY_RESTRICTED,
+     INVALID_CONTENT, "Memory content is too long. Maximum length is 1000 characters."),
+    ({"decided": "privacy_restricted", "label": "Mika", "level": 1}, PRIVACY_RESTRICTED,
      "Cannot save personal memory: Mika has privacy restrictions."),
 ]
 

@@ -26,10 +26,12 @@ from hypothesis import strategies as st
 
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, UPDATE_RESULT_DECODER, encode
-from contracts.commands import CreateMemory, ManualMemory, ToolCall, UpdateMemory
+from contracts.kinds.create import CREATE_STATUSES, CreateMemory
+from contracts.kinds.create import INVALID_ARGS as CREATE_INVALID_ARGS
+from contracts.kinds.manual import ManualMemory
+from contracts.kinds.update import UPDATE_INVALID_ARGS, UPDATE_STATUSES, UpdateMemory
 from contracts.registry import COMMAND_TYPES
-from contracts.results import CREATE_STATUSES, UPDATE_INVALID_ARGS, UPDATE_STATUSES
-from contracts.results import INVALID_ARGS as CREATE_INVALID_ARGS
+from contracts.tool_call import ToolCall
 from db.requests import CreateOp
 from tests.support.fuzz import delete_at, inner_paths, paths, replace_at
 from worker.consuming import dead_letters

@@ -8,8 +8,20 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import results as codes
-from contracts.commands import Actor, ManualMemory
+from contracts.kinds.manual import (
+    ALL_DUPLICATES,
+    BATCH_LIMIT_REACHED,
+    BLACKLISTED,
+    CONTENT_TOO_LONG,
+    EMPTY_CONTENT,
+    HOST_PROTECTED,
+    LIMIT_REACHED,
+    NOT_FOUND,
+    PRIVACY_BLOCKED,
+    TEACHING_DISABLED,
+    Actor,
+    ManualMemory,
+)
 from worker.domain.manual import decide_manual
 from worker.domain.model import (
     Delete,
@@ -112,7 +124,7 @@ def any_action(action: str, **kwargs: Any) -> ManualMemory:
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_blacklisted_non_manager_is_refused(action: str) -> None:
-    result = refused(decide(any_action(action), context(actor_blacklisted=True)), codes.BLACKLISTED)
+    result = refused(decide(any_action(action), context(actor_blacklisted=True)), BLACKLISTED)
     assert "server manager" in result.reason
 
 
@@ -124,7 +136,7 @@ def test_blacklisted_manager_may_act(action: str) -> None:
 @pytest.mark.parametrize("action", WRITES)
 def test_teaching_disabled_refuses_non_manager_writes(action: str) -> None:
     ctx = context(workspace=Workspace(member_teaching_enabled=False))
-    result = refused(decide(any_action(action), ctx), codes.TEACHING_DISABLED)
+    result = refused(decide(any_action(action), ctx), TEACHING_DISABLED)
     assert "managers" in result.reason
 
 
@@ -141,7 +153,7 @@ def test_teaching_disabled_does_not_stop_managers(action: str) -> None:
 
 def test_blacklist_is_checked_before_the_teaching_switch() -> None:
     ctx = context(actor_blacklisted=True, workspace=Workspace(member_teaching_enabled=False))
-    refused(decide(manual("add"), ctx), codes.BLACKLISTED)
+    refused(decide(manual("add"), ctx), BLACKLISTED)
 
 
 @pytest.mark.parametrize("action", ACTIONS)
@@ -154,7 +166,7 @@ def test_server_scope_ignores_privacy_and_identity(action: str) -> None:
 @pytest.mark.parametrize("action", ["edit", "remove"])
 @pytest.mark.parametrize("taught_by", [BOB, None])
 def test_non_manager_does_not_see_rows_others_taught(action: str, taught_by: str | None) -> None:
-    result = refused(decide(any_action(action), context(target=row(taught_by=taught_by))), codes.NOT_FOUND)
+    result = refused(decide(any_action(action), context(target=row(taught_by=taught_by))), NOT_FOUND)
     assert "you taught" in result.reason and "/memories" in result.reason
 
 
@@ -173,7 +185,7 @@ def test_manager_sees_every_server_row(action: str, taught_by: str | None) -> No
 @pytest.mark.parametrize("manager", [False, True])
 def test_full_privacy_blocks_personal_memories(action: str, manager: bool) -> None:
     cmd = any_action(action, scope="personal", manager=manager)
-    result = refused(decide(cmd, context(actor_privacy_level=2)), codes.PRIVACY_BLOCKED)
+    result = refused(decide(cmd, context(actor_privacy_level=2)), PRIVACY_BLOCKED)
     assert "/personal config" in result.reason
 
 
@@ -205,7 +217,7 @@ def test_identity_not_among_the_actors_is_not_found(
 ) -> None:
     cmd = any_action(action, scope="personal", identity_id=IDENTITY)
     ctx = context(identity=identity, identity_hosted_by_actor=hosted)
-    result = refused(decide(cmd, ctx), codes.NOT_FOUND)
+    result = refused(decide(cmd, ctx), NOT_FOUND)
     assert "No such identity among yours" in result.reason and IDENTITY in result.reason
 
 
@@ -222,7 +234,7 @@ def test_identity_not_among_the_actors_is_not_found(
 def test_protected_host_refuses_identity_writes(action: str, hosts: tuple[HostLink, ...], why: str) -> None:
     cmd = any_action(action, scope="personal", identity_id=IDENTITY)
     ctx = context(identity=ProxyIdentity(99, IDENTITY, hosts), identity_hosted_by_actor=True)
-    assert why in refused(decide(cmd, ctx), codes.HOST_PROTECTED).reason
+    assert why in refused(decide(cmd, ctx), HOST_PROTECTED).reason
 
 
 def test_a_protected_host_may_still_remove_the_identitys_memories() -> None:
@@ -251,17 +263,17 @@ def test_partial_host_privacy_does_not_protect_an_identity() -> None:
 @pytest.mark.parametrize(
     ("cmd", "ctx", "status"),
     [
-        (manual("add", content=" ", scope="personal"), context(actor_privacy_level=2), codes.PRIVACY_BLOCKED),
-        (manual("add", content=" ", scope="personal", identity_id=IDENTITY), context(), codes.NOT_FOUND),
+        (manual("add", content=" ", scope="personal"), context(actor_privacy_level=2), PRIVACY_BLOCKED),
+        (manual("add", content=" ", scope="personal", identity_id=IDENTITY), context(), NOT_FOUND),
         (
             manual("add", content=" ", scope="personal", identity_id=IDENTITY),
             context(identity=ProxyIdentity(99, IDENTITY, ()), identity_hosted_by_actor=True),
-            codes.HOST_PROTECTED,
+            HOST_PROTECTED,
         ),
-        (manual("add", content=" "), context(actor_blacklisted=True), codes.BLACKLISTED),
-        (manual("add", content=" "), context(workspace=Workspace(member_teaching_enabled=False)), codes.TEACHING_DISABLED),
-        (manual("edit", content="x" * 99), context(actor_blacklisted=True, target=None), codes.BLACKLISTED),
-        (manual("add_batch"), context(count=99, actor_blacklisted=True), codes.BLACKLISTED),
+        (manual("add", content=" "), context(actor_blacklisted=True), BLACKLISTED),
+        (manual("add", content=" "), context(workspace=Workspace(member_teaching_enabled=False)), TEACHING_DISABLED),
+        (manual("edit", content="x" * 99), context(actor_blacklisted=True, target=None), BLACKLISTED),
+        (manual("add_batch"), context(count=99, actor_blacklisted=True), BLACKLISTED),
     ],
     ids=["privacy", "identity", "host", "blacklist", "teaching", "edit-blacklist", "batch-blacklist"],
 )
@@ -289,7 +301,7 @@ def test_add_with_a_tag_list() -> None:
 
 @pytest.mark.parametrize("content", ["", "   ", "\n\t"])
 def test_add_empty_content(content: str) -> None:
-    refused(decide(manual("add", content=content)), codes.EMPTY_CONTENT)
+    refused(decide(manual("add", content=content)), EMPTY_CONTENT)
 
 
 @pytest.mark.parametrize(
@@ -297,7 +309,7 @@ def test_add_empty_content(content: str) -> None:
     [("x" * 21, 21), ("x" * 19 + "😀", 21), ("  " + "x" * 25 + "  ", 25)],
 )
 def test_add_too_long_says_length_and_limit(content: str, length: int) -> None:
-    result = refused(decide(manual("add", content=content)), codes.CONTENT_TOO_LONG)
+    result = refused(decide(manual("add", content=content)), CONTENT_TOO_LONG)
     assert str(length) in result.reason and "20" in result.reason
 
 
@@ -322,7 +334,7 @@ def test_add_at_the_cap_is_refused_never_evicts(scope: str, count: int, inserted
     if inserted:
         assert isinstance(decision, Insert)
         return
-    result = refused(decision, codes.LIMIT_REACHED)
+    result = refused(decision, LIMIT_REACHED)
     cap = 5 if scope == "server" else 3
     panel = "/memories" if scope == "server" else "/personal memories"
     assert f"limit of {cap}" in result.reason and f"{panel} " in result.reason
@@ -332,11 +344,11 @@ def test_add_at_the_cap_is_refused_never_evicts(scope: str, count: int, inserted
 def test_add_for_an_identity_names_the_identity_at_the_cap() -> None:
     cmd = manual("add", scope="personal", identity_id=IDENTITY)
     ctx = context(identity=OPEN_IDENTITY, identity_hosted_by_actor=True, count=3)
-    assert refused(decide(cmd, ctx), codes.LIMIT_REACHED).reason.startswith("This identity has")
+    assert refused(decide(cmd, ctx), LIMIT_REACHED).reason.startswith("This identity has")
 
 
 def test_add_checks_length_before_the_cap() -> None:
-    refused(decide(manual("add", content="x" * 21), context(count=5)), codes.CONTENT_TOO_LONG)
+    refused(decide(manual("add", content="x" * 21), context(count=5)), CONTENT_TOO_LONG)
 
 
 def test_add_does_not_deduplicate() -> None:
@@ -380,7 +392,7 @@ def test_batch_deduplicates_case_insensitively(
 
 @pytest.mark.parametrize(("contents", "content"), [(None, None), ([], None), (["", "  "], " "), (None, "\n")])
 def test_batch_with_nothing_given_is_empty(contents: list[str] | None, content: str | None) -> None:
-    refused(decide(batch(contents, content)), codes.EMPTY_CONTENT)
+    refused(decide(batch(contents, content)), EMPTY_CONTENT)
 
 
 @pytest.mark.parametrize(
@@ -388,7 +400,7 @@ def test_batch_with_nothing_given_is_empty(contents: list[str] | None, content: 
     [(["a", "A"], ("a",)), (["Tea"], ("tea",)), (["x", " X "], ("X", "y"))],
 )
 def test_batch_of_only_duplicates(contents: list[str], existing: tuple[str, ...]) -> None:
-    result = refused(decide(batch(contents), context(existing_contents=existing)), codes.ALL_DUPLICATES)
+    result = refused(decide(batch(contents), context(existing_contents=existing)), ALL_DUPLICATES)
     assert "already" in result.reason
 
 
@@ -401,14 +413,14 @@ def test_batch_of_only_duplicates(contents: list[str], existing: tuple[str, ...]
     ],
 )
 def test_batch_names_the_item_that_is_too_long(contents: list[str], position: int, length: int) -> None:
-    result = refused(decide(batch(contents)), codes.CONTENT_TOO_LONG)
+    result = refused(decide(batch(contents)), CONTENT_TOO_LONG)
     assert f"Memory {position} of the batch" in result.reason
     assert str(length) in result.reason and "20" in result.reason
 
 
 def test_batch_duplicate_of_a_too_long_item_is_not_reported_twice() -> None:
     long = "x" * 21
-    refused(decide(batch(["a", long, long.upper()])), codes.CONTENT_TOO_LONG)
+    refused(decide(batch(["a", long, long.upper()])), CONTENT_TOO_LONG)
 
 
 @pytest.mark.parametrize(
@@ -422,7 +434,7 @@ def test_batch_duplicate_of_a_too_long_item_is_not_reported_twice() -> None:
     ],
 )
 def test_batch_over_the_cap_inserts_nothing(scope: str, count: int, contents: list[str], available: int) -> None:
-    result = refused(decide(batch(contents, scope=scope), context(count=count)), codes.BATCH_LIMIT_REACHED)
+    result = refused(decide(batch(contents, scope=scope), context(count=count)), BATCH_LIMIT_REACHED)
     assert dict(result.extra) == {"available": available, "requested": len(contents)}
     assert f"only {available} more" in result.reason
     assert ("/memories" if scope == "server" else "/personal memories") in result.reason
@@ -439,11 +451,11 @@ def test_batch_counts_only_new_items_against_the_cap() -> None:
 
 
 def test_batch_checks_length_before_the_cap() -> None:
-    refused(decide(batch(["a", "x" * 21]), context(count=5)), codes.CONTENT_TOO_LONG)
+    refused(decide(batch(["a", "x" * 21]), context(count=5)), CONTENT_TOO_LONG)
 
 
 def test_batch_checks_duplicates_before_length() -> None:
-    refused(decide(batch(["x" * 21]), context(existing_contents=("X" * 21,))), codes.ALL_DUPLICATES)
+    refused(decide(batch(["x" * 21]), context(existing_contents=("X" * 21,))), ALL_DUPLICATES)
 
 
 # --- edit ------------------------------------------------------------------------------------------
@@ -501,11 +513,11 @@ def test_any_difference_is_an_update(cmd: ManualMemory) -> None:
 
 @pytest.mark.parametrize("content", ["", "  ", "\n"])
 def test_edit_to_empty_content(content: str) -> None:
-    refused(decide(edit(content)), codes.EMPTY_CONTENT)
+    refused(decide(edit(content)), EMPTY_CONTENT)
 
 
 def test_edit_too_long() -> None:
-    result = refused(decide(edit("x" * 19 + "😀")), codes.CONTENT_TOO_LONG)
+    result = refused(decide(edit("x" * 19 + "😀")), CONTENT_TOO_LONG)
     assert "21" in result.reason and "20" in result.reason
 
 
@@ -513,7 +525,7 @@ def test_edit_keeping_content_over_a_lowered_limit_may_change_tags() -> None:
     target = row(content="x" * 30)
     assert decide(edit(tags="new"), context(target=target)) == Update(41, "x" * 30, ("new",))
     assert decide(edit("x" * 30), context(target=target)) == Unchanged(41)
-    refused(decide(edit("y" * 30), context(target=target)), codes.CONTENT_TOO_LONG)
+    refused(decide(edit("y" * 30), context(target=target)), CONTENT_TOO_LONG)
 
 
 def test_edit_is_not_limited_by_the_cap() -> None:
@@ -541,7 +553,7 @@ def test_edit_does_not_sanitize() -> None:
 )
 def test_not_found(action: str, scope: str, memory_id: int, target: PanelMemory | None) -> None:
     cmd = any_action(action, scope=scope, manager=True, memory_id=memory_id)
-    result = refused(decide(cmd, context(target=target)), codes.NOT_FOUND)
+    result = refused(decide(cmd, context(target=target)), NOT_FOUND)
     assert "41" in result.reason
     assert ("/memories" if scope == "server" else "/personal memories") in result.reason
 
@@ -549,7 +561,7 @@ def test_not_found(action: str, scope: str, memory_id: int, target: PanelMemory 
 @pytest.mark.parametrize("action", ["edit", "remove"])
 def test_not_found_without_a_memory_id(action: str) -> None:
     cmd = msgspec.structs.replace(any_action(action, manager=True), memory_id=None)
-    assert "No memory was chosen" in refused(decide(cmd, context(target=None)), codes.NOT_FOUND).reason
+    assert "No memory was chosen" in refused(decide(cmd, context(target=None)), NOT_FOUND).reason
 
 
 def test_global_lineage_rows_are_found_at_lineage_zero() -> None:
@@ -558,7 +570,7 @@ def test_global_lineage_rows_are_found_at_lineage_zero() -> None:
 
 
 def test_not_found_comes_before_content_checks() -> None:
-    refused(decide(edit(" "), context(target=None)), codes.NOT_FOUND)
+    refused(decide(edit(" "), context(target=None)), NOT_FOUND)
 
 
 # --- remove ---------------------------------------------------------------------------------------
@@ -600,16 +612,16 @@ def test_every_refusal_status_is_reachable() -> None:
     ]
     statuses = {decision.status for decision in produced if isinstance(decision, Refuse)}
     assert statuses == {
-        codes.PRIVACY_BLOCKED,
-        codes.HOST_PROTECTED,
-        codes.EMPTY_CONTENT,
-        codes.CONTENT_TOO_LONG,
-        codes.LIMIT_REACHED,
-        codes.BATCH_LIMIT_REACHED,
-        codes.ALL_DUPLICATES,
-        codes.NOT_FOUND,
-        codes.BLACKLISTED,
-        codes.TEACHING_DISABLED,
+        PRIVACY_BLOCKED,
+        HOST_PROTECTED,
+        EMPTY_CONTENT,
+        CONTENT_TOO_LONG,
+        LIMIT_REACHED,
+        BATCH_LIMIT_REACHED,
+        ALL_DUPLICATES,
+        NOT_FOUND,
+        BLACKLISTED,
+        TEACHING_DISABLED,
     }
 
 
@@ -625,7 +637,7 @@ def test_refusal_reasons_are_distinct() -> None:
 
 
 def test_full_privacy_still_lets_a_user_remove_their_own_memories():
-    from contracts.commands import Actor, ManualMemory
+    from contracts.kinds.manual import Actor, ManualMemory
     from worker.domain.manual import decide_manual
     from worker.domain.model import Delete, Limits, ManualContext, PanelMemory
 
@@ -640,7 +652,7 @@ def test_an_identity_at_full_privacy_is_privacy_blocked(action: str) -> None:
     cmd = any_action(action, scope="personal", identity_id=IDENTITY)
     ctx = context(identity=ProxyIdentity(99, IDENTITY, (HostLink(ALICE),), privacy_level=2),
                   identity_hosted_by_actor=True)
-    refused(decide(cmd, ctx), codes.PRIVACY_BLOCKED)
+    refused(decide(cmd, ctx), PRIVACY_BLOCKED)
 
 
 def test_an_identity_at_full_privacy_may_still_have_its_memories_removed() -> None:

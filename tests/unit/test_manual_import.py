@@ -18,8 +18,19 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import results as codes
-from contracts.commands import MAX_IMPORT_ENTRIES, Actor, ImportEntry, ManualMemory
+from contracts.kinds.manual import (
+    CONTENT_TOO_LONG,
+    EMPTY_CONTENT,
+    HOST_PROTECTED,
+    LIMIT_REACHED,
+    MANAGERS_ONLY,
+    MAX_IMPORT_ENTRIES,
+    NOT_FOUND,
+    PRIVACY_BLOCKED,
+    Actor,
+    ImportEntry,
+    ManualMemory,
+)
 from tests.unit.test_manual import refused
 from worker.domain.manual import decide_manual
 from worker.domain.manual_import import duplicate_key
@@ -71,7 +82,7 @@ def decide(cmd: ManualMemory, ctx: ManualContext | None = None, limits: Limits =
                                  ManualContext(workspace=Workspace(member_teaching_enabled=False))],
                          ids=["plain", "blacklisted", "teaching-off"])
 def test_only_managers_import_server_memories(strategy: str, ctx: ManualContext) -> None:
-    result = refused(decide(importing([entry("a")], strategy, manager=False), ctx), codes.MANAGERS_ONLY)
+    result = refused(decide(importing([entry("a")], strategy, manager=False), ctx), MANAGERS_ONLY)
     assert "managers" in result.reason
 
 
@@ -82,7 +93,7 @@ def test_a_manager_imports_whatever_their_own_standing(ctx: ManualContext) -> No
 
 
 def test_even_an_empty_replace_is_a_managers_act() -> None:
-    refused(decide(importing([], "replace", manager=False)), codes.MANAGERS_ONLY)
+    refused(decide(importing([], "replace", manager=False)), MANAGERS_ONLY)
 
 
 @pytest.mark.parametrize("manager", [False, True])
@@ -93,7 +104,7 @@ def test_anyone_imports_their_own_personal_memories(manager: bool) -> None:
 @pytest.mark.parametrize("strategy", ["merge", "replace"])
 def test_full_privacy_blocks_a_personal_import_that_adds(strategy: str) -> None:
     ctx = ManualContext(actor_privacy_level=2)
-    result = refused(decide(importing([entry("a")], strategy, scope="personal"), ctx), codes.PRIVACY_BLOCKED)
+    result = refused(decide(importing([entry("a")], strategy, scope="personal"), ctx), PRIVACY_BLOCKED)
     assert "/personal config" in result.reason
 
 
@@ -105,12 +116,12 @@ def test_full_privacy_still_lets_a_replace_with_no_entries_forget() -> None:
 @pytest.mark.parametrize("entries", [None, []])
 def test_a_merge_that_adds_nothing_is_still_blocked_by_full_privacy(entries: list[ImportEntry] | None) -> None:
     refused(decide(importing(entries, scope="personal"), ManualContext(actor_privacy_level=2)),
-            codes.PRIVACY_BLOCKED)
+            PRIVACY_BLOCKED)
 
 
 def test_an_identity_is_imported_for_only_by_its_host() -> None:
     cmd = importing([entry("a")], scope="personal", identity_id=IDENTITY)
-    refused(decide(cmd, ManualContext(identity=HOSTED, identity_hosted_by_actor=False)), codes.NOT_FOUND)
+    refused(decide(cmd, ManualContext(identity=HOSTED, identity_hosted_by_actor=False)), NOT_FOUND)
     assert isinstance(decide(cmd, ManualContext(identity=HOSTED, identity_hosted_by_actor=True)), Import)
 
 
@@ -121,40 +132,40 @@ def test_an_identity_is_imported_for_only_by_its_host() -> None:
 def test_a_protected_identity_refuses_an_import_that_adds_but_not_an_empty_replace(identity: ProxyIdentity) -> None:
     ctx = ManualContext(identity=identity, identity_hosted_by_actor=True)
     refused(decide(importing([entry("a")], "replace", scope="personal", identity_id=IDENTITY), ctx),
-            codes.HOST_PROTECTED)
+            HOST_PROTECTED)
     assert decide(importing([], "replace", scope="personal", identity_id=IDENTITY), ctx) == Import((), True)
 
 
 def test_an_identity_at_full_privacy_is_privacy_blocked() -> None:
     identity = ProxyIdentity(99, IDENTITY, (HostLink(ALICE),), privacy_level=2)
     cmd = importing([entry("a")], scope="personal", identity_id=IDENTITY)
-    refused(decide(cmd, ManualContext(identity=identity, identity_hosted_by_actor=True)), codes.PRIVACY_BLOCKED)
+    refused(decide(cmd, ManualContext(identity=identity, identity_hosted_by_actor=True)), PRIVACY_BLOCKED)
 
 
 def test_who_may_act_comes_before_the_entries() -> None:
-    refused(decide(importing([entry(" ")], manager=False)), codes.MANAGERS_ONLY)
+    refused(decide(importing([entry(" ")], manager=False)), MANAGERS_ONLY)
     refused(decide(importing([entry("x" * 99)], scope="personal"), ManualContext(actor_privacy_level=2)),
-            codes.PRIVACY_BLOCKED)
+            PRIVACY_BLOCKED)
 
 
 # --- every entry validated first ----------------------------------------------------------------------
 
 
 def test_missing_entries_are_refused_as_empty() -> None:
-    result = refused(decide(importing(None, "replace")), codes.EMPTY_CONTENT)
+    result = refused(decide(importing(None, "replace")), EMPTY_CONTENT)
     assert "no entries" in result.reason
 
 
 @pytest.mark.parametrize("strategy", ["merge", "replace"])
 @pytest.mark.parametrize(("entries", "position"), [([entry(" ")], 1), ([entry("a"), entry("b"), entry("\n\t")], 3)])
 def test_one_blank_entry_refuses_the_whole_import(strategy: str, entries: list[ImportEntry], position: int) -> None:
-    result = refused(decide(importing(entries, strategy)), codes.EMPTY_CONTENT)
+    result = refused(decide(importing(entries, strategy)), EMPTY_CONTENT)
     assert f"Memory {position} of the import is empty" in result.reason
 
 
 @pytest.mark.parametrize(("content", "length"), [("x" * 21, 21), ("x" * 19 + "😀", 21)])
 def test_one_over_long_entry_refuses_the_whole_import(content: str, length: int) -> None:
-    result = refused(decide(importing([entry("ok"), entry(content)])), codes.CONTENT_TOO_LONG)
+    result = refused(decide(importing([entry("ok"), entry(content)])), CONTENT_TOO_LONG)
     assert "Memory 2 of the import" in result.reason and str(length) in result.reason and "20" in result.reason
 
 
@@ -162,11 +173,11 @@ def test_an_over_long_duplicate_is_still_refused() -> None:
     # Validation sees every entry, before any duplicate is skipped (TomoriBot validates all first).
     long = "x" * 21
     ctx = ManualContext(count=1, lineage_rows=stored((long, ())))
-    refused(decide(importing([entry(long)]), ctx), codes.CONTENT_TOO_LONG)
+    refused(decide(importing([entry(long)]), ctx), CONTENT_TOO_LONG)
 
 
 def test_the_entries_are_checked_before_the_cap() -> None:
-    refused(decide(importing([entry(" ")]), ManualContext(count=5)), codes.EMPTY_CONTENT)
+    refused(decide(importing([entry(" ")]), ManualContext(count=5)), EMPTY_CONTENT)
 
 
 def test_content_is_trimmed_never_sanitized_and_at_the_limit_fits() -> None:
@@ -232,7 +243,7 @@ def test_merge_of_only_duplicates_adds_nothing_and_is_not_refused() -> None:
 def test_merge_of_no_entries(entries: list[ImportEntry] | None) -> None:
     decision = decide(importing(entries))
     if entries is None:
-        refused(decision, codes.EMPTY_CONTENT)
+        refused(decision, EMPTY_CONTENT)
     else:
         assert decision == Import((), False)
 
@@ -251,7 +262,7 @@ def test_merge_enforces_the_lineage_limit_and_accepts_an_exact_landing_as_tomori
     # "enforces the workspace lineage limit and accepts an exact landing" (MAX_SERVER_MEMORIES=2 there).
     limits = Limits(max_server_memories=2)
     ctx = ManualContext(count=1, lineage_rows=stored(("existing", ())))
-    over = refused(decide(importing([entry("one"), entry("two")]), ctx, limits), codes.LIMIT_REACHED)
+    over = refused(decide(importing([entry("one"), entry("two")]), ctx, limits), LIMIT_REACHED)
     assert dict(over.extra) == {"available": 1, "requested": 2}
     assert "only 1 more fit under the limit of 2" in over.reason and "/memories" in over.reason
     assert decide(importing([entry("one")]), ctx, limits) == Import((MemoryEntry("one"),), False)
@@ -267,14 +278,14 @@ def test_merge_refuses_when_existing_and_new_exceed_the_cap(scope: str, count: i
         assert isinstance(decision, Import) and len(decision.entries) == new
         return
     cap = 5 if scope == "server" else 3
-    result = refused(decision, codes.LIMIT_REACHED)
+    result = refused(decision, LIMIT_REACHED)
     assert dict(result.extra) == {"available": max(cap - count, 0), "requested": new}
     assert ("/memories" if scope == "server" else "/personal memories") in result.reason
 
 
 def test_only_new_entries_count_against_the_cap() -> None:
     ctx = ManualContext(count=5, lineage_rows=stored(("a", ()),))
-    refused(decide(importing([entry("a"), entry("b")]), ctx), codes.LIMIT_REACHED)
+    refused(decide(importing([entry("a"), entry("b")]), ctx), LIMIT_REACHED)
     ctx = ManualContext(count=4, lineage_rows=stored(("a", ()),))
     assert decide(importing([entry("a"), entry("b")]), ctx) == Import((MemoryEntry("b"),), False, 1)
 
@@ -282,7 +293,7 @@ def test_only_new_entries_count_against_the_cap() -> None:
 def test_replace_refuses_only_when_the_new_entries_exceed_the_cap_as_tomoribot_does() -> None:
     full = ManualContext(count=5, lineage_rows=stored(*[(f"old {n}", ()) for n in range(5)]))
     assert isinstance(decide(importing([entry(f"n{n}") for n in range(5)], "replace"), full), Import)
-    result = refused(decide(importing([entry(f"n{n}") for n in range(6)], "replace"), full), codes.LIMIT_REACHED)
+    result = refused(decide(importing([entry(f"n{n}") for n in range(6)], "replace"), full), LIMIT_REACHED)
     assert dict(result.extra) == {"available": 5, "requested": 6} and "the limit is 5" in result.reason
 
 
@@ -291,7 +302,7 @@ def test_replace_counts_what_the_cap_keeps_beside_the_lineage() -> None:
     ctx = ManualContext(count=3, lineage_rows=stored(("mine", ()),))
     assert isinstance(decide(importing([entry("new")], "replace", scope="personal"), ctx), Import)
     result = refused(decide(importing([entry("a"), entry("b")], "replace", scope="personal"), ctx),
-                     codes.LIMIT_REACHED)
+                     LIMIT_REACHED)
     assert dict(result.extra) == {"available": 1, "requested": 2}
     assert "beside the 2 other memories" in result.reason
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.commands import Channel
 from contracts.events import MemorySaved
-from contracts.results import CommandResult, ResultData
+from contracts.kinds.create import CommandResult, ResultData
+from contracts.tool_call import Channel
 from worker.domain.notice import (
     DESCRIPTION_LIMIT,
     FIELD_VALUE_LIMIT,

@@ -7,8 +7,26 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import results as codes
-from contracts.results import CacheKey, OpResult
+from contracts.kinds.manual import (
+    ALL_DUPLICATES,
+    BATCH_LIMIT_REACHED,
+    BLACKLISTED,
+    CONTENT_TOO_LONG,
+    EMPTY_CONTENT,
+    HOST_PROTECTED,
+    LIMIT_REACHED,
+    MANAGERS_ONLY,
+    NOT_FOUND,
+    PRIVACY_BLOCKED,
+    REMOVED,
+    TEACHING_DISABLED,
+    UNCHANGED,
+    UPDATED,
+)
+from contracts.kinds.reinforce import REINFORCED
+from contracts.kinds.seed_bio import SEEDED, SKIPPED
+from contracts.op_result import OpResult
+from contracts.result_parts import FAILED, CacheKey
 from worker.domain import op_results
 from worker.domain.model import Refuse
 
@@ -23,33 +41,33 @@ def wire(result: OpResult) -> dict[str, Any]:
 
 
 def test_refused_carries_the_reason_twice() -> None:
-    result = op_results.refused("m-1", Refuse(codes.EMPTY_CONTENT, "The memory is empty."))
+    result = op_results.refused("m-1", Refuse(EMPTY_CONTENT, "The memory is empty."))
     assert wire(result) == {
         "command_id": "m-1",
         "success": False,
         "error": "The memory is empty.",
-        "data": {"status": codes.EMPTY_CONTENT, "reason": "The memory is empty."},
+        "data": {"status": EMPTY_CONTENT, "reason": "The memory is empty."},
         "invalidated": [],
     }
 
 
 def test_refused_batch_carries_available_and_requested() -> None:
-    refuse = Refuse(codes.BATCH_LIMIT_REACHED, "Too many.", {"available": 2, "requested": 7})
+    refuse = Refuse(BATCH_LIMIT_REACHED, "Too many.", {"available": 2, "requested": 7})
     data = wire(op_results.refused("m-1", refuse))["data"]
-    assert data == {"status": codes.BATCH_LIMIT_REACHED, "reason": "Too many.", "available": 2, "requested": 7}
+    assert data == {"status": BATCH_LIMIT_REACHED, "reason": "Too many.", "available": 2, "requested": 7}
 
 
 def test_refused_with_zero_available_still_says_so() -> None:
-    refuse = Refuse(codes.BATCH_LIMIT_REACHED, "Full.", {"available": 0, "requested": 1})
+    refuse = Refuse(BATCH_LIMIT_REACHED, "Full.", {"available": 0, "requested": 1})
     assert wire(op_results.refused("m-1", refuse))["data"]["available"] == 0
 
 
 @pytest.mark.parametrize(
     "status",
     [
-        codes.PRIVACY_BLOCKED, codes.HOST_PROTECTED, codes.EMPTY_CONTENT, codes.CONTENT_TOO_LONG,
-        codes.LIMIT_REACHED, codes.BATCH_LIMIT_REACHED, codes.ALL_DUPLICATES, codes.NOT_FOUND,
-        codes.BLACKLISTED, codes.TEACHING_DISABLED, codes.MANAGERS_ONLY,
+        PRIVACY_BLOCKED, HOST_PROTECTED, EMPTY_CONTENT, CONTENT_TOO_LONG,
+        LIMIT_REACHED, BATCH_LIMIT_REACHED, ALL_DUPLICATES, NOT_FOUND,
+        BLACKLISTED, TEACHING_DISABLED, MANAGERS_ONLY,
     ],
 )
 def test_every_refusal_status_passes_through(status: str) -> None:
@@ -89,10 +107,10 @@ def test_invalidated_may_be_any_iterable() -> None:
 @pytest.mark.parametrize(
     ("result", "status", "memory_id", "invalidated"),
     [
-        (op_results.updated("m-1", 5, KEYS[:1]), codes.UPDATED, 5, KEYS[:1]),
-        (op_results.unchanged("m-1", 6), codes.UNCHANGED, 6, []),
-        (op_results.removed("m-1", 7, KEYS[1:]), codes.REMOVED, 7, KEYS[1:]),
-        (op_results.seeded("m-1", 8, KEYS[1:]), codes.SEEDED, 8, KEYS[1:]),
+        (op_results.updated("m-1", 5, KEYS[:1]), UPDATED, 5, KEYS[:1]),
+        (op_results.unchanged("m-1", 6), UNCHANGED, 6, []),
+        (op_results.removed("m-1", 7, KEYS[1:]), REMOVED, 7, KEYS[1:]),
+        (op_results.seeded("m-1", 8, KEYS[1:]), SEEDED, 8, KEYS[1:]),
     ],
 )
 def test_single_row_successes(result: OpResult, status: str, memory_id: int, invalidated: list[CacheKey]) -> None:
@@ -104,13 +122,13 @@ def test_single_row_successes(result: OpResult, status: str, memory_id: int, inv
 def test_reinforced(count: int) -> None:
     result = op_results.reinforced("r-1", count)
     assert (result.success, result.error, result.invalidated) == (True, None, [])
-    assert wire(result)["data"] == {"status": codes.REINFORCED, "reason": None, "count": count}
+    assert wire(result)["data"] == {"status": REINFORCED, "reason": None, "count": count}
 
 
 def test_skipped_is_a_success_with_its_reason() -> None:
     result = op_results.skipped("s-1", "already seeded")
     assert (result.success, result.error, result.invalidated) == (True, None, [])
-    assert wire(result)["data"] == {"status": codes.SKIPPED, "reason": "already seeded"}
+    assert wire(result)["data"] == {"status": SKIPPED, "reason": "already seeded"}
 
 
 def test_failed() -> None:
@@ -122,13 +140,13 @@ def test_failed() -> None:
         "data": {"status": "failed", "reason": "the database stayed unavailable"},
         "invalidated": [],
     }
-    assert codes.FAILED == "failed"
+    assert FAILED == "failed"
 
 
 def test_results_round_trip_through_the_contract_type() -> None:
     for result in (
         op_results.added("m-1", [1, 2], KEYS, 1),
-        op_results.refused("m-1", Refuse(codes.BATCH_LIMIT_REACHED, "r", {"available": 1, "requested": 3})),
+        op_results.refused("m-1", Refuse(BATCH_LIMIT_REACHED, "r", {"available": 1, "requested": 3})),
         op_results.reinforced("m-1", 2),
     ):
         assert msgspec.json.decode(msgspec.json.encode(result), type=OpResult) == result

@@ -17,7 +17,7 @@ import pytest
 
 from contracts import registry, subjects
 from contracts.registry import COMMAND_KINDS, COMMANDS, CommandKind
-from contracts.results import InvalidCommandResult
+from contracts.result_parts import InvalidCommandResult
 from tests.conftest import ROOT
 from worker.client.memory_client import MemoryClient
 from worker.consuming.administration import streams

@@ -16,10 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts import results as codes
 from contracts.codec import encode
-from contracts.commands import Channel, CreateMemory, MemberMatch, Persona, Triggerer
-from contracts.results import CommandResult
+from contracts.kinds.create import INVALID_CONTENT, CommandResult, CreateMemory
+from contracts.tool_call import Channel, MemberMatch, Persona, Triggerer
 from tests.support.secret_corpus import (
     BENIGN,
     CREDENTIALS,
@@ -317,7 +316,7 @@ def test_a_memory_holding_a_credential_is_refused_naming_only_its_kind():
 
     result = render_create("cmd-1", decision, None)
     assert isinstance(result, CommandResult)
-    assert (result.success, result.data.status, result.data.scope) == (False, codes.INVALID_CONTENT, "server_wide")
+    assert (result.success, result.data.status, result.data.scope) == (False, INVALID_CONTENT, "server_wide")
     assert result.error == result.data.reason and "a Discord bot token" in result.error
     assert "must never be stored" in result.error and "create_long_term_memory" in result.error
     for part in (SECRET.secret, *SECRET.secret.split(".")):
@@ -336,7 +335,7 @@ def test_a_stored_refusal_renders_as_the_code_words_it_now():
     # The stored format: rows written by this release read back, and any later release words them.
     stored = b'{"decided":"secret_refused","tool_scope":"server_wide","kind":"payment_card"}'
     result = render_create("c-1", msgspec.json.decode(stored, type=CreateDecision), None)
-    assert result.data.status == codes.INVALID_CONTENT and "a payment card number" in (result.data.reason or "")
+    assert result.data.status == INVALID_CONTENT and "a payment card number" in (result.data.reason or "")
 
 
 def test_the_guard_comes_after_the_length_check_and_before_privacy():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 
 from contracts.codec import encode
-from contracts.results import ShadowDifference
+from contracts.kinds.shadow import ShadowDifference
 from tests.support.secret_corpus import CREDENTIALS
 from worker.domain.shadow import (
     KEPT_DIFFERENCES_BYTES,

@@ -9,18 +9,18 @@ from hypothesis import strategies as st
 
 from contracts import subjects
 from contracts.registry import COMMAND_KINDS
-from contracts.subjects import StoredCommand, kind_of, may_answer, parse_result_lookup, parse_stored
+from contracts.subjects import CommandSubject, kind_of, may_answer, parse_result_lookup, parse_stored
 
 
 @pytest.mark.parametrize("stored, expected", [
-    ("cmd.3.create.ws", StoredCommand("memory.create.ws", "create", "ws", placed=True)),
-    ("cmd.0.seed_bio.a%2Eb", StoredCommand("memory.seed_bio.a%2Eb", "seed_bio", "a%2Eb", placed=True)),
+    ("cmd.3.create.ws", CommandSubject("memory.create.ws", "create", "ws", placed=True)),
+    ("cmd.0.seed_bio.a%2Eb", CommandSubject("memory.seed_bio.a%2Eb", "seed_bio", "a%2Eb", placed=True)),
     # a kind this worker does not know is still read: the handler refuses it by name
-    ("cmd.1.teleport.ws", StoredCommand("memory.teleport.ws", "teleport", "ws", placed=True)),
+    ("cmd.1.teleport.ws", CommandSubject("memory.teleport.ws", "teleport", "ws", placed=True)),
     # left as published by the partition mapping (a literal wildcard token): not placed
-    ("memory.create.*", StoredCommand("memory.create.*", "create", "", placed=False)),
-    ("memory.create.a.b", StoredCommand("memory.create.a.b", "create", "", placed=False)),
-    ("memory", StoredCommand("memory", "?", "", placed=False)),
+    ("memory.create.*", CommandSubject("memory.create.*", "create", "", placed=False)),
+    ("memory.create.a.b", CommandSubject("memory.create.a.b", "create", "", placed=False)),
+    ("memory", CommandSubject("memory", "?", "", placed=False)),
 ])
 def test_parse_stored(stored, expected):
     assert parse_stored(stored) == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from tests.support.commands import command_payload, create_bytes, create_fields
 from tests.support.fuzz import delete_at, inner_paths, paths, replace_at
 from tests.support.logs import log_events

@@ -11,16 +11,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.commands import (
-    AffixVariants,
-    Channel,
-    CreateMemory,
-    MemberMatch,
-    Participant,
-    Persona,
-    PersonaNaming,
-    Triggerer,
-)
+from contracts.kinds.create import CreateMemory
+from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
 from worker.domain.model import CreateContext, KnownUser, PersonaNamingPreference
 from worker.domain.naming import format_user_name, strip_affixes
 from worker.domain.targets import NOT_FOUND, Ambiguous, Resolved, lookup_ids, normalize, resolve_target

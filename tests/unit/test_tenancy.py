@@ -7,7 +7,11 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts.commands import CreateMemory, Envelope, ManualMemory, ReinforceMemories, SeedBio
+from contracts.envelope import Envelope
+from contracts.kinds.create import CreateMemory
+from contracts.kinds.manual import ManualMemory
+from contracts.kinds.reinforce import ReinforceMemories
+from contracts.kinds.seed_bio import SeedBio
 from contracts.registry import COMMANDS, GLOBAL_ONLY
 from db.repository import StoredCommand
 from tests.e2e.bus import create_fields

@@ -15,8 +15,18 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import results as codes
-from contracts.commands import MemberMatch, Participant
+from contracts.kinds.create import (
+    AMBIGUOUS_USER,
+    DB_ERROR,
+    DISABLED,
+    INTERNAL_ERROR,
+    INVALID_ARGS,
+    INVALID_CONTENT,
+    LIMIT_EXCEEDED,
+    PRIVACY_RESTRICTED,
+    USER_NOT_FOUND,
+)
+from contracts.tool_call import MemberMatch, Participant
 from tests.unit.test_create_decision import (
     ALICE,
     ALICE_LABEL,
@@ -70,21 +80,21 @@ def refusal(result: Any, status: str, error: str, reason: str, **keys: Any) -> N
      "Parameter 'memory_scope' expected type 'string' but got 'number'"),
 ])
 def test_invalid_parameters(tool_args: dict[str, Any], text: str) -> None:
-    refusal(decide(command(tool_args)), codes.INVALID_ARGS, text, text)
+    refusal(decide(command(tool_args)), INVALID_ARGS, text, text)
 
 
 def test_a_legacy_target_name_of_another_type() -> None:
     """Worker-only: TomoriBot's `target_user_discord_id?.trim()` throws on a number; worded as its check."""
     text = "Invalid parameters: Parameter 'target_user_discord_id' expected type 'string' but got 'number'"
     refusal(decide(command({"memory_content": "x", "memory_scope": "target_user", "target_user_discord_id": 5})),
-            codes.INVALID_ARGS, text, text)
+            INVALID_ARGS, text, text)
 
 
 # --- step 2: isEnabled ------------------------------------------------------------------------
 
 
 def test_self_teaching_disabled() -> None:
-    refusal(decide(command(personal_args()), context(Workspace(self_teaching_enabled=False))), codes.DISABLED,
+    refusal(decide(command(personal_args()), context(Workspace(self_teaching_enabled=False))), DISABLED,
             "Self-teaching is disabled for this server", "Self-teaching functionality is disabled for this server")
 
 
@@ -97,7 +107,7 @@ def test_self_teaching_disabled() -> None:
     (command(personal_args(), persona_id=0), context()),
 ])
 def test_critical_state_missing(cmd: Any, ctx: CreateContext) -> None:
-    refusal(decide(cmd, ctx), codes.INTERNAL_ERROR, CRITICAL, CRITICAL)
+    refusal(decide(cmd, ctx), INTERNAL_ERROR, CRITICAL, CRITICAL)
 
 
 # --- steps 4 to 6: content, scope, target ------------------------------------------------------
@@ -106,27 +116,27 @@ def test_critical_state_missing(cmd: Any, ctx: CreateContext) -> None:
 @pytest.mark.parametrize("content", ["", "   ", "\n\t\ufeff"])
 def test_blank_content(content: str) -> None:
     text = "The 'memory_content' argument was missing, empty, or not a string"
-    refusal(decide(command(server_args(content))), codes.INVALID_ARGS, text, text)
+    refusal(decide(command(server_args(content))), INVALID_ARGS, text, text)
 
 
 @pytest.mark.parametrize("targets", [{}, {"target_user": "  "}, {"target_user": "", "target_user_nickname": " "}])
 def test_target_required(targets: dict[str, Any]) -> None:
     text = "The 'target_user' argument is required when 'memory_scope' is 'target_user'."
     refusal(decide(command({"memory_content": "x", "memory_scope": "target_user", **targets})),
-            codes.INVALID_ARGS, text, text, scope="target_user")
+            INVALID_ARGS, text, text, scope="target_user")
 
 
 def test_ambiguous() -> None:
     members = [MemberMatch(id=str(10**17 + i), display_name="Sam", username=f"sam{i}") for i in range(4)]
     labels = ["Sam (@sam0)", "Sam (@sam1)", "Sam (@sam2)"]
-    refusal(decide(command(personal_args("  Sam "), members=members)), codes.AMBIGUOUS_USER,
+    refusal(decide(command(personal_args("  Sam "), members=members)), AMBIGUOUS_USER,
             'Multiple users match "Sam". Please clarify which one you mean: Sam (@sam0), Sam (@sam1), Sam (@sam2).',
             "Multiple users matched the requested target.", scope="target_user", candidates=labels,
             target_user="Sam")
 
 
 def test_not_found() -> None:
-    refusal(decide(command(personal_args(" Zed "))), codes.USER_NOT_FOUND,
+    refusal(decide(command(personal_args(" Zed "))), USER_NOT_FOUND,
             'Could not find a user matching "Zed" in this conversation or server.',
             "The requested user was not found in this conversation or server.", scope="target_user",
             target_user="Zed")
@@ -137,12 +147,12 @@ def test_not_found() -> None:
 
 def test_content_empty_after_a_bridge_users_name_replaced_it() -> None:
     bridge = Participant(id="@mx:matrix.org", kind="matrix", label=" (Matrix)", aliases=["mx"])
-    refusal(decide(command(personal_args("mx", "{user}"), participants=[bridge])), codes.INVALID_CONTENT,
+    refusal(decide(command(personal_args("mx", "{user}"), participants=[bridge])), INVALID_CONTENT,
             "Memory content cannot be empty", "Memory content cannot be empty")
 
 
 def test_content_too_long() -> None:
-    refusal(decide(command(server_args("a" * 1001))), codes.INVALID_CONTENT,
+    refusal(decide(command(server_args("a" * 1001))), INVALID_CONTENT,
             "Memory content is too long. Maximum length is 1000 characters.",
             "Memory content exceeds maximum length of 1000 characters")
 
@@ -150,14 +160,14 @@ def test_content_too_long() -> None:
 def test_nul_character() -> None:
     """Worker-only: PostgreSQL cannot store NUL (TomoriBot fails at its insert)."""
     text = "Invalid parameters: Parameter 'memory_content' must not contain NUL characters"
-    refusal(decide(command(server_args("tea\x00"))), codes.INVALID_ARGS, text, text)
+    refusal(decide(command(server_args("tea\x00"))), INVALID_ARGS, text, text)
 
 
 # --- step 9: the lineage guard ------------------------------------------------------------------
 
 
 def test_lineage_zero() -> None:
-    refusal(decide(command(server_args(), lineage=0)), codes.INTERNAL_ERROR,
+    refusal(decide(command(server_args(), lineage=0)), INTERNAL_ERROR,
             "Internal configuration error: this persona has an invalid lineage ID.",
             "Persona lineage ID is 0, which is reserved for global memories. Schema migration may not have run.")
 
@@ -166,7 +176,7 @@ def test_lineage_zero() -> None:
 
 
 def test_no_users_row() -> None:
-    refusal(decide(command(personal_args()), context(users={})), codes.USER_NOT_FOUND,
+    refusal(decide(command(personal_args()), context(users={})), USER_NOT_FOUND,
             f"I don't know {ALICE_LABEL} yet, so I cannot save a personal memory for them.",
             "I can only save personal memories for users I already know.", scope="target_user",
             target_user=ALICE_LABEL)
@@ -187,7 +197,7 @@ NOVA = Participant(id=PROXY, kind="proxy", label="Nova", aliases=["Nova"])
 def test_host_protection(host: HostLink | None, reason: str) -> None:
     ctx = CreateContext(users={PROXY: KnownUser(99, PROXY), TRIGGERER: TRIGGERER_ROW},
                         proxies={PROXY: ProxyIdentity(99, PROXY, (host,) if host else ())})
-    refusal(decide(command(personal_args("Nova"), participants=[NOVA]), ctx), codes.PRIVACY_RESTRICTED,
+    refusal(decide(command(personal_args("Nova"), participants=[NOVA]), ctx), PRIVACY_RESTRICTED,
             "Cannot save personal memory: Nova has privacy restrictions.", reason, scope="target_user",
             target_user="Nova")
 
@@ -195,7 +205,7 @@ def test_host_protection(host: HostLink | None, reason: str) -> None:
 def test_host_protection_changed_under_the_lock() -> None:
     """Worker-only: the hosts are read again under the owner lock."""
     plan = planned(decide(command(personal_args())))
-    refusal(ended(plan, SaveOutcome.HOST_PROTECTED), codes.PRIVACY_RESTRICTED,
+    refusal(ended(plan, SaveOutcome.HOST_PROTECTED), PRIVACY_RESTRICTED,
             f"Cannot save personal memory: {ALICE_LABEL} has privacy restrictions.",
             f"The host account for {ALICE_LABEL} changed its privacy or blacklist status while I was saving. I cannot"
             " save personal memories for its message-proxy identities.", scope="target_user", target_user=ALICE_LABEL)
@@ -208,14 +218,14 @@ PRIVACY_REASON = (f"The user {ALICE_LABEL} has chosen to restrict personal memor
 @pytest.mark.parametrize("level", [1, 2])
 def test_privacy(level: int) -> None:
     ctx = context(users={ALICE: KnownUser(11, ALICE, privacy_level=level)})
-    refusal(decide(command(personal_args()), ctx), codes.PRIVACY_RESTRICTED,
+    refusal(decide(command(personal_args()), ctx), PRIVACY_RESTRICTED,
             f"Cannot save personal memory: {ALICE_LABEL} has privacy restrictions.", PRIVACY_REASON,
             scope="target_user", target_user=ALICE_LABEL)
 
 
 @pytest.mark.parametrize("outcome", [SaveOutcome.PRIVACY_PARTIAL, SaveOutcome.PRIVACY_FULL])
 def test_privacy_read_again_under_the_lock(outcome: SaveOutcome) -> None:
-    refusal(ended(planned(decide(command(personal_args()))), outcome), codes.PRIVACY_RESTRICTED,
+    refusal(ended(planned(decide(command(personal_args()))), outcome), PRIVACY_RESTRICTED,
             f"Cannot save personal memory: {ALICE_LABEL} has privacy restrictions.", PRIVACY_REASON,
             scope="target_user", target_user=ALICE_LABEL)
 
@@ -225,7 +235,7 @@ def test_privacy_read_again_under_the_lock(outcome: SaveOutcome) -> None:
 
 @pytest.mark.parametrize("outcome", [SaveOutcome.AT_CAP, SaveOutcome.OVER_CAP])
 def test_server_limit(outcome: SaveOutcome) -> None:
-    refusal(ended(planned(decide(command(server_args()))), outcome, count=50), codes.LIMIT_EXCEEDED,
+    refusal(ended(planned(decide(command(server_args()))), outcome, count=50), LIMIT_EXCEEDED,
             "Server memory limit reached. This server can have up to 50 memories (currently: 50).",
             "Server memory limit of 50 memories has been reached. Please inform the user that they need to use"
             " '/memories' to remove some memories before I can learn new ones.",
@@ -233,7 +243,7 @@ def test_server_limit(outcome: SaveOutcome) -> None:
 
 
 def test_personal_limit() -> None:
-    refusal(ended(planned(decide(command(personal_args()))), SaveOutcome.AT_CAP, count=21), codes.LIMIT_EXCEEDED,
+    refusal(ended(planned(decide(command(personal_args()))), SaveOutcome.AT_CAP, count=21), LIMIT_EXCEEDED,
             "Personal memory limit reached. Users can have up to 20 personal memories (currently: 21).",
             "Personal memory limit of 20 memories has been reached for this user. Please inform the user that they"
             " need to use '/personal memories' to remove some of their memories before I can learn new ones about"
@@ -242,7 +252,7 @@ def test_personal_limit() -> None:
 
 def test_db_error() -> None:
     """The worker gives up after its retries: TomoriBot's words for a thrown database error."""
-    refusal(messages.db_error("cmd-1"), codes.DB_ERROR, "Database error occurred while saving memory",
+    refusal(messages.db_error("cmd-1"), DB_ERROR, "Database error occurred while saving memory",
             "Database error occurred")
 
 
@@ -320,9 +330,9 @@ def test_the_order_of_the_checks() -> None:
     """One command with every problem; each is fixed in turn, and the next check answers."""
     problems: dict[str, Any] = {"args": True, "teaching": True, "legacy": True, "triggerer": True, "blank": True,
                                 "target": True, "long": True, "lineage": True, "row": True, "privacy": True}
-    expected = [codes.INVALID_ARGS, codes.DISABLED, codes.INVALID_ARGS, codes.INTERNAL_ERROR, codes.INVALID_ARGS,
-                codes.USER_NOT_FOUND, codes.INVALID_CONTENT, codes.INTERNAL_ERROR, codes.USER_NOT_FOUND,
-                codes.PRIVACY_RESTRICTED]
+    expected = [INVALID_ARGS, DISABLED, INVALID_ARGS, INTERNAL_ERROR, INVALID_ARGS,
+                USER_NOT_FOUND, INVALID_CONTENT, INTERNAL_ERROR, USER_NOT_FOUND,
+                PRIVACY_RESTRICTED]
     seen = []
     for problem in problems:
         tool_args: dict[str, Any] = {"memory_content": " " if problems["blank"] else

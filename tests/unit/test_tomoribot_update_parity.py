@@ -16,9 +16,21 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import results as codes
-from contracts.commands import UpdateMemory
-from contracts.results import UpdateResult
+from contracts.kinds.update import (
+    UPDATE_AMBIGUOUS_USER,
+    UPDATE_DISABLED,
+    UPDATE_ERROR,
+    UPDATE_INTERNAL_ERROR,
+    UPDATE_INVALID_ARGS,
+    UPDATE_INVALID_CONTENT,
+    UPDATE_INVALID_SCOPE,
+    UPDATE_INVALID_TARGET,
+    UPDATE_NOT_FOUND,
+    UPDATE_PRIVACY_RESTRICTED,
+    UPDATE_USER_NOT_FOUND,
+    UpdateMemory,
+    UpdateResult,
+)
 from tests.support.commands import update_fields
 from tests.support.secret_corpus import CREDENTIALS
 from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, Privacy, ProxyIdentity, Workspace
@@ -112,8 +124,8 @@ def data(result: UpdateResult) -> dict[str, Any]:
 ])
 def test_updateLongTermMemoryTool_validateParameters_refuses_with_tomoribots_text(tool_args, text):
     result = answer(tool_args)
-    assert said(result) == (codes.UPDATE_INVALID_ARGS, text, text)
-    assert data(result) == {"status": codes.UPDATE_INVALID_ARGS, "reason": text}  # no scope, as TomoriBot
+    assert said(result) == (UPDATE_INVALID_ARGS, text, text)
+    assert data(result) == {"status": UPDATE_INVALID_ARGS, "reason": text}  # no scope, as TomoriBot
 
 
 def test_updateLongTermMemoryTool_validateParameters_ignores_unknown_keys_and_undeclared_legacy_names():
@@ -133,9 +145,9 @@ def test_a_non_object_tool_args_reads_as_no_arguments_the_workers_choice():
 def test_updateLongTermMemoryTool_self_teaching_off_is_disabled_after_the_parameter_check():
     off = context(self_teaching_enabled=False)
     result = answer({"memory_id": 24, "memory_content": "x"}, off)
-    assert said(result) == (codes.UPDATE_DISABLED, "Self-teaching is disabled for this server",
+    assert said(result) == (UPDATE_DISABLED, "Self-teaching is disabled for this server",
                             "Self-teaching functionality is disabled for this server")
-    assert said(answer({"memory_id": "24"}, off))[0] == codes.UPDATE_INVALID_ARGS
+    assert said(answer({"memory_id": "24"}, off))[0] == UPDATE_INVALID_ARGS
 
 
 # --- steps 3 and 4: memory_id, memory_content --------------------------------------------------
@@ -144,7 +156,7 @@ def test_updateLongTermMemoryTool_self_teaching_off_is_disabled_after_the_parame
 @pytest.mark.parametrize("memory_id", [0, -3, 1.5, 2**53, 2**63, 1e300])
 def test_updateLongTermMemoryTool_memory_id_must_be_a_positive_safe_integer(memory_id):
     text = "The 'memory_id' argument was missing or invalid."
-    assert said(answer({"memory_id": memory_id, "memory_content": ""})) == (codes.UPDATE_INVALID_ARGS, text, text)
+    assert said(answer({"memory_id": memory_id, "memory_content": ""})) == (UPDATE_INVALID_ARGS, text, text)
 
 
 @pytest.mark.parametrize(("memory_id", "read"), [(24.0, 24), (2**53 - 1, 2**53 - 1), (1, 1)])
@@ -158,7 +170,7 @@ def test_a_legacy_target_name_of_another_type_is_refused_where_tomoribot_throws(
     # the worker answers as validateParameters words a declared parameter's type.
     result = answer({"memory_id": 0, "memory_content": "x", "target_user_discord_id": 123})
     text = "Invalid parameters: Parameter 'target_user_discord_id' expected type 'string' but got 'number'"
-    assert said(result) == (codes.UPDATE_INVALID_ARGS, text, text)
+    assert said(result) == (UPDATE_INVALID_ARGS, text, text)
     # Only a name that is reached: a non-blank target_user comes first, as in `a || b || c`.
     assert decide({"memory_id": 24, "memory_content": "x", "target_user": "Mika",
                    "target_user_discord_id": 123}).scope == "personal"
@@ -167,7 +179,7 @@ def test_a_legacy_target_name_of_another_type_is_refused_where_tomoribot_throws(
 def test_a_nul_character_is_refused_naming_the_parameter_the_workers_choice():
     # PostgreSQL cannot store U+0000; TomoriBot's write would fail.
     text = "Invalid parameters: Parameter 'memory_content' must not contain NUL characters"
-    assert said(answer({"memory_id": 24, "memory_content": "a\x00b"})) == (codes.UPDATE_INVALID_ARGS, text, text)
+    assert said(answer({"memory_id": 24, "memory_content": "a\x00b"})) == (UPDATE_INVALID_ARGS, text, text)
     named = answer({"memory_id": 24, "memory_content": "x", "target_user": " ", "target_user_nickname": "M\x00"})
     assert said(named)[1] == "Invalid parameters: Parameter 'target_user_nickname' must not contain NUL characters"
     # A name never read (a non-blank one came first) is never stored: no refusal for it.
@@ -192,7 +204,7 @@ def test_updateLongTermMemoryTool_content_is_sanitized_as_the_create_tool_does()
 def test_updateLongTermMemoryTool_an_update_over_the_limit_is_invalid_content_before_the_target_is_resolved():
     too_long = "\U0001f600" * 500 + "x"  # 1001 UTF-16 units, as JavaScript counts
     result = answer({"memory_id": 24, "memory_content": too_long, "target_user": "Nobody"})
-    assert said(result) == (codes.UPDATE_INVALID_CONTENT, "Memory content is too long. Maximum length is 1000 characters.",
+    assert said(result) == (UPDATE_INVALID_CONTENT, "Memory content is too long. Maximum length is 1000 characters.",
                             "Memory content exceeds maximum length of 1000 characters")
     assert isinstance(decide({"memory_id": 24, "memory_content": "\U0001f600" * 500}), UpdatePlan)
 
@@ -204,16 +216,16 @@ def test_updateLongTermMemoryTool_an_ambiguous_target():
     two = [{"id": MIKA, "display_name": "Sam", "username": "sam_a"},
            {"id": RIN, "display_name": "Sam", "username": "sam_b"}]
     result = answer({"memory_id": 24, "memory_content": "x", "target_user": " Sam "}, member_matches=two)
-    assert said(result) == (codes.UPDATE_AMBIGUOUS_USER,
+    assert said(result) == (UPDATE_AMBIGUOUS_USER,
                             'Multiple users match "Sam". Please clarify which one you mean: Sam (@sam_a), Sam (@sam_b).',
                             "Multiple users matched the requested target.")
-    assert data(result) == {"status": codes.UPDATE_AMBIGUOUS_USER, "reason": "Multiple users matched the requested target.",
+    assert data(result) == {"status": UPDATE_AMBIGUOUS_USER, "reason": "Multiple users matched the requested target.",
                             "candidates": ["Sam (@sam_a)", "Sam (@sam_b)"]}
 
 
 def test_updateLongTermMemoryTool_a_target_nobody_matches():
     result = answer({"memory_id": 24, "memory_content": "x", "target_user": "Nobody"})
-    assert said(result) == (codes.UPDATE_USER_NOT_FOUND,
+    assert said(result) == (UPDATE_USER_NOT_FOUND,
                             'Could not find a user matching "Nobody" in this conversation or server.',
                             "The requested user was not found in this conversation or server.")
 
@@ -225,7 +237,7 @@ def test_updateLongTermMemoryTool_the_legacy_names_are_read_when_target_user_is_
 
 def test_updateLongTermMemoryTool_a_bridge_user_has_no_personal_memories():
     result = answer({"memory_id": 24, "memory_content": "x", "target_user": MATRIX})
-    assert said(result) == (codes.UPDATE_INVALID_SCOPE,
+    assert said(result) == (UPDATE_INVALID_SCOPE,
                             "Bridge users only support server-wide memories, so personal memories cannot be updated "
                             "for them.", "Bridge users do not support personal memory updates.")
 
@@ -237,9 +249,9 @@ def test_updateLongTermMemoryTool_a_persona_without_id_is_missing_server_context
     text = "Internal bot error: Missing server context"
     no_persona = {"persona": {"id": 0, "lineage_id": LINEAGE, "name": "Tomori"}}
     assert said(answer({"memory_id": 24, "memory_content": "x"}, **no_persona)) == (
-        codes.UPDATE_INTERNAL_ERROR, text, text)
+        UPDATE_INTERNAL_ERROR, text, text)
     assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Nobody"}, **no_persona))[0] == (
-        codes.UPDATE_USER_NOT_FOUND)
+        UPDATE_USER_NOT_FOUND)
 
 
 def test_updateLongTermMemoryTool_has_no_lineage_0_guard():
@@ -252,28 +264,28 @@ def test_updateLongTermMemoryTool_has_no_lineage_0_guard():
 
 def test_updateLongTermMemoryTool_the_bot_is_an_invalid_target():
     result = answer({"memory_id": 24, "memory_content": "x", "target_user": "Tomori"})
-    assert said(result) == (codes.UPDATE_INVALID_TARGET,
+    assert said(result) == (UPDATE_INVALID_TARGET,
                             "Cannot update personal memories about the bot. Use a server memory instead.",
                             "Personal memories cannot be updated about the bot itself.")
 
 
 def test_updateLongTermMemoryTool_has_no_self_and_the_bot_resolves_only_as_a_participant():
     # TomoriBot's update (and its resolver) has no "self": it names nobody unless someone is called so.
-    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "self"}))[0] == codes.UPDATE_USER_NOT_FOUND
+    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "self"}))[0] == UPDATE_USER_NOT_FOUND
     # The bot's id resolves through the conversation's participants (`targetId === client.user?.id`) ...
-    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": BOT}))[0] == codes.UPDATE_INVALID_TARGET
+    assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": BOT}))[0] == UPDATE_INVALID_TARGET
     # ... never through the guild's members: bots are filtered from them.
     bot_member = [{"id": BOT, "display_name": "Tomori", "username": "tomori", "is_bot": True}]
     alone = answer({"memory_id": 24, "memory_content": "x", "target_user": BOT}, participants=[],
                    member_matches=bot_member)
-    assert said(alone)[0] == codes.UPDATE_USER_NOT_FOUND
+    assert said(alone)[0] == UPDATE_USER_NOT_FOUND
     assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Tomori"}, participants=[],
-                       member_matches=bot_member))[0] == codes.UPDATE_USER_NOT_FOUND
+                       member_matches=bot_member))[0] == UPDATE_USER_NOT_FOUND
 
 
 def test_updateLongTermMemoryTool_a_target_without_a_users_row_is_unknown():
     result = answer({"memory_id": 24, "memory_content": "", "target_user": "Rin"})
-    assert said(result) == (codes.UPDATE_USER_NOT_FOUND, "I don't know Rin yet, so this personal memory cannot be updated.",
+    assert said(result) == (UPDATE_USER_NOT_FOUND, "I don't know Rin yet, so this personal memory cannot be updated.",
                             "I can only update personal memories for users I already know.")
 
 
@@ -281,7 +293,7 @@ def test_updateLongTermMemoryTool_in_a_guild_the_owner_must_be_a_member_unless_a
     text = "Personal memory owner is not in this server"
     left = [{"id": MIKA, "kind": "discord", "label": "Mika", "aliases": ["Mika"]}]  # no member (not in member_matches)
     result = answer({"memory_id": 24, "memory_content": "x", "target_user": "Mika"}, participants=left, member_matches=[])
-    assert said(result) == (codes.UPDATE_INVALID_SCOPE, text, text)
+    assert said(result) == (UPDATE_INVALID_SCOPE, text, text)
     assert decide({"memory_id": 24, "memory_content": "x", "target_user": "Fox"}, member_matches=[]).scope == "personal"
 
 
@@ -290,7 +302,7 @@ def test_updateLongTermMemoryTool_in_a_dm_the_owner_must_be_the_person_talking()
     dm = {"channel": {"id": "120000000000000001", "is_dm": True}}
     talker = [{"id": TRIGGERER, "kind": "discord", "label": "Kai", "aliases": ["Kai"]}]
     assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Fox"}, **dm)) == (
-        codes.UPDATE_INVALID_SCOPE, text, text)
+        UPDATE_INVALID_SCOPE, text, text)
     assert said(answer({"memory_id": 24, "memory_content": "x", "target_user": "Kai"}, participants=talker,
                        triggerer=None, **dm))[1] == text
     decision = decide({"memory_id": 24, "memory_content": "x", "target_user": "Kai"}, participants=talker, **dm)
@@ -314,7 +326,7 @@ DELETE_MIKA = {"memory_id": 24, "memory_content": "", "target_user": "Mika"}
 @pytest.mark.parametrize("level", [Privacy.PARTIAL, Privacy.FULL])
 def test_updateLongTermMemoryTool_privacy_partial_or_full_blocks_an_update_never_a_delete(level):
     refused = render_update("c-1", edit := plan(EDIT_MIKA), settle_update(edit, LockedTarget(ROW, level)))
-    assert said(refused) == (codes.UPDATE_PRIVACY_RESTRICTED, "Cannot update personal memory: Mika has privacy restrictions.",
+    assert said(refused) == (UPDATE_PRIVACY_RESTRICTED, "Cannot update personal memory: Mika has privacy restrictions.",
                              "The user Mika has chosen to restrict personal memory storage.")
     deleted = settle_update(plan(DELETE_MIKA), LockedTarget(ROW, level))
     assert deleted.outcome == UpdateOutcome.DELETED
@@ -330,7 +342,7 @@ def test_updateLongTermMemoryTool_a_protecting_host_blocks_an_update_of_its_iden
     edit = plan({"memory_id": 24, "memory_content": "x", "target_user": "Fox"})
     locked = LockedTarget(ROW, identity=ProxyIdentity(13, FOX, (host,)))
     assert said(render_update("c-1", edit, settle_update(edit, locked))) == (
-        codes.UPDATE_PRIVACY_RESTRICTED, "Cannot update personal memory: Fox has privacy restrictions.", reason)
+        UPDATE_PRIVACY_RESTRICTED, "Cannot update personal memory: Fox has privacy restrictions.", reason)
     partial = LockedTarget(ROW, identity=ProxyIdentity(13, FOX, (HostLink(RIN, Privacy.PARTIAL),)))
     assert settle_update(edit, partial).outcome == UpdateOutcome.UPDATED  # PARTIAL host privacy does not protect
 
@@ -346,10 +358,10 @@ def test_updateLongTermMemoryTool_a_memory_not_found():
     server_text, personal_text = "Memory ID not found in this server", "Personal memory ID not found"
     server = plan({"memory_id": 24, "memory_content": ""})
     assert said(render_update("c-1", server, settle_update(server, LockedTarget(None)))) == (
-        codes.UPDATE_NOT_FOUND, server_text, server_text)
+        UPDATE_NOT_FOUND, server_text, server_text)
     personal = plan(DELETE_MIKA)
     assert said(render_update("c-1", personal, settle_update(personal, LockedTarget(None)))) == (
-        codes.UPDATE_NOT_FOUND, personal_text, personal_text)
+        UPDATE_NOT_FOUND, personal_text, personal_text)
 
 
 # --- the successes ----------------------------------------------------------------------------
@@ -420,7 +432,7 @@ def test_updateLongTermMemoryTool_the_blacklist_footer_is_a_guilds_only():
 
 def test_updateLongTermMemoryTool_a_throw_is_memory_update_failed_error():
     text = "Error occurred while updating memory"
-    assert said(gave_up("c-1")) == (codes.UPDATE_ERROR, text, text)
+    assert said(gave_up("c-1")) == (UPDATE_ERROR, text, text)
 
 
 def test_a_settled_plan_without_facts_is_refused_as_a_storage_fault():
@@ -441,7 +453,7 @@ def test_an_edit_holding_a_credential_is_refused_by_the_workers_guard_and_stores
     assert decision == SecretRefused(credential.kind)
     assert credential.secret not in msgspec.json.encode(decision).decode()
     status, error, reason = said(answer(tool_args))
-    assert status == codes.UPDATE_INVALID_CONTENT and error == reason
+    assert status == UPDATE_INVALID_CONTENT and error == reason
     assert credential.secret not in (error or "") and "update_long_term_memory" in (error or "")
 
 

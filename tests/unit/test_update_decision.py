@@ -10,7 +10,21 @@ import json
 import msgspec
 import pytest
 
-from contracts import results as codes
+from contracts.kinds.create import AMBIGUOUS_USER
+from contracts.kinds.update import (
+    MEMORY_DELETED,
+    MEMORY_UPDATED,
+    UPDATE_AMBIGUOUS_USER,
+    UPDATE_DISABLED,
+    UPDATE_INTERNAL_ERROR,
+    UPDATE_INVALID_ARGS,
+    UPDATE_INVALID_CONTENT,
+    UPDATE_INVALID_SCOPE,
+    UPDATE_INVALID_TARGET,
+    UPDATE_NOT_FOUND,
+    UPDATE_PRIVACY_RESTRICTED,
+    UPDATE_USER_NOT_FOUND,
+)
 from db.repository import decode_stored
 from worker.domain import create_decision
 from worker.domain.update_decision import Ambiguous, UpdateRecord
@@ -32,28 +46,28 @@ LEGACY_TARGET = {"decided": "invalid_parameters",
 
 STORED: list[tuple[dict, dict | None, str]] = [
     # The parameter check's facts, as the create stores them (worker/domain/tool_arguments.py, ParameterCheck).
-    (INVALID_TYPE, None, codes.UPDATE_INVALID_ARGS),
-    (MISSING, None, codes.UPDATE_INVALID_ARGS),
-    (LEGACY_TARGET, None, codes.UPDATE_INVALID_ARGS),
-    ({"decided": "invalid_argument", "problem": "memory_id"}, None, codes.UPDATE_INVALID_ARGS),
-    ({"decided": "invalid_argument", "problem": "nul", "parameter": "memory_content"}, None, codes.UPDATE_INVALID_ARGS),
-    ({"decided": "disabled"}, None, codes.UPDATE_DISABLED),
-    ({"decided": "invalid_content", "length": 1200, "limit": 1000}, None, codes.UPDATE_INVALID_CONTENT),
+    (INVALID_TYPE, None, UPDATE_INVALID_ARGS),
+    (MISSING, None, UPDATE_INVALID_ARGS),
+    (LEGACY_TARGET, None, UPDATE_INVALID_ARGS),
+    ({"decided": "invalid_argument", "problem": "memory_id"}, None, UPDATE_INVALID_ARGS),
+    ({"decided": "invalid_argument", "problem": "nul", "parameter": "memory_content"}, None, UPDATE_INVALID_ARGS),
+    ({"decided": "disabled"}, None, UPDATE_DISABLED),
+    ({"decided": "invalid_content", "length": 1200, "limit": 1000}, None, UPDATE_INVALID_CONTENT),
     ({"decided": "ambiguous", "query": "Sam", "candidates": ["Sam (@a)", "Sam (@b)"]}, None,
-     codes.UPDATE_AMBIGUOUS_USER),
-    ({"decided": "user_not_found", "query": "Bo"}, None, codes.UPDATE_USER_NOT_FOUND),
-    ({"decided": "user_not_found", "query": "Bo", "label": "Bo"}, None, codes.UPDATE_USER_NOT_FOUND),
-    ({"decided": "bridge_target"}, None, codes.UPDATE_INVALID_SCOPE),
-    ({"decided": "missing_server_context"}, None, codes.UPDATE_INTERNAL_ERROR),
-    ({"decided": "bot_target"}, None, codes.UPDATE_INVALID_TARGET),
-    ({"decided": "not_member", "dm": True}, None, codes.UPDATE_INVALID_SCOPE),
-    (PLAN, DONE, codes.MEMORY_UPDATED),
-    ({**PLAN, "content": None}, {**DONE, "outcome": "deleted", "blacklisted": True}, codes.MEMORY_DELETED),
-    (PLAN, {"outcome": "not_found"}, codes.UPDATE_NOT_FOUND),
-    (PLAN, {"outcome": "privacy_partial"}, codes.UPDATE_PRIVACY_RESTRICTED),
-    (PLAN, {"outcome": "privacy_full"}, codes.UPDATE_PRIVACY_RESTRICTED),
+     UPDATE_AMBIGUOUS_USER),
+    ({"decided": "user_not_found", "query": "Bo"}, None, UPDATE_USER_NOT_FOUND),
+    ({"decided": "user_not_found", "query": "Bo", "label": "Bo"}, None, UPDATE_USER_NOT_FOUND),
+    ({"decided": "bridge_target"}, None, UPDATE_INVALID_SCOPE),
+    ({"decided": "missing_server_context"}, None, UPDATE_INTERNAL_ERROR),
+    ({"decided": "bot_target"}, None, UPDATE_INVALID_TARGET),
+    ({"decided": "not_member", "dm": True}, None, UPDATE_INVALID_SCOPE),
+    (PLAN, DONE, MEMORY_UPDATED),
+    ({**PLAN, "content": None}, {**DONE, "outcome": "deleted", "blacklisted": True}, MEMORY_DELETED),
+    (PLAN, {"outcome": "not_found"}, UPDATE_NOT_FOUND),
+    (PLAN, {"outcome": "privacy_partial"}, UPDATE_PRIVACY_RESTRICTED),
+    (PLAN, {"outcome": "privacy_full"}, UPDATE_PRIVACY_RESTRICTED),
     ({**PLAN, "proxy": True}, {"outcome": "host_protected", "host": "host_blacklisted"},
-     codes.UPDATE_PRIVACY_RESTRICTED),
+     UPDATE_PRIVACY_RESTRICTED),
 ]
 
 
@@ -71,9 +85,9 @@ def test_each_stored_decision_renders_its_status_and_its_events(decision, facts,
     assert rendered.status == status
     assert msgspec.json.decode(rendered.result)["data"]["status"] == status
     subjects = [e.subject for e in published_events(stored)]
-    if status == codes.MEMORY_UPDATED:
+    if status == MEMORY_UPDATED:
         assert subjects == ["cache.invalidate.user.100000000000000001", "memory.updated.personal.100000000000000001"]
-    elif status == codes.MEMORY_DELETED:
+    elif status == MEMORY_DELETED:
         assert subjects == ["cache.invalidate.user.100000000000000001", "memory.removed.personal.100000000000000001"]
     else:
         assert subjects == []
@@ -95,8 +109,8 @@ def test_the_rows_kind_says_whose_union_its_decision_is():
     create = decode_stored(row(same, None, kind="create"))
     assert isinstance(update.update.decision, Ambiguous) and update.decision is None
     assert isinstance(create.decision, create_decision.Ambiguous) and create.update is None
-    assert json.loads(answer(update).result)["data"]["status"] == codes.UPDATE_AMBIGUOUS_USER
-    assert json.loads(answer(create).result)["data"]["status"] == codes.AMBIGUOUS_USER
+    assert json.loads(answer(update).result)["data"]["status"] == UPDATE_AMBIGUOUS_USER
+    assert json.loads(answer(create).result)["data"]["status"] == AMBIGUOUS_USER
 
 
 def test_an_update_row_without_its_decision_is_a_storage_fault():

@@ -36,7 +36,7 @@ def _privacy(value: str) -> int:
 # The bounds of the tables' own checks and of the contract: out of them, a clear argument
 # error instead of the database driver's traceback.
 MAX_DECAY_DAYS = 36_500  # memory_decay_days' CHECK in db/standalone.sql and db/adopted.sql
-MAX_LINEAGE = 2**63 - 1  # the contract's LineageId (contracts/commands.py): bigint
+MAX_LINEAGE = 2**63 - 1  # the contract's LineageId (contracts/fields.py): bigint
 CONTENT_WIDTH = 60  # `memories list` cuts a memory to this, marked
 
 

@@ -12,7 +12,7 @@ import uuid
 
 import nats
 
-from contracts.results import CommandResult
+from contracts.kinds.create import CommandResult
 from db.connection import connect
 from db.migrate import mode
 from worker.cli import terminal

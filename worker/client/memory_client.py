@@ -16,27 +16,16 @@ from nats.js.api import PubAck
 
 from contracts import registry, subjects
 from contracts.codec import RESULT_DECODER, encode
-from contracts.commands import (
-    CreateMemory,
-    Envelope,
-    ManualMemory,
-    ReinforceMemories,
-    SeedBio,
-    ShadowedKind,
-    ShadowReport,
-    UpdateMemory,
-)
+from contracts.envelope import Envelope
+from contracts.kinds.create import CommandResult, CreateMemory
+from contracts.kinds.manual import ManualMemory, ManualResult
+from contracts.kinds.reinforce import ReinforceMemories, ReinforceResult
+from contracts.kinds.seed_bio import SeedBio, SeedBioResult
+from contracts.kinds.shadow import ShadowedKind, ShadowReport, ShadowResult
+from contracts.kinds.update import UpdateMemory, UpdateResult
 from contracts.lookup import CommandOutcome, DeadLetterInfo
 from contracts.registry import COMMAND_TYPES, CommandKind, CommandSpec
-from contracts.results import (
-    CommandResult,
-    InvalidCommandResult,
-    ManualResult,
-    ReinforceResult,
-    SeedBioResult,
-    ShadowResult,
-    UpdateResult,
-)
+from contracts.result_parts import InvalidCommandResult
 from worker.client.lookups import lookup_outcome, lookup_result
 from worker.client.shadowing import SHADOW_TIMEOUT_S, Shadowing, dry_run_msg_id
 from worker.shared.atomic import publish_atomic

@@ -18,7 +18,8 @@ import msgspec
 import structlog
 
 from contracts.codec import encode
-from contracts.commands import Envelope, ShadowedKind, ShadowReport
+from contracts.envelope import Envelope
+from contracts.kinds.shadow import ShadowedKind, ShadowReport
 
 if TYPE_CHECKING:
     from worker.client.memory_client import MemoryClient

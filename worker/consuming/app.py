@@ -15,7 +15,7 @@ from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
 from contracts import registry, subjects
-from contracts.commands import Envelope
+from contracts.envelope import Envelope
 from contracts.registry import COMMAND_KINDS, CommandKind, CommandSpec
 from db.migrate import prepare_dsn
 from db.repository import MemoryRepository, create_pool

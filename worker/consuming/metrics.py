@@ -10,8 +10,7 @@ from typing import get_args
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from contracts.commands import ShadowedKind
-from contracts.results import ShadowOutcome
+from contracts.kinds.shadow import ShadowedKind, ShadowOutcome
 from worker.domain.model import SCOPE_OF
 from worker.domain.secret_guard import CredentialKind
 from worker.services.base import Answer

@@ -7,7 +7,7 @@ import re
 
 import msgspec
 
-from contracts.commands import PROBE_DECODER, ReplyProbe
+from contracts.envelope import PROBE_DECODER, ReplyProbe
 from contracts.subjects import may_answer
 
 # A JSON string (escapes and all), or a bracket outside every string.

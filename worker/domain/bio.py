@@ -7,7 +7,7 @@ the owner lock, then writes the memory and the `bio_seeds` row in one transactio
 
 from __future__ import annotations
 
-from contracts.commands import SeedBio
+from contracts.kinds.seed_bio import SeedBio
 from worker.domain.content import JS_SPACE_RUN, js_trim, utf16_length
 from worker.domain.model import Limits, ProxyIdentity, SeedDecision, SeedPlan, SeedSkip
 from worker.domain.proxy import NO_HOST, WORDS, host_protection

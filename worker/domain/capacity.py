@@ -11,7 +11,7 @@ the two cannot drift apart: change the rule there first, then in the SQL.
 
 from __future__ import annotations
 
-from contracts.commands import Retrieval
+from contracts.kinds.create import Retrieval
 from worker.domain.model import EvictionBlocker, Workspace
 
 __all__ = [

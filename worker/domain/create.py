@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from worker.domain.arguments import InvalidArguments, ToolArguments
 from worker.domain.capacity import GLOBAL_LINEAGE, eviction_blockers
 from worker.domain.content import js_trim, replace_user_placeholder, sanitize, utf16_length

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from contracts.results import CommandResult
+from contracts.kinds.create import CommandResult
 from worker.domain import messages, tool_texts
 from worker.domain.create_decision import (
     Ambiguous,

@@ -30,7 +30,7 @@ from contracts.events import (
     Source,
 )
 from contracts.notice import NoticePlan
-from contracts.results import CacheKey
+from contracts.result_parts import CacheKey
 
 from .create_decision import SaveFacts, SavePlan
 from .create_result import save_notice

@@ -29,8 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from contracts import results as codes
-from contracts.commands import ManualMemory
+from contracts.kinds.manual import (
+    ALL_DUPLICATES,
+    BATCH_LIMIT_REACHED,
+    BLACKLISTED,
+    HOST_PROTECTED,
+    LIMIT_REACHED,
+    MANAGERS_ONLY,
+    NOT_FOUND,
+    PRIVACY_BLOCKED,
+    TEACHING_DISABLED,
+    ManualMemory,
+)
 from worker.domain.manual_import import decide_import
 from worker.domain.model import (
     Delete,
@@ -67,19 +77,19 @@ def _server_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
     if cmd.action == "import":
         # TomoriBot's data import of a server's memories is a manager's command.
         return Refuse(
-            codes.MANAGERS_ONLY,
+            MANAGERS_ONLY,
             "Only server managers can import this server's memories. Ask one to run the import.",
         )
     if ctx.actor_blacklisted:
         return Refuse(
-            codes.BLACKLISTED,
+            BLACKLISTED,
             "You are excluded from personalization on this server, so you can't change its "
             "memories. A server manager can change that.",
         )
     if cmd.action != "remove" and not ctx.workspace.member_teaching_enabled:
         # Removing stays open: people may always take back what they taught.
         return Refuse(
-            codes.TEACHING_DISABLED,
+            TEACHING_DISABLED,
             "Teaching is turned off on this server, so only server managers can add or edit "
             f"its memories. You can still remove memories you taught with {SERVER_PANEL}.",
         )
@@ -89,16 +99,16 @@ def _server_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
 def _identity_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
     if ctx.identity is None or not ctx.identity_hosted_by_actor:
         return Refuse(
-            codes.NOT_FOUND,
+            NOT_FOUND,
             f"No such identity among yours: {cmd.identity_id} is not a proxy identity you host.",
         )
     if _only_forgets(cmd):
         return None  # neither protection blocks forgetting
     why = host_protection(ctx.identity)
     if why is not None:
-        return Refuse(codes.HOST_PROTECTED, f"Nothing was changed for this identity: {WORDS[why]}.")
+        return Refuse(HOST_PROTECTED, f"Nothing was changed for this identity: {WORDS[why]}.")
     if ctx.identity.privacy_level >= Privacy.FULL:
-        return Refuse(codes.PRIVACY_BLOCKED, "This identity's privacy setting is full, so no personal memories are "
+        return Refuse(PRIVACY_BLOCKED, "This identity's privacy setting is full, so no personal memories are "
                                              f"kept about it. It can be changed with {_PRIVACY_PANEL}.")
     return None
 
@@ -110,7 +120,7 @@ def _personal_refusal(cmd: ManualMemory, ctx: ManualContext) -> Refuse | None:
     # Removing is never blocked: forgetting is what a full privacy setting asks for.
     if ctx.actor_privacy_level >= Privacy.FULL and not _only_forgets(cmd):
         return Refuse(
-            codes.PRIVACY_BLOCKED,
+            PRIVACY_BLOCKED,
             "Your privacy setting is full, so no personal memories are kept about you. "
             f"You can change that with {_PRIVACY_PANEL}.",
         )
@@ -150,7 +160,7 @@ def _add(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: PanelOwne
         return refusal
     if ctx.count >= owner.cap:
         return Refuse(
-            codes.LIMIT_REACHED,
+            LIMIT_REACHED,
             f"{owner.has} reached the limit of {owner.cap} memories, and memories added by hand "
             f"never replace old ones. Remove some with {owner.panel} to make room.",
         )
@@ -164,7 +174,7 @@ def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: Pan
     items, skipped = _unique(given, ctx.existing_contents)
     if not items:
         return Refuse(
-            codes.ALL_DUPLICATES,
+            ALL_DUPLICATES,
             "Every memory in the batch is already saved (or repeats another line), so nothing was added.",
         )
     for position, item in enumerate(items, start=1):
@@ -175,7 +185,7 @@ def _add_batch(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: Pan
         # All or nothing: a partial upload would leave the person guessing which lines made it.
         available = max(owner.cap - ctx.count, 0)
         return Refuse(
-            codes.BATCH_LIMIT_REACHED,
+            BATCH_LIMIT_REACHED,
             f"The batch has {requested} new memories, but only {available} more fit under the limit "
             f"of {owner.cap}, so nothing was added. Remove some with {owner.panel}, or add fewer.",
             {"available": available, "requested": requested},
@@ -191,10 +201,10 @@ def _visible(row: PanelMemory, cmd: ManualMemory, owner: PanelOwner) -> bool:
 
 def _not_found(cmd: ManualMemory, owner: PanelOwner) -> Refuse:
     if cmd.memory_id is None:
-        return Refuse(codes.NOT_FOUND, f"No memory was chosen to {cmd.action}. Pick one in {owner.panel}.")
+        return Refuse(NOT_FOUND, f"No memory was chosen to {cmd.action}. Pick one in {owner.panel}.")
     mine = " among the server memories you taught" if owner.only_own else ""
     return Refuse(
-        codes.NOT_FOUND,
+        NOT_FOUND,
         f"Memory {cmd.memory_id} was not found{mine}; it may have been removed already or belong "
         f"to another persona. Check the list in {owner.panel}.",
     )

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import re
 
-from contracts import results as codes
-from contracts.commands import ManualMemory
+from contracts.kinds.manual import EMPTY_CONTENT, LIMIT_REACHED, ManualMemory
 from worker.domain.content import js_trim
 from worker.domain.model import Import, Limits, ManualContext, ManualDecision, MemoryEntry, Refuse
 from worker.domain.panel import PanelOwner, first_of_each, too_long
@@ -49,12 +48,12 @@ def duplicate_key(entry: MemoryEntry) -> tuple[str, frozenset[str]]:
 def _import_entries(cmd: ManualMemory, limits: Limits) -> list[MemoryEntry] | Refuse:
     """Every entry validated before anything else: one bad entry refuses the whole import."""
     if cmd.entries is None:
-        return Refuse(codes.EMPTY_CONTENT, "The import has no entries, so nothing was imported.")
+        return Refuse(EMPTY_CONTENT, "The import has no entries, so nothing was imported.")
     entries: list[MemoryEntry] = []
     for position, entry in enumerate(cmd.entries, start=1):
         content = js_trim(entry.content)  # TomoriBot's trim: JavaScript's white space
         if not content:
-            return Refuse(codes.EMPTY_CONTENT,
+            return Refuse(EMPTY_CONTENT,
                           f"Memory {position} of the import is empty, so nothing was imported. "
                           "Remove it from the file and try again.")
         if refusal := too_long(content, limits, f"Memory {position} of the import"):
@@ -84,7 +83,7 @@ def decide_import(cmd: ManualMemory, ctx: ManualContext, limits: Limits, owner: 
         else:
             room = f"the limit is {owner.cap}"
         return Refuse(
-            codes.LIMIT_REACHED,
+            LIMIT_REACHED,
             f"The import has {len(kept)} new memories, but {room}, so nothing was imported. "
             f"Remove some with {owner.panel}, or import fewer.",
             {"available": available, "requested": len(kept)},

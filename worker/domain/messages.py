@@ -19,9 +19,24 @@ from typing import Any, Final
 
 from msgspec import UNSET
 
-from contracts import results as codes
+from contracts.kinds import create as create_codes
+from contracts.kinds.create import (
+    AMBIGUOUS_USER,
+    DISABLED,
+    INTERNAL_ERROR,
+    INVALID_ARGS,
+    INVALID_CONTENT,
+    LIMIT_EXCEEDED,
+    PRIVACY_RESTRICTED,
+    SAVED,
+    SAVED_WITH_EVICTION,
+    USER_NOT_FOUND,
+    CommandResult,
+    CreateStatus,
+    ResultData,
+)
 from contracts.notice import NoticePlan
-from contracts.results import CacheKey, CommandResult, CreateStatus, ResultData
+from contracts.result_parts import COMMAND_INVALID, CacheKey
 from worker.domain import tool_texts
 from worker.domain.create_decision import HostProtection, SavePlan
 from worker.domain.model import ToolScope
@@ -78,83 +93,83 @@ def refusal(command_id: str, status: CreateStatus, error: str, reason: str | Non
 
 def invalid_command(command_id: str, reason: str) -> CommandResult:
     """Worker-only: the command itself could not be read (a bot bug, never the model's)."""
-    return refusal(command_id, codes.COMMAND_INVALID, f"Internal bot error: the memory command could not be read ({reason})")
+    return refusal(command_id, COMMAND_INVALID, f"Internal bot error: the memory command could not be read ({reason})")
 
 
 def invalid_args(command_id: str, check: ParameterCheck) -> CommandResult:
-    return refusal(command_id, codes.INVALID_ARGS, tool_texts.invalid_parameters(check))
+    return refusal(command_id, INVALID_ARGS, tool_texts.invalid_parameters(check))
 
 
 def blank_content(command_id: str) -> CommandResult:
-    return refusal(command_id, codes.INVALID_ARGS, BLANK_CONTENT)
+    return refusal(command_id, INVALID_ARGS, BLANK_CONTENT)
 
 
 def target_required(command_id: str) -> CommandResult:
-    return refusal(command_id, codes.INVALID_ARGS, TARGET_REQUIRED, scope="target_user")
+    return refusal(command_id, INVALID_ARGS, TARGET_REQUIRED, scope="target_user")
 
 
 def nul_character(command_id: str, parameter: str) -> CommandResult:
     """Worker-only: PostgreSQL cannot store a NUL character (TomoriBot fails at the insert)."""
-    return refusal(command_id, codes.INVALID_ARGS, tool_texts.nul_character_error(parameter))
+    return refusal(command_id, INVALID_ARGS, tool_texts.nul_character_error(parameter))
 
 
 def legacy_invalid_args(command_id: str, detail: str) -> CommandResult:
     """A refusal stored before issue 37, which kept only the worker's own description."""
-    return refusal(command_id, codes.INVALID_ARGS, f"Invalid parameters: {detail}")
+    return refusal(command_id, INVALID_ARGS, f"Invalid parameters: {detail}")
 
 
 def disabled(command_id: str) -> CommandResult:
-    return refusal(command_id, codes.DISABLED, tool_texts.SELF_TEACHING_DISABLED_ERROR,
+    return refusal(command_id, DISABLED, tool_texts.SELF_TEACHING_DISABLED_ERROR,
                    tool_texts.SELF_TEACHING_DISABLED_REASON)
 
 
 def personal_memories_disabled(command_id: str) -> CommandResult:
     """A refusal stored before issue 37 (personal memories off then refused; now they save)."""
-    return refusal(command_id, codes.DISABLED, "Personal memories are disabled for this server",
+    return refusal(command_id, DISABLED, "Personal memories are disabled for this server",
                    "Personal memory functionality is disabled for this server", scope="target_user")
 
 
 def missing_state(command_id: str) -> CommandResult:
-    return refusal(command_id, codes.INTERNAL_ERROR, MISSING_STATE)
+    return refusal(command_id, INTERNAL_ERROR, MISSING_STATE)
 
 
 def reserved_lineage(command_id: str) -> CommandResult:
-    return refusal(command_id, codes.INTERNAL_ERROR, RESERVED_LINEAGE_ERROR, RESERVED_LINEAGE_REASON)
+    return refusal(command_id, INTERNAL_ERROR, RESERVED_LINEAGE_ERROR, RESERVED_LINEAGE_REASON)
 
 
 def ambiguous(command_id: str, requested: str, candidates: Sequence[str]) -> CommandResult:
     shown = list(candidates[:3])
-    return refusal(command_id, codes.AMBIGUOUS_USER, tool_texts.ambiguous_error(requested, shown),
+    return refusal(command_id, AMBIGUOUS_USER, tool_texts.ambiguous_error(requested, shown),
                    tool_texts.AMBIGUOUS_REASON, scope="target_user", candidates=shown, target_user=requested)
 
 
 def user_not_found(command_id: str, requested: str, *, label: str | None = None) -> CommandResult:
     """Nobody matched `requested`, or (with `label`) the person matched but has no users row."""
     if label is None:
-        return refusal(command_id, codes.USER_NOT_FOUND, tool_texts.not_found_error(requested),
+        return refusal(command_id, USER_NOT_FOUND, tool_texts.not_found_error(requested),
                        tool_texts.NOT_FOUND_REASON, scope="target_user", target_user=requested)
-    return refusal(command_id, codes.USER_NOT_FOUND,
+    return refusal(command_id, USER_NOT_FOUND,
                    f"I don't know {label} yet, so I cannot save a personal memory for them.",
                    USER_UNKNOWN_REASON, scope="target_user", target_user=label)
 
 
 def invalid_content(command_id: str, length: int, limit: int) -> CommandResult:
     if length == 0:
-        return refusal(command_id, codes.INVALID_CONTENT, tool_texts.CONTENT_EMPTY)
-    return refusal(command_id, codes.INVALID_CONTENT, tool_texts.content_too_long_error(limit),
+        return refusal(command_id, INVALID_CONTENT, tool_texts.CONTENT_EMPTY)
+    return refusal(command_id, INVALID_CONTENT, tool_texts.content_too_long_error(limit),
                    tool_texts.content_too_long_reason(limit))
 
 
 def secret_refused(command_id: str, tool_scope: ToolScope, kind: CredentialKind) -> CommandResult:
     """Worker-only (docs/design.md, section 4.2): the content holds a credential, named by its
     kind, never repeated; the scope the memory would have had, so the model knows which one."""
-    return refusal(command_id, codes.INVALID_CONTENT, refusal_text(kind, "create_long_term_memory"), scope=tool_scope)
+    return refusal(command_id, INVALID_CONTENT, refusal_text(kind, "create_long_term_memory"), scope=tool_scope)
 
 
 def privacy_restricted(command_id: str, label: str) -> CommandResult:
     reason = (f"The user {label} has chosen to restrict personal memory storage. I cannot save personal memories"
               " about them unless they change their privacy settings using '/personal config'.")
-    return refusal(command_id, codes.PRIVACY_RESTRICTED, tool_texts.privacy_restricted_error(label, "save"),
+    return refusal(command_id, PRIVACY_RESTRICTED, tool_texts.privacy_restricted_error(label, "save"),
                    reason, scope="target_user", target_user=label)
 
 
@@ -165,7 +180,7 @@ def host_protected(command_id: str, label: str, why: HostProtection) -> CommandR
                   " save personal memories for its message-proxy identities.")
     else:
         reason = tool_texts.host_protection_reason(label, why, "save")
-    return refusal(command_id, codes.PRIVACY_RESTRICTED, tool_texts.privacy_restricted_error(label, "save"),
+    return refusal(command_id, PRIVACY_RESTRICTED, tool_texts.privacy_restricted_error(label, "save"),
                    reason, scope="target_user", target_user=label)
 
 
@@ -175,14 +190,14 @@ def limit_exceeded(command_id: str, plan: SavePlan, current_count: int) -> Comma
     cap = plan.cap
     if plan.scope == "personal":
         return refusal(
-            command_id, codes.LIMIT_EXCEEDED,
+            command_id, LIMIT_EXCEEDED,
             f"Personal memory limit reached. Users can have up to {cap} personal memories (currently: {current_count}).",
             f"Personal memory limit of {cap} memories has been reached for this user. Please inform the user that they"
             " need to use '/personal memories' to remove some of their memories before I can learn new ones about them.",
             scope=plan.tool_scope, target_user=plan.target_label or plan.owner_id, current_count=current_count,
             max_allowed=cap)
     return refusal(
-        command_id, codes.LIMIT_EXCEEDED,
+        command_id, LIMIT_EXCEEDED,
         f"Server memory limit reached. This server can have up to {cap} memories (currently: {current_count}).",
         f"Server memory limit of {cap} memories has been reached. Please inform the user that they need to use"
         " '/memories' to remove some memories before I can learn new ones.",
@@ -191,14 +206,14 @@ def limit_exceeded(command_id: str, plan: SavePlan, current_count: int) -> Comma
 
 def db_error(command_id: str) -> CommandResult:
     """The worker gave up on the command after its retries (TomoriBot: a thrown database error)."""
-    return refusal(command_id, codes.DB_ERROR, DB_ERROR, DB_ERROR_REASON)
+    return refusal(command_id, create_codes.DB_ERROR, DB_ERROR, DB_ERROR_REASON)
 
 
 def saved(command_id: str, plan: SavePlan, memory_id: int, forgotten: str | None, invalidated: CacheKey,
           notice: NoticePlan) -> CommandResult:
     """The success result; `forgotten` is the content of the row an eviction replaced."""
     data = ResultData(
-        status=codes.SAVED if forgotten is None else codes.SAVED_WITH_EVICTION,
+        status=SAVED if forgotten is None else SAVED_WITH_EVICTION,
         scope=plan.tool_scope,
         memory_id=memory_id,
         content_saved=plan.content,

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Literal
 
-from contracts.results import ManualStatus
+from contracts.kinds.manual import ManualStatus
 
 Scope = Literal["server", "personal"]
 ToolScope = Literal["server_wide", "target_user"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import regex
 
-from contracts.commands import AffixVariants, PersonaNaming
+from contracts.tool_call import AffixVariants, PersonaNaming
 from worker.domain.content import JS_SPACE_RUN, JS_WHITESPACE, js_trim, utf16_length
 from worker.domain.model import AddressingStyle, KnownUser
 

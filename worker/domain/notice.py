@@ -43,7 +43,6 @@ from typing import Final, Literal
 
 import msgspec
 
-from contracts.commands import Channel
 from contracts.notice import (
     ConversationNotice,
     DroppedReason,
@@ -53,6 +52,7 @@ from contracts.notice import (
     ThoughtLogNotice,
     ThoughtLogSkipped,
 )
+from contracts.tool_call import Channel
 from worker.domain.notice_card import (
     DESCRIPTION_LIMIT,
     FIELD_VALUE_LIMIT,

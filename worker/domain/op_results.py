@@ -12,8 +12,11 @@ from collections.abc import Iterable
 
 from msgspec import UNSET
 
-from contracts import results as codes
-from contracts.results import CacheKey, OpData, OpResult
+from contracts.kinds.manual import ADDED, IMPORTED, REMOVED, UNCHANGED, UPDATED
+from contracts.kinds.reinforce import REINFORCED
+from contracts.kinds.seed_bio import SEEDED, SKIPPED
+from contracts.op_result import OpData, OpResult
+from contracts.result_parts import FAILED, CacheKey
 from worker.domain.model import Refuse
 
 __all__ = [
@@ -55,7 +58,7 @@ def added(
 ) -> OpResult:
     """`memory_id` too when exactly one row was added: a single add's caller reads just that."""
     data = OpData(
-        status=codes.ADDED,
+        status=ADDED,
         memory_id=memory_ids[0] if len(memory_ids) == 1 else UNSET,
         memory_ids=list(memory_ids),
         skipped_duplicates=skipped_duplicates,
@@ -66,37 +69,37 @@ def added(
 def imported(command_id: str, memory_ids: list[int], removed_count: int, skipped_duplicates: int,
              invalidated: Iterable[CacheKey]) -> OpResult:
     """Never `memory_id`, even for one row: an import's caller reads the list."""
-    data = OpData(status=codes.IMPORTED, memory_ids=list(memory_ids), removed_count=removed_count,
+    data = OpData(status=IMPORTED, memory_ids=list(memory_ids), removed_count=removed_count,
                   skipped_duplicates=skipped_duplicates)
     return _done(command_id, data, invalidated)
 
 
 def updated(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) -> OpResult:
-    return _done(command_id, OpData(status=codes.UPDATED, memory_id=memory_id), invalidated)
+    return _done(command_id, OpData(status=UPDATED, memory_id=memory_id), invalidated)
 
 
 def unchanged(command_id: str, memory_id: int) -> OpResult:
     # Nothing was written, so no cache holds anything stale.
-    return _done(command_id, OpData(status=codes.UNCHANGED, memory_id=memory_id))
+    return _done(command_id, OpData(status=UNCHANGED, memory_id=memory_id))
 
 
 def removed(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) -> OpResult:
-    return _done(command_id, OpData(status=codes.REMOVED, memory_id=memory_id), invalidated)
+    return _done(command_id, OpData(status=REMOVED, memory_id=memory_id), invalidated)
 
 
 def reinforced(command_id: str, count: int) -> OpResult:
     # Reinforcement changes nothing a bot shows: no cache invalidation (docs/design.md, section 8.2).
-    return _done(command_id, OpData(status=codes.REINFORCED, count=count))
+    return _done(command_id, OpData(status=REINFORCED, count=count))
 
 
 def seeded(command_id: str, memory_id: int, invalidated: Iterable[CacheKey]) -> OpResult:
-    return _done(command_id, OpData(status=codes.SEEDED, memory_id=memory_id), invalidated)
+    return _done(command_id, OpData(status=SEEDED, memory_id=memory_id), invalidated)
 
 
 def skipped(command_id: str, reason: str) -> OpResult:
-    return _done(command_id, OpData(status=codes.SKIPPED, reason=reason))
+    return _done(command_id, OpData(status=SKIPPED, reason=reason))
 
 
 def failed(command_id: str, reason: str) -> OpResult:
     """The answer for a command the worker gave up on after its retries (it went to the DLQ)."""
-    return OpResult(command_id=command_id, success=False, error=reason, data=OpData(status=codes.FAILED, reason=reason))
+    return OpResult(command_id=command_id, success=False, error=reason, data=OpData(status=FAILED, reason=reason))

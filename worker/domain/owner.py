@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contracts.results import CacheKey
+from contracts.result_parts import CacheKey
 from worker.domain.model import Scope
 
 __all__ = ["cache_key"]

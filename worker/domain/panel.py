@@ -7,8 +7,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from contracts import results as codes
-from contracts.commands import ManualMemory
+from contracts.kinds.manual import CONTENT_TOO_LONG, EMPTY_CONTENT, ManualMemory
 from worker.domain.content import utf16_length
 from worker.domain.model import Limits, Refuse
 
@@ -37,7 +36,7 @@ def panel_owner(cmd: ManualMemory, limits: Limits) -> PanelOwner:
     return PanelOwner(limits.max_personal_memories, PERSONAL_PANEL, has, False)
 
 
-EMPTY = Refuse(codes.EMPTY_CONTENT, "The memory is empty; write the fact to remember and try again.")
+EMPTY = Refuse(EMPTY_CONTENT, "The memory is empty; write the fact to remember and try again.")
 
 
 def too_long(content: str, limits: Limits, which: str = "The memory") -> Refuse | None:
@@ -45,7 +44,7 @@ def too_long(content: str, limits: Limits, which: str = "The memory") -> Refuse 
     if length <= limits.max_memory_length:
         return None
     return Refuse(
-        codes.CONTENT_TOO_LONG,
+        CONTENT_TOO_LONG,
         f"{which} is too long: {length} characters, and the limit is {limits.max_memory_length}. "
         "Shorten it and try again.",
     )

@@ -25,7 +25,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contracts.codec import encode
-from contracts.results import SAVED, SAVED_WITH_EVICTION, ShadowDifference, ShadowOutcome
+from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
+from contracts.kinds.shadow import ShadowDifference, ShadowOutcome
 from worker.domain.secret_guard import find_credential
 
 NOT_COMPARED = frozenset({"command_id", "invalidated"})

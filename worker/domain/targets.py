@@ -18,7 +18,7 @@ stage with any match decides, even when that match is ambiguous:
 
 TomoriBot reads stages 5 to 7 from the guild and its database, over all users; the worker reads
 the database facts for the members the bot sent (the bot runs its own naming look-ups to find
-them: contracts/commands.py, MemberMatch). A resolved Discord member is labelled
+them: contracts/tool_call.py, MemberMatch). A resolved Discord member is labelled
 `Display (@username)` unless the two are the same ignoring case; a bridge user's label carries
 " (Matrix)". Bots are never matched by a member stage. The resolver has no notion of the bot
 itself or of "self": each tool decides what a target equal to its bot means.
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from contracts.commands import MemberMatch, Participant, ToolCall
+from contracts.tool_call import MemberMatch, Participant, ToolCall
 from worker.domain.content import JS_SPACE_RUN, js_trim
 from worker.domain.model import CreateContext, KnownUser
 from worker.domain.naming import composed_name, effective_nickname, lookup_normalize, strip_affixes

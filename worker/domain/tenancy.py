@@ -16,7 +16,7 @@ Pure functions: no I/O.
 
 from __future__ import annotations
 
-from contracts.commands import Envelope
+from contracts.envelope import Envelope
 from contracts.registry import GlobalOnly, spec_of
 from worker.domain.capacity import GLOBAL_LINEAGE
 

@@ -12,7 +12,7 @@ TomoriBot's update, neither knows "self": only an id equal to `cmd.bot_user_id` 
 
 Beyond TomoriBot, deliberately:
 - A target's membership of the guild is read off the command (`member_matches`): the worker
-  cannot fetch a member, so the bot sends the members the target may be (contracts/commands.py,
+  cannot fetch a member, so the bot sends the members the target may be (contracts/kinds/update.py,
   UpdateMemory).
 - A proxy identity is recognised by its id's shape or by the participant's kind proxy, and an
   edit of one whose hosts cannot be found is refused (fail closed), as a create's is.
@@ -20,7 +20,7 @@ Beyond TomoriBot, deliberately:
 
 from __future__ import annotations
 
-from contracts.commands import UpdateMemory
+from contracts.kinds.update import UpdateMemory
 from worker.domain.content import js_trim, sanitize, utf16_length
 from worker.domain.model import CreateContext, Limits, Scope
 from worker.domain.notice import NoticeSettings, route_notice

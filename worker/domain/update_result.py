@@ -13,8 +13,24 @@ from typing import Any, assert_never
 
 from msgspec import UNSET
 
-from contracts import results as codes
-from contracts.results import UpdateData, UpdateResult, UpdateStatus
+from contracts.kinds.update import (
+    MEMORY_DELETED,
+    MEMORY_UPDATED,
+    UPDATE_AMBIGUOUS_USER,
+    UPDATE_DISABLED,
+    UPDATE_ERROR,
+    UPDATE_INTERNAL_ERROR,
+    UPDATE_INVALID_ARGS,
+    UPDATE_INVALID_CONTENT,
+    UPDATE_INVALID_SCOPE,
+    UPDATE_INVALID_TARGET,
+    UPDATE_NOT_FOUND,
+    UPDATE_PRIVACY_RESTRICTED,
+    UPDATE_USER_NOT_FOUND,
+    UpdateData,
+    UpdateResult,
+    UpdateStatus,
+)
 from worker.domain import update_texts as texts
 from worker.domain.owner import cache_key
 from worker.domain.secret_guard import refusal_text
@@ -48,7 +64,7 @@ def _refused(command_id: str, status: UpdateStatus, said: texts.Texts, **extra: 
 
 def gave_up(command_id: str) -> UpdateResult:
     """The answer of an update the worker gave up on before it was stored."""
-    return _refused(command_id, codes.UPDATE_ERROR, texts.GAVE_UP)
+    return _refused(command_id, UPDATE_ERROR, texts.GAVE_UP)
 
 
 def _invalid_argument(decision: InvalidArgument) -> texts.Texts:
@@ -67,30 +83,30 @@ def render_update(command_id: str, decision: UpdateDecision, facts: UpdateFacts 
     """The result of an update that ended in `decision` (and, for a plan, `facts`)."""
     match decision:
         case InvalidParameters(check):
-            return _refused(command_id, codes.UPDATE_INVALID_ARGS, texts.invalid_parameters(check))
+            return _refused(command_id, UPDATE_INVALID_ARGS, texts.invalid_parameters(check))
         case InvalidArgument():
-            return _refused(command_id, codes.UPDATE_INVALID_ARGS, _invalid_argument(decision))
+            return _refused(command_id, UPDATE_INVALID_ARGS, _invalid_argument(decision))
         case Disabled():
-            return _refused(command_id, codes.UPDATE_DISABLED, texts.DISABLED)
+            return _refused(command_id, UPDATE_DISABLED, texts.DISABLED)
         case InvalidContent(_, limit):
-            return _refused(command_id, codes.UPDATE_INVALID_CONTENT, texts.content_too_long(limit))
+            return _refused(command_id, UPDATE_INVALID_CONTENT, texts.content_too_long(limit))
         case SecretRefused(kind):
             refusal = refusal_text(kind, "update_long_term_memory")
-            return _refused(command_id, codes.UPDATE_INVALID_CONTENT, (refusal, refusal))
+            return _refused(command_id, UPDATE_INVALID_CONTENT, (refusal, refusal))
         case Ambiguous(query, candidates):
-            return _refused(command_id, codes.UPDATE_AMBIGUOUS_USER, texts.ambiguous(query, candidates),
+            return _refused(command_id, UPDATE_AMBIGUOUS_USER, texts.ambiguous(query, candidates),
                             candidates=list(candidates))
         case UserNotFound(query, label):
             said = texts.user_not_found(query) if label is None else texts.unknown_user(label)
-            return _refused(command_id, codes.UPDATE_USER_NOT_FOUND, said)
+            return _refused(command_id, UPDATE_USER_NOT_FOUND, said)
         case BridgeTarget():
-            return _refused(command_id, codes.UPDATE_INVALID_SCOPE, texts.BRIDGE_TARGET)
+            return _refused(command_id, UPDATE_INVALID_SCOPE, texts.BRIDGE_TARGET)
         case MissingServerContext():
-            return _refused(command_id, codes.UPDATE_INTERNAL_ERROR, texts.MISSING_SERVER_CONTEXT)
+            return _refused(command_id, UPDATE_INTERNAL_ERROR, texts.MISSING_SERVER_CONTEXT)
         case BotTarget():
-            return _refused(command_id, codes.UPDATE_INVALID_TARGET, texts.BOT_TARGET)
+            return _refused(command_id, UPDATE_INVALID_TARGET, texts.BOT_TARGET)
         case NotMember(dm):
-            return _refused(command_id, codes.UPDATE_INVALID_SCOPE,
+            return _refused(command_id, UPDATE_INVALID_SCOPE,
                             texts.NOT_IN_CONVERSATION if dm else texts.NOT_IN_SERVER)
         case UpdatePlan():
             if facts is None:
@@ -107,11 +123,11 @@ def _settled(command_id: str, plan: UpdatePlan, facts: UpdateFacts) -> UpdateRes
             return _changed(command_id, plan, facts)
         case UpdateOutcome.NOT_FOUND:
             said = texts.SERVER_NOT_FOUND if plan.scope == "server" else texts.PERSONAL_NOT_FOUND
-            return _refused(command_id, codes.UPDATE_NOT_FOUND, said)
+            return _refused(command_id, UPDATE_NOT_FOUND, said)
         case UpdateOutcome.PRIVACY_PARTIAL | UpdateOutcome.PRIVACY_FULL:
-            return _refused(command_id, codes.UPDATE_PRIVACY_RESTRICTED, texts.privacy_restricted(label))
+            return _refused(command_id, UPDATE_PRIVACY_RESTRICTED, texts.privacy_restricted(label))
         case UpdateOutcome.HOST_PROTECTED:
-            return _refused(command_id, codes.UPDATE_PRIVACY_RESTRICTED,
+            return _refused(command_id, UPDATE_PRIVACY_RESTRICTED,
                             texts.host_protected(label, facts.host or "no_host"))
         case _:
             assert_never(facts.outcome)
@@ -123,7 +139,7 @@ def _changed(command_id: str, plan: UpdatePlan, facts: UpdateFacts) -> UpdateRes
         raise ValueError(f"the delete of {command_id!r} was stored without the deleted text")
     personal = plan.scope == "personal"
     data = UpdateData(
-        status=codes.MEMORY_DELETED if deleted else codes.MEMORY_UPDATED,
+        status=MEMORY_DELETED if deleted else MEMORY_UPDATED,
         scope="target_user" if personal else "server_wide",
         memory_id=plan.memory_id,
         content_saved=UNSET if deleted or plan.content is None else plan.content,

@@ -10,7 +10,7 @@ import asyncpg
 import msgspec
 
 from contracts.codec import encode
-from contracts.commands import Envelope
+from contracts.envelope import Envelope
 from db.repository import EventRow
 from worker.domain.events import EventTemplate
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from contracts.codec import encode
-from contracts.commands import CreateMemory
+from contracts.kinds.create import CreateMemory
 from db.repository import CreateContextRow, MemoryRepository, lock_order
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp
 from worker.domain import messages

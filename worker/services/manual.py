@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import assert_never
 
 from contracts.codec import encode
-from contracts.commands import ManualMemory
 from contracts.events import Source
-from contracts.results import OpResult
+from contracts.kinds.manual import ManualMemory
+from contracts.op_result import OpResult
 from db import applier
 from db.effects import (
     Applied,

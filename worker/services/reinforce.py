@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contracts.codec import encode
-from contracts.commands import ReinforceMemories
+from contracts.kinds.reinforce import ReinforceMemories
 from db import applier
 from db.effects import Reinforce, StoreResult
 from db.repository import MemoryRepository

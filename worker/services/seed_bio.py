@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from contracts.codec import encode
-from contracts.commands import SeedBio
+from contracts.kinds.seed_bio import SeedBio
 from db import applier
 from db.effects import SeedBioMemory, StoreResult
 from db.repository import MemoryRepository

@@ -8,8 +8,8 @@ from typing import Any
 import msgspec
 
 from contracts.codec import encode
-from contracts.commands import Envelope, ShadowReport
-from contracts.results import ShadowData, ShadowDifference, ShadowOutcome, ShadowResult
+from contracts.envelope import Envelope
+from contracts.kinds.shadow import ShadowData, ShadowDifference, ShadowOutcome, ShadowReport, ShadowResult
 from db.repository import MemoryRepository, ShadowPairRow, Tx
 from worker.domain import messages
 from worker.domain.shadow import compare, insert_window, kept_differences, kept_result, withheld

@@ -15,8 +15,8 @@ from typing import overload
 import structlog
 
 from contracts.codec import encode
-from contracts.commands import Envelope
-from contracts.results import SAVED, SAVED_WITH_EVICTION
+from contracts.envelope import Envelope
+from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
 from db.repository import EventRow, StoredCommand
 from worker.domain import messages
 from worker.domain.create_decision import SavePlan, SecretRefused

@@ -17,7 +17,7 @@ in one transaction under the owner's lock; answer from what was stored.
 from __future__ import annotations
 
 from contracts.codec import encode
-from contracts.commands import UpdateMemory
+from contracts.kinds.update import UpdateMemory
 from db import applier
 from db.effects import DeleteMemory, Effect, ModelEdit, StoreDecision
 from db.repository import MemoryRepository, UpdateTargetRow

@@ -11,8 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
-from contracts.commands import DEFAULT_REPLY_PREFIXES  # noqa: F401  (the contract's default)
-from contracts.subjects import reserved_root
+from contracts.subjects import DEFAULT_REPLY_PREFIXES, reserved_root
 from worker.shared.nats_auth import NatsAuth, NatsAuthError
 
 

@@ -21,9 +21,9 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.codec import encode
-from contracts.commands import Envelope
+from contracts.envelope import Envelope
 from contracts.registry import COMMAND_TYPES, decoder_for
-from contracts.results import COMMAND_INVALID
+from contracts.result_parts import COMMAND_INVALID
 from contracts.subjects import DEFAULT_REPLY_PREFIXES
 from db.repository import StoredCommand
 from worker.consuming import dead_letters, metrics
@@ -54,7 +54,7 @@ class _Delivery:
     """One delivery being settled: what its log lines, dead letter and hand-back need."""
 
     msg: Msg
-    subject: subjects.StoredCommand
+    subject: subjects.CommandSubject
     deliveries: int
     seq: int
     started: float
