@@ -22,6 +22,7 @@ from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER
 from contracts.commands import ManualMemory, SeedBio
 from db.repository import MemoryRepository, create_pool
+from tests.support.commands import manual_command
 from tests.support.directory import add_server, add_user
 from worker.cli import admin
 from worker.domain.model import Limits
@@ -281,9 +282,8 @@ async def test_blacklist_list_of_an_empty_workspace(database):
 
 
 def manual(ws: str, actor: str, scope: str, **fields) -> ManualMemory:
-    return msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                            "workspace_id": ws, "actor": {"id": actor, "is_manager": False}, "scope": scope,
-                            "action": "add", "lineage_id": 7, **fields}, ManualMemory)
+    return manual_command(ws, **{"actor": actor, "is_manager": False, "scope": scope, "lineage_id": 7,
+                                 "persona_id": None, **fields})
 
 
 async def test_proxy_link_registers_identity_namespace_and_host_and_the_worker_honours_it(database):

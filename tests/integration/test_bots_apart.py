@@ -34,6 +34,7 @@ from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_o
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields
 from tests.memoryctl import memoryctl
+from tests.support.commands import reinforce_command
 from tests.support.directory import add_server, add_user, blacklist
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
@@ -533,8 +534,7 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox(pg_server
 
 
 def reinforce_of(ws: str, cid: str) -> ReinforceMemories:
-    return msgspec.convert({"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": ws,
-                            "lineage_id": KAEDE.lineage}, ReinforceMemories)
+    return reinforce_command(ws, lineage_id=KAEDE.lineage, envelope_fields={"command_id": cid})
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox_row_events
-from tests.support.commands import TRIGGERER_ID
+from tests.support.commands import TRIGGERER_ID, manual_command
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -90,10 +90,7 @@ def limits(**over) -> Limits:
 
 
 def manual(workspace: str, **fields) -> ManualMemory:
-    payload = dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(), workspace_id=workspace,
-                   actor={"id": MANAGER, "is_manager": True}, scope="server", lineage_id=LINEAGE, persona_id=1,
-                   **fields)
-    return msgspec.convert(payload, ManualMemory)
+    return manual_command(workspace, **{"actor": MANAGER, "lineage_id": LINEAGE, **fields})
 
 
 def strings_in(value) -> list[str]:

@@ -14,15 +14,15 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.commands import Envelope, ManualMemory, ReinforceMemories, SeedBio, UpdateMemory
+from contracts.commands import Envelope, ManualMemory, SeedBio, UpdateMemory
 from db.repository import MemoryRepository
-from tests.support.commands import update_fields
+from tests.support.commands import manual_command, reinforce_command, update_command
 from tests.support.services import service_table
 from worker.domain.model import Limits
 from worker.services.base import CommandService, Handled
 from worker.services.shadow import DryRunning
 
-from .helpers import GOOD_RETRIEVAL, envelope, personal_save, server_save
+from .helpers import GOOD_RETRIEVAL, personal_save, server_save
 from .worlds import MODES, World, world
 
 LINEAGE = 4343
@@ -104,13 +104,11 @@ async def kept_owner(db: World, command_id: str) -> tuple[str, str] | None:
 
 
 def manual(ws: str, **fields: Any) -> ManualMemory:
-    return msgspec.convert({**envelope(ws), "actor": {"id": "300000000000000001", "is_manager": True},
-                            "scope": "server", "lineage_id": LINEAGE, "persona_id": 1, **fields}, ManualMemory)
+    return manual_command(ws, **{"actor": "300000000000000001", "lineage_id": LINEAGE, **fields})
 
 
 def update(ws: str, memory_id: int, content: str) -> UpdateMemory:
-    return msgspec.convert({**envelope(ws), **update_fields(ws, memory_id, content, lineage_id=LINEAGE)},
-                           UpdateMemory)
+    return update_command(ws, memory_id, content, lineage_id=LINEAGE)
 
 
 async def test_a_create_that_saves_foretells_its_memory_id(db):
@@ -184,9 +182,7 @@ async def test_the_panels_add_edit_remove_and_import(db):
 async def test_a_reinforcement_counts_what_it_would_mark(db):
     ws, server_id = await db.workspace()
     ids = [await db.server_memory(server_id, LINEAGE, f"fact {i}") for i in range(2)]
-    cmd = msgspec.convert({**envelope(ws), "lineage_id": LINEAGE,
-                           "memories": [{"scope": "server", "memory_id": i} for i in [*ids, 10**12]]},
-                          ReinforceMemories)
+    cmd = reinforce_command(ws, [("server", i) for i in [*ids, 10**12]], lineage_id=LINEAGE)
     _, real = await dry_then_real(db, "reinforce", cmd)
     assert msgspec.json.decode(real.answer.result)["data"]["count"] == 2
 

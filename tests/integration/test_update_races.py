@@ -23,12 +23,12 @@ from contracts import results as codes
 from contracts.codec import RESULT_DECODER, UPDATE_RESULT_DECODER
 from contracts.commands import CreateMemory, UpdateMemory
 from db.repository import MemoryRepository
-from tests.support.commands import update_fields
+from tests.support.commands import update_command
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 from worker.services.update_memory import UpdateMemoryService
 
-from .helpers import envelope, personal_save, server_save
+from .helpers import personal_save, server_save
 from .worlds import MODES, World, world
 
 CAP = 5
@@ -67,8 +67,7 @@ class Owner:
     def update(self, memory_id: int, content: str) -> UpdateMemory:
         target = {} if self.scope == "server" else {
             "target": "Mika", "member_matches": [{"id": self.person, "display_name": "Mika"}]}
-        fields = update_fields(self.ws, memory_id, content, lineage_id=LINEAGE, **target)
-        return msgspec.convert({**envelope(self.ws), **fields}, UpdateMemory)
+        return update_command(self.ws, memory_id, content, lineage_id=LINEAGE, **target)
 
     async def count(self) -> int:
         if self.scope == "server":
