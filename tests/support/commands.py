@@ -36,17 +36,19 @@ TRIGGERER_ID = "110000000000000001"
 LINEAGE = 7
 # The panels' default actor: a manager of the workspace.
 MANAGER = "130000000000000001"
+# tool_args left out: the builder writes plausible ones (None is a tool call's own value: no arguments).
+DEFAULT_ARGS: Any = object()
 NO_RETRIEVAL = {"rag_available": False, "embedding_model": None, "embedding_credentials": False}
 
 
 def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any = "server_wide",
                   target: str | None = None, lineage_id: int = LINEAGE, persona_id: int = 1,
                   member_matches: list[dict] | None = None, participants: list[dict] | None = None,
-                  retrieval: dict | None = None, tool_args: Any = None, is_dm: bool = False,
+                  retrieval: dict | None = None, tool_args: Any = DEFAULT_ARGS, is_dm: bool = False,
                   **extra: Any) -> dict[str, Any]:
     """The fields of a memory.create, for MemoryClient.create / new_create or as JSON; `extra`
     replaces or adds any top-level field (bot_user_id, channel, persona, triggerer ...)."""
-    if tool_args is None:
+    if tool_args is DEFAULT_ARGS:
         tool_args = {"memory_content": content, "memory_scope": scope}
         if target is not None:
             tool_args["target_user"] = target
@@ -67,10 +69,10 @@ def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any =
 
 
 def update_fields(workspace_id: str, memory_id: Any = 1, content: Any = "likes green tea", *, target: Any = None,
-                  tool_args: Any = None, **extra: Any) -> dict[str, Any]:
+                  tool_args: Any = DEFAULT_ARGS, **extra: Any) -> dict[str, Any]:
     """The fields of a memory.update (the create's, less `retrieval`), for MemoryClient.update or as
     JSON; `target` None leaves target_user out (a server memory)."""
-    if tool_args is None:
+    if tool_args is DEFAULT_ARGS:
         tool_args = {"memory_id": memory_id, "memory_content": content}
         if target is not None:
             tool_args["target_user"] = target
@@ -124,6 +126,11 @@ def envelope(workspace_id: str, *, command_id: str | None = None, reply_to: str 
     """The fields every command carries; a fresh command id unless given."""
     return {"command_id": command_id or uuid.uuid4().hex, "issued_at": issued_at or datetime.now(UTC).isoformat(),
             "reply_to": reply_to, "workspace_id": workspace_id, **extra}
+
+
+def fixed_envelope(command_id: str) -> dict[str, Any]:
+    """A command id and a fixed issue time, for unit tests whose answers must not vary by day."""
+    return {"command_id": command_id, "issued_at": "2025-01-01T00:00:00+00:00"}
 
 
 def command_payload(fields: dict[str, Any], *, command_id: str, reply_to: str | None,

@@ -4,7 +4,6 @@ words of each result are held to TomoriBot's in tests/unit/test_tomoribot_create
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -23,6 +22,7 @@ from contracts.commands import (
     Triggerer,
 )
 from contracts.results import CacheKey, CommandResult
+from tests.support.commands import create_command, fixed_envelope
 from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.create import decide_create
@@ -72,19 +72,11 @@ def command(
     persona_id: int = 3,
     naming: PersonaNaming | None = None,
 ) -> CreateMemory:
-    return CreateMemory(
-        command_id="cmd-1",
-        issued_at=datetime(2025, 1, 1, tzinfo=UTC),
-        workspace_id=WORKSPACE,
-        persona=Persona(id=persona_id, lineage_id=lineage, name="Tomori", naming=naming),
-        bot_user_id=BOT,
-        triggerer=triggerer,
-        channel=Channel(id="600000000000000001", is_dm=is_dm),
-        tool_args=tool_args,
-        participants=participants or [],
-        member_matches=[ALICE_MEMBER] if members is None else members,
-        retrieval=retrieval,
-    )
+    return create_command(
+        WORKSPACE, persona=Persona(id=persona_id, lineage_id=lineage, name="Tomori", naming=naming), bot_user_id=BOT,
+        triggerer=triggerer, channel=Channel(id="600000000000000001", is_dm=is_dm), tool_args=tool_args,
+        participants=participants or [], member_matches=[ALICE_MEMBER] if members is None else members,
+        retrieval=retrieval, envelope_fields=fixed_envelope("cmd-1"))
 
 
 def server_args(content: str = "{user} likes tea") -> dict[str, Any]:

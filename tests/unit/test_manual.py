@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -10,6 +9,7 @@ import pytest
 
 from contracts import results as codes
 from contracts.commands import Actor, ManualMemory
+from tests.support.commands import fixed_envelope, manual_command
 from worker.domain.manual import decide_manual
 from worker.domain.model import (
     Delete,
@@ -54,20 +54,9 @@ def manual(
         memory_id = 41
     if action == "add" and content is None:
         content = "tea is hot"
-    return ManualMemory(
-        command_id="m-1",
-        issued_at=datetime(2025, 1, 1, tzinfo=UTC),
-        workspace_id="500000000000000001",
-        actor=Actor(id=actor, is_manager=manager),
-        scope=scope,  # type: ignore[arg-type]
-        action=action,  # type: ignore[arg-type]
-        lineage_id=lineage,
-        identity_id=identity_id,
-        memory_id=memory_id,
-        content=content,
-        contents=contents,
-        tags=tags,
-    )
+    return manual_command("500000000000000001", actor=actor, is_manager=manager, scope=scope, action=action,
+                          lineage_id=lineage, persona_id=None, identity_id=identity_id, memory_id=memory_id,
+                          content=content, contents=contents, tags=tags, envelope_fields=fixed_envelope("m-1"))
 
 
 def row(
@@ -625,7 +614,7 @@ def test_refusal_reasons_are_distinct() -> None:
 
 
 def test_full_privacy_still_lets_a_user_remove_their_own_memories():
-    from contracts.commands import Actor, ManualMemory
+    from contracts.commands import ManualMemory
     from worker.domain.manual import decide_manual
     from worker.domain.model import Delete, Limits, ManualContext, PanelMemory
 

@@ -6,7 +6,6 @@ name the kind, never the secret."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, get_args
 
 import msgspec
@@ -16,8 +15,9 @@ from hypothesis import strategies as st
 
 from contracts import results as codes
 from contracts.codec import encode
-from contracts.commands import Channel, CreateMemory, MemberMatch, Persona, Triggerer
+from contracts.commands import Channel, CreateMemory, MemberMatch, Triggerer
 from contracts.results import CommandResult
+from tests.support.commands import create_command, fixed_envelope
 from tests.support.secret_corpus import BENIGN, CREDENTIALS, card_number, luhn_complete
 from worker.domain import secret_guard
 from worker.domain.arguments import parse_tool_args
@@ -153,10 +153,10 @@ def command(content: str, scope: str = "server_wide") -> CreateMemory:
     args: dict[str, Any] = {"memory_content": content, "memory_scope": scope}
     if scope == "target_user":
         args["target_user"] = "Alice"
-    return CreateMemory(command_id="cmd-39", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="5",
-                        persona=Persona(id=3, lineage_id=7, name="Tomori"), bot_user_id="9",
-                        channel=Channel(id="6"), tool_args=args, triggerer=Triggerer(id=TRIGGERER, name="Tri"),
-                        member_matches=[MemberMatch(id=ALICE, display_name="Alice", username="alice")])
+    return create_command("5", persona_id=3, bot_user_id="9", channel=Channel(id="6"), tool_args=args,
+                          triggerer=Triggerer(id=TRIGGERER, name="Tri"),
+                          member_matches=[MemberMatch(id=ALICE, display_name="Alice", username="alice")],
+                          envelope_fields=fixed_envelope("cmd-39"))
 
 
 def decide(cmd: CreateMemory, workspace: Workspace = Workspace(), privacy: int = Privacy.OPEN,
