@@ -13,16 +13,14 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime
 
-import msgspec
 import pytest
 
 from contracts import results as codes
 from contracts.codec import OP_RESULT_DECODER
-from contracts.commands import ManualMemory, SeedBio
+from contracts.commands import ManualMemory
 from db.repository import MemoryRepository, create_pool
-from tests.support.commands import manual_command
+from tests.support.commands import manual_command, seed_bio_command
 from tests.support.directory import add_server, add_user
 from worker.cli import admin
 from worker.domain.model import Limits
@@ -331,9 +329,7 @@ async def test_proxy_unlink_removes_the_host_and_the_identity_is_then_protected(
     assert rc == 0 and "removed from" in out[0]
     assert again == 1
     assert shown[0] == 0 and "hosts none" in shown[1][0]
-    seed = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                            "workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True, "bio": "bio"},
-                           SeedBio)
+    seed = seed_bio_command(ws, proxy, "bio")
     skipped = OP_RESULT_DECODER.decode((await SeedBioService(MemoryRepository(pool), Limits(), 1000).run(seed)).answer.result)
     assert skipped.data.status == codes.SKIPPED
     assert await pool.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"

@@ -88,7 +88,7 @@ def manual_fields(*, action: str = "add", scope: str = "server", actor: str = MA
             "lineage_id": lineage_id, "persona_id": persona_id, **extra}
 
 
-def reinforce_fields(refs: Iterable[tuple[str, int]] = (), *, lineage_id: int = LINEAGE,
+def reinforce_fields(refs: Iterable[tuple[str, Any]] = (), *, lineage_id: int = LINEAGE,
                      **extra: Any) -> dict[str, Any]:
     """The fields of a memory.reinforce: `refs` as (scope, memory_id)."""
     return {"lineage_id": lineage_id, "memories": [{"scope": scope, "memory_id": memory_id} for scope, memory_id in refs],
@@ -174,7 +174,7 @@ def manual_command(workspace_id: str, *, envelope_fields: Mapping[str, Any] | No
     return as_command(ManualMemory, workspace_id, manual_fields(**kw), **(envelope_fields or {}))
 
 
-def reinforce_command(workspace_id: str, refs: Iterable[tuple[str, int]] = (), *, lineage_id: int = LINEAGE,
+def reinforce_command(workspace_id: str, refs: Iterable[tuple[str, Any]] = (), *, lineage_id: int = LINEAGE,
                       envelope_fields: Mapping[str, Any] | None = None, **kw: Any) -> ReinforceMemories:
     return as_command(ReinforceMemories, workspace_id, reinforce_fields(refs, lineage_id=lineage_id, **kw),
                       **(envelope_fields or {}))
