@@ -7,7 +7,7 @@ from importlib import resources
 
 import asyncpg
 
-from db import migrate
+from db import facts, migrate
 from db.connection import connect
 from tests.conftest import unique
 
@@ -27,7 +27,7 @@ async def test_an_older_standalone_database_gets_bigint_lineages_and_keeps_its_r
         async with conn.transaction():
             await migrate.create_worker_schema(conn, "standalone")
             await conn.execute(older)
-            await migrate.apply_directory(conn, migrate.facts.STANDALONE)
+            await migrate.apply_directory(conn, facts.STANDALONE)
             for migration in migrate.available()[:2]:
                 await migrate.apply_migration(conn, migration)
         server_id = await conn.fetchval("INSERT INTO servers (server_disc_id) VALUES ('1') RETURNING server_id")

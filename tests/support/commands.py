@@ -42,12 +42,13 @@ NO_RETRIEVAL = {"rag_available": False, "embedding_model": None, "embedding_cred
 
 
 def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any = "server_wide",
-                  target: str | None = None, lineage_id: int = LINEAGE, persona_id: int = 1,
-                  member_matches: list[dict] | None = None, participants: list[dict] | None = None,
+                  target: str | None = None, lineage_id: Any = LINEAGE, persona_id: Any = 1,
+                  member_matches: list[Any] | None = None, participants: list[Any] | None = None,
                   retrieval: dict | None = None, tool_args: Any = DEFAULT_ARGS, is_dm: bool = False,
                   **extra: Any) -> dict[str, Any]:
     """The fields of a memory.create, for MemoryClient.create / new_create or as JSON; `extra`
-    replaces or adds any top-level field (bot_user_id, channel, persona, triggerer ...)."""
+    replaces or adds any top-level field (bot_user_id, channel, persona, triggerer ...). Any value
+    is taken, so tests can send what the contract refuses."""
     if tool_args is DEFAULT_ARGS:
         tool_args = {"memory_content": content, "memory_scope": scope}
         if target is not None:

@@ -172,7 +172,7 @@ def test_partial_host_privacy_seeds() -> None:
         ({"cmd": seed(""), "lineage0_count": 99}, BLANK_BIO),
     ],
 )
-def test_skip_reasons_come_in_order(kwargs: dict, reason: str) -> None:  # type: ignore[type-arg]
+def test_skip_reasons_come_in_order(kwargs: dict, reason: str) -> None:
     assert decide(**kwargs) == SeedSkip(reason)
 
 
