@@ -160,7 +160,8 @@ class Recording(CommandOutcomes):
 
 async def stored_copies(js, workspace: str) -> list[dict]:
     """The command stream's messages of this workspace: their Nats-Msg-Id headers."""
-    found, seq = [], 1
+    found: list[dict] = []
+    seq = 1
     while True:
         try:
             raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=f"cmd.*.*.{workspace}", next=True)

@@ -32,7 +32,7 @@ from worker.shared.settings import Settings
 
 from .helpers import module_database, server_save
 
-SAVED = {"success": True, "data": {"status": "memory_saved_successfully"}}
+SAVED: dict[str, Any] = {"success": True, "data": {"status": "memory_saved_successfully"}}
 SAVED_BY_BOT = {"success": True, "message": "Memory saved successfully", "data": {"status": "memory_saved_successfully"}}
 
 
@@ -115,6 +115,7 @@ async def test_a_report_about_another_workspaces_or_bots_dry_run_is_refused_and_
 
 async def test_a_report_that_compares_nothing_is_stored_and_reported_as_such(pool):
     workspace = f"66{uuid.uuid4().int % 10**15:015d}"
+    empty: dict[str, Any]
     for empty in ({}, {"data": {}}):
         shadowed = await dry_run(pool, workspace, f"likes tea {len(empty)}")
         answer = await paired(pool, report(shadowed, workspace=workspace, result=empty))

@@ -30,6 +30,7 @@ from worker.domain.create_decision import SaveFacts, SavePlan
 from worker.domain.create_result import render_create, save_notice
 from worker.domain.model import (
     CreateContext,
+    EvictionBlocker,
     HostLink,
     KnownUser,
     Limits,
@@ -50,7 +51,8 @@ MATRIX = "@mx:matrix.org"
 LIMITS = Limits(max_memory_length=1000, max_server_memories=50, max_personal_memories=20)
 READY = Retrieval(rag_available=True, embedding_model="emb", embedding_credentials=True)
 # Why a default workspace and retrieval may not evict (decay off, retrieval unusable).
-NO_EVICTION = ("decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model")
+NO_EVICTION: tuple[EvictionBlocker, ...] = ("decay_off", "retrieval_unavailable", "no_embedding_credentials",
+                                           "no_embedding_model")
 ALICE_MEMBER = MemberMatch(id=ALICE, display_name="Alice", username="alice_01")
 ALICE_LABEL = "Alice (@alice_01)"
 ALICE_ROW = KnownUser(user_id=11, disc_id=ALICE, nickname="Ali")

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from contracts import results as codes
-from contracts.commands import Actor, ManualMemory
+from contracts.commands import ManualMemory
 from tests.support.commands import fixed_envelope, manual_command
 from worker.domain.manual import decide_manual
 from worker.domain.model import (
@@ -614,12 +614,11 @@ def test_refusal_reasons_are_distinct() -> None:
 
 
 def test_full_privacy_still_lets_a_user_remove_their_own_memories():
-    from contracts.commands import ManualMemory
     from worker.domain.manual import decide_manual
     from worker.domain.model import Delete, Limits, ManualContext, PanelMemory
 
-    cmd = ManualMemory(command_id="c", issued_at="2026-01-01T00:00:00Z", workspace_id="1",
-                       actor=Actor(id="5"), scope="personal", action="remove", lineage_id=3, memory_id=9)
+    cmd = manual_command("1", actor="5", is_manager=False, scope="personal", action="remove", lineage_id=3,
+                         persona_id=None, memory_id=9, envelope_fields=fixed_envelope("c"))
     ctx = ManualContext(actor_privacy_level=2, target=PanelMemory(9, 3, "old fact"))
     assert decide_manual(cmd, ctx, Limits()) == Delete(9, "old fact")
 
