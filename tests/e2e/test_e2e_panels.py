@@ -6,7 +6,6 @@ and a bot read them. The e2e worker caps memories at 5.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 
 import msgspec
 
@@ -18,7 +17,7 @@ from contracts.events import CacheInvalidate, MemoryRemoved, MemorySaved
 from contracts.results import CacheKey, InvalidCommandResult
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, personal_memories, processed_count, server_memories
-from tests.support.commands import manual_fields, seed_bio_fields
+from tests.support.commands import as_command, manual_fields, seed_bio_fields
 from tests.support.directory import add_proxy_identity, add_server, add_user
 
 LINEAGE = 12
@@ -116,8 +115,7 @@ async def test_refusals_publish_nothing(e2e_worker, memory, bot_db, nc):
 async def sent_twice(memory, fields: dict) -> tuple[str, dict, dict]:
     """A panel command sent, then sent again under a new Nats-Msg-Id, as an operator's replay
     sends it: the worker sees the repeat and answers from its inbox. The command id and both answers."""
-    cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                           "reply_to": memory.reply_subject(), **fields}, ManualMemory)
+    cmd = as_command(ManualMemory, fields["workspace_id"], fields, reply_to=memory.reply_subject())
     ws = cmd.workspace_id
     first = await memory.send_raw("manual", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
     again = msgspec.structs.replace(cmd, reply_to=memory.reply_subject())

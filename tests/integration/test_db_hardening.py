@@ -14,16 +14,15 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
-import msgspec
 import pytest
 
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
-from contracts.commands import ManualMemory, ReinforceMemories
+from contracts.commands import ManualMemory
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox_row_events
-from tests.support.commands import TRIGGERER_ID, manual_command
+from tests.support.commands import TRIGGERER_ID, manual_command, reinforce_command
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -161,10 +160,7 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
         manual(ws, action="remove", memory_id=added.data.memory_id))).answer.result)
     assert removed.success, removed
 
-    reinforce = msgspec.convert(dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(),
-                                     workspace_id=ws, lineage_id=LINEAGE,
-                                     memories=[{"scope": "server", "memory_id": result.data.memory_id}]),
-                                ReinforceMemories)
+    reinforce = reinforce_command(ws, [("server", result.data.memory_id)], lineage_id=LINEAGE)
     assert OP_RESULT_DECODER.decode((await ReinforceService(repo).run(reinforce)).answer.result).success
 
     # The give-up path's read, the result lookup and the pruning.

@@ -8,15 +8,14 @@ memories it would have created."""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 import pytest
 
-from contracts.commands import Envelope, ManualMemory, SeedBio, UpdateMemory
+from contracts.commands import Envelope, ManualMemory, UpdateMemory
 from db.repository import MemoryRepository
-from tests.support.commands import manual_command, reinforce_command, update_command
+from tests.support.commands import manual_command, reinforce_command, seed_bio_command, update_command
 from tests.support.services import service_table
 from worker.domain.model import Limits
 from worker.services.base import CommandService, Handled
@@ -191,8 +190,7 @@ async def test_a_bio_seed(db):
     ws, _ = await db.workspace()
     host, _ = await db.user()
     identity, _ = await db.proxy([host])
-    cmd = SeedBio(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=ws,
-                  identity_user_id=identity, is_new_identity=True, bio="a fox who likes tea")
+    cmd = seed_bio_command(ws, identity, "a fox who likes tea")
     _, real = await dry_then_real(db, "seed_bio", cmd)
     assert real.answer.status == "seeded"
     assert await kept_owner(db, cmd.command_id) == ("personal", identity)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -20,6 +19,7 @@ import pytest
 from contracts import subjects
 from contracts.commands import ShadowReport
 from db.repository import MemoryRepository
+from tests.support.commands import shadow_command
 from tests.support.secret_corpus import CREDENTIALS
 from worker.cli.shadow import build_report, render
 from worker.client.memory_client import MemoryClient
@@ -43,8 +43,7 @@ async def pool(pg_server, template_db):
 
 
 def report(shadowed_id: str, workspace: str = "1001", **fields: Any) -> ShadowReport:
-    return ShadowReport(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=workspace,
-                        shadowed_id=shadowed_id, **{"kind": "create", "result": SAVED, **fields})
+    return shadow_command(workspace, shadowed_id, **{"result": SAVED, **fields})
 
 
 async def paired(pool, cmd: ShadowReport, tenant: str = "") -> dict[str, Any]:

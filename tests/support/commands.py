@@ -36,20 +36,21 @@ TRIGGERER_ID = "110000000000000001"
 LINEAGE = 7
 # The panels' default actor: a manager of the workspace.
 MANAGER = "130000000000000001"
-# tool_args left out: the builder writes plausible ones (None is a tool call's own value: no arguments).
-DEFAULT_ARGS: Any = object()
+# An argument left out: the builder writes a plausible value (None is a value of its own: a tool
+# call without arguments, a shadowed call without an answer).
+LEFT_OUT: Any = object()
 NO_RETRIEVAL = {"rag_available": False, "embedding_model": None, "embedding_credentials": False}
 
 
 def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any = "server_wide",
                   target: str | None = None, lineage_id: Any = LINEAGE, persona_id: Any = 1,
                   member_matches: list[Any] | None = None, participants: list[Any] | None = None,
-                  retrieval: dict | None = None, tool_args: Any = DEFAULT_ARGS, is_dm: bool = False,
+                  retrieval: dict | None = None, tool_args: Any = LEFT_OUT, is_dm: bool = False,
                   **extra: Any) -> dict[str, Any]:
     """The fields of a memory.create, for MemoryClient.create / new_create or as JSON; `extra`
     replaces or adds any top-level field (bot_user_id, channel, persona, triggerer ...). Any value
     is taken, so tests can send what the contract refuses."""
-    if tool_args is DEFAULT_ARGS:
+    if tool_args is LEFT_OUT:
         tool_args = {"memory_content": content, "memory_scope": scope}
         if target is not None:
             tool_args["target_user"] = target
@@ -70,10 +71,10 @@ def create_fields(workspace_id: str, content: Any = "likes tea", *, scope: Any =
 
 
 def update_fields(workspace_id: str, memory_id: Any = 1, content: Any = "likes green tea", *, target: Any = None,
-                  tool_args: Any = DEFAULT_ARGS, **extra: Any) -> dict[str, Any]:
+                  tool_args: Any = LEFT_OUT, **extra: Any) -> dict[str, Any]:
     """The fields of a memory.update (the create's, less `retrieval`), for MemoryClient.update or as
     JSON; `target` None leaves target_user out (a server memory)."""
-    if tool_args is DEFAULT_ARGS:
+    if tool_args is LEFT_OUT:
         tool_args = {"memory_id": memory_id, "memory_content": content}
         if target is not None:
             tool_args["target_user"] = target
@@ -102,11 +103,12 @@ def seed_bio_fields(identity: str | None = None, bio: str | None = "likes tea", 
     return {"identity_user_id": identity or f"pk:{uuid.uuid4()}", "is_new_identity": new, "bio": bio, **extra}
 
 
-def shadow_fields(shadowed_id: str = "cmd-0", kind: str = "create", result: dict[str, Any] | None = None,
+def shadow_fields(shadowed_id: str = "cmd-0", kind: str = "create", result: Any = LEFT_OUT,
                   **extra: Any) -> dict[str, Any]:
-    """The fields of a memory.shadow: what the bot itself answered to command `shadowed_id`."""
+    """The fields of a memory.shadow: what the bot itself answered to command `shadowed_id`
+    (a plain success unless given; None: the bot had no answer)."""
     return {"shadowed_id": shadowed_id, "kind": kind,
-            "result": {"success": True} if result is None else result, **extra}
+            "result": {"success": True} if result is LEFT_OUT else result, **extra}
 
 
 # A valid command of each kind of contracts/registry.py, by its fields for a workspace and a tag
@@ -187,7 +189,7 @@ def seed_bio_command(workspace_id: str, identity: str | None = None, bio: str | 
 
 
 def shadow_command(workspace_id: str, shadowed_id: str = "cmd-0", kind: str = "create",
-                   result: dict[str, Any] | None = None, *, envelope_fields: Mapping[str, Any] | None = None,
+                   result: Any = LEFT_OUT, *, envelope_fields: Mapping[str, Any] | None = None,
                    **kw: Any) -> ShadowReport:
     return as_command(ShadowReport, workspace_id, shadow_fields(shadowed_id, kind, result, **kw),
                       **(envelope_fields or {}))

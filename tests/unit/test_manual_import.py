@@ -12,14 +12,14 @@ imports" (file id 66326604134 in the search index, which names no path).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 import pytest
 
 from contracts import results as codes
-from contracts.commands import MAX_IMPORT_ENTRIES, Actor, ImportEntry, ManualMemory
+from contracts.commands import MAX_IMPORT_ENTRIES, ImportEntry, ManualMemory
+from tests.support.commands import fixed_envelope, manual_command
 from tests.unit.test_manual import refused
 from worker.domain.manual import decide_manual
 from worker.domain.manual_import import duplicate_key
@@ -47,12 +47,9 @@ def entry(content: str, tags: str | list[str] | None = None) -> ImportEntry:
 
 def importing(entries: list[ImportEntry] | None, strategy: str = "merge", *, scope: str = "server",
               manager: bool = True, identity_id: str | None = None, **fields: Any) -> ManualMemory:
-    return ManualMemory(
-        command_id="i-1", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="500000000000000001",
-        actor=Actor(id=ALICE, is_manager=manager), scope=scope,  # type: ignore[arg-type]
-        action="import", lineage_id=LINEAGE, identity_id=identity_id,
-        strategy=strategy,  # type: ignore[arg-type]
-        entries=entries, **fields)
+    return manual_command("500000000000000001", actor=ALICE, is_manager=manager, scope=scope, action="import",
+                          lineage_id=LINEAGE, persona_id=None, identity_id=identity_id, strategy=strategy,
+                          entries=entries, envelope_fields=fixed_envelope("i-1"), **fields)
 
 
 def stored(*rows: tuple[str, tuple[str, ...]]) -> tuple[MemoryEntry, ...]:
