@@ -314,13 +314,15 @@ def test_an_owner_above_the_cap_may_still_import_nothing_new() -> None:
 
 
 def test_strategy_defaults_to_merge_and_entries_are_bounded() -> None:
-    base = {"command_id": "i", "issued_at": "2025-01-01T00:00:00Z", "workspace_id": "1", "actor": {"id": "2"},
+    base: dict[str, Any] = {"command_id": "i", "issued_at": "2025-01-01T00:00:00Z", "workspace_id": "1", "actor": {"id": "2"},
             "scope": "server", "action": "import", "lineage_id": 3}
     cmd = msgspec.convert({**base, "entries": [{"content": "a", "tags": "x, y"}, {"content": "b"}]}, ManualMemory)
     assert cmd.strategy == "merge" and cmd.entries == [ImportEntry(content="a", tags="x, y"), ImportEntry(content="b")]
-    for bad, where in [({"strategy": "overwrite"}, "$.strategy"),
-                       ({"entries": [{"tags": ["x"]}]}, "$.entries[0]"),
-                       ({"entries": [{"content": "a\x00"}]}, "$.entries[0].content"),
-                       ({"entries": [{"content": "a"}] * (MAX_IMPORT_ENTRIES + 1)}, "$.entries")]:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"strategy": "overwrite"}, "$.strategy"),
+        ({"entries": [{"tags": ["x"]}]}, "$.entries[0]"),
+        ({"entries": [{"content": "a\x00"}]}, "$.entries[0].content"),
+        ({"entries": [{"content": "a"}] * (MAX_IMPORT_ENTRIES + 1)}, "$.entries")]
+    for bad, where in cases:
         with pytest.raises(msgspec.ValidationError, match=re.escape(f"- at `{where}`")):
             msgspec.convert({**base, **bad}, ManualMemory)
