@@ -57,7 +57,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-## mypy over worker/, db/ and contracts/ (pyproject.toml [tool.mypy]; strict for the worker process, CLI, bot library, shared pieces, sinks and embedded servers).
+## mypy over worker/, db/, contracts/ and tests/ (pyproject.toml [tool.mypy]; strict for the worker process, CLI, bot library, shared pieces, sinks and embedded servers).
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 

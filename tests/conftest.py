@@ -17,6 +17,7 @@ import time
 import uuid
 import warnings
 from pathlib import Path
+from typing import BinaryIO
 
 import asyncpg
 import nats
@@ -27,7 +28,8 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 from db.migrate import migrate_dsn  # noqa: E402
 from db.repository import create_pool  # noqa: E402
 from tests.support.directory import register_triggerer  # noqa: E402
-from worker.local.embedded import ChildProcess, NatsServer, PostgresServer, free_port  # noqa: E402
+from worker.local.embedded import NatsServer, PostgresServer, free_port  # noqa: E402
+from worker.local.processes import ChildProcess  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_DB = "memory_template"
@@ -119,7 +121,8 @@ class WorkerProcess(ChildProcess):
         self.env = env
         self.log_path = log_path
         self.proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: BinaryIO | None = None
+        self.metrics_url: str | None = None  # set where the worker serves metrics
 
     def start(self, timeout: float = 60.0) -> WorkerProcess:
         self._log = open(self.log_path, "ab")

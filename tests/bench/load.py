@@ -78,6 +78,7 @@ class WorkerUnderTest:
 
     @property
     def pid(self) -> int:
+        assert self.worker is not None and self.worker.proc is not None, "the worker is not started"
         return self.worker.proc.pid
 
     def memory(self) -> dict[str, float]:

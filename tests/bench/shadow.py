@@ -30,7 +30,7 @@ import nats
 
 from tests.bench.clients import percentile
 from tests.bench.own_worker import finish, own_worker
-from tests.support.commands import create_fields
+from tests.support.commands import create_fields, shadow_fields
 from worker.client.memory_client import MemoryClient, new_create
 
 
@@ -73,8 +73,8 @@ async def wal_per_command(nats_url: str, dsn: str, count: int) -> dict[str, floa
             out["the shadow record alone (the same INSERT)"] = (await _lsn(conn) - before) / count
             before = await _lsn(conn)
             for command_id in kept:
-                await client.shadow({"workspace_id": "900000000000000001", "shadowed_id": command_id, "kind": "create",
-                                     "result": {"success": True, "data": {"status": "memory_saved_successfully"}}})
+                await client.shadow({"workspace_id": "900000000000000001", **shadow_fields(
+                    command_id, result={"success": True, "data": {"status": "memory_saved_successfully"}})})
             out["a report, paired (its UPDATE)"] = (await _lsn(conn) - before) / count
     finally:
         await nc.drain()

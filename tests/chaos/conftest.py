@@ -91,7 +91,7 @@ def chaos_servers():
     root = Path(tempfile.mkdtemp(prefix="memory-chaos-"))
     nats_server = NatsServer(root / "nats", port=free_port())
     pg = PostgresServer(root / "pg", port=free_port(), durable=False)
-    started = []
+    started: list[NatsServer | PostgresServer] = []
     try:
         nats_server.start()
         started.append(nats_server)

@@ -23,7 +23,8 @@ from typing import Any
 
 import nats
 
-from worker.local.embedded import LOOPBACK, ChildProcess, _nats_server_binary, _wait_for_port, free_port
+from worker.local.embedded import LOOPBACK, _nats_server_binary, _wait_for_port, free_port
+from worker.local.processes import ChildProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_NATS = ROOT / "deploy" / "nats"

@@ -32,6 +32,14 @@ DEPLOY = ROOT / "deploy"
 VENV_BIN = ROOT / ".venv" / "bin"
 
 
+def _entrypoint() -> list[str]:
+    """The image's ENTRYPOINT, as the argv Docker runs."""
+    found = re.search(r'^ENTRYPOINT (\[.*\])$', (DEPLOY / "Dockerfile").read_text(), re.M)
+    assert found is not None, "deploy/Dockerfile has no exec-form ENTRYPOINT"
+    argv: list[str] = yaml.safe_load(found.group(1))
+    return argv
+
+
 def _pg_bin() -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -123,8 +131,7 @@ async def test_compose_migrate_then_db_setup_give_the_worker_its_role(owner_data
         return {**env, "PATH": f"{VENV_BIN}:{_pg_bin()}:{os.environ['PATH']}", "LOG_FORMAT": "json"}
 
     migrate = compose["services"]["migrate"]
-    entrypoint = re.search(r'^ENTRYPOINT (\[.*\])$', (DEPLOY / "Dockerfile").read_text(), re.M).group(1)
-    argv = [*yaml.safe_load(entrypoint), *migrate["command"]]
+    argv = [*_entrypoint(), *migrate["command"]]
     done = subprocess.run(argv, env=container_env(migrate), cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "applied: 001_baseline.sql" in done.stdout, done.stdout + done.stderr
 
@@ -158,7 +165,7 @@ async def test_the_provisioning_commands_provision_each_account_as_its_provision
     cluster of deploy/nats/cluster.conf, the secrets to the passwords of this run): each
     account's streams at three replicas, its partition consumers and its bot's consumers, made
     by its provisioning user, before any worker starts."""
-    entrypoint = yaml.safe_load(re.search(r'^ENTRYPOINT (\[.*\])$', (DEPLOY / "Dockerfile").read_text(), re.M).group(1))
+    entrypoint = _entrypoint()
     base = {"PATH": f"{VENV_BIN}:{os.environ['PATH']}", "HOME": os.environ.get("HOME", "/"), "LOG_FORMAT": "json"}
 
     def run(argv: list[str], env: dict[str, str]) -> None:

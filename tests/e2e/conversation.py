@@ -19,7 +19,7 @@ import msgspec
 from contracts.registry import COMMANDS
 from tests.e2e.bus import RAG, create_fields, unique
 from tests.e2e.directory import add_old_server_memories
-from tests.support.commands import update_fields
+from tests.support.commands import manual_fields, reinforce_fields, seed_bio_fields, update_fields
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 
 LINEAGE = 31
@@ -51,8 +51,8 @@ def _create(world: dict[str, str], content: Any, *, ws: str = "main", **extra: A
 
 def _panel(world: dict[str, str], action: str, *, ws: str = "main", scope: str = "server", actor: str | None = None,
            is_manager: bool = True, lineage: int = LINEAGE, **fields: Any) -> dict[str, Any]:
-    return {"workspace_id": world[ws], "actor": {"id": actor or MANAGER, "is_manager": is_manager}, "scope": scope,
-            "action": action, "lineage_id": lineage, "persona_id": 1, **fields}
+    return {"workspace_id": world[ws], **manual_fields(action=action, scope=scope, actor=actor or MANAGER,
+                                                       is_manager=is_manager, lineage_id=lineage, **fields)}
 
 
 def _update(world: dict[str, str], memory_id: Any, content: Any, *, ws: str = "main", **extra: Any) -> dict[str, Any]:
@@ -94,15 +94,11 @@ def script(world: dict[str, str]) -> list[dict[str, Any]]:
         ("manual", _panel(w, "add", ws="off", actor=w["alice"], is_manager=False, content="x"), "teaching-disabled"),
         ("manual", _panel(w, "add", scope="personal", actor=w["carol"], content="x"), "privacy-blocked"),
         ("manual", _panel(w, "add", scope="personal", actor=w["me"], lineage=0, content="I love rain"), "added"),  # 20
-        ("reinforce", {"workspace_id": w["main"], "lineage_id": LINEAGE,
-                       "memories": [{"scope": "server", "memory_id": {"$memory_of": 0}},
-                                    {"scope": "personal", "memory_id": {"$memory_of": 20}},
-                                    {"scope": "server", "memory_id": 10**12}]}, "reinforced"),
-        ("reinforce", {"workspace_id": w["main"], "lineage_id": LINEAGE, "memories": []}, "reinforced"),
-        ("seed_bio", {"workspace_id": w["main"], "identity_user_id": w["proxy"], "is_new_identity": True,
-                      "bio": "Nova.\n\n  Chases   storms."}, "seeded"),
-        ("seed_bio", {"workspace_id": w["main"], "identity_user_id": w["proxy"], "is_new_identity": True,
-                      "bio": "Nova again"}, "skipped"),
+        ("reinforce", {"workspace_id": w["main"], **reinforce_fields(
+            [("server", {"$memory_of": 0}), ("personal", {"$memory_of": 20}), ("server", 10**12)])}, "reinforced"),
+        ("reinforce", {"workspace_id": w["main"], **reinforce_fields()}, "reinforced"),
+        ("seed_bio", {"workspace_id": w["main"], **seed_bio_fields(w["proxy"], "Nova.\n\n  Chases   storms.")}, "seeded"),
+        ("seed_bio", {"workspace_id": w["main"], **seed_bio_fields(w["proxy"], "Nova again")}, "skipped"),
         ("create", _create(w, "fact 1", retrieval=RAG), "memory_saved_successfully"),  # 25
         ("create", _create(w, "fact 2", retrieval=RAG), "memory_saved_successfully"),
         ("create", _create(w, "fact 3", retrieval=RAG), "memory_save_failed_limit_exceeded"),

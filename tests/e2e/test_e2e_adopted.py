@@ -27,7 +27,7 @@ from tests import tomoribot
 from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import RAG, create_fields
 from tests.memoryctl import memoryctl as in_process
-from tests.support.commands import update_fields
+from tests.support.commands import manual_fields, reinforce_fields, seed_bio_fields, update_fields
 from worker.client.memory_client import MemoryClient
 from worker.local.embedded import NatsServer
 
@@ -179,13 +179,11 @@ async def test_a_legacy_row_is_evicted_when_decay_is_on(adopted):
 
 async def test_panels_honour_member_teaching_and_dedupe_against_global_rows(adopted):
     w = adopted.world
-    base = {"lineage_id": w.lineage, "persona_id": w.persona_quiet}
-    refused = await adopted.memory.manual({"workspace_id": w.quiet, "actor": {"id": w.mika, "is_manager": False},
-                                           "scope": "server", "action": "add", "content": "x", **base})
+    base = {"actor": w.mika, "is_manager": False, "lineage_id": w.lineage, "persona_id": w.persona_quiet}
+    refused = await adopted.memory.manual({"workspace_id": w.quiet, **manual_fields(content="x", **base)})
     assert refused.data.status == TEACHING_DISABLED, refused
-    dup = await adopted.memory.manual({"workspace_id": w.taught, "actor": {"id": w.mika, "is_manager": False},
-                                       "scope": "personal", "action": "add_batch",
-                                       "contents": ["{user} LIKES green tea"], **base})
+    dup = await adopted.memory.manual({"workspace_id": w.taught, **manual_fields(
+        scope="personal", action="add_batch", contents=["{user} LIKES green tea"], **base)})
     assert dup.data.status == ALL_DUPLICATES, dup
 
 
@@ -193,14 +191,14 @@ async def test_reinforcement_and_bio_seeds_work_on_the_bots_rows(adopted):
     w = adopted.world
     mascot = await adopted.bot.fetchval("SELECT server_memory_id FROM server_memories"
                                         " WHERE content = 'The server mascot is a fox named Kit'")
-    done = await adopted.memory.reinforce({"workspace_id": w.taught, "lineage_id": w.lineage,
-                                           "memories": [{"scope": "server", "memory_id": mascot}]})
+    done = await adopted.memory.reinforce({"workspace_id": w.taught,
+                                           **reinforce_fields([("server", mascot)], lineage_id=w.lineage)})
     assert (done.data.status, done.data.count) == ("reinforced", 1), done
     assert await adopted.bot.fetchval("SELECT reinforcement_count FROM server_memories"
                                       " WHERE server_memory_id = $1", mascot) == 1
     # The PluralKit member's only host is at FULL privacy: its bio is not stored.
-    seed = await adopted.memory.seed_bio({"workspace_id": w.taught, "identity_user_id": w.proxy,
-                                          "is_new_identity": True, "bio": "Nova, she/her, loves storms"})
+    seed = await adopted.memory.seed_bio({"workspace_id": w.taught,
+                                          **seed_bio_fields(w.proxy, "Nova, she/her, loves storms")})
     assert seed.data.status == "skipped", seed
     assert await personal(adopted.bot, w.proxy) == []
 

@@ -39,6 +39,7 @@ def workspaces_on_every_partition(per_partition: int = 2) -> list[str]:
             bucket.append(ws)
         if all(len(b) == per_partition for b in by_partition.values()):
             return [ws for b in by_partition.values() for ws in b]
+    raise AssertionError("unreachable: itertools.count() never ends")
 
 
 def personal_save(ws: str, user: str, content: str, **kw):

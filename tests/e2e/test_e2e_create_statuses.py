@@ -158,7 +158,7 @@ async def test_invalid_args_for_any_number_json_allows(e2e_worker, nc, inbox, bo
     result = RESULT_DECODER.decode((await inbox.wait_for([inbox.subject(cid)]))[inbox.subject(cid)])
 
     assert_refused(result, INVALID_ARGS)
-    assert f"Parameter '{parameter}' expected type 'string' but got 'number'" in result.error, result.error
+    assert f"Parameter '{parameter}' expected type 'string' but got 'number'" in (result.error or ""), result.error
     assert await server_memories(bot_db, ws) == []
 
 

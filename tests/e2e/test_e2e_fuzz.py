@@ -47,6 +47,7 @@ from contracts.result_parts import COMMAND_INVALID
 from tests.conftest import WorkerProcess, clone_database, worker_env
 from tests.e2e.bus import Inbox, command_payload, create_fields, publish_command, read_stream, unique
 from tests.e2e.directory import server_memories
+from tests.support.commands import manual_fields
 from tests.support.directory import add_server
 from tests.support.fuzz import inner_paths, replace_at
 from worker.consuming import dead_letters
@@ -102,8 +103,8 @@ class Catalogue:
 
     def manual(self, content: str = "fact", **extra: Any) -> tuple[str, dict]:
         cid = unique("fz-m-")
-        fields = {"workspace_id": self.ws, "actor": {"id": MANAGER, "is_manager": True}, "scope": "server",
-                  "action": "add", "lineage_id": self.lineage(), "persona_id": 1, "content": content, **extra}
+        fields = {"workspace_id": self.ws, **manual_fields(actor=MANAGER, lineage_id=self.lineage(), content=content,
+                                                           **extra)}
         return cid, command_payload(fields, command_id=cid, reply_to=self.inbox.subject(cid))
 
     # --- valid commands ---

@@ -70,7 +70,7 @@ async def test_redelivered_command_is_answered_from_the_inbox(e2e_worker, memory
     # One effect, so one set of events: each event id stored once.
     events = await read_stream(nc, subjects.EVENTS_STREAM, [subjects.saved_subject("server", ws),
                                                             subjects.invalidate_subject("tomori_state", ws)])
-    assert sorted(m.msg_id for m in events) == sorted(
+    assert sorted(str(m.msg_id) for m in events) == sorted(
         [f"{cmd.command_id}:saved", f"{cmd.command_id}:invalidate:tomori_state:{ws}"])
 
 

@@ -13,6 +13,7 @@ from tests.conftest import worker_env
 from tests.e2e.bus import create_fields, unique
 from tests.e2e.test_e2e_panels import panel
 from tests.memoryctl import memoryctl
+from tests.support.commands import reinforce_fields
 from tests.support.directory import add_server
 
 BIG = 2**40 + 7  # beyond int32, as a bigint sequence hands them out after years
@@ -27,8 +28,8 @@ async def test_a_lineage_beyond_int32_is_saved_listed_and_reinforced(e2e_worker,
     saved = await memory.create(create_fields(ws, "the server's lineage is large", lineage_id=BIG))
     largest = await memory.create(create_fields(ws, "and this one is the largest", lineage_id=LARGEST))
     added = await memory.manual(panel(ws, "add", lineage=BIG, content="a panel fact of a large lineage"))
-    reinforced = await memory.reinforce({"workspace_id": ws, "lineage_id": BIG,
-                                         "memories": [{"scope": "server", "memory_id": saved.data.memory_id}]})
+    reinforced = await memory.reinforce({"workspace_id": ws,
+                                         **reinforce_fields([("server", saved.data.memory_id)], lineage_id=BIG)})
 
     assert (saved.data.status, largest.data.status) == (SAVED, SAVED), (saved, largest)
     assert added.data.status == "added" and (reinforced.data.status, reinforced.data.count) == ("reinforced", 1)

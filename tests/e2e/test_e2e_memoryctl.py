@@ -91,6 +91,7 @@ def _serve_until_ready(argv: list[str], env: dict[str, str], ready: str, timeout
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            assert proc.stdout is not None
             line = proc.stdout.readline()
             if not line:
                 break

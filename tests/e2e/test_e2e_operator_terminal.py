@@ -15,6 +15,7 @@ import msgspec
 from contracts import subjects
 from tests.conftest import ROOT, unique, worker_env
 from tests.e2e.bus import Inbox, command_payload, create_fields, encode, publish_command
+from tests.support.commands import shadow_fields
 from tests.support.directory import add_server
 from tests.support.waiting import wait_until
 from worker.consuming import dead_letters
@@ -91,8 +92,8 @@ async def test_shadow_report_escapes_a_reported_status_and_bounds_its_table(e2e_
     ws = unique()
     huge = "x" * 20_000
     for status in (HOSTILE, huge):  # reports with no dry run: the bot's status is the row's
-        await memory.shadow({"workspace_id": ws, "shadowed_id": unique("bot-"), "kind": "create",
-                             "result": {"success": False, "data": {"status": status}}})
+        await memory.shadow({"workspace_id": ws, **shadow_fields(
+            unique("bot-"), result={"success": False, "data": {"status": status}})})
     await bot_db.execute("INSERT INTO servers (server_disc_id) VALUES ($1) ON CONFLICT DO NOTHING", ws)
 
     async def own_write() -> dict:  # the bot's write, reported with a status and a field of its choosing

@@ -6,7 +6,6 @@ and a bot read them. The e2e worker caps memories at 5.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 
 import msgspec
 
@@ -20,6 +19,7 @@ from contracts.kinds.seed_bio import SEEDED, SKIPPED
 from contracts.result_parts import COMMAND_INVALID, CacheKey, InvalidCommandResult
 from tests.e2e.bus import RAG, create_fields, read_stream, unique
 from tests.e2e.directory import add_old_server_memories, personal_memories, processed_count, server_memories
+from tests.support.commands import as_command, manual_fields, seed_bio_fields
 from tests.support.directory import add_proxy_identity, add_server, add_user
 
 LINEAGE = 12
@@ -28,8 +28,8 @@ MANAGER = "130000000000000001"
 
 def panel(ws: str, action: str, *, scope: str = "server", actor: str = MANAGER, is_manager: bool = True,
           lineage: int = LINEAGE, **fields) -> dict:
-    return {"workspace_id": ws, "actor": {"id": actor, "is_manager": is_manager}, "scope": scope,
-            "action": action, "lineage_id": lineage, "persona_id": 1, **fields}
+    return {"workspace_id": ws, **manual_fields(action=action, scope=scope, actor=actor, is_manager=is_manager,
+                                                lineage_id=lineage, **fields)}
 
 
 def owner_subjects(scope: str, owner: str) -> list[str]:
@@ -117,8 +117,7 @@ async def test_refusals_publish_nothing(e2e_worker, memory, bot_db, nc):
 async def sent_twice(memory, fields: dict) -> tuple[str, dict, dict]:
     """A panel command sent, then sent again under a new Nats-Msg-Id, as an operator's replay
     sends it: the worker sees the repeat and answers from its inbox. The command id and both answers."""
-    cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                           "reply_to": memory.reply_subject(), **fields}, ManualMemory)
+    cmd = as_command(ManualMemory, fields["workspace_id"], fields, reply_to=memory.reply_subject())
     ws = cmd.workspace_id
     first = await memory.send_raw("manual", ws, encode(cmd), command_id=cmd.command_id, reply_to=cmd.reply_to)
     again = msgspec.structs.replace(cmd, reply_to=memory.reply_subject())
@@ -171,8 +170,7 @@ async def test_seed_bio_seeds_once_then_skips_a_new_command_id(e2e_worker, memor
     await add_server(bot_db, ws)
     await add_user(bot_db, host)
     await add_proxy_identity(bot_db, proxy, namespace_id=unique("ns-"), hosts=[host])
-    fields = {"workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True,
-              "bio": "Nova.\n\n  Chases   storms."}
+    fields = {"workspace_id": ws, **seed_bio_fields(proxy, "Nova.\n\n  Chases   storms.")}
 
     seeded = await memory.seed_bio(fields)
     skipped = await memory.seed_bio(fields)  # a fresh command id: still a no-op
@@ -221,8 +219,7 @@ async def test_a_panel_or_seed_refused_unapplied_comes_back_as_an_invalid_comman
     await add_server(bot_db, ws)
     big = "\U0001F327" * 20_000
     answers = [await memory.manual(panel(ws, "add", content=big)),
-               await memory.seed_bio({"workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True,
-                                      "bio": big})]
+               await memory.seed_bio({"workspace_id": ws, **seed_bio_fields(proxy, big)})]
     for answer in answers:
         assert isinstance(answer, InvalidCommandResult), answer
         assert (answer.success, answer.data.status) == (False, COMMAND_INVALID)

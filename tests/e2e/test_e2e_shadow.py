@@ -21,9 +21,7 @@ import asyncio
 import dataclasses
 import itertools
 import json
-import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
@@ -40,7 +38,7 @@ from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import create_fields
 from tests.integration.worlds import World
 from tests.memoryctl import memoryctl as in_process
-from tests.support.commands import update_fields
+from tests.support.commands import as_command, create_command, reinforce_fields, seed_bio_fields, update_fields
 from tests.support.secret_corpus import CREDENTIALS
 from tests.support.services import service_table
 from tests.support.waiting import wait_until
@@ -117,8 +115,7 @@ async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> Phase:
     counter = itertools.count()
 
     async def shadow(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-        cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                               **fields}, COMMAND_TYPES[kind])
+        cmd = as_command(COMMAND_TYPES[kind], fields["workspace_id"], fields)
         dry_ids.append(cmd.command_id)
         result: dict[str, Any] = await s.memory.shadowed(kind, cmd, bot.write(kind, cmd), timeout=10.0)
         data = result["data"]
@@ -156,13 +153,11 @@ async def run_phase(s: SimpleNamespace, bot: TomoriBotStandIn) -> Phase:
     await shadow("manual", {**panel, "action": "remove", "memory_id": saved[1]})
     await shadow("manual", {**panel, "scope": "personal", "action": "add", "content": "my own note"})
     for i in range(40):
-        await shadow("reinforce", {"workspace_id": ws, "lineage_id": LINEAGE,
-                                   "memories": [{"scope": "server", "memory_id": m} for m in saved[i % 3: i % 3 + 2]]
-                                   + [{"scope": "personal", "memory_id": m} for m in personal[:2]]})
+        refs = [("server", m) for m in saved[i % 3: i % 3 + 2]] + [("personal", m) for m in personal[:2]]
+        await shadow("reinforce", {"workspace_id": ws, **reinforce_fields(refs, lineage_id=LINEAGE)})
     for _ in range(3):
         identity, _ = await world.proxy([people[1][0]])
-        await shadow("seed_bio", {"workspace_id": ws, "identity_user_id": identity, "is_new_identity": True,
-                                  "bio": "a fox who likes tea"})
+        await shadow("seed_bio", {"workspace_id": ws, **seed_bio_fields(identity, "a fox who likes tea")})
     return Phase(ws, server_id, dry_ids, created)
 
 
@@ -238,9 +233,7 @@ async def test_a_secret_the_bot_saved_is_reported_as_its_kind_and_an_empty_repor
     persona = await world.persona(server_id, LINEAGE)
     dry_ids: list[str] = []
     for content, reported in ((credential.content, None), ("likes tea", lambda value: {"data": {}})):
-        cmd = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                               **create_fields(ws, content, lineage_id=LINEAGE, persona_id=persona)},
-                              COMMAND_TYPES["create"])
+        cmd = create_command(ws, content, lineage_id=LINEAGE, persona_id=persona)
         dry_ids.append(cmd.command_id)
         result = await s.memory.shadowed("create", cmd, bot.write("create", cmd), reported=reported, timeout=10.0)
         assert result["data"]["status"] == "memory_saved_successfully"

@@ -55,7 +55,7 @@ async def test_a_bot_edits_and_deletes_a_server_memory_and_reads_tomoribots_answ
         UPDATE_INVALID_ARGS, "Invalid parameters: Parameter 'memory_id' expected type 'number' but got 'string'")
     assert [(r["id"], r["content"], r["source"]) for r in await server_memories(bot_db, ws)] == [
         (first, "{user} likes green tea", "legacy")]
-    assert edited.notice["embed"]["title_key"] == "genai.self_teach.server_memory_updated_title"
+    assert edited.notice is not None and edited.notice["embed"]["title_key"] == "genai.self_teach.server_memory_updated_title"
 
     # What became of the edit: the lookup answers with the same result.
     outcome = await lookup_outcome(nc, ws, edited.command_id)

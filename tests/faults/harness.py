@@ -375,7 +375,9 @@ class FaultCluster:
         pids = self._pids(host)
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
-        self.pgs[host].proc.wait(timeout=10)
+        proc = self.pgs[host].proc
+        assert proc is not None
+        proc.wait(timeout=10)
         return len(pids)
 
     # ------------------------------------------------------------------ disks

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -12,8 +11,7 @@ import asyncpg
 from contracts.envelope import Envelope
 from contracts.kinds.create import CreateMemory
 from db.repository import EventRow, MemoryRepository
-from tests.support.commands import create_fields
-from worker.client.memory_client import new_create
+from tests.support.commands import create_command
 from worker.services.stored import published_events
 
 GOOD_RETRIEVAL = {"rag_available": True, "embedding_model": "m", "embedding_credentials": True}
@@ -49,11 +47,6 @@ async def add_personal_memories(conn: asyncpg.Connection, user_id: int, lineage:
     ]
 
 
-def envelope(workspace: str) -> dict:
-    """The fields every command carries, for building a command as a dict."""
-    return {"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": workspace}
-
-
 # The integration tests' creates carry little beyond what the contract requires (and the
 # triggerer every database knows: tests/support/directory.py add_triggerer).
 _MINIMAL: dict = {"bot_user_id": "100000000000000001", "channel": {"id": "200000000000000001"}}
@@ -61,16 +54,15 @@ _MINIMAL: dict = {"bot_user_id": "100000000000000001", "channel": {"id": "200000
 
 def server_save(workspace: str, content: str, *, lineage: int = 7, retrieval: dict | None = None,
                 **over) -> CreateMemory:
-    fields = create_fields(workspace, content, lineage_id=lineage, **{**_MINIMAL, **over})
-    fields["retrieval"] = over.get("retrieval", retrieval or {})
-    return new_create(**fields)
+    return create_command(workspace, content, lineage_id=lineage,
+                          **{**_MINIMAL, **over, "retrieval": over.get("retrieval", retrieval or {})})
 
 
 def personal_save(workspace: str, user_disc_id: str, name: str, content: str, *, lineage: int = 7,
                   retrieval: dict | None = None) -> CreateMemory:
-    fields = create_fields(workspace, content, scope="target_user", target=name, lineage_id=lineage,
-                           member_matches=[{"id": user_disc_id, "display_name": name}], **_MINIMAL)
-    return new_create(**{**fields, "retrieval": retrieval or {}})
+    return create_command(workspace, content, scope="target_user", target=name, lineage_id=lineage,
+                          member_matches=[{"id": user_disc_id, "display_name": name}], retrieval=retrieval or {},
+                          **_MINIMAL)
 
 
 async def event_subjects(conn: asyncpg.Connection, command_id: str) -> list[str]:

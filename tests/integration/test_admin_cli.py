@@ -13,15 +13,14 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime
 
-import msgspec
 import pytest
 
 from contracts.codec import OP_RESULT_DECODER
 from contracts.kinds.manual import ADDED, BLACKLISTED, PRIVACY_BLOCKED, ManualMemory
-from contracts.kinds.seed_bio import SKIPPED, SeedBio
+from contracts.kinds.seed_bio import SKIPPED
 from db.repository import MemoryRepository, create_pool
+from tests.support.commands import manual_command, seed_bio_command
 from tests.support.directory import add_server, add_user
 from worker.cli import admin
 from worker.domain.model import Limits
@@ -281,9 +280,8 @@ async def test_blacklist_list_of_an_empty_workspace(database):
 
 
 def manual(ws: str, actor: str, scope: str, **fields) -> ManualMemory:
-    return msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                            "workspace_id": ws, "actor": {"id": actor, "is_manager": False}, "scope": scope,
-                            "action": "add", "lineage_id": 7, **fields}, ManualMemory)
+    return manual_command(ws, **{"actor": actor, "is_manager": False, "scope": scope, "lineage_id": 7,
+                                 "persona_id": None, **fields})
 
 
 async def test_proxy_link_registers_identity_namespace_and_host_and_the_worker_honours_it(database):
@@ -331,9 +329,7 @@ async def test_proxy_unlink_removes_the_host_and_the_identity_is_then_protected(
     assert rc == 0 and "removed from" in out[0]
     assert again == 1
     assert shown[0] == 0 and "hosts none" in shown[1][0]
-    seed = msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                            "workspace_id": ws, "identity_user_id": proxy, "is_new_identity": True, "bio": "bio"},
-                           SeedBio)
+    seed = seed_bio_command(ws, proxy, "bio")
     skipped = OP_RESULT_DECODER.decode((await SeedBioService(MemoryRepository(pool), Limits(), 1000).run(seed)).answer.result)
     assert skipped.data.status == SKIPPED
     assert await pool.fetchval("SELECT count(*) FROM personal_memories m JOIN users u USING (user_id)"

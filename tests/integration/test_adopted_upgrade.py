@@ -7,7 +7,6 @@ Then the upgraded database takes new creates and updates of the same owner."""
 from __future__ import annotations
 
 import asyncpg
-import msgspec
 
 from contracts.kinds.create import CreateMemory
 from db import adopt, functions, migrate
@@ -15,7 +14,7 @@ from db.connection import connect
 from db.repository import MemoryRepository, create_pool
 from tests import tomoribot
 from tests.memoryctl import memoryctl as run_memoryctl
-from tests.support.commands import create_fields
+from tests.support.commands import create_command
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 from worker.services.stored import answer
@@ -89,6 +88,6 @@ async def test_a_database_adopted_by_the_release_before_upgrades_and_keeps_every
 
 
 def _create(workspace: str, *, triggerer: str) -> CreateMemory:
-    fields = create_fields(workspace, "{user} likes green tea", lineage_id=tomoribot.World.lineage,
-                           triggerer={"id": triggerer, "name": "Mika"})
-    return msgspec.convert({"command_id": "new-1", "issued_at": "2026-12-03T00:00:00+00:00", **fields}, CreateMemory)
+    return create_command(workspace, "{user} likes green tea", lineage_id=tomoribot.World.lineage,
+                          triggerer={"id": triggerer, "name": "Mika"},
+                          envelope_fields={"command_id": "new-1", "issued_at": "2026-12-03T00:00:00+00:00"})

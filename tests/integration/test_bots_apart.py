@@ -37,6 +37,7 @@ from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_o
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields
 from tests.memoryctl import memoryctl
+from tests.support.commands import manual_fields, reinforce_command, reinforce_fields
 from tests.support.directory import add_server, add_user, blacklist
 from tests.support.waiting import wait_until
 from worker.client.cache_node import CacheNode
@@ -470,9 +471,8 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
             ws, "{user} lives in Porto", scope="target_user", target="Pat", lineage_id=lineage,
             member_matches=[{"id": private, "display_name": "Pat", "username": "pat"}]))
         assert refused.data.status == PRIVACY_RESTRICTED, (bot.tenant.name, refused)
-        panel = await bot.memory.manual({
-            "workspace_id": ws, "actor": {"id": banned, "is_manager": False}, "scope": "server", "action": "add",
-            "lineage_id": lineage, "persona_id": 1, "content": "a banned fact"})
+        panel = await bot.memory.manual({"workspace_id": ws, **manual_fields(
+            actor=banned, is_manager=False, lineage_id=lineage, content="a banned fact")})
         assert panel.data.status == BLACKLISTED, (bot.tenant.name, panel)
         saved = await bot.memory.create(create_fields(ws, f"{bot.tenant.name} was here", lineage_id=lineage))
         assert saved.data.status == SAVED
@@ -484,11 +484,10 @@ async def test_two_bots_in_one_guild_share_its_directory_and_never_each_others_m
     created = await kaede.memory.create(create_fields(ws, "overwrite tomori", lineage_id=TOMORI.lineage))
     # The panel's and the reinforcement's answers, through MemoryClient as a bot reads them:
     # the contract's InvalidCommandResult.
-    removal = await kaede.memory.manual({"workspace_id": ws, "actor": {"id": MANAGER, "is_manager": True},
-                                         "scope": "server", "action": "remove", "lineage_id": TOMORI.lineage,
-                                         "memory_id": tomori_memory})
-    reinforcement = await kaede.memory.reinforce({"workspace_id": ws, "lineage_id": TOMORI.lineage,
-                                                  "memories": [{"scope": "server", "memory_id": tomori_memory}]})
+    removal = await kaede.memory.manual({"workspace_id": ws, **manual_fields(
+        actor=MANAGER, action="remove", lineage_id=TOMORI.lineage, persona_id=None, memory_id=tomori_memory)})
+    reinforcement = await kaede.memory.reinforce({"workspace_id": ws, **reinforce_fields(
+        [("server", tomori_memory)], lineage_id=TOMORI.lineage)})
     assert isinstance(removal, InvalidCommandResult) and isinstance(reinforcement, InvalidCommandResult)
     for answer in (created, removal, reinforcement):
         assert (answer.success, answer.data.status) == (False, COMMAND_INVALID), answer
@@ -537,8 +536,7 @@ async def test_each_worker_takes_only_its_own_rows_of_the_shared_inbox(pg_server
 
 
 def reinforce_of(ws: str, cid: str) -> ReinforceMemories:
-    return msgspec.convert({"command_id": cid, "issued_at": datetime.now(UTC).isoformat(), "workspace_id": ws,
-                            "lineage_id": KAEDE.lineage}, ReinforceMemories)
+    return reinforce_command(ws, lineage_id=KAEDE.lineage, envelope_fields={"command_id": cid})
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import asyncio
 import msgspec
 import nats
 import pytest
+from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
@@ -82,7 +83,7 @@ async def test_a_consumer_setting_the_server_refuses_is_a_clear_error(nc):
 
 def _events(command_id: str, n: int, subject: str | None = None) -> list[EventRow]:
     """A command's events as its inbox row keeps them."""
-    out = []
+    out: list[EventRow] = []
     for i in range(n):
         eid = f"{command_id}:e{i}"
         out.append(EventRow(subject or f"cache.invalidate.user.{command_id}", {"Nats-Msg-Id": eid},
@@ -90,10 +91,10 @@ def _events(command_id: str, n: int, subject: str | None = None) -> list[EventRo
     return out
 
 
-async def _events_for(js, subject: str) -> list[nats.aio.msg.Msg]:
+async def _events_for(js, subject: str) -> list[Msg]:
     sub = await js.pull_subscribe(subject, stream=subjects.EVENTS_STREAM,
                                   config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL))
-    out = []
+    out: list[Msg] = []
     # Read until the consumer has nothing left, not until a fetch times out: on a busy machine
     # a short fetch can time out before the stored messages arrive.
     while (await sub.consumer_info()).num_pending or not out:

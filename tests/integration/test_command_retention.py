@@ -57,7 +57,7 @@ async def _take(nc, partition: int, n: int):
     sub = await nc.subscribe(inbox, cb=got.put)
     await nc.publish(streams.partition_api("CONSUMER.MSG.NEXT", durable),
                      jetstream.pull_request(n, expires_s=5, group=streams.PARTITION_GROUP), reply=inbox)
-    msgs = []
+    msgs: list = []
     while len(msgs) < n:
         msg = await asyncio.wait_for(got.get(), 10)
         if jetstream.pull_status(msg) is None:
@@ -241,6 +241,6 @@ async def test_an_upgrade_cut_short_is_finished_at_the_next_start(nc):
         await js.publish(subjects.command_subject("create", "ws-1"), b"too early", timeout=1)
     # And one that died half-way through the restore.
     await js.add_stream(stream_upgrade.staging(target, old_last_seq + 1))
-    await stream_upgrade._restore(js, target.name, nc.max_payload)
+    await stream_upgrade._restore(js, subjects.COMMANDS_STREAM, nc.max_payload)
     js = await _provision(nc)
     await _assert_upgraded(js, sent, old_last_seq)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from contracts.codec import OP_RESULT_DECODER
-from contracts.kinds.reinforce import ReinforceMemories
 from db.repository import MemoryRepository
+from tests.support.commands import reinforce_command
 from tests.support.directory import add_server
-from worker.client.memory_client import _complete
 from worker.services.reinforce import ReinforceService
 
 from ..conftest import unique
@@ -20,8 +19,7 @@ async def test_concurrent_deliveries_of_a_reinforcement_count_once(pool):
     async with pool.acquire() as conn:
         server_id = await add_server(conn, ws)
         (memory_id,) = await add_server_memories(conn, server_id, 7, [40])
-    cmd = _complete({"workspace_id": ws, "lineage_id": 7, "memories": [{"scope": "server", "memory_id": memory_id}]},
-                    ReinforceMemories)
+    cmd = reinforce_command(ws, [("server", memory_id)], lineage_id=7)
     svc = ReinforceService(MemoryRepository(pool))
 
     handled = await asyncio.gather(*(svc.run(cmd) for _ in range(6)))

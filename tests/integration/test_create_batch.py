@@ -115,7 +115,7 @@ async def test_a_batch_ends_each_command_as_running_it_alone_would(pool):
     assert statuses == [SAVED_WITH_EVICTION, SAVED, SAVED, PRIVACY_RESTRICTED]
     evicted = RESULT_DECODER.decode(in_batch[0].answer.result)
     assert evicted.data.content_forgotten == "old #0"
-    assert "forgotten" in evicted.notice["title"]  # the eviction notice, with what the lock found
+    assert evicted.notice is not None and "forgotten" in evicted.notice["title"]  # the eviction notice, with what the lock found
 
     # Committed: every answer is the stored row's, byte for byte, and its inbox row builds
     # the events it published again (for a redelivery), byte for byte.

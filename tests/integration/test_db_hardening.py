@@ -14,17 +14,15 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
-import msgspec
 import pytest
 
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.kinds.manual import ManualMemory
-from contracts.kinds.reinforce import ReinforceMemories
 from db.migrate import migrate_dsn
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import ROOT, clone_database, unique
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox_row_events
-from tests.support.commands import TRIGGERER_ID
+from tests.support.commands import TRIGGERER_ID, manual_command, reinforce_command
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -91,10 +89,7 @@ def limits(**over) -> Limits:
 
 
 def manual(workspace: str, **fields) -> ManualMemory:
-    payload = dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(), workspace_id=workspace,
-                   actor={"id": MANAGER, "is_manager": True}, scope="server", lineage_id=LINEAGE, persona_id=1,
-                   **fields)
-    return msgspec.convert(payload, ManualMemory)
+    return manual_command(workspace, **{"actor": MANAGER, "lineage_id": LINEAGE, **fields})
 
 
 def strings_in(value) -> list[str]:
@@ -165,10 +160,7 @@ async def test_the_workers_statements_work_as_the_role(role_pool, owner):
         manual(ws, action="remove", memory_id=added.data.memory_id))).answer.result)
     assert removed.success, removed
 
-    reinforce = msgspec.convert(dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(),
-                                     workspace_id=ws, lineage_id=LINEAGE,
-                                     memories=[{"scope": "server", "memory_id": result.data.memory_id}]),
-                                ReinforceMemories)
+    reinforce = reinforce_command(ws, [("server", result.data.memory_id)], lineage_id=LINEAGE)
     assert OP_RESULT_DECODER.decode((await ReinforceService(repo).run(reinforce)).answer.result).success
 
     # The give-up path's read, the result lookup and the pruning.

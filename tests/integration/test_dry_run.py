@@ -24,13 +24,13 @@ from contracts.kinds.seed_bio import SeedBio
 from contracts.kinds.shadow import ShadowReport
 from contracts.kinds.update import UpdateMemory
 from db.repository import MemoryRepository, Tx
-from tests.support.commands import update_fields
+from tests.support.commands import envelope, manual_command, reinforce_command, seed_bio_command, update_command
 from tests.support.services import service_table
 from worker.domain.model import Limits
 from worker.services.base import CommandService, Handled
 from worker.services.shadow import DryRunning
 
-from .helpers import GOOD_RETRIEVAL, envelope, personal_save, server_save
+from .helpers import GOOD_RETRIEVAL, personal_save, server_save
 from .worlds import MODES, World, world
 
 LINEAGE = 4343
@@ -112,13 +112,11 @@ async def kept_owner(db: World, command_id: str) -> tuple[str, str] | None:
 
 
 def manual(ws: str, **fields: Any) -> ManualMemory:
-    return msgspec.convert({**envelope(ws), "actor": {"id": "300000000000000001", "is_manager": True},
-                            "scope": "server", "lineage_id": LINEAGE, "persona_id": 1, **fields}, ManualMemory)
+    return manual_command(ws, **{"actor": "300000000000000001", "lineage_id": LINEAGE, **fields})
 
 
 def update(ws: str, memory_id: int, content: str) -> UpdateMemory:
-    return msgspec.convert({**envelope(ws), **update_fields(ws, memory_id, content, lineage_id=LINEAGE)},
-                           UpdateMemory)
+    return update_command(ws, memory_id, content, lineage_id=LINEAGE)
 
 
 async def test_a_create_that_saves_foretells_its_memory_id(db):
@@ -192,9 +190,7 @@ async def test_the_panels_add_edit_remove_and_import(db):
 async def test_a_reinforcement_counts_what_it_would_mark(db):
     ws, server_id = await db.workspace()
     ids = [await db.server_memory(server_id, LINEAGE, f"fact {i}") for i in range(2)]
-    cmd = msgspec.convert({**envelope(ws), "lineage_id": LINEAGE,
-                           "memories": [{"scope": "server", "memory_id": i} for i in [*ids, 10**12]]},
-                          ReinforceMemories)
+    cmd = reinforce_command(ws, [("server", i) for i in [*ids, 10**12]], lineage_id=LINEAGE)
     _, real = await dry_then_real(db, "reinforce", cmd)
     assert msgspec.json.decode(real.answer.result)["data"]["count"] == 2
 
@@ -203,8 +199,7 @@ async def test_a_bio_seed(db):
     ws, _ = await db.workspace()
     host, _ = await db.user()
     identity, _ = await db.proxy([host])
-    cmd = SeedBio(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=ws,
-                  identity_user_id=identity, is_new_identity=True, bio="a fox who likes tea")
+    cmd = seed_bio_command(ws, identity, "a fox who likes tea")
     _, real = await dry_then_real(db, "seed_bio", cmd)
     assert real.answer.status == "seeded"
     assert await kept_owner(db, cmd.command_id) == ("personal", identity)

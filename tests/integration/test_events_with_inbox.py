@@ -37,7 +37,7 @@ from contracts.envelope import Envelope as CommandEnvelope
 from contracts.registry import decoder_for
 from db.repository import EventRow, MemoryRepository
 from tests.support import fresh_nats
-from tests.support.commands import command_payload, create_fields, update_fields
+from tests.support.commands import command_payload, create_fields, manual_fields, update_fields
 from tests.support.services import service_table
 from tests.support.waiting import wait_until
 from worker.consuming.administration import streams
@@ -296,9 +296,8 @@ async def test_every_command_kind_keeps_its_events_with_its_inbox_row(nc, worker
         await asyncio.gather(*(bot.send("create", save(f"{ws}-{i}", f"fact {i}"), command_id=cid)
                                for i, cid in enumerate(creates)))
         panel = unique("m-")
-        await bot.send("manual", {"workspace_id": ws, "actor": {"id": "300000000000000001", "is_manager": True},
-                                  "scope": "server", "action": "add", "lineage_id": LINEAGE, "persona_id": 1,
-                                  "content": "a panel fact"}, command_id=panel)
+        await bot.send("manual", {"workspace_id": ws, **manual_fields(actor="300000000000000001", lineage_id=LINEAGE,
+                                                                    content="a panel fact")}, command_id=panel)
         for cid in [*creates, panel]:
             assert (await bot.answered(cid))["success"], bot.answers
         edit = unique("u-")

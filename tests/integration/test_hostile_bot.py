@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import uuid
-from datetime import UTC, datetime
 
 import nats
 import pytest
@@ -27,8 +26,7 @@ from contracts import subjects
 from contracts.registry import COMMAND_KINDS
 from tests.cluster.nats_deploy import connect_as, connect_options
 from tests.conftest import clone_database, unique
-from tests.e2e.bus import create_fields
-from tests.support.commands import update_fields
+from tests.support.commands import FIELDS, envelope
 from tests.support.partitions import partition_of
 from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
@@ -39,7 +37,6 @@ from worker.consuming.administration import streams
 # The recommended setting (deploy/README.md, "Bots apart"): the account's own bot's prefix.
 REPLY_PREFIXES = "_INBOX.bot.tomori."
 TOMORI_INBOX = "_INBOX.bot.tomori"
-MANAGER = "130000000000000001"
 
 
 @pytest.fixture(scope="module")
@@ -97,18 +94,8 @@ class Replies:
 def command(kind: str, ws: str, cid: str | None = None, reply_to: str | None = "auto", **extra) -> tuple[str, dict]:
     """A valid command of `kind` for workspace `ws`, as JSON-ready dict."""
     cid = cid or unique(f"{kind}-")
-    fields = {
-        "create": lambda: create_fields(ws, f"fact {cid}"),
-        "manual": lambda: {"actor": {"id": MANAGER, "is_manager": True}, "scope": "server", "action": "add",
-                           "lineage_id": 7, "persona_id": 1, "content": f"panel fact {cid}"},
-        "reinforce": lambda: {"lineage_id": 7, "memories": []},
-        "seed_bio": lambda: {"identity_user_id": f"pk:{uuid.uuid4()}", "is_new_identity": True, "bio": "likes tea"},
-        "update": lambda: update_fields(ws, 1, f"fact {cid}"),
-        "shadow": lambda: {"shadowed_id": f"dry-{cid}", "kind": "create", "result": {"success": True}},
-    }[kind]()
-    body = {"command_id": cid, "issued_at": datetime.now(UTC).isoformat(),
-            "reply_to": Replies.reply_to(cid) if reply_to == "auto" else reply_to, "workspace_id": ws,
-            **fields, **extra}
+    body = {**envelope(ws, command_id=cid, reply_to=Replies.reply_to(cid) if reply_to == "auto" else reply_to),
+            **FIELDS[kind](ws, cid), **extra}
     return cid, body
 
 

@@ -41,6 +41,12 @@ def clone(tmp_path_factory) -> Path:
     return target
 
 
+@pytest.fixture(scope="module")
+def path_wheel(clone, tmp_path_factory) -> Path:
+    """The wheel `pip install /path/to/memory-worker` builds, built once for the module's tests."""
+    return _wheel(str(clone), tmp_path_factory.mktemp("clone-wheel") / "wheels")
+
+
 def _fresh_venv(where: Path) -> Path:
     _run([sys.executable, "-m", "venv", "--without-pip", where])
     python = where / "bin" / "python"
@@ -57,10 +63,9 @@ def _wheel(spec: str, where: Path) -> Path:
     return wheel
 
 
-def test_pip_install_from_the_clone_gives_the_client_the_cli_and_the_sql(clone, tmp_path):
-    wheel = _wheel(str(clone), tmp_path / "wheels")  # pip install /path/to/memory-worker
+def test_pip_install_from_the_clone_gives_the_client_the_cli_and_the_sql(path_wheel, tmp_path):
     python = _fresh_venv(tmp_path / "venv")
-    _run([*PIP, "--python", python, "install", "--no-deps", "--no-index", wheel], cwd=tmp_path)
+    _run([*PIP, "--python", python, "install", "--no-deps", "--no-index", path_wheel], cwd=tmp_path)
 
     probe = ("import json, worker.client, contracts, db.migrate; from importlib import resources;"
              "print(json.dumps({'client': worker.client.__file__, 'MemoryClient': hasattr(worker.client, 'MemoryClient'),"
@@ -74,10 +79,9 @@ def test_pip_install_from_the_clone_gives_the_client_the_cli_and_the_sql(clone, 
     assert _run([tmp_path / "venv" / "bin" / "memoryctl", "--help"], cwd=tmp_path).stdout.startswith("usage: memoryctl")
 
 
-def test_pip_install_from_a_git_url_builds_the_same_package(clone, tmp_path):
+def test_pip_install_from_a_git_url_builds_the_same_package(clone, path_wheel, tmp_path):
     by_url = _wheel(f"memory-worker @ git+file://{clone}", tmp_path / "from-url")
-    by_path = _wheel(str(clone), tmp_path / "from-path")
-    with zipfile.ZipFile(by_url) as a, zipfile.ZipFile(by_path) as b:
+    with zipfile.ZipFile(by_url) as a, zipfile.ZipFile(path_wheel) as b:
         assert sorted(a.namelist()) == sorted(b.namelist())
         assert "db/standalone.sql" in a.namelist() and "worker/client/memory_client.py" in a.namelist()
 

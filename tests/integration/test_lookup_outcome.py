@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
 
 import jsonschema
 import msgspec
@@ -22,6 +21,7 @@ from contracts.schema import SCHEMA_DIR
 from db.repository import MemoryRepository
 from tests.conftest import unique
 from tests.integration.helpers import server_save
+from tests.support.commands import envelope
 from tests.support.waiting import wait_until
 from worker.client.memory_client import CommandDeadLettered, MemoryClient, ResultTimeout
 from worker.consuming import dead_letters
@@ -53,8 +53,7 @@ def outcomes(pool, js):
 
 
 def command(workspace: str, command_id: str, reply_to: str | None = None) -> bytes:
-    return msgspec.json.encode({"command_id": command_id, "issued_at": datetime.now(UTC).isoformat(),
-                                "workspace_id": workspace, "reply_to": reply_to})
+    return msgspec.json.encode(envelope(workspace, command_id=command_id, reply_to=reply_to))
 
 
 async def describe(outcomes: CommandOutcomes, workspace_token: str, command_id: str) -> dict:
@@ -161,7 +160,8 @@ class Recording(CommandOutcomes):
 
 async def stored_copies(js, workspace: str) -> list[dict]:
     """The command stream's messages of this workspace: their Nats-Msg-Id headers."""
-    found, seq = [], 1
+    found: list[dict] = []
+    seq = 1
     while True:
         try:
             raw = await js.get_msg(subjects.COMMANDS_STREAM, seq, subject=f"cmd.*.*.{workspace}", next=True)

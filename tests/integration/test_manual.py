@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
 
 import msgspec
 import pytest
@@ -32,6 +31,7 @@ from contracts.kinds.manual import (
 from contracts.op_result import OpResult
 from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
+from tests.support.commands import manual_command
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.domain.model import Limits
 from worker.services.base import Handled
@@ -46,10 +46,8 @@ MANAGER = "300000000000000001"
 
 def manual(workspace: str, *, action: str = "add", scope: str = "server", actor: str = MANAGER,
            is_manager: bool = True, lineage: int = LINEAGE, **fields) -> ManualMemory:
-    payload = dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(), workspace_id=workspace,
-                   actor={"id": actor, "is_manager": is_manager}, scope=scope, action=action,
-                   lineage_id=lineage, persona_id=1, **fields)
-    return msgspec.convert(payload, ManualMemory)
+    return manual_command(workspace, action=action, scope=scope, actor=actor, is_manager=is_manager,
+                          lineage_id=lineage, **fields)
 
 
 def service(pool, **limits) -> ManualMemoryService:

@@ -10,14 +10,14 @@ import random
 import uuid
 from collections import Counter
 
-import msgspec
 import pytest
 
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.kinds.create import LIMIT_EXCEEDED, SAVED_WITH_EVICTION
 from contracts.kinds.manual import ADDED, LIMIT_REACHED, NOT_FOUND, UPDATED, ManualMemory
-from contracts.kinds.seed_bio import SEEDED, SKIPPED, SeedBio
+from contracts.kinds.seed_bio import SEEDED, SKIPPED
 from db.repository import MemoryRepository
+from tests.support.commands import manual_command, seed_bio_command
 from tests.support.directory import add_proxy_identity, add_server, add_user
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
@@ -29,7 +29,6 @@ from .helpers import (
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_server_memories,
-    envelope,
     event_subjects,
     module_database,
     personal_save,
@@ -48,9 +47,8 @@ async def pool(pg_server, template_db):
 
 
 def edit(workspace: str, scope: str, actor: str, memory_id: int, content: str) -> ManualMemory:
-    return msgspec.convert({**envelope(workspace), "actor": {"id": actor, "is_manager": True}, "scope": scope,
-                            "action": "edit", "lineage_id": LINEAGE, "memory_id": memory_id,
-                            "content": content}, ManualMemory)
+    return manual_command(workspace, actor=actor, scope=scope, action="edit", lineage_id=LINEAGE, persona_id=None,
+                          memory_id=memory_id, content=content)
 
 
 class Owner:
@@ -182,8 +180,7 @@ async def test_concurrent_manual_adds_stop_exactly_at_the_cap(pool):
         server_id = await add_server(conn, ws, decay=True)
         await add_server_memories(conn, server_id, LINEAGE, [400, 400])  # 3 places left, eviction would be allowed
     svc = ManualMemoryService(MemoryRepository(pool), Limits(max_server_memories=CAP))
-    cmds = [msgspec.convert({**envelope(ws), "actor": {"id": unique(), "is_manager": True}, "scope": "server",
-                             "action": "add", "lineage_id": LINEAGE, "content": f"fact {n}"}, ManualMemory)
+    cmds = [manual_command(ws, actor=unique(), lineage_id=LINEAGE, persona_id=None, content=f"fact {n}")
             for n in range(12)]
 
     results = [OP_RESULT_DECODER.decode(h.answer.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
@@ -202,8 +199,7 @@ async def test_twenty_concurrent_seeds_of_one_new_identity_seed_exactly_once(poo
         await add_user(conn, host)
         proxy_uid = await add_proxy_identity(conn, proxy, namespace_id=unique("ns-"), hosts=[host])
     svc = SeedBioService(MemoryRepository(pool), Limits(), max_units=1000)
-    cmds = [msgspec.convert({**envelope(ws), "identity_user_id": proxy, "is_new_identity": True,
-                             "bio": f"Nova, storm chaser (copy {n})"}, SeedBio) for n in range(20)]
+    cmds = [seed_bio_command(ws, proxy, f"Nova, storm chaser (copy {n})") for n in range(20)]
 
     results = [OP_RESULT_DECODER.decode(h.answer.result) for h in await asyncio.gather(*(svc.run(c) for c in cmds))]
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-import uuid
 from collections import Counter
-from datetime import UTC, datetime
 
 import msgspec
 import pytest
@@ -22,6 +20,7 @@ from contracts.kinds.manual import ADDED, HOST_PROTECTED, IMPORTED, LIMIT_REACHE
 from contracts.op_result import OpResult
 from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
+from tests.support.commands import manual_command
 from worker.domain.model import Limits
 from worker.services.base import Handled
 from worker.services.create_memory import CreateMemoryService
@@ -102,19 +101,14 @@ def importing(ws: str, entries: list | None, strategy: str = "merge", *, scope: 
     def as_entry(item):
         return {"content": item[0], "tags": item[1]} if isinstance(item, tuple) else {"content": item}
 
-    payload = dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(), workspace_id=ws,
-                   actor={"id": actor, "is_manager": is_manager}, scope=scope, action="import",
-                   lineage_id=lineage, persona_id=persona_id, strategy=strategy,
-                   entries=None if entries is None else [as_entry(e) for e in entries], **fields)
-    return msgspec.convert(payload, ManualMemory)
+    return manual_command(ws, actor=actor, is_manager=is_manager, scope=scope, action="import", lineage_id=lineage,
+                          persona_id=persona_id, strategy=strategy,
+                          entries=None if entries is None else [as_entry(e) for e in entries], **fields)
 
 
 def panel_add(ws: str, content: str, *, scope: str = "server", actor: str = "300000000000000001",
               lineage: int = LINEAGE, persona_id: int | None = 1) -> ManualMemory:
-    return msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                            "workspace_id": ws, "actor": {"id": actor, "is_manager": True}, "scope": scope,
-                            "action": "add", "lineage_id": lineage, "persona_id": persona_id,
-                            "content": content}, ManualMemory)
+    return manual_command(ws, actor=actor, scope=scope, lineage_id=lineage, persona_id=persona_id, content=content)
 
 
 def payloads(handled: Handled) -> list[dict]:

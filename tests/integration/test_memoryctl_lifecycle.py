@@ -58,6 +58,7 @@ class MakeRun:
         self._reader.start()
 
     def _read(self) -> None:
+        assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.lines.append(line)
 

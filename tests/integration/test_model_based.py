@@ -28,7 +28,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
-import msgspec
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test
@@ -41,6 +40,7 @@ from contracts.kinds.reinforce import REINFORCED, ReinforceMemories
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import clone_database
 from tests.support.capacity_rule import choose_eviction
+from tests.support.commands import manual_command, reinforce_command
 from worker.domain.model import Limits, StoredMemory
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
@@ -102,16 +102,11 @@ class Done:
 
 
 def manual_cmd(ws: str, *, scope: str, actor: str, action: str, lineage: int, **fields: Any) -> ManualMemory:
-    payload = dict(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC).isoformat(), workspace_id=ws,
-                   actor={"id": actor, "is_manager": True}, scope=scope, action=action, lineage_id=lineage,
-                   persona_id=1, **fields)
-    return msgspec.convert(payload, ManualMemory)
+    return manual_command(ws, scope=scope, actor=actor, action=action, lineage_id=lineage, **fields)
 
 
 def reinforce_cmd(ws: str, lineage: int, refs: list[tuple[str, int]]) -> ReinforceMemories:
-    return msgspec.convert({"command_id": uuid.uuid4().hex, "issued_at": datetime.now(UTC).isoformat(),
-                            "workspace_id": ws, "lineage_id": lineage,
-                            "memories": [{"scope": s, "memory_id": i} for s, i in refs]}, ReinforceMemories)
+    return reinforce_command(ws, refs, lineage_id=lineage)
 
 
 # Legacy layouts: per owner and lineage, rows of (age in days, reinforced days ago or None, manual).

@@ -29,8 +29,8 @@ from contracts import subjects
 from contracts.codec import encode
 from tests.cluster.nats_deploy import INBOX_PREFIXES, PASSWORDS, connect_as, connect_options, eventually
 from tests.conftest import ROOT, clone_database, unique
-from tests.integration.helpers import envelope, server_save
-from tests.support.commands import update_fields
+from tests.integration.helpers import server_save
+from tests.support.commands import envelope, update_fields
 from tests.support.secured import secured_worker
 from tests.support.waiting import wait_until
 from worker.cli import dlq as dlq_cli

@@ -13,7 +13,7 @@ from contracts.kinds.reinforce import REINFORCED, ReinforceMemories
 from contracts.kinds.seed_bio import SEEDED, SKIPPED, SeedBio
 from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
-from tests.support.commands import TRIGGERER_ID
+from tests.support.commands import TRIGGERER_ID, reinforce_command, seed_bio_command
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.client.memory_client import new_create
 from worker.domain.model import Limits
@@ -26,7 +26,6 @@ from .helpers import (
     GOOD_RETRIEVAL,
     add_personal_memories,
     add_server_memories,
-    envelope,
     event_subjects,
     module_database,
     server_save,
@@ -43,8 +42,7 @@ async def pool(pg_server, template_db):
 
 
 def reinforce_cmd(workspace: str, refs: list[tuple[str, int]], lineage: int = LINEAGE) -> ReinforceMemories:
-    return msgspec.convert({**envelope(workspace), "lineage_id": lineage,
-                            "memories": [{"scope": s, "memory_id": i} for s, i in refs]}, ReinforceMemories)
+    return reinforce_command(workspace, refs, lineage_id=lineage)
 
 
 async def reinforce(pool, cmd: ReinforceMemories):
@@ -162,8 +160,7 @@ async def test_a_reinforced_row_is_no_longer_dormant_so_eviction_takes_another(p
 
 
 def seed_cmd(workspace: str, identity: str, bio: str | None, *, new: bool = True) -> SeedBio:
-    return msgspec.convert({**envelope(workspace), "identity_user_id": identity, "is_new_identity": new,
-                            "bio": bio}, SeedBio)
+    return seed_bio_command(workspace, identity, bio, new=new)
 
 
 async def seed(pool, cmd: SeedBio, *, max_units: int = 1000, max_personal: int = 5):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -20,6 +19,7 @@ import pytest
 from contracts import subjects
 from contracts.kinds.shadow import ShadowReport
 from db.repository import MemoryRepository
+from tests.support.commands import shadow_command
 from tests.support.secret_corpus import CREDENTIALS
 from worker.cli.shadow import build_report, render
 from worker.client.memory_client import MemoryClient
@@ -32,7 +32,7 @@ from worker.shared.settings import Settings
 
 from .helpers import module_database, server_save
 
-SAVED = {"success": True, "data": {"status": "memory_saved_successfully"}}
+SAVED: dict[str, Any] = {"success": True, "data": {"status": "memory_saved_successfully"}}
 SAVED_BY_BOT = {"success": True, "message": "Memory saved successfully", "data": {"status": "memory_saved_successfully"}}
 
 
@@ -43,8 +43,7 @@ async def pool(pg_server, template_db):
 
 
 def report(shadowed_id: str, workspace: str = "1001", **fields: Any) -> ShadowReport:
-    return ShadowReport(command_id=uuid.uuid4().hex, issued_at=datetime.now(UTC), workspace_id=workspace,
-                        shadowed_id=shadowed_id, **{"kind": "create", "result": SAVED, **fields})
+    return shadow_command(workspace, shadowed_id, **{"result": SAVED, **fields})
 
 
 async def paired(pool, cmd: ShadowReport, tenant: str = "") -> dict[str, Any]:
@@ -115,6 +114,7 @@ async def test_a_report_about_another_workspaces_or_bots_dry_run_is_refused_and_
 
 async def test_a_report_that_compares_nothing_is_stored_and_reported_as_such(pool):
     workspace = f"66{uuid.uuid4().int % 10**15:015d}"
+    empty: dict[str, Any]
     for empty in ({}, {"data": {}}):
         shadowed = await dry_run(pool, workspace, f"likes tea {len(empty)}")
         answer = await paired(pool, report(shadowed, workspace=workspace, result=empty))

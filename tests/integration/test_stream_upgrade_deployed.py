@@ -65,7 +65,7 @@ async def test_a_work_queue_stream_with_waiting_commands_is_upgraded_by_the_new_
                                tmp_root / f"upgrade-worker-{run}.log")
         with pytest.raises(RuntimeError, match="worker exited early"):
             await asyncio.to_thread(worker.start)
-        assert worker.proc.wait(timeout=10) == 2
+        assert worker.proc is not None and worker.proc.wait(timeout=10) == 2
         assert "MEMORY_COMMANDS is a work-queue stream of an older release" in worker.log_text()
         assert (await js.stream_info(subjects.COMMANDS_STREAM)).state.messages == 5  # untouched
 

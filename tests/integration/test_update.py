@@ -25,12 +25,11 @@ from contracts.kinds.update import (
 from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.conftest import unique
-from tests.support.commands import update_fields
+from tests.support.commands import update_command
 from worker.domain.model import Limits
 from worker.services.base import Handled
 from worker.services.update_memory import UpdateMemoryService
 
-from .helpers import envelope
 from .worlds import MODES, World, world
 
 LINEAGE = 4242
@@ -46,10 +45,9 @@ async def db(request, pg_server, template_db):
 
 def update(ws: str, memory_id: object, content: object, *, target: str | None = None, member: str | None = None,
            **extra) -> UpdateMemory:
-    fields = update_fields(ws, memory_id, content, target=target, lineage_id=LINEAGE, **extra)
     if member is not None:
-        fields["member_matches"] = [{"id": member, "display_name": target}]
-    return msgspec.convert({**envelope(ws), **fields}, UpdateMemory)
+        extra["member_matches"] = [{"id": member, "display_name": target}]
+    return update_command(ws, memory_id, content, target=target, lineage_id=LINEAGE, **extra)
 
 
 async def run(db: World, cmd: UpdateMemory, delivery: int | None = None) -> tuple[UpdateResult, Handled]:

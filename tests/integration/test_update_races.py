@@ -25,12 +25,12 @@ from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, CreateMemory
 from contracts.kinds.update import MEMORY_DELETED, MEMORY_UPDATED, UpdateMemory
 from db.repository import MemoryRepository
 from db.requests import UpdateTargetRequest
-from tests.support.commands import update_fields
+from tests.support.commands import update_command
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 from worker.services.update_memory import UpdateMemoryService
 
-from .helpers import envelope, personal_save, server_save
+from .helpers import personal_save, server_save
 from .worlds import MODES, World, world
 
 CAP = 5
@@ -69,8 +69,7 @@ class Owner:
     def update(self, memory_id: int, content: str) -> UpdateMemory:
         target = {} if self.scope == "server" else {
             "target": "Mika", "member_matches": [{"id": self.person, "display_name": "Mika"}]}
-        fields = update_fields(self.ws, memory_id, content, lineage_id=LINEAGE, **target)
-        return msgspec.convert({**envelope(self.ws), **fields}, UpdateMemory)
+        return update_command(self.ws, memory_id, content, lineage_id=LINEAGE, **target)
 
     async def count(self) -> int:
         if self.scope == "server":

@@ -6,12 +6,13 @@ Writes are upserts, so a test may set a row's settings again."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import asyncpg
 
 from tests.support.commands import TRIGGERER_ID
 
-Db = asyncpg.Connection | asyncpg.Pool
+Db: TypeAlias = asyncpg.Connection | asyncpg.Pool
 
 
 async def add_server(db: Db, workspace_id: str, *, self_teaching: bool = True, personal_memories: bool = True,

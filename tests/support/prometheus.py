@@ -15,11 +15,13 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from worker.local.embedded import LOOPBACK, ChildProcess, free_port
+from worker.local.embedded import LOOPBACK, free_port
+from worker.local.processes import ChildProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yaml"
@@ -102,7 +104,7 @@ class PrometheusServer(ChildProcess):
 
         self.terminate(signal.SIGTERM, 20)
 
-    def api(self, path: str, **params: str) -> dict | list:
+    def api(self, path: str, **params: str) -> Any:
         query = f"?{urllib.parse.urlencode(params)}" if params else ""
         with urllib.request.urlopen(f"{self.url}/api/v1/{path}{query}", timeout=10) as response:
             body = json.loads(response.read())

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contracts.kinds.seed_bio import SeedBio
+from tests.support.commands import fixed_envelope, seed_bio_command
 from worker.domain.bio import ALREADY_SEEDED, BLANK_BIO, NOT_NEW, decide_seed, normalize_bio
 from worker.domain.content import JS_SPACE_RUN, JS_WHITESPACE, js_trim, utf16_length
 from worker.domain.model import HostLink, Limits, ProxyIdentity, SeedPlan, SeedSkip
@@ -87,14 +86,7 @@ def test_normalized_bio_properties(bio: str, max_units: int) -> None:
 
 
 def seed(bio: str | None = "Nova loves astronomy.", *, new: bool = True) -> SeedBio:
-    return SeedBio(
-        command_id="seed-1",
-        issued_at=datetime(2025, 1, 1, tzinfo=UTC),
-        workspace_id="500000000000000001",
-        identity_user_id=IDENTITY,
-        is_new_identity=new,
-        bio=bio,
-    )
+    return seed_bio_command("500000000000000001", IDENTITY, bio, new=new, envelope_fields=fixed_envelope("seed-1"))
 
 
 def decide(
@@ -182,7 +174,7 @@ def test_partial_host_privacy_seeds() -> None:
         ({"cmd": seed(), "identity": None, "lineage0_count": 99}, NO_HOST),
     ],
 )
-def test_skip_reasons_come_in_order(kwargs: dict, reason: str) -> None:  # type: ignore[type-arg]
+def test_skip_reasons_come_in_order(kwargs: dict, reason: str) -> None:
     assert decide(**kwargs) == SeedSkip(reason)
 
 

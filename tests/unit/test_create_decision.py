@@ -4,7 +4,6 @@ words of each result are held to TomoriBot's in tests/unit/test_tomoribot_create
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -20,7 +19,6 @@ from contracts.kinds.create import (
     INVALID_CONTENT,
     LIMIT_EXCEEDED,
     PRIVACY_RESTRICTED,
-    SAVED,
     USER_NOT_FOUND,
     CommandResult,
     CreateMemory,
@@ -28,6 +26,7 @@ from contracts.kinds.create import (
 )
 from contracts.result_parts import COMMAND_INVALID, CacheKey
 from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
+from tests.support.commands import create_command, fixed_envelope
 from worker.domain import messages
 from worker.domain.arguments import parse_tool_args
 from worker.domain.create import decide_create
@@ -35,6 +34,7 @@ from worker.domain.create_decision import SaveFacts, SavePlan
 from worker.domain.create_result import render_create, save_notice
 from worker.domain.model import (
     CreateContext,
+    EvictionBlocker,
     HostLink,
     KnownUser,
     Limits,
@@ -55,7 +55,8 @@ MATRIX = "@mx:matrix.org"
 LIMITS = Limits(max_memory_length=1000, max_server_memories=50, max_personal_memories=20)
 READY = Retrieval(rag_available=True, embedding_model="emb", embedding_credentials=True)
 # Why a default workspace and retrieval may not evict (decay off, retrieval unusable).
-NO_EVICTION = ("decay_off", "retrieval_unavailable", "no_embedding_credentials", "no_embedding_model")
+NO_EVICTION: tuple[EvictionBlocker, ...] = ("decay_off", "retrieval_unavailable", "no_embedding_credentials",
+                                           "no_embedding_model")
 ALICE_MEMBER = MemberMatch(id=ALICE, display_name="Alice", username="alice_01")
 ALICE_LABEL = "Alice (@alice_01)"
 ALICE_ROW = KnownUser(user_id=11, disc_id=ALICE, nickname="Ali")
@@ -77,19 +78,11 @@ def command(
     persona_id: int = 3,
     naming: PersonaNaming | None = None,
 ) -> CreateMemory:
-    return CreateMemory(
-        command_id="cmd-1",
-        issued_at=datetime(2025, 1, 1, tzinfo=UTC),
-        workspace_id=WORKSPACE,
-        persona=Persona(id=persona_id, lineage_id=lineage, name="Tomori", naming=naming),
-        bot_user_id=BOT,
-        triggerer=triggerer,
-        channel=Channel(id="600000000000000001", is_dm=is_dm),
-        tool_args=tool_args,
-        participants=participants or [],
-        member_matches=[ALICE_MEMBER] if members is None else members,
-        retrieval=retrieval,
-    )
+    return create_command(
+        WORKSPACE, persona=Persona(id=persona_id, lineage_id=lineage, name="Tomori", naming=naming), bot_user_id=BOT,
+        triggerer=triggerer, channel=Channel(id="600000000000000001", is_dm=is_dm), tool_args=tool_args,
+        participants=participants or [], member_matches=[ALICE_MEMBER] if members is None else members,
+        retrieval=retrieval, envelope_fields=fixed_envelope("cmd-1"))
 
 
 def server_args(content: str = "{user} likes tea") -> dict[str, Any]:
@@ -144,11 +137,8 @@ def planned(result: Any) -> SavePlan:
     [
         (None, "memory_content"),
         ("remember tea", "memory_content"),
-        ({"memory_scope": "server_wide"}, "memory_content"),
         ({"memory_content": 3, "memory_scope": "server_wide"}, "memory_content"),
-        ({"memory_content": "x", "memory_scope": "global"}, "memory_scope"),
         ({"memory_content": "x", "memory_scope": "target_user"}, "target_user"),
-        ({"memory_content": "x", "memory_scope": "server_wide", "target_user": 4}, "target_user"),
         ({"memory_content": "x", "memory_scope": "target_user", "target_user_nickname": 4}, "target_user_nickname"),
         ({"memory_content": " ", "memory_scope": "server_wide"}, "memory_content"),
     ],
@@ -179,16 +169,6 @@ def test_a_legacy_target_name_that_is_no_string_is_refused_before_the_critical_s
     # A non-blank target_user is read first: the legacy names are never looked at.
     tool_args = {**personal_args(), "target_user_nickname": 5}
     assert planned(decide(command(tool_args))).owner_id == ALICE
-
-
-@pytest.mark.parametrize(("cmd", "ctx"), [
-    (command(server_args(), triggerer=None), context()),
-    (command(server_args()), context(triggerer_known=False)),
-    (command(server_args(), persona_id=0), context()),
-    (command(personal_args("nobody"), triggerer=None), context()),
-], ids=["no-triggerer", "triggerer-without-users-row", "persona-id-0", "before-the-target"])
-def test_the_critical_state_is_required(cmd: CreateMemory, ctx: CreateContext) -> None:
-    refused(decide(cmd, ctx), INTERNAL_ERROR)
 
 
 def test_the_critical_state_comes_before_blank_content_and_lineage() -> None:
@@ -224,12 +204,6 @@ def test_the_personal_footer_follows_the_switch_and_the_blacklist(enabled: bool,
 
 
 # --- the lineage guard: after the content checks ----------------------------------------------
-
-
-@pytest.mark.parametrize("tool_args", [server_args(), personal_args()])
-def test_lineage_zero_is_an_internal_error(tool_args: dict[str, Any]) -> None:
-    result = refused(decide(command(tool_args, lineage=0)), INTERNAL_ERROR)
-    assert "lineage" in result.error  # type: ignore[operator]
 
 
 def test_lineage_guard_comes_after_target_resolution_and_content() -> None:
@@ -573,20 +547,7 @@ def test_limit_comes_from_limits() -> None:
     planned(decide(command(server_args("abcde")), limits=Limits(max_memory_length=5)))
 
 
-def test_a_nul_character_is_refused() -> None:
-    refused(decide(command(server_args("tea\x00"))), INVALID_ARGS)
-    refused(decide(command(personal_args("Ali\x00ce"))), INVALID_ARGS)
-
-
 # --- privacy ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("level", [1, 2, 7])
-def test_privacy_restricted(level: int) -> None:
-    ctx = context(users={ALICE: KnownUser(user_id=11, disc_id=ALICE, privacy_level=level)})
-    result = refused(decide(command(personal_args()), ctx), PRIVACY_RESTRICTED)
-    assert "/personal config" in (result.data.reason or "")
-    assert result.data.target_user == ALICE_LABEL
 
 
 def test_privacy_zero_saves() -> None:
@@ -658,28 +619,6 @@ def test_a_cap_refusal_reads_the_same_whether_or_not_a_row_could_have_gone() -> 
 def test_a_cap_refusal_stored_without_its_count_fails_instead_of_saying_zero() -> None:
     with pytest.raises(ValueError, match="without the count"):
         ended(_plan(), SaveOutcome.AT_CAP)
-
-
-@pytest.mark.parametrize("outcome", [SaveOutcome.PRIVACY_PARTIAL, SaveOutcome.PRIVACY_FULL])
-def test_privacy_read_again_under_the_lock_refuses(outcome: SaveOutcome) -> None:
-    result = refused(ended(_plan("personal"), outcome), PRIVACY_RESTRICTED)
-    assert ALICE_LABEL in result.error  # type: ignore[operator]
-
-
-def test_a_hosts_protection_changed_under_the_lock_refuses() -> None:
-    result = refused(ended(_plan("personal"), SaveOutcome.HOST_PROTECTED), PRIVACY_RESTRICTED)
-    assert "while I was saving" in (result.data.reason or "")
-
-
-def test_saved_result() -> None:
-    plan = _plan("personal")
-    result = ended(plan, SaveOutcome.SAVED, memory_id=412)
-    assert result.success is True and result.error is None
-    assert result.message == "Memory saved successfully"
-    assert result.data.status == SAVED
-    assert (result.data.scope, result.data.memory_id, result.data.content_saved) == ("target_user", 412, plan.content)
-    assert result.data.content_forgotten is None and result.data.target_user == ALICE_LABEL
-    assert result.invalidated == [CacheKey("user", ALICE)]
 
 
 def test_saved_with_eviction_result_encodes_like_the_contract() -> None:

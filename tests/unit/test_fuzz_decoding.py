@@ -33,6 +33,15 @@ from contracts.kinds.update import UPDATE_INVALID_ARGS, UPDATE_STATUSES, UpdateM
 from contracts.registry import COMMAND_TYPES
 from contracts.tool_call import ToolCall
 from db.requests import CreateOp
+from tests.support.commands import (
+    create_fields,
+    envelope,
+    manual_fields,
+    reinforce_fields,
+    seed_bio_fields,
+    shadow_fields,
+    update_fields,
+)
 from tests.support.fuzz import delete_at, inner_paths, paths, replace_at
 from worker.consuming import dead_letters
 from worker.consuming.intake.handlers import CommandHandler, Invalid
@@ -78,53 +87,39 @@ INVALID_CODES = {dead_letters.INVALID_COMMAND, dead_letters.UNSUPPORTED_COMMAND}
 
 
 def _envelope(command_id: str = "cmd-1") -> dict[str, Any]:
-    return {"command_id": command_id, "issued_at": "2025-01-01T00:00:00+00:00",
-            "reply_to": "_INBOX.fuzz.1", "workspace_id": WORKSPACE}
+    return envelope(WORKSPACE, command_id=command_id, issued_at="2025-01-01T00:00:00+00:00", reply_to="_INBOX.fuzz.1")
 
+
+# The create and update bases carry every optional part a bot may send, so mutations reach them.
+_TOOL_CALL: dict[str, Any] = dict(
+    persona={"id": 3, "lineage_id": 7, "name": "Tomori",
+             "naming": {"prefixes": {"neutral": "Sir", "feminine": "Lady"}, "suffixes": {"neutral": "-kun"}}},
+    bot_user_id=BOT, triggerer={"id": ALICE, "name": "Alice"},
+    channel={"id": "600000000000000001", "is_dm": False, "is_private": False, "everyone_can_view": True, "url": None},
+    participants=[
+        {"id": ALICE, "kind": "discord", "label": "Alice", "primary_label": "Alice", "aliases": ["Ali"]},
+        {"id": MATRIX, "kind": "matrix", "label": "Mx (Matrix)", "aliases": []},
+        {"id": PROXY, "kind": "proxy", "label": "Fox", "aliases": ["fox"]},
+    ],
+    member_matches=[
+        {"id": ALICE, "display_name": "Alice", "username": "alice"},
+        {"id": BOB, "display_name": "Bob", "global_name": "Robert", "username": "bob"},
+    ],
+)
 
 BASES: dict[str, dict[str, Any]] = {
-    "create": {
-        **_envelope(),
-        "tool_args": {"memory_content": "{user} likes tea", "memory_scope": "target_user", "target_user": "Alice"},
-        "persona": {"id": 3, "lineage_id": 7, "name": "Tomori",
-                    "naming": {"prefixes": {"neutral": "Sir", "feminine": "Lady"}, "suffixes": {"neutral": "-kun"}}},
-        "bot_user_id": BOT,
-        "triggerer": {"id": ALICE, "name": "Alice"},
-        "channel": {"id": "600000000000000001", "is_dm": False, "is_private": False, "everyone_can_view": True,
-                    "url": None},
-        "participants": [
-            {"id": ALICE, "kind": "discord", "label": "Alice", "primary_label": "Alice", "aliases": ["Ali"]},
-            {"id": MATRIX, "kind": "matrix", "label": "Mx (Matrix)", "aliases": []},
-            {"id": PROXY, "kind": "proxy", "label": "Fox", "aliases": ["fox"]},
-        ],
-        "member_matches": [
-            {"id": ALICE, "display_name": "Alice", "username": "alice"},
-            {"id": BOB, "display_name": "Bob", "global_name": "Robert", "username": "bob"},
-        ],
-        "retrieval": {"rag_available": True, "embedding_model": "emb", "embedding_credentials": True},
-    },
-    "manual": {
-        **_envelope(),
-        "actor": {"id": ALICE, "is_manager": True},
-        "scope": "server",
-        "action": "edit",
-        "lineage_id": 7,
-        "persona_id": 3,
-        "identity_id": None,
-        "memory_id": 12,
-        "content": "likes tea",
-        "contents": ["a", "b"],
-        "tags": "tea, #general",
-    },
-    "reinforce": {**_envelope(), "lineage_id": 7,
-                  "memories": [{"scope": "server", "memory_id": 1}, {"scope": "personal", "memory_id": 2}]},
-    "seed_bio": {**_envelope(), "identity_user_id": PROXY, "is_new_identity": True, "bio": "a fox who likes tea"},
-    "shadow": {**_envelope(), "shadowed_id": "cmd-0", "kind": "create", "timed_out": False,
-               "result": {"success": True, "data": {"status": "memory_saved_successfully"}}, "error": None},
+    "create": {**_envelope(), **create_fields(
+        WORKSPACE, "{user} likes tea", scope="target_user", target="Alice",
+        retrieval={"rag_available": True, "embedding_model": "emb", "embedding_credentials": True}, **_TOOL_CALL)},
+    "manual": {**_envelope(), **manual_fields(
+        actor=ALICE, action="edit", persona_id=3, identity_id=None, memory_id=12, content="likes tea",
+        contents=["a", "b"], tags="tea, #general")},
+    "reinforce": {**_envelope(), **reinforce_fields([("server", 1), ("personal", 2)])},
+    "seed_bio": {**_envelope(), **seed_bio_fields(PROXY, "a fox who likes tea")},
+    "shadow": {**_envelope(), **shadow_fields(result={"success": True, "data": {"status": "memory_saved_successfully"}},
+                                              timed_out=False, error=None)},
+    "update": {**_envelope(), **update_fields(WORKSPACE, 12, "{user} likes green tea", target="Alice", **_TOOL_CALL)},
 }
-BASES["update"] = {**BASES["create"], "tool_args": {"memory_id": 12, "memory_content": "{user} likes green tea",
-                                                    "target_user": "Alice"}}
-del BASES["update"]["retrieval"]
 
 
 def test_the_base_commands_decode():

@@ -4,6 +4,7 @@ delivery order, a handed-back command blocking its lane until it comes back, let
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Set as AbstractSet
 from types import SimpleNamespace
 
 from tests.support.waiting import wait_until
@@ -17,7 +18,7 @@ def command(workspace: str, seq: int):
 
 
 class Hand:
-    def __init__(self, hand_back: set[int] = frozenset()) -> None:
+    def __init__(self, hand_back: AbstractSet[int] = frozenset()) -> None:
         self.ran: list[tuple[str, int]] = []
         self.running: dict[str, int] = {}
         self.overlap = False

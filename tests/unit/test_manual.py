@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -19,9 +18,9 @@ from contracts.kinds.manual import (
     NOT_FOUND,
     PRIVACY_BLOCKED,
     TEACHING_DISABLED,
-    Actor,
     ManualMemory,
 )
+from tests.support.commands import fixed_envelope, manual_command
 from worker.domain.manual import decide_manual
 from worker.domain.model import (
     Delete,
@@ -66,20 +65,9 @@ def manual(
         memory_id = 41
     if action == "add" and content is None:
         content = "tea is hot"
-    return ManualMemory(
-        command_id="m-1",
-        issued_at=datetime(2025, 1, 1, tzinfo=UTC),
-        workspace_id="500000000000000001",
-        actor=Actor(id=actor, is_manager=manager),
-        scope=scope,  # type: ignore[arg-type]
-        action=action,  # type: ignore[arg-type]
-        lineage_id=lineage,
-        identity_id=identity_id,
-        memory_id=memory_id,
-        content=content,
-        contents=contents,
-        tags=tags,
-    )
+    return manual_command("500000000000000001", actor=actor, is_manager=manager, scope=scope, action=action,
+                          lineage_id=lineage, persona_id=None, identity_id=identity_id, memory_id=memory_id,
+                          content=content, contents=contents, tags=tags, envelope_fields=fixed_envelope("m-1"))
 
 
 def row(
@@ -637,12 +625,11 @@ def test_refusal_reasons_are_distinct() -> None:
 
 
 def test_full_privacy_still_lets_a_user_remove_their_own_memories():
-    from contracts.kinds.manual import Actor, ManualMemory
     from worker.domain.manual import decide_manual
     from worker.domain.model import Delete, Limits, ManualContext, PanelMemory
 
-    cmd = ManualMemory(command_id="c", issued_at="2026-01-01T00:00:00Z", workspace_id="1",
-                       actor=Actor(id="5"), scope="personal", action="remove", lineage_id=3, memory_id=9)
+    cmd = manual_command("1", actor="5", is_manager=False, scope="personal", action="remove", lineage_id=3,
+                         persona_id=None, memory_id=9, envelope_fields=fixed_envelope("c"))
     ctx = ManualContext(actor_privacy_level=2, target=PanelMemory(9, 3, "old fact"))
     assert decide_manual(cmd, ctx, Limits()) == Delete(9, "old fact")
 

@@ -12,7 +12,6 @@ imports" (file id 66326604134 in the search index, which names no path).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -27,10 +26,10 @@ from contracts.kinds.manual import (
     MAX_IMPORT_ENTRIES,
     NOT_FOUND,
     PRIVACY_BLOCKED,
-    Actor,
     ImportEntry,
     ManualMemory,
 )
+from tests.support.commands import fixed_envelope, manual_command
 from tests.unit.test_manual import refused
 from worker.domain.manual import decide_manual
 from worker.domain.manual_import import duplicate_key
@@ -58,12 +57,9 @@ def entry(content: str, tags: str | list[str] | None = None) -> ImportEntry:
 
 def importing(entries: list[ImportEntry] | None, strategy: str = "merge", *, scope: str = "server",
               manager: bool = True, identity_id: str | None = None, **fields: Any) -> ManualMemory:
-    return ManualMemory(
-        command_id="i-1", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="500000000000000001",
-        actor=Actor(id=ALICE, is_manager=manager), scope=scope,  # type: ignore[arg-type]
-        action="import", lineage_id=LINEAGE, identity_id=identity_id,
-        strategy=strategy,  # type: ignore[arg-type]
-        entries=entries, **fields)
+    return manual_command("500000000000000001", actor=ALICE, is_manager=manager, scope=scope, action="import",
+                          lineage_id=LINEAGE, persona_id=None, identity_id=identity_id, strategy=strategy,
+                          entries=entries, envelope_fields=fixed_envelope("i-1"), **fields)
 
 
 def stored(*rows: tuple[str, tuple[str, ...]]) -> tuple[MemoryEntry, ...]:
@@ -328,14 +324,16 @@ def test_an_owner_above_the_cap_may_still_import_nothing_new() -> None:
 
 
 def test_strategy_defaults_to_merge_and_entries_are_bounded() -> None:
-    base = {"command_id": "i", "issued_at": "2025-01-01T00:00:00Z", "workspace_id": "1", "actor": {"id": "2"},
+    base: dict[str, Any] = {"command_id": "i", "issued_at": "2025-01-01T00:00:00Z", "workspace_id": "1", "actor": {"id": "2"},
             "scope": "server", "action": "import", "lineage_id": 3}
     cmd = msgspec.convert({**base, "entries": [{"content": "a", "tags": "x, y"}, {"content": "b"}]}, ManualMemory)
     assert cmd.strategy == "merge" and cmd.entries == [ImportEntry(content="a", tags="x, y"), ImportEntry(content="b")]
-    for bad, where in [({"strategy": "overwrite"}, "$.strategy"),
-                       ({"entries": [{"tags": ["x"]}]}, "$.entries[0]"),
-                       ({"entries": [{"content": "a\x00"}]}, "$.entries[0].content"),
-                       ({"entries": [{"content": "a"}] * (MAX_IMPORT_ENTRIES + 1)}, "$.entries")]:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"strategy": "overwrite"}, "$.strategy"),
+        ({"entries": [{"tags": ["x"]}]}, "$.entries[0]"),
+        ({"entries": [{"content": "a\x00"}]}, "$.entries[0].content"),
+        ({"entries": [{"content": "a"}] * (MAX_IMPORT_ENTRIES + 1)}, "$.entries")]
+    for bad, where in cases:
         with pytest.raises(msgspec.ValidationError, match=re.escape(f"- at `{where}`")):
             msgspec.convert({**base, **bad}, ManualMemory)
 

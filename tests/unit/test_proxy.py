@@ -129,7 +129,8 @@ def test_open_hosts_allow_writing(hosts: tuple[HostLink, ...]) -> None:
          "second-blacklisted", "partial-blacklisted", "full-beats-blacklist", "full-and-blacklisted"],
 )
 def test_protected(subject: ProxyIdentity | None, why: str) -> None:
-    assert host_protection(subject) is not None and WORDS[host_protection(subject)] == why
+    protection = host_protection(subject)
+    assert protection is not None and WORDS[protection] == why
 
 
 def test_reasons_are_distinct_readable_sentences() -> None:

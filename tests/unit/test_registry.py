@@ -112,7 +112,10 @@ def test_the_typescript_client_takes_its_kinds_from_the_contract_and_sends_any()
     assert re.search(r'^export type CommandKind = NonNullable<CommandOutcome\["kind"\]>;$',
                      (client / "subjects.ts").read_text(), re.M)
     outcome = re.search(r"^export interface CommandOutcome1 \{\n(.*?)^\}", declarations, re.M | re.S)
-    union = re.search(r"^  kind\?: (.*);$", outcome[1], re.M)[1]
+    assert outcome is not None, "run `make schemas`"
+    kind = re.search(r"^  kind\?: (.*);$", outcome[1], re.M)
+    assert kind is not None, "run `make schemas`"
+    union = kind[1]
     assert set(re.findall(r'"(\w+)"', union)) == set(COMMAND_KINDS), "run `make schemas`"
     # send() is typed by the contract's CommandKinds, one entry per kind (contracts/asyncapi.json).
     kinds = re.search(r"^export interface CommandKinds \{\n(.*?)^\}", declarations, re.M | re.S)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import unicodedata
-from datetime import UTC, datetime
 from typing import Any, get_args
 
 import msgspec
@@ -18,7 +17,8 @@ from hypothesis import strategies as st
 
 from contracts.codec import encode
 from contracts.kinds.create import INVALID_CONTENT, CommandResult, CreateMemory
-from contracts.tool_call import Channel, MemberMatch, Persona, Triggerer
+from contracts.tool_call import Channel, MemberMatch, Triggerer
+from tests.support.commands import create_command, fixed_envelope
 from tests.support.secret_corpus import (
     BENIGN,
     CREDENTIALS,
@@ -294,10 +294,10 @@ def command(content: str, scope: str = "server_wide") -> CreateMemory:
     args: dict[str, Any] = {"memory_content": content, "memory_scope": scope}
     if scope == "target_user":
         args["target_user"] = "Alice"
-    return CreateMemory(command_id="cmd-1", issued_at=datetime(2025, 1, 1, tzinfo=UTC), workspace_id="5",
-                        persona=Persona(id=3, lineage_id=7, name="Tomori"), bot_user_id="9",
-                        channel=Channel(id="6"), tool_args=args, triggerer=Triggerer(id=TRIGGERER, name="Tri"),
-                        member_matches=[MemberMatch(id=ALICE, display_name="Alice", username="alice")])
+    return create_command("5", persona_id=3, bot_user_id="9", channel=Channel(id="6"), tool_args=args,
+                          triggerer=Triggerer(id=TRIGGERER, name="Tri"),
+                          member_matches=[MemberMatch(id=ALICE, display_name="Alice", username="alice")],
+                          envelope_fields=fixed_envelope("cmd-39"))
 
 
 def decide(cmd: CreateMemory, workspace: Workspace = Workspace(), privacy: int = Privacy.OPEN,

@@ -5,7 +5,6 @@ ids it needs loaded."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -13,6 +12,7 @@ import pytest
 
 from contracts.kinds.create import CreateMemory
 from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
+from tests.support.commands import create_command, fixed_envelope
 from worker.domain.model import CreateContext, KnownUser, PersonaNamingPreference
 from worker.domain.naming import format_user_name, strip_affixes
 from worker.domain.targets import NOT_FOUND, Ambiguous, Resolved, lookup_ids, normalize, resolve_target
@@ -37,17 +37,11 @@ def command(
     is_dm: bool = False,
     naming: PersonaNaming | None = None,
 ) -> CreateMemory:
-    return CreateMemory(
-        command_id="c-1",
-        issued_at=datetime(2025, 1, 1, tzinfo=UTC),
-        workspace_id="500000000000000001",
-        persona=Persona(id=3, lineage_id=7, name="Tomori", naming=naming),
-        bot_user_id=BOT,
-        triggerer=Triggerer(id=TRIGGERER, name="Tri"),
-        channel=Channel(id="600000000000000001", is_dm=is_dm),
-        participants=participants or [],
-        member_matches=members or [],
-    )
+    return create_command(
+        "500000000000000001", persona=Persona(id=3, lineage_id=7, name="Tomori", naming=naming), bot_user_id=BOT,
+        triggerer=Triggerer(id=TRIGGERER, name="Tri"), channel=Channel(id="600000000000000001", is_dm=is_dm),
+        participants=participants or [], member_matches=members or [],
+        envelope_fields=fixed_envelope("c-1"))
 
 
 def member(id: str, display: str | None = None, **names: Any) -> MemberMatch:

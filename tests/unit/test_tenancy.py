@@ -11,10 +11,10 @@ from contracts.envelope import Envelope
 from contracts.kinds.create import CreateMemory
 from contracts.kinds.manual import ManualMemory
 from contracts.kinds.reinforce import ReinforceMemories
-from contracts.kinds.seed_bio import SeedBio
 from contracts.registry import COMMANDS, GLOBAL_ONLY
 from db.repository import StoredCommand
 from tests.e2e.bus import create_fields
+from tests.support.commands import create_command, manual_command, reinforce_command, seed_bio_command
 from worker.consuming.administration import streams
 from worker.domain import tenancy
 from worker.services.stored import seen_before
@@ -24,19 +24,18 @@ ENVELOPE = {"command_id": "c-1", "issued_at": datetime.now(UTC).isoformat(), "wo
 
 
 def create(lineage: int) -> CreateMemory:
-    return msgspec.convert({**ENVELOPE, **create_fields("42", lineage_id=lineage)}, CreateMemory)
+    return create_command("42", lineage_id=lineage)
 
 
 def manual(lineage: int) -> ManualMemory:
-    return msgspec.convert({**ENVELOPE, "actor": {"id": "1"}, "scope": "server", "action": "add",
-                            "lineage_id": lineage, "content": "x"}, ManualMemory)
+    return manual_command("42", actor="1", is_manager=False, lineage_id=lineage, persona_id=None, content="x")
 
 
 def reinforce(lineage: int) -> ReinforceMemories:
-    return msgspec.convert({**ENVELOPE, "lineage_id": lineage}, ReinforceMemories)
+    return reinforce_command("42", lineage_id=lineage)
 
 
-SEED = msgspec.convert({**ENVELOPE, "identity_user_id": "pk:1", "is_new_identity": True, "bio": "b"}, SeedBio)
+SEED = seed_bio_command("42", "pk:1", "b")
 
 
 @pytest.mark.parametrize("build", [create, manual, reinforce])

@@ -26,6 +26,7 @@ from contracts.kinds.create import (
     PRIVACY_RESTRICTED,
     USER_NOT_FOUND,
 )
+from contracts.result_parts import CacheKey
 from contracts.tool_call import MemberMatch, Participant
 from tests.unit.test_create_decision import (
     ALICE,
@@ -105,7 +106,8 @@ def test_self_teaching_disabled() -> None:
     (command(server_args(), triggerer=None), context()),
     (command(server_args()), context(triggerer_known=False)),
     (command(personal_args(), persona_id=0), context()),
-])
+    (command(personal_args("nobody"), triggerer=None), context()),
+], ids=["no-triggerer", "triggerer-without-users-row", "persona-id-0", "before-the-target"])
 def test_critical_state_missing(cmd: Any, ctx: CreateContext) -> None:
     refusal(decide(cmd, ctx), INTERNAL_ERROR, CRITICAL, CRITICAL)
 
@@ -157,17 +159,20 @@ def test_content_too_long() -> None:
             "Memory content exceeds maximum length of 1000 characters")
 
 
-def test_nul_character() -> None:
+@pytest.mark.parametrize(("tool_args", "parameter"), [(server_args("tea\x00"), "memory_content"),
+                                                   (personal_args("Ali\x00ce"), "target_user")])
+def test_nul_character(tool_args: dict[str, Any], parameter: str) -> None:
     """Worker-only: PostgreSQL cannot store NUL (TomoriBot fails at its insert)."""
-    text = "Invalid parameters: Parameter 'memory_content' must not contain NUL characters"
-    refusal(decide(command(server_args("tea\x00"))), INVALID_ARGS, text, text)
+    text = f"Invalid parameters: Parameter '{parameter}' must not contain NUL characters"
+    refusal(decide(command(tool_args)), INVALID_ARGS, text, text)
 
 
 # --- step 9: the lineage guard ------------------------------------------------------------------
 
 
-def test_lineage_zero() -> None:
-    refusal(decide(command(server_args(), lineage=0)), INTERNAL_ERROR,
+@pytest.mark.parametrize("tool_args", [server_args(), personal_args()])
+def test_lineage_zero(tool_args: dict[str, Any]) -> None:
+    refusal(decide(command(tool_args, lineage=0)), INTERNAL_ERROR,
             "Internal configuration error: this persona has an invalid lineage ID.",
             "Persona lineage ID is 0, which is reserved for global memories. Schema migration may not have run.")
 
@@ -215,7 +220,7 @@ PRIVACY_REASON = (f"The user {ALICE_LABEL} has chosen to restrict personal memor
                   " memories about them unless they change their privacy settings using '/personal config'.")
 
 
-@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("level", [1, 2, 7])
 def test_privacy(level: int) -> None:
     ctx = context(users={ALICE: KnownUser(11, ALICE, privacy_level=level)})
     refusal(decide(command(personal_args()), ctx), PRIVACY_RESTRICTED,
@@ -272,6 +277,7 @@ def test_personal_saved() -> None:
     assert data(result) == {"status": "memory_saved_successfully", "scope": "target_user", "memory_id": 8,
                             "content_saved": "{user} likes tea", "content_forgotten": None, "reason": None,
                             "target_user": ALICE_LABEL}
+    assert result.invalidated == [CacheKey("user", ALICE)]
 
 
 @pytest.mark.parametrize("target", ["self", "SELF"])

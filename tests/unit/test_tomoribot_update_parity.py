@@ -31,7 +31,7 @@ from contracts.kinds.update import (
     UpdateMemory,
     UpdateResult,
 )
-from tests.support.commands import update_fields
+from tests.support.commands import fixed_envelope, update_command
 from tests.support.secret_corpus import CREDENTIALS
 from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, Privacy, ProxyIdentity, Workspace
 from worker.domain.notice import NoticeSettings
@@ -69,10 +69,9 @@ USERS = {MIKA: KnownUser(11, MIKA), FOX: KnownUser(13, FOX), TRIGGERER: KnownUse
 
 
 def command(tool_args: Any, **extra: Any) -> UpdateMemory:
-    fields = update_fields(WS, tool_args=tool_args, lineage_id=LINEAGE, **{
+    return update_command(WS, tool_args=tool_args, lineage_id=LINEAGE, envelope_fields=fixed_envelope("c-1"), **{
         "member_matches": MEMBERS, "participants": PARTICIPANTS, "bot_user_id": BOT,
         "triggerer": {"id": TRIGGERER, "name": "Kai"}, **extra})
-    return msgspec.convert({"command_id": "c-1", "issued_at": "2025-01-01T00:00:00+00:00", **fields}, UpdateMemory)
 
 
 def context(**workspace: Any) -> CreateContext:

@@ -71,7 +71,7 @@ STORED: list[tuple[dict, dict | None, str]] = [
 ]
 
 
-def row(decision: dict, facts: dict | None, kind: str = "update") -> bytes:
+def row(decision: dict | None, facts: dict | None, kind: str = "update") -> bytes:
     return json.dumps({"command_id": "c-1", "kind": kind, "workspace_id": "500000000000000001", "tenant": "",
                        "event_time": "2026-01-01T00:00:00+00:00", "status": None, "result": None, "events": None,
                        "decision": decision, "facts": facts, "applied_by": 3}).encode()
@@ -107,6 +107,7 @@ def test_the_rows_kind_says_whose_union_its_decision_is():
     same = {"decided": "ambiguous", "query": "Sam", "candidates": ["a", "b"]}  # a tag both unions have
     update = decode_stored(row(same, None))
     create = decode_stored(row(same, None, kind="create"))
+    assert update.update is not None
     assert isinstance(update.update.decision, Ambiguous) and update.decision is None
     assert isinstance(create.decision, create_decision.Ambiguous) and create.update is None
     assert json.loads(answer(update).result)["data"]["status"] == UPDATE_AMBIGUOUS_USER
