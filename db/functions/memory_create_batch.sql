@@ -123,11 +123,11 @@ BEGIN
         END IF;
 
         IF v_outcome IS NULL THEN
-            -- The memories are one scope-independent relation, `owned` (both tables' rows,
-            -- tagged with their scope and owner key), so the count and the victim's choice are
-            -- each written once: counts_toward_cap(), is_eligible() and the eviction order of
-            -- tests/support/capacity_rule.py, which tests/integration/
-            -- test_capacity_conformance.py holds to this function on one table of cases.
+            -- The capacity rule's one home: which rows count, which may go, in what order, and
+            -- the outcome (tests/integration/test_capacity_conformance.py holds this function to
+            -- one table of cases). The memories are one scope-independent relation, `owned` (both
+            -- tables' rows, tagged with their scope and owner key), so the count and the victim's
+            -- choice are each written once.
             -- Cost: the plans stay cached (static SQL, no EXECUTE, which would be planned on
             -- every call), and with plan_cache_mode forced to generic plans (below) the other
             -- scope's branch is a one-time filter that never runs; left to choose, PostgreSQL
@@ -168,13 +168,15 @@ BEGIN
                   AND coalesce(o.last_reinforced_at, o.created_at)
                       < now() - make_interval(days => (v_plan ->> 'decay_days')::integer)
                 -- The eviction order (never reinforced first, then least recently reinforced;
-                -- ties by age, then id): this one line, which the bench's peer and
-                -- tests/support/capacity_rule.py read from here.
+                -- ties by age, then id): this one line, walking the *_eviction index in the same
+                -- order (tests/integration/test_hot_path_plans.py fails on a Sort node, so a
+                -- changed line needs that index rebuilt in a migration).
                 ORDER BY o.last_reinforced_at IS NOT NULL, o.last_reinforced_at, o.created_at, o.id
                 LIMIT 1;
             END IF;
 
-            -- The capacity rule: capacity_action() of tests/support/capacity_rule.py.
+            -- Over the cap (the cap was lowered) a save is refused: replacing one row would keep
+            -- the owner over it, and one save never deletes more than one row.
             v_outcome := CASE
                 WHEN v_count < v_cap THEN 'saved'
                 WHEN v_count > v_cap THEN 'over_cap'
