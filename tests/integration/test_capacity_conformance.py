@@ -1,5 +1,5 @@
-"""The capacity and eviction rule under the owner lock, as one table of cases: memory_create_batch()
-(db/functions/memory_create_batch.sql) is the rule's one home, and each case runs it on real
+"""The capacity and eviction rule under the owner lock, as one table of cases: memory_save_decide()
+(db/functions/memory_save_decide.sql) is the rule's one home, and each case runs a create on real
 rows and holds it to the table's outcome and victim. The eviction order is that function's one
 ORDER BY line; the cases below are what it must choose, so a changed order fails a named case
 (the oldest created first fails "never reinforced before reinforced, whatever the age")."""

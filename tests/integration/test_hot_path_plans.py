@@ -1,5 +1,6 @@
 """The create's context read and its save are planned once per session, not on every call
-(the plan_cache_mode of db/functions/memory_create_context.sql and memory_create_batch.sql).
+(the plan_cache_mode of db/functions/memory_create_context.sql and memory_create_batch.sql, which
+memory_save_decide's plans follow).
 
 auto_explain shows the plan PostgreSQL ran for the query inside memory_create_context: a plan
 made for one call has that call's values in its conditions, a generic plan has `$n`.
@@ -49,8 +50,8 @@ async def test_the_context_read_runs_a_generic_plan_after_many_calls(database_ur
 
 
 async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_the_other_scope(database_url, pool):
-    """memory_create_batch (db/functions/memory_create_batch.sql) writes the count and the
-    victim's choice once for both scopes; its plans are generic
+    """memory_save_decide (db/functions/memory_save_decide.sql, called by memory_create_batch)
+    writes the count and the victim's choice once for both scopes; its plans are generic
     (made once, `$n` in the conditions), the other scope's table is behind a one-time filter, and
     the victim is the head of an index walk in the eviction order, never a sort."""
     ws = unique()
