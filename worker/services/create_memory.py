@@ -7,10 +7,10 @@ flight at a time: worker/consuming/intake/lanes.py), so they go to the database 
 decisions run (worker/domain/create.py), and one transaction (memory_create_batch) stores
 them all, each save under its owner's lock, taken up front in a fixed order, its outcome
 chosen under the lock. Dry runs are decided the same way under the same locks and never
-applied (memory_create_dry_batch, in its own statement). A lone create is a batch of one. Each command's answer and events come
-from the row its op returned (worker/services/stored.py), exactly as a repeat's would. Should a
-batch fail, every command runs again on its own, so errors, retries and dead letters stay per
-command.
+applied (memory_create_dry_batch, in its own statement). A lone create is a batch of one.
+Each command's answer and events come from the row its op returned (worker/services/stored.py),
+exactly as a repeat's would. Should a batch fail, every command runs again on its own, so
+errors, retries and dead letters stay per command.
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ class CreateMemoryService:
                                          rows.notice_settings(context.workspace))
                 ops[index] = CreateOp(cmd.command_id, cmd.workspace_id, decision, applied_by[index])
             # The same decisions either way; a dry run's are answered and never applied.
-            for run, apply in ((db.create_batch, False), (db.create_dry_batch, True)):
-                if mine := {index: op for index, op in ops.items() if (index in dry) is apply}:
+            for run, dry_runs in ((db.create_batch, False), (db.create_dry_batch, True)):
+                if mine := {index: op for index, op in ops.items() if (index in dry) is dry_runs}:
                     answered |= await _stored(cmds, applied_by, tenant, mine, run)
         return [answered[index] for index in range(len(cmds))]
 
