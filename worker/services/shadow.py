@@ -24,7 +24,7 @@ INTENDED_SECRET_GUARD = "secret_guard"
 class DryRunning:
     """A kind's service, with its dry runs recorded for the shadow report.
 
-    The service runs a dry run on its one path (a DryTx, or its batch's `dry` op: nothing is
+    The service runs a dry run on its one path (a DryTx, or a create's dry batch, decided and never applied: nothing is
     written, the command_id is not used up); here its answer is kept beside the command id
     (the one row a dry run writes), a credential in it as its kind alone, with the owner
     whose memories it would have created; its events are dropped, never published."""
