@@ -517,6 +517,13 @@ class MemoryRepository:
                                       encode(batch).decode())
         return [BatchRow(row[0], decode_stored(row[1])) for row in rows]
 
+    async def create_dry_batch(self, batch: CreateBatchRequest) -> list[BatchRow]:
+        """memory_create_dry_batch(): the same decisions under the same locks, nothing written;
+        a row per op, in order, each the command as it would have been stored."""
+        rows = await self._pool.fetch("SELECT duplicate, stored FROM memory_create_dry_batch($1::jsonb)",
+                                      encode(batch).decode())
+        return [BatchRow(row[0], decode_stored(row[1])) for row in rows]
+
     async def stored_command(self, command_id: str, workspace_id: str) -> StoredCommand | None:
         """A command of this workspace and tenant as stored (never another's)."""
         raw = await self._pool.fetchval(

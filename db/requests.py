@@ -42,7 +42,6 @@ class CreateOp(msgspec.Struct, frozen=True):
     # The MEMORY_COMMANDS stream sequence of the delivery applying the command, stored with
     # it (worker/services/stored.py, republishes()); None without a delivery.
     applied_by: int | None = None
-    dry: bool = False  # a dry run: decided under the lock, nothing written (Envelope.dry_run)
 
     @property
     def owner(self) -> tuple[str, str] | None:
@@ -52,7 +51,8 @@ class CreateOp(msgspec.Struct, frozen=True):
 
 
 class CreateBatchRequest(msgspec.Struct, frozen=True):
-    """The argument of memory_create_batch(): the owners to lock first, in lock order, then the ops."""
+    """The argument of memory_create_batch(), and of memory_create_dry_batch() for dry runs: the
+    owners to lock first, in lock order, then the ops."""
 
     owners: list[tuple[str, str]]
     ops: list[CreateOp]

@@ -10,31 +10,28 @@ its own caches), so none are looked up per save.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass
 
 import asyncpg
 
-from db import functions
 from tests.bench.dataset import Spec, World
-from tests.support.capacity_rule import eviction_order_terms
 
 _COUNT_SERVER = ("SELECT count(*) FROM server_memories WHERE server_id = $1 AND persona_lineage_id = $2")
 _COUNT_PERSONAL = ("SELECT count(*) FROM personal_memories WHERE user_id = $1 AND persona_lineage_id IN ($2, 0)")
 
 
 def _evict(table: str, id_column: str, owner_column: str) -> str:
-    """The one dormant row's delete, in the worker's eviction order: memory_create_batch()'s
-    one ORDER BY line, read from its file, on this table's columns."""
-    order = re.sub(r"\bo\.", "", re.sub(r"\bo\.id\b", id_column, eviction_order_terms(functions.source("memory_create_batch"))))
+    """The one dormant row's delete, in the bot's own eviction order (the worker's, as
+    tests/integration/test_capacity_conformance.py's cases hold it): the peer is a bot's code,
+    not the worker's, so it keeps its own copy of the line, walking the same *_eviction index."""
     return f"""
 DELETE FROM {table} WHERE {id_column} = (
     SELECT {id_column} FROM {table}
     WHERE {owner_column} = $1 AND persona_lineage_id = $2 AND NOT manually_written
       AND coalesce(last_reinforced_at, created_at) < now() - make_interval(days => $3)
-    ORDER BY {order} LIMIT 1)
+    ORDER BY last_reinforced_at IS NOT NULL, last_reinforced_at, created_at, {id_column} LIMIT 1)
 RETURNING {id_column}"""
 
 

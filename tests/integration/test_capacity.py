@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
-from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
@@ -13,9 +11,8 @@ import pytest
 from contracts.codec import RESULT_DECODER
 from contracts.kinds.create import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED, SAVED_WITH_EVICTION
 from db.repository import MemoryRepository
-from tests.support.capacity_rule import choose_eviction
 from tests.support.directory import add_server, add_user
-from worker.domain.model import Limits, StoredMemory
+from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 
 from ..conftest import unique
@@ -202,40 +199,6 @@ async def test_a_save_whose_insert_fails_after_its_delete_keeps_the_old_memory(p
         assert ids == old
         assert await conn.fetchval("SELECT count(*) FROM processed_commands WHERE command_id = $1",
                                    cmd.command_id) == 0
-
-
-@pytest.mark.parametrize("seed", range(12))
-async def test_the_database_picks_the_victim_the_pure_rule_picks(pool, seed):
-    rng = random.Random(seed)
-    ws = unique()
-    n = rng.randint(3, 12)
-    ages = [rng.choice([5.0, 40.0, 41.0, 90.0, 200.0]) + rng.random() for _ in range(n)]
-    reinforced = [rng.choice([None, None, 2.0, 35.0, 60.0]) for _ in range(n)]
-    manual = [rng.random() < 0.25 for _ in range(n)]
-    lineages = [rng.choice([7, 7, 7, 8]) for _ in range(n)]
-    async with pool.acquire() as conn:
-        server_id = await add_server(conn, ws, decay=True, decay_days=30)
-        for i in range(n):
-            await add_server_memories(conn, server_id, lineages[i], [ages[i]], manual=manual[i],
-                                      reinforced_days_ago=[reinforced[i]])
-        rows = await conn.fetch(
-            "SELECT server_memory_id, persona_lineage_id, manually_written, created_at, last_reinforced_at,"
-            " content FROM server_memories WHERE server_id = $1", server_id)
-    stored = [StoredMemory(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
-    cap = sum(1 for x in lineages if x == 7)
-    expected = choose_eviction(stored, lineage_id=7, now=datetime.now(UTC), decay_days=30)
-
-    result, _ = await run(service(pool, max_server_memories=cap), server_save(ws, "new", retrieval=GOOD_RETRIEVAL))
-
-    if expected is None:
-        assert result.data.status == LIMIT_EXCEEDED
-    else:
-        assert result.data.status == SAVED_WITH_EVICTION
-        async with pool.acquire() as conn:
-            gone = await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_memory_id = $1",
-                                       expected.memory_id)
-        assert gone == 0
-        assert result.data.content_forgotten == expected.content
 
 
 async def test_dormancy_boundary_follows_the_workspace_decay_days(pool):

@@ -1,5 +1,6 @@
 """The create's context read and its save are planned once per session, not on every call
-(the plan_cache_mode of db/functions/memory_create_context.sql and memory_create_batch.sql).
+(the plan_cache_mode of db/functions/memory_create_context.sql and memory_create_batch.sql, which
+memory_save_decide's plans follow).
 
 auto_explain shows the plan PostgreSQL ran for the query inside memory_create_context: a plan
 made for one call has that call's values in its conditions, a generic plan has `$n`.
@@ -49,10 +50,10 @@ async def test_the_context_read_runs_a_generic_plan_after_many_calls(database_ur
 
 
 async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_the_other_scope(database_url, pool):
-    """memory_create_batch (db/functions/memory_create_batch.sql) writes the count and the
-    victim's choice once for both scopes; its plans are generic
+    """memory_save_decide (db/functions/memory_save_decide.sql, called by memory_create_batch)
+    writes the count and the victim's choice once for both scopes; its plans are generic
     (made once, `$n` in the conditions), the other scope's table is behind a one-time filter, and
-    the victim is an index walk."""
+    the victim is the head of an index walk in the eviction order, never a sort."""
     ws = unique()
     async with pool.acquire() as conn:
         server_id = await add_server(conn, ws, decay=True)
@@ -83,4 +84,7 @@ async def test_the_save_counts_and_picks_its_victim_with_cached_plans_that_skip_
     for plan in (count[0], victim[0]):
         assert re.search(r"One-Time Filter: .*'personal'::text = \$\d+", plan), plan  # planned, never run
         assert re.search(r"server_id = \$\d+", plan), plan  # generic: the owner is a parameter
-    assert "server_memories_eviction" in victim[0]
+    # The eviction order is the index's order: the head of the walk is the victim, with no Sort
+    # of the owner's rows (a changed ORDER BY line without its index rebuilt shows one here).
+    assert "server_memories_eviction" in victim[0], victim[0]
+    assert not re.search(r"(?:^|->)\s*(?:Incremental )?Sort\s+\(cost", victim[0], re.MULTILINE), victim[0]

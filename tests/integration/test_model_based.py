@@ -10,8 +10,10 @@ manual add / edit / remove, reinforcement, and the repeat of any earlier command
 command object again: the same result, no change).
 
 The model is, per owner and lineage, the rows {id: content, manually_written, reinforcement};
-each step's status is predicted from it (the victim of an eviction with
-tests/support/capacity_rule.py's choose_eviction), and after each step the database must hold exactly
+each step's status is predicted from it (a save at the cap evicts when one of the lineage's
+rows may go: written by the model and dormant), the row that went must be one of those (which
+one is the eviction order's, held by tests/integration/test_capacity_conformance.py's cases),
+and after each step the database must hold exactly
 the model's rows, every owner within its cap, and one stored result per command.
 
 Each example runs in its own event loop on its own freshly cloned database.
@@ -39,9 +41,8 @@ from contracts.kinds.manual import ADDED, EMPTY_CONTENT, LIMIT_REACHED, NOT_FOUN
 from contracts.kinds.reinforce import REINFORCED, ReinforceMemories
 from db.repository import MemoryRepository, create_pool
 from tests.conftest import clone_database
-from tests.support.capacity_rule import choose_eviction
 from tests.support.commands import manual_command, reinforce_command
-from worker.domain.model import Limits, StoredMemory
+from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService
 from worker.services.manual import ManualMemoryService
 from worker.services.reinforce import ReinforceService
@@ -70,9 +71,6 @@ class Row:
     created_at: datetime
     reinforced_at: datetime | None = None
     reinforcements: int = 0
-
-    def stored(self, memory_id: int) -> StoredMemory:
-        return StoredMemory(memory_id, self.lineage, self.manual, self.created_at, self.reinforced_at, self.content)
 
 
 @dataclass
@@ -264,6 +262,12 @@ def test_the_system_matches_its_model(pg_server, template_db):
             owner, lineage = data.draw(st.sampled_from(self.full_owners()), label="full owner")
             self.save(self.decay_ws, owner, lineage, True)
 
+        @staticmethod
+        def may_go(row: Row, now: datetime) -> bool:
+            """A row a save at the cap may replace: the model's, of a lineage, unused for DECAY_DAYS."""
+            last_used = row.reinforced_at or row.created_at
+            return row.lineage != GLOBAL and not row.manual and last_used < now - timedelta(days=DECAY_DAYS)
+
         def save(self, ws: str, owner: Owner, lineage: int, usable_retrieval: bool) -> None:
             scope = owner[0]
             retrieval = GOOD_RETRIEVAL if usable_retrieval else {}
@@ -282,22 +286,22 @@ def test_the_system_matches_its_model(pg_server, template_db):
 
             count = self.model.count(owner, lineage)
             may_evict = ws == self.decay_ws and usable_retrieval
-            victim = None
+            evictable: dict[str, int] = {}
             if count == CAP and may_evict:
-                victim = choose_eviction([r.stored(i) for i, r in self.model.of(owner, lineage).items()],
-                                         lineage_id=lineage, now=datetime.now(UTC), decay_days=DECAY_DAYS)
+                evictable = {r.content: i for i, r in self.model.of(owner, lineage).items()
+                             if self.may_go(r, datetime.now(UTC))}
             subjects_ = [m.subject for m in handled.events]
-            if count < CAP or victim is not None:
-                expected = SAVED if victim is None else SAVED_WITH_EVICTION
-                assert result.data.status == expected, (result, count, victim)
+            if count < CAP or evictable:
+                expected = SAVED if not evictable else SAVED_WITH_EVICTION
+                assert result.data.status == expected, (result, count, evictable)
                 assert result.success and result.data.content_saved == content
-                if victim is not None:
-                    assert result.data.content_forgotten == victim.content, (result, victim)
-                    del self.model.rows[scope][victim.memory_id]
+                if evictable:
+                    assert result.data.content_forgotten in evictable, (result, evictable)
+                    del self.model.rows[scope][evictable[result.data.content_forgotten]]
                 self.new_row(scope, result.data.memory_id, Row(owner, lineage, content, False, datetime.now(UTC)))
                 cache = ("tomori_state", ws) if scope == "server" else ("user", owner[1])
                 expected_subjects = [subjects.invalidate_subject(*cache), subjects.saved_subject(scope, owner[1])]
-                if victim is not None:
+                if evictable:
                     expected_subjects += [subjects.evicted_subject(scope, owner[1]), subjects.METRIC_EVICTION_SUBJECT]
                 assert subjects_ == expected_subjects, subjects_
             else:

@@ -63,8 +63,7 @@ async def test_a_create_op_carries_its_decision_and_nothing_rendered(pool, decay
 
     sent = msgspec.json.decode(encode(op))
 
-    assert set(sent) == {"command_id", "workspace_id", "decision", "applied_by", "dry"}
-    assert sent["dry"] is False
+    assert set(sent) == {"command_id", "workspace_id", "decision", "applied_by"}
     assert sent["decision"]["decided"] == "save" and sent["decision"]["content"] == "a fact"
     # The metric id of an eviction's events is chosen before the save, exactly when it may evict.
     assert (sent["decision"]["metric_event_id"] is not None) is decay

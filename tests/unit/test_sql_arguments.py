@@ -25,8 +25,9 @@ _PATH = re.compile(r"\b(\w+)\s*#>>?\s*'\{([\w,]+)\}'")
 
 # function -> the JSON value each of its variables holds, by the type that makes it.
 FEEDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (CreateOp,), "e": (CreateOp,), "v_plan": (SavePlan,),
-                            "h": (HostRow,)},
+    "memory_create_batch": {"p": (CreateBatchRequest,), "op": (CreateOp,), "e": (CreateOp,), "v_plan": (SavePlan,)},
+    "memory_create_dry_batch": {"p": (CreateBatchRequest,), "op": (CreateOp,), "v_plan": (SavePlan,)},
+    "memory_save_decide": {"p_plan": (SavePlan,), "h": (HostRow,)},
     "memory_create_contexts": {"e": (CreateContextRequest,)},
     "memory_manual_context": {"p": (ManualContextRequest,)},
     "memory_update_target": {"p": (UpdateTargetRequest,)},

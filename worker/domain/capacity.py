@@ -2,11 +2,11 @@
 
 A create's save is decided in two places. Here, with no rows: whether a save at the cap may
 replace a row at all (`eviction_blockers`, once per create, into the SavePlan) and the lineage
-no automatic save may touch. Under the lock, where the owner's rows are: memory_create_batch()
-(db/functions/memory_create_batch.sql) counts, picks the victim and names a SaveOutcome in
-one statement. That half's executable specification is tests/support/capacity_rule.py, which
-tests/integration/test_capacity_conformance.py runs as one table against the real SQL, so
-the two cannot drift apart: change the rule there first, then in the SQL.
+no automatic save may touch. Under the lock, where the owner's rows are: memory_save_decide()
+(db/functions/memory_save_decide.sql) counts, picks the victim in its one eviction order and
+names a SaveOutcome, which memory_create_batch() applies. That half lives only there, in SQL, and
+tests/integration/test_capacity_conformance.py holds it to one table of cases: change the
+rule there and the table's expectations together.
 """
 
 from __future__ import annotations

@@ -6,19 +6,20 @@ flight at a time: worker/consuming/intake/lanes.py), so they go to the database 
 (the Coalescer): one round trip reads every context (memory_create_contexts), the pure
 decisions run (worker/domain/create.py), and one transaction (memory_create_batch) stores
 them all, each save under its owner's lock, taken up front in a fixed order, its outcome
-chosen under the lock. A lone create is a batch of one. Each command's answer and events come
-from the row its op returned (worker/services/stored.py), exactly as a repeat's would. Should a
-batch fail, every command runs again on its own, so errors, retries and dead letters stay per
-command.
+chosen under the lock. Dry runs are decided the same way under the same locks and never
+applied (memory_create_dry_batch, in its own statement). A lone create is a batch of one.
+Each command's answer and events come from the row its op returned (worker/services/stored.py),
+exactly as a repeat's would. Should a batch fail, every command runs again on its own, so
+errors, retries and dead letters stay per command.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from contracts.codec import encode
 from contracts.kinds.create import CreateMemory
-from db.repository import CreateContextRow, MemoryRepository, lock_order
+from db.repository import BatchRow, CreateContextRow, MemoryRepository, lock_order
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp
 from worker.domain import messages
 from worker.domain.arguments import ToolArguments, parse_tool_args
@@ -89,6 +90,7 @@ class CreateMemoryService:
         tenant = self._repo.tenant
         answered: dict[int, Handled] = {}
         ops: dict[int, CreateOp] = {}  # by command index, in command order
+        dry = {index for index, cmd in enumerate(cmds) if cmd.dry_run}
         async with self._repo.session() as db:  # the read and the write on one connection
             contexts = await db.create_contexts([
                 CreateContextRequest(cmd.command_id, cmd.workspace_id,
@@ -102,13 +104,23 @@ class CreateMemoryService:
                     continue
                 decision = decide_create(cmd, a, context_from_row(context), self._limits,
                                          rows.notice_settings(context.workspace))
-                ops[index] = CreateOp(cmd.command_id, cmd.workspace_id, decision, applied_by[index], cmd.dry_run)
-            if ops:
-                owners = lock_order(owner for op in ops.values() if (owner := op.owner) is not None)
-                written = await db.create_batch(CreateBatchRequest(owners, list(ops.values())))
-                for (index, _), row in zip(ops.items(), written, strict=True):
-                    if row.duplicate:  # a racing delivery stored it first
-                        answered[index] = seen_before(cmds[index], row.stored, tenant, applied_by[index])
-                    else:
-                        answered[index] = Handled(answer(row.stored), published_events(row.stored), duplicate=False)
+                ops[index] = CreateOp(cmd.command_id, cmd.workspace_id, decision, applied_by[index])
+            # The same decisions either way; a dry run's are answered and never applied.
+            for run, dry_runs in ((db.create_batch, False), (db.create_dry_batch, True)):
+                if mine := {index: op for index, op in ops.items() if (index in dry) is dry_runs}:
+                    answered |= await _stored(cmds, applied_by, tenant, mine, run)
         return [answered[index] for index in range(len(cmds))]
+
+
+async def _stored(cmds: Sequence[CreateMemory], applied_by: Sequence[int | None], tenant: str,
+                  ops: dict[int, CreateOp],
+                  run: Callable[[CreateBatchRequest], Awaitable[list[BatchRow]]]) -> dict[int, Handled]:
+    """`ops` (by command index) run in one call, under their owners' locks; each one's answer."""
+    owners = lock_order(owner for op in ops.values() if (owner := op.owner) is not None)
+    answered: dict[int, Handled] = {}
+    for index, row in zip(ops, await run(CreateBatchRequest(owners, list(ops.values()))), strict=True):
+        if row.duplicate:  # a racing delivery stored it first
+            answered[index] = seen_before(cmds[index], row.stored, tenant, applied_by[index])
+        else:
+            answered[index] = Handled(answer(row.stored), published_events(row.stored), duplicate=False)
+    return answered

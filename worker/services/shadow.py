@@ -25,7 +25,7 @@ class DryRunning:
     """A kind's service, with its dry runs recorded for the shadow report.
 
     The service runs a dry run on its one path (in a read-only transaction, whose effects the
-    applier foretells instead of writing, or its batch's `dry` op: nothing is written, the
+    applier foretells instead of writing, or a create's dry batch, decided and never applied: nothing is written, the
     command_id is not used up); here, after that transaction, its answer is kept beside the
     command id (the one row a dry run writes, in a statement of its own), a credential in it
     as its kind alone, with the owner whose memories it would have created; its events are
