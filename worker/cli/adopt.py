@@ -80,8 +80,22 @@ async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,
                 return 2
     finally:
         await conn.close()
+    if args.dry_run and (why := _cannot_adopt(findings)):
+        out(f"memoryctl adopt --dry-run: cannot adopt this database: {why}")
+        return 2
     _report(findings, dry_run=args.dry_run, out=out)
     return 0
+
+
+def _cannot_adopt(f: adopt.Findings) -> str | None:
+    """Why adopting would be refused, said before anything else (None: it can be adopted)."""
+    if f.mode is not None or not f.missing:
+        return None
+    if not f.rows:
+        return ("it holds none of TomoriBot's tables (an empty database?). Is DATABASE_URL the bot's database?"
+                " To give the worker a database of its own instead, `memoryctl migrate` sets one up")
+    return ("not a TomoriBot-shaped database: missing " + ", ".join(f.missing)
+            + (f" (found: {', '.join(f.rows)})" if f.rows else "") + ". Is DATABASE_URL the bot's database?")
 
 
 def _report(f: adopt.Findings, *, dry_run: bool, out: Callable[[str], None]) -> None:

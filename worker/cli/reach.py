@@ -38,6 +38,8 @@ def masked(url: str) -> str:
     url = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
     url = _NATS_TOKEN.sub(lambda m: f"{m['scheme']}***@", url)
     url = _QUERY_PASSWORD.sub(lambda m: f"{m['key']}***", url)
+    if "://" in url:
+        return url
     return _DSN_PASSWORD.sub(lambda m: f"{m['key']}***", url)
 
 
