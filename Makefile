@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow bench-lookups schemas clean
+.PHONY: help install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow bench-lookups schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,13 @@ $(EXAMPLE_STAMP): docs/tomoribot/example/package.json docs/tomoribot/example/pac
 	cd docs/tomoribot/example && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
+## The venv (.venv, with the test and local extras) and the locked node packages.
 install: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP)
+
+## This list: each target with its `##` comment.
+help:
+	@awk '/^## / { doc = doc (doc ? " " : "") substr($$0, 4); next } \
+	     /^[a-z][a-z-]*:/ && doc { split($$0, t, ":"); printf "  make %-18s %s\n", t[1], doc } { doc = "" }' $(MAKEFILE_LIST)
 
 ## Debian's prometheus package (prometheus and promtool 2.42), for the alert-rule tests and the
 ## e2e test with a live Prometheus: installed with apt-get when missing and run as root; elsewhere
@@ -70,6 +76,7 @@ check-imports: $(STAMP)
 test: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP) prometheus lint typecheck check-imports
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
+## One layer of the suite: tests/unit (pure functions), tests/integration or tests/e2e.
 test-unit: $(STAMP) prometheus
 	$(PY) -m pytest -q tests/unit
 
@@ -144,5 +151,6 @@ schemas: $(STAMP) $(NODE_STAMP)
 	$(PY) -m contracts.asyncapi
 	cd tests/interop && node generate-types.mjs
 
+## Remove the venv and `make run`'s data directory (.data).
 clean:
 	rm -rf $(VENV) .data

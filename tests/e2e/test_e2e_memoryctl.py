@@ -15,7 +15,9 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -196,3 +198,10 @@ def test_a_sequence_no_stream_can_hold_is_an_argument_error_not_a_traceback(argv
                           text=True, timeout=60, env=worker_env("nats://127.0.0.1:1", "postgresql://unused/db"))
     assert done.returncode == 2, done
     assert f"argument {named}" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_version_is_the_release_pyproject_names():
+    release = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    done = subprocess.run([str(Path(sys.executable).parent / "memoryctl"), "--version"], capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, f"memoryctl (memory-worker) {release}\n"), done

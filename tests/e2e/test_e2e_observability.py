@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import tomllib
+from pathlib import Path
 
 from contracts.kinds.create import INVALID_ARGS, SAVED, SAVED_WITH_EVICTION
 from tests.e2e.bus import RAG, create_fields, unique
@@ -12,9 +14,12 @@ from tests.support.logs import log_events
 from tests.support.scrape import get, samples, value
 from tests.support.waiting import wait_until
 
+# The release pyproject.toml names: the one the worker says it is.
+RELEASE = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]["version"]
+
 
 async def test_healthz_is_ready(e2e_worker):
-    assert await asyncio.to_thread(get, f"{e2e_worker.metrics_url}/healthz") == (200, "ok\n")
+    assert await asyncio.to_thread(get, f"{e2e_worker.metrics_url}/healthz") == (200, f"ok\nmemory-worker {RELEASE}\n")
 
 
 async def test_counters_move_by_the_commands_handled(e2e_worker, memory, bot_db):

@@ -331,3 +331,28 @@ async def test_an_empty_database_is_refused_by_every_directory_command_naming_mi
     for path, argv in DIRECTORY_COMMANDS.items():
         done = await memoryctl(bot_dsn, *argv)
         assert (done.returncode, "run `memoryctl migrate`" in done.stdout) == (2, True), (path, done)
+
+
+async def test_the_dry_run_on_an_empty_database_refuses_first_naming_migrate(bot_dsn):
+    done = await memoryctl(bot_dsn, "adopt", "--dry-run")
+    assert done.returncode == 2, done
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("memoryctl adopt --dry-run: cannot adopt this database: it holds none of TomoriBot's"
+                            " tables"), done.stdout
+    assert "`memoryctl migrate` sets one up" in first
+    assert "to apply" not in done.stdout and "would add" not in done.stdout
+
+
+async def test_the_dry_run_on_a_database_of_another_shape_refuses_first_naming_what_is_missing(bot_dsn):
+    conn = await asyncpg.connect(bot_dsn)
+    try:
+        await conn.execute("CREATE TABLE users (id bigint PRIMARY KEY, name text)")
+    finally:
+        await conn.close()
+    done = await memoryctl(bot_dsn, "adopt", "--dry-run")
+    assert done.returncode == 2, done
+    assert done.stdout.splitlines()[0].startswith(
+        "memoryctl adopt --dry-run: cannot adopt this database: not a TomoriBot-shaped database: missing"
+        " servers.server_id"), done.stdout
+    assert "users.user_disc_id" in done.stdout and "(found: users)" in done.stdout
+    assert "to apply" not in done.stdout

@@ -40,8 +40,16 @@ def data_dir(tmp_root) -> Path:
 
 
 def _env(data: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
-    env.update(MEMORY_DATA_DIR=str(data), METRICS_PORT="0", LOG_FORMAT="json")
+    env = _anywhere(data)
+    env.update(MEMORY_DATA_DIR=str(data))
+    return env
+
+
+def _anywhere(data: Path) -> dict[str, str]:
+    """A user's environment with no server named: the runs of `make run` recorded in a user state
+    directory of the test's own (next to the data directory), not the real user's."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL", "MEMORY_DATA_DIR")}
+    env.update(METRICS_PORT="0", LOG_FORMAT="json", XDG_STATE_HOME=str(data.parent / f"{data.name}-state"))
     return env
 
 
@@ -173,6 +181,13 @@ def test_with_make_run_going_the_other_commands_use_its_servers_and_a_second_run
             done = subprocess.run([MEMORYCTL, *argv], env=_env(data_dir), capture_output=True, text=True,
                                   timeout=120)
             assert (done.returncode, expected in done.stdout) == (0, True), done
+        # From another directory, naming nothing: the same run, found through the user's record.
+        elsewhere = data_dir.parent / "elsewhere"
+        elsewhere.mkdir(exist_ok=True)
+        done = subprocess.run([MEMORYCTL, "migrate"], env=_anywhere(data_dir), cwd=elsewhere, capture_output=True,
+                              text=True, timeout=120)
+        assert (done.returncode, "applied: nothing (up to date)" in done.stdout) == (0, True), done
+        assert not (elsewhere / ".data").exists()
         # Still the run's postmaster on that data directory: nobody started a second one.
         postmaster = int((data_dir / "pg" / "data" / "postmaster.pid").read_text().split()[0])
         assert postmaster == servers["postgres"]
@@ -214,3 +229,24 @@ def test_without_make_run_a_command_names_only_the_servers_it_needs(tmp_path, ar
                           text=True, timeout=60)
     assert done.returncode == 1, done
     assert done.stderr.strip().endswith(needed) and "no running worker found" in done.stderr, done.stderr
+
+
+def test_migrate_with_no_database_and_no_run_creates_nothing_and_names_what_to_set(tmp_path):
+    done = subprocess.run([MEMORYCTL, "migrate"], env=_anywhere(tmp_path / "data"), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done
+    assert "memoryctl: no database to use: DATABASE_URL is unset, no `make run` is running" in done.stderr, done
+    assert "Set DATABASE_URL, start `make run`, or give --embedded" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / ".data").exists() and not (tmp_path / "data").exists()
+
+
+def test_migrate_embedded_creates_the_embedded_database_it_was_asked_for(tmp_path):
+    data = tmp_path / "data"
+    done = subprocess.run([MEMORYCTL, "migrate", "--embedded"], env=_env(data), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=180)
+    assert (done.returncode, "database mode: standalone" in done.stdout) == (0, True), done
+    assert PostgresServer(data / "pg").initialized()
+    again = subprocess.run([MEMORYCTL, "migrate"], env=_env(data), cwd=tmp_path,  # made once: used again
+                           capture_output=True, text=True, timeout=180)
+    assert (again.returncode, "applied: nothing (up to date)" in again.stdout) == (0, True), again

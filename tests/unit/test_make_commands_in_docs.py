@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", "deploy/README.md", "contracts/README.md", "tests/bench/README.md",
+DOCS = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md", "deploy/README.md", "contracts/README.md", "tests/bench/README.md",
         "clients/typescript/README.md", *[str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").glob("*.md"))]]
 
 

@@ -9,8 +9,7 @@ from typing import Any
 import asyncpg
 
 from db import directory
-from db.connection import connect
-from worker.cli import terminal
+from worker.cli import reach, terminal
 from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
@@ -123,7 +122,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = terminal.say) -> int:
-    conn = await connect(database_url)
+    conn = await reach.database_connection(database_url)
     try:
         await directory.require_mode(conn)
         return await _COMMANDS[(args.command, args.action)](conn, args, out)

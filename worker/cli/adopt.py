@@ -9,30 +9,31 @@ from collections.abc import Callable
 import asyncpg
 
 from db import adopt, functions
-from db.connection import connect
 from db.migrate import NotAdopted, available, migrate, mode
-from worker.cli import terminal
+from worker.cli import reach, terminal
 from worker.domain.model import Limits
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)",
+    m = sub.add_parser("migrate", help="set up the worker's schema or bring it up to date (standalone or adopted)",
                    description="Set up an empty database (the standalone layout) or bring the worker's schema up to"
                                " date, and make the directory functions again when the bot's tables changed and the"
                                " worker's functions when db/functions/ changed. The"
                                " database: DATABASE_URL, else the one of a running `make run`, else the embedded"
-                               " PostgreSQL under MEMORY_DATA_DIR (default .data).")
+                               " PostgreSQL an earlier `make run` made under MEMORY_DATA_DIR (default .data).")
+    m.add_argument("--embedded", action="store_true",
+                   help="with no DATABASE_URL and no `make run`: create the embedded PostgreSQL under MEMORY_DATA_DIR")
     p = sub.add_parser("adopt", help="adopt an existing TomoriBot database in place (one transaction)",
                        description="Adopt the TomoriBot database of DATABASE_URL (a URL of the role that owns the"
                                    " bot's tables) in place, in one transaction; --dry-run first. Caps are read"
                                    " from MAX_SERVER_MEMORIES and MAX_PERSONAL_MEMORIES. DATABASE_URL unset: the"
-                                   " database of a running `make run`, else the embedded PostgreSQL under"
-                                   " MEMORY_DATA_DIR (default .data).")
+                                   " database of a running `make run`, else the embedded PostgreSQL an earlier `make run` made"
+                                   " under MEMORY_DATA_DIR (default .data).")
     p.add_argument("--dry-run", action="store_true", help="say what was found and what would be added; change nothing")
 
 
 async def run_migrate(database_url: str, out: Callable[[str], None] = terminal.say) -> int:
-    conn = await connect(database_url)
+    conn = await reach.database_connection(database_url)
     try:
         before = await _fingerprints(conn)
         applied = await migrate(conn)
@@ -67,7 +68,7 @@ async def _fingerprints(conn: asyncpg.Connection) -> tuple[str | None, str | Non
 
 async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,
                     out: Callable[[str], None] = terminal.say) -> int:
-    conn = await connect(database_url)
+    conn = await reach.database_connection(database_url)
     try:
         if args.dry_run:
             findings = await adopt.inspect(conn, limits)
@@ -79,8 +80,22 @@ async def run_adopt(args: argparse.Namespace, database_url: str, limits: Limits,
                 return 2
     finally:
         await conn.close()
+    if args.dry_run and (why := _cannot_adopt(findings)):
+        out(f"memoryctl adopt --dry-run: cannot adopt this database: {why}")
+        return 2
     _report(findings, dry_run=args.dry_run, out=out)
     return 0
+
+
+def _cannot_adopt(f: adopt.Findings) -> str | None:
+    """Why adopting would be refused, said before anything else (None: it can be adopted)."""
+    if f.mode is not None or not f.missing:
+        return None
+    if not f.rows:
+        return ("it holds none of TomoriBot's tables (an empty database?). Is DATABASE_URL the bot's database?"
+                " To give the worker a database of its own instead, `memoryctl migrate` sets one up")
+    return ("not a TomoriBot-shaped database: missing " + ", ".join(f.missing)
+            + (f" (found: {', '.join(f.rows)})" if f.rows else "") + ". Is DATABASE_URL the bot's database?")
 
 
 def _report(f: adopt.Findings, *, dry_run: bool, out: Callable[[str], None]) -> None:

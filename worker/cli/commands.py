@@ -17,13 +17,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
-import nats
 from nats.js import JetStreamContext
 from nats.js.api import RawStreamMsg
 from nats.js.errors import NotFoundError
 
 from contracts import subjects
-from worker.cli import deletion, terminal
+from worker.cli import deletion, reach, terminal
 from worker.cli.arguments import not_negative, stream_sequence
 from worker.consuming.administration import retention, streams
 from worker.shared.jetstream import stored_headers, stored_seq
@@ -49,8 +48,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None] = terminal.say,
               connect_options: dict[str, Any] | None = None, ask: Callable[[str], bool | None] = terminal.ask) -> int:
-    nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2,
-                            **(connect_options or {}))
+    nc = await reach.nats_connection(nats_url, connect_options)
     try:
         js = nc.jetstream()
         if args.action == "list":

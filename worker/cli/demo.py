@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import uuid
 
-import nats
-
 from contracts.kinds.create import CommandResult
-from db.connection import connect
 from db.migrate import mode
-from worker.cli import terminal
+from worker.cli import reach, terminal
 from worker.client.memory_client import MemoryClient, new_create
 from worker.consuming.app import Endpoints
 from worker.shared.settings import Settings
@@ -28,7 +25,7 @@ class DemoRefused(RuntimeError):
 
 
 async def _prepare_directory(database_url: str, workspace: str, user: str, cap: int) -> None:
-    conn = await connect(database_url)
+    conn = await reach.database_connection(database_url)
     try:
         if (current := await mode(conn)) != "standalone":
             raise DemoRefused(f"the demo writes its own servers, users and memories rows, so it runs only on a"
@@ -67,7 +64,7 @@ async def play(endpoints: Endpoints) -> None:
     workspace = f"9{uuid.uuid4().int % 10**17:017d}"
     user = f"8{uuid.uuid4().int % 10**17:017d}"
     await _prepare_directory(endpoints.database_url, workspace, user, settings.max_server_memories)
-    nc = await nats.connect(endpoints.nats_url.split(","), **settings.nats_auth.connect_options())
+    nc = await reach.nats_connection(endpoints.nats_url, settings.nats_auth.connect_options())
     base = {
         "workspace_id": workspace,
         "persona": {"id": 1, "lineage_id": LINEAGE, "name": "Tomori"},

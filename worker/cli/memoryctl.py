@@ -13,15 +13,16 @@ from pathlib import Path
 import structlog
 
 from db.migrate import NotAdopted
-from worker.cli import admin
+from worker.cli import admin, reach
 from worker.cli import adopt as adopt_cli
 from worker.cli import commands as commands_cli
 from worker.cli import dlq as dlq_cli
 from worker.cli import provision as provision_cli
 from worker.cli import shadow as shadow_cli
-from worker.cli.servers import DataDirInUse, EmbeddedUnavailable, endpoints_for_clients, local_servers, recorded
+from worker.cli.servers import DataDirInUse, EmbeddedUnavailable, NoDatabase, endpoints_for_clients, local_servers, recorded
 from worker.shared import logging as worker_logging
 from worker.shared.settings import Settings, SettingsError
+from worker.shared.version import DISTRIBUTION, version
 
 log = structlog.get_logger("memoryctl")
 
@@ -40,7 +41,12 @@ def _run(settings: Settings) -> int:
 
     async def run(stop: asyncio.Event) -> None:
         with local_servers(settings) as endpoints:
-            await serve(settings, endpoints, stop)
+            try:
+                await serve(settings, endpoints, stop)
+            except Exception as exc:
+                if found := reach.unreachable(exc, nats_url=endpoints.nats_url, database_url=endpoints.database_url):
+                    raise found from None
+                raise
 
     try:
         return _until_signalled(run)
@@ -53,17 +59,18 @@ def _run(settings: Settings) -> int:
         return 2
 
 
-def _database_command(settings: Settings, command: Callable[[str], int]) -> int:
+def _database_command(settings: Settings, command: Callable[[str], int], *, create: bool = False) -> int:
     """Run `command(database_url)` on DATABASE_URL, else on the database of a running `make run`,
-    else on the embedded PostgreSQL of the data directory, started for the command."""
+    else on the embedded PostgreSQL of the data directory, started for the command: one an
+    earlier `make run` made, or a new one when `create` (migrate --embedded)."""
     if settings.database_url:
         return command(settings.database_url)
     if running := recorded(settings):
         return command(running["database_url"])
     try:
-        with local_servers(settings, need_nats=False) as endpoints:
+        with local_servers(settings, need_nats=False, create=create) as endpoints:
             return command(endpoints.database_url)
-    except (DataDirInUse, EmbeddedUnavailable) as exc:
+    except (DataDirInUse, EmbeddedUnavailable, NoDatabase) as exc:
         print(f"memoryctl: {exc}", file=sys.stderr)
         return 2
 
@@ -161,31 +168,43 @@ def _sinks(settings: Settings, args: argparse.Namespace) -> int:
         print("memoryctl sinks: nothing to run: give --jsonl PATH or leave PostgreSQL on", file=sys.stderr)
         return 2
     database_url = None if args.no_postgres else endpoints.database_url
-    return _until_signalled(lambda stop: run_sinks(endpoints.nats_url, database_url, args.jsonl,
-                                                   settings.metric_sample_retention_days, stop,
-                                                   consumer_prefix=args.consumer_prefix,
-                                                   connect_options=settings.nats_auth.connect_options(),
-                                                   metrics_host=settings.metrics_host,
-                                                   metrics_port=args.metrics_port))
+    return _naming_unreachable(endpoints.nats_url, database_url, lambda: _until_signalled(
+        lambda stop: run_sinks(endpoints.nats_url, database_url, args.jsonl, settings.metric_sample_retention_days, stop,
+                               consumer_prefix=args.consumer_prefix, connect_options=settings.nats_auth.connect_options(),
+                               metrics_host=settings.metrics_host, metrics_port=args.metrics_port)))
+
+
+def _naming_unreachable(nats_url: str | None, database_url: str | None, run: Callable[[], int]) -> int:
+    """`run()`, a failed connection to one of these servers raised as reach.Unreachable."""
+    try:
+        return run()
+    except Exception as exc:
+        if found := reach.unreachable(exc, nats_url=nats_url, database_url=database_url):
+            raise found from None
+        raise
 
 
 def _cache_node(settings: Settings, args: argparse.Namespace) -> int:
     from worker.client.cache_node import run_cache_node
 
     endpoints = endpoints_for_clients(settings, need_database=False)
-    return _until_signalled(lambda stop: run_cache_node(
-        endpoints.nats_url, args.name, stop, connect_options=settings.nats_auth.connect_options()))
+    return _naming_unreachable(endpoints.nats_url, None, lambda: _until_signalled(lambda stop: run_cache_node(
+        endpoints.nats_url, args.name, stop, connect_options=settings.nats_auth.connect_options())))
 
 
-_SERVERS = ("Servers: NATS_URL and DATABASE_URL when set, else those of a running `make run` (recorded in"
-            " MEMORY_DATA_DIR/endpoints.json, default .data).")
+_SERVERS = ("Servers: NATS_URL and DATABASE_URL when set, else those of a running `make run`, found from any"
+            " directory (recorded in MEMORY_DATA_DIR/endpoints.json, default .data, and in"
+            " ~/.local/state/memory-worker/runs/; MEMORY_DATA_DIR set: that one only).")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Every subcommand (tests/e2e/test_e2e_memoryctl.py runs each one's --help and a real invocation)."""
     parser = argparse.ArgumentParser(prog="memoryctl", description="Memory worker control.", epilog=_SERVERS
-                                     + " `migrate` and `adopt` with neither start the embedded PostgreSQL for"
-                                     " themselves. `memoryctl <command> --help` for each command.")
+                                     + " `migrate` and `adopt` with neither start the embedded PostgreSQL an earlier"
+                                     " `make run` made (`migrate --embedded` creates one). A server that cannot be"
+                                     f" reached is one line naming it, exit {reach.EXIT_CODE}."
+                                     " `memoryctl <command> --help` for each command.")
+    parser.add_argument("--version", action="version", version=f"memoryctl ({DISTRIBUTION}) {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="run the worker (embedded NATS/PostgreSQL when NATS_URL/DATABASE_URL are unset)",
                    description="Run the worker on NATS_URL and DATABASE_URL; for each one unset, an embedded"
@@ -228,12 +247,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memoryctl: configuration error: {exc}", file=sys.stderr)
         return 2
     worker_logging.configure(settings.log_format, settings.log_level)
+    try:
+        return _dispatch(args, settings)
+    except reach.Unreachable as exc:
+        print(f"memoryctl {args.command}: {exc}", file=sys.stderr)
+        return reach.EXIT_CODE
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "sinks":
         return _sinks(settings, args)
     if args.command == "cache-node":
         return _cache_node(settings, args)
     if args.command == "migrate":
-        return _database_command(settings, adopt_cli.migrate_command)
+        return _database_command(settings, adopt_cli.migrate_command, create=args.embedded)
     if args.command == "adopt":
         from worker.consuming.limits import limits_from
 

@@ -17,10 +17,9 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-import nats
 import nats.errors
 
-from worker.cli import terminal
+from worker.cli import reach, terminal
 from worker.consuming.administration import streams
 from worker.shared.settings import Settings
 
@@ -37,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 async def run(settings: Settings, nats_url: str, out: Callable[[str], None] = terminal.say,
               connect_options: dict[str, Any] | None = None) -> int:
-    nc = await nats.connect(nats_url.split(","), connect_timeout=5, max_reconnect_attempts=2, **(connect_options or {}))
+    nc = await reach.nats_connection(nats_url, connect_options)
     try:
         await streams.provision_for(nc.jetstream(), nc, settings, may_delete=True)
     except (streams.StreamProvisionError, streams.ConsumerProvisionError) as exc:

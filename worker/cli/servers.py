@@ -1,23 +1,24 @@
 """Where memoryctl's servers come from: the environment, a running `make run`, or embedded ones.
 
 One place for every subcommand: `run` starts embedded servers for what NATS_URL and
-DATABASE_URL leave unset and records them in `<data dir>/endpoints.json` with its pid; the
-other subcommands use what a live run recorded; `migrate` and `adopt` start an embedded
-PostgreSQL only when nothing runs. A data directory is never served twice.
+DATABASE_URL leave unset and records them (worker/cli/runs.py: in the data directory and in the
+user's state directory); the other subcommands use what a live run recorded, from any
+directory; `migrate` and `adopt` start an embedded PostgreSQL only when nothing runs, and create
+one only when asked (`migrate --embedded`). A data directory is never served twice.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
+from worker.cli import runs
 from worker.shared.settings import Settings
 
 if TYPE_CHECKING:  # imported where used: the `local` extra and the worker load only when needed
@@ -54,18 +55,23 @@ class EmbeddedUnavailable(RuntimeError):
 
 
 def recorded(settings: Settings) -> dict[str, Any] | None:
-    """What a live `memoryctl run` (or migrate, adopt) recorded of the servers it started here."""
-    from worker.local.processes import process_alive
-
-    path = settings.data_dir / "endpoints.json"
-    try:
-        found = json.loads(path.read_text())
-    except (OSError, ValueError):
+    """What a live `memoryctl run` (or migrate, adopt) recorded of the servers it runs: on this
+    data directory, else, unless MEMORY_DATA_DIR names one, the one `make run` of this user
+    wherever it was started. Several of them: which one is for the operator to say."""
+    if found := runs.in_data_dir(settings.data_dir):
+        return found
+    if os.environ.get("MEMORY_DATA_DIR"):
         return None
-    pid = found.get("pid") if isinstance(found, dict) else None
-    if not isinstance(pid, int) or pid == os.getpid() or not process_alive(pid, "memoryctl"):
-        return None  # left by a process that is gone: its servers went with it (or are leftovers)
-    return cast(dict[str, Any], found)
+    elsewhere = runs.for_user()
+    if len(elsewhere) > 1:
+        dirs = ", ".join(str(r.get("data_dir", "?")) for r in elsewhere)
+        raise SystemExit(f"memoryctl: {len(elsewhere)} `make run`s are running ({dirs}): set MEMORY_DATA_DIR to the"
+                         " data directory of the one to use, or NATS_URL and DATABASE_URL")
+    return elsewhere[0] if elsewhere else None
+
+
+class NoDatabase(RuntimeError):
+    """No database was named and none runs: memoryctl does not create one it was not asked for."""
 
 
 def _stop_leftover(server: NatsServer | PostgresServer, what: str, sig: int) -> None:
@@ -96,8 +102,11 @@ def _start(server: _Server) -> _Server:
 
 
 @contextlib.contextmanager
-def local_servers(settings: Settings, *, need_nats: bool = True) -> Iterator[Endpoints]:
+def local_servers(settings: Settings, *, need_nats: bool = True, create: bool = True) -> Iterator[Endpoints]:
     """Embedded NATS and PostgreSQL under the data dir for whatever URL is not configured.
+
+    `create` False: an embedded PostgreSQL is started only where one was made before (an
+    earlier `make run`'s); none there is NoDatabase, naming what to set.
 
     They die with this process whatever ends it (the kernel signals them when it dies, even by
     SIGKILL); servers an earlier run left on the same data directory are stopped first; and a
@@ -108,7 +117,7 @@ def local_servers(settings: Settings, *, need_nats: bool = True) -> Iterator[End
 
     started: list[NatsServer | PostgresServer] = []
     data = settings.data_dir.resolve()
-    if (not settings.nats_url and need_nats or not settings.database_url) and (other := recorded(settings)):
+    if (not settings.nats_url and need_nats or not settings.database_url) and (other := runs.in_data_dir(data)):
         raise DataDirInUse(f"memoryctl (pid {other['pid']}) is already running the servers of {data}: stop it"
                            " first, or use them (the other memoryctl commands find them by themselves)")
     try:
@@ -122,20 +131,20 @@ def local_servers(settings: Settings, *, need_nats: bool = True) -> Iterator[End
         database_url = settings.database_url
         if not database_url:
             pg = PostgresServer(data / "pg", port=_port_or_free(DEFAULT_PG_PORT), die_with_parent=True)
+            if not create and not pg.initialized():
+                raise NoDatabase(f"no database to use: DATABASE_URL is unset, no `make run` is running and {data}"
+                                 " holds no embedded one. Set DATABASE_URL, start `make run`, or give --embedded to"
+                                 f" create an embedded PostgreSQL under {data}")
             _stop_leftover(pg, "postgres", signal.SIGINT)  # SIGINT: PostgreSQL's fast shutdown
             started.append(_start(pg))
             database_url = pg.dsn()
             log.info("embedded_postgres_started", url=database_url, pid=pg.pid, data=str(pg.data_dir))
         endpoints = Endpoints(nats_url or "", database_url)
-        if started:
-            record = {"nats_url": nats_url, "database_url": database_url, "pid": os.getpid()}
-            (data / "endpoints.json").write_text(json.dumps({k: v for k, v in record.items() if v}))
-        yield endpoints
+        with runs.recording(data, nats_url, database_url) if started else contextlib.nullcontext():
+            yield endpoints
     finally:
         for server in reversed(started):
             server.stop()
-        if started:
-            (data / "endpoints.json").unlink(missing_ok=True)
         for server in reversed(started):
             with contextlib.suppress(OSError):  # a closed terminal: the servers are stopped anyway
                 log.info("embedded_server_stopped", server=type(server).__name__, pid=server.pid)
@@ -151,5 +160,6 @@ def endpoints_for_clients(settings: Settings, *, need_nats: bool = True, need_da
     if nats_url is None or database_url is None:
         needed = " and ".join(name for name, url in (("NATS_URL", nats_url), ("DATABASE_URL", database_url))
                               if url is None)
-        raise SystemExit(f"no running worker found: start one with `make run`, or set {needed}")
+        raise SystemExit(f"no running worker found: start one with `make run` (found from any directory), or set"
+                         f" {needed}")
     return Endpoints(nats_url, database_url)

@@ -17,8 +17,7 @@ from typing import Any
 
 import asyncpg
 
-from db.connection import connect
-from worker.cli import terminal
+from worker.cli import reach, terminal
 from worker.domain.shadow import withheld
 
 Out = Callable[[str], None]
@@ -71,7 +70,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 async def run(args: argparse.Namespace, database_url: str, tenant: str, out: Out = terminal.say) -> int:
-    conn = await connect(database_url)
+    conn = await reach.database_connection(database_url)
     try:
         report = await build_report(conn, tenant if args.tenant is None else args.tenant, hours=args.hours,
                                     workspace=args.workspace, top=args.top)

@@ -14,6 +14,7 @@ from contracts.kinds.shadow import ShadowedKind, ShadowOutcome
 from worker.domain.model import SCOPE_OF
 from worker.domain.secret_guard import CredentialKind
 from worker.services.base import Answer
+from worker.shared.version import DISTRIBUTION, version
 
 log = structlog.get_logger("metrics")
 
@@ -106,7 +107,8 @@ def observe(kind: str, status: str, seconds: float, deliveries: int, duplicate: 
 
 
 async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> asyncio.Server:
-    """GET /metrics (Prometheus text format) and GET /healthz (200 ready, 503 not).
+    """GET /metrics (Prometheus text format) and GET /healthz (200 ready, 503 not; the body's first
+    line says which, its second the release: `memory-worker 0.2.0`).
 
     Loopback by default; a container sets METRICS_HOST=0.0.0.0 for its probes and scraper."""
 
@@ -122,7 +124,8 @@ async def serve_http(host: str, port: int, healthy: Callable[[], bool]) -> async
             elif path == "/healthz":
                 ok = healthy()
                 status = "200 OK" if ok else "503 Service Unavailable"
-                body, ctype = (b"ok\n" if ok else b"not ready\n"), "text/plain; charset=utf-8"
+                body = f"{'ok' if ok else 'not ready'}\n{DISTRIBUTION} {version()}\n".encode()
+                ctype = "text/plain; charset=utf-8"
             else:
                 status, body, ctype = "404 Not Found", b"not found\n", "text/plain; charset=utf-8"
             writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"

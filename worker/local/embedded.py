@@ -206,12 +206,16 @@ class PostgresServer(_Process):
             return None
         return pid if process_alive(pid, "postgres") else None
 
+    def initialized(self) -> bool:
+        """A cluster was made here already (an earlier start's initdb)."""
+        return (self.pgdata / "PG_VERSION").exists()
+
     def start(self) -> PostgresServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if os.name == "posix" and os.geteuid() == 0:
             self._prepare_root()
-        pgdata = self.data_dir / "data"
-        if not (pgdata / "PG_VERSION").exists():
+        pgdata = self.pgdata
+        if not self.initialized():
             if pgdata.exists():
                 shutil.rmtree(pgdata)
             subprocess.run(

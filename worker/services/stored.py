@@ -71,7 +71,8 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
     if stored.decision is None and stored.status in (SAVED, SAVED_WITH_EVICTION):
         # A save stored by a release before db/migrations/009_decisions.sql, redelivered by the
         # message that applied it: its events were built from the command by code since gone.
-        # deploy/README.md ("Upgrading") says how an upgrade leaves no such message behind.
+        # CHANGELOG.md ("Upgrade") says how an upgrade leaves no such message behind. This
+        # legacy branch is removed in 0.3.0 (CHANGELOG.md, "Deprecated").
         log.error("events_not_rebuilt", command_id=stored.command_id,
                   reason="saved by a release before migration 009 and redelivered after the upgrade")
     return []
