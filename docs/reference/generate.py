@@ -163,7 +163,8 @@ def contract() -> str:
              "The [wire contract](../explanation/wire-contract.md) explains them.", "",
              "## Streams {#streams}", ""]
     lines += table(("stream", "holds"), [
-        (f"`{subjects.COMMANDS_STREAM}`", f"the commands, `{subjects.ALL_COMMANDS}` filed under `{subjects.PARTITIONED_PREFIX}.<partition>.…`"),
+        (f"`{subjects.COMMANDS_STREAM}`",
+         f"the commands, `{subjects.ALL_COMMANDS}` filed under `{subjects.PARTITIONED_PREFIX}.<partition>.…`"),
         (f"`{subjects.EVENTS_STREAM}`", ", ".join(f"`{s}`" for s in subjects.EVENT_SUBJECTS)),
         (f"`{subjects.DLQ_STREAM}`", f"dead letters, `{subjects.DLQ_FILTER}`"),
     ]) + ["", "## Commands {#commands}", ""]
