@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help install prometheus run test lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow bench-lookups schemas clean
+.PHONY: help install prometheus chromium run test docs docs-build docs-reference lint typecheck check-imports test-unit test-integration test-e2e test-chaos test-cluster test-faults demo bench bench-profile bench-smoke bench-nats bench-clients bench-shadow bench-lookups schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,29 @@ prometheus:
 		echo "make: could not install prometheus: the tests that need it will skip" >&2; \
 	else echo "make: prometheus and promtool are not installed (not root with apt-get here): the tests that need them skip; install Debian's prometheus package" >&2; fi
 
+## Debian's chromium package, for the test that renders the documentation site in a headless
+## browser: installed with apt-get when missing and run as root; elsewhere that test skips, saying so.
+chromium:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing Debian's chromium package"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } || \
+		echo "make: could not install chromium: the site's browser test will skip" >&2; \
+	else echo "make: chromium is not installed (not root with apt-get here): the site's browser test skips; install Debian's chromium package" >&2; fi
+
+## Build the documentation site (mkdocs.yml, docs/) and serve it on http://127.0.0.1:8000.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
+## Build the documentation site strictly into .site/: a broken link or a missing page fails.
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+## Regenerate the site's reference pages (docs/reference/) from the code.
+docs-reference: $(STAMP)
+	$(PY) docs/reference/generate.py
+
 ## Start embedded NATS + PostgreSQL under ./.data and the worker in the foreground (Ctrl-C stops all).
 run: $(STAMP)
 	$(VENV)/bin/memoryctl run
@@ -73,11 +96,11 @@ check-imports: $(STAMP)
 
 ## The whole default suite: lint, types, boundaries, then unit, integration, end-to-end and
 ## short chaos runs, on real servers it starts itself.
-test: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP) prometheus lint typecheck check-imports
+test: $(STAMP) $(NODE_STAMP) $(CLIENT_STAMP) $(EXAMPLE_STAMP) prometheus chromium lint typecheck check-imports
 	$(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration tests/e2e tests/chaos tests/cluster tests/faults
 
 ## One layer of the suite: tests/unit (pure functions), tests/integration or tests/e2e.
-test-unit: $(STAMP) prometheus
+test-unit: $(STAMP) prometheus chromium
 	$(PY) -m pytest -q tests/unit
 
 test-integration: $(STAMP)

@@ -1,4 +1,4 @@
-"""The TomoriBot integration guide (docs/tomoribot.md) and its worked example: the example modules
+"""The TomoriBot integration guide (the pages of docs/tomoribot/) and its worked example: the example modules
 type-check with `tsc --strict` against the repository's own `@memory-worker/client` package
 (clients/typescript and the contract's declarations, resolved through the example's tsconfig
 `paths`), the declared TomoriBot modules (docs/tomoribot/example/tomoribot.d.ts) and the real
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "tomoribot.md"
+GUIDE_PAGES = sorted((ROOT / "docs" / "tomoribot").glob("*.md"))
 EXAMPLE = ROOT / "docs" / "tomoribot" / "example"
 CLIENT = ROOT / "clients" / "typescript"
 TSC = ROOT / "tests" / "interop" / "node_modules" / "typescript" / "bin" / "tsc"
@@ -94,16 +94,17 @@ def _links(text: str) -> list[str]:
 
 
 def test_the_guide_links_only_to_files_of_the_repository():
-    text = GUIDE.read_text()
-    for target in _links(text):
-        if re.match(r"[a-z]+://", target) or target.startswith("#"):
-            continue
-        path = (GUIDE.parent / target.split("#")[0]).resolve()
-        assert path.is_relative_to(ROOT), f"{target} points outside the repository"
-        assert path.exists(), f"{target} does not exist"
+    assert GUIDE_PAGES, "docs/tomoribot/ has no guide pages"
+    for page in GUIDE_PAGES:
+        for target in _links(page.read_text()):
+            if re.match(r"[a-z]+://", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.is_relative_to(ROOT), f"{page.name}: {target} points outside the repository"
+            assert path.exists(), f"{page.name}: {target} does not exist"
 
 
 def test_the_guide_names_every_example_module():
-    linked = {(GUIDE.parent / t).resolve() for t in _links(GUIDE.read_text())}
+    linked = {(page.parent / t.split("#")[0]).resolve() for page in GUIDE_PAGES for t in _links(page.read_text())}
     missing = [p.name for p in _example_modules() if p.resolve() not in linked]
-    assert missing == [], f"docs/tomoribot.md does not link these example modules: {missing}"
+    assert missing == [], f"the guide (docs/tomoribot/) does not link these example modules: {missing}"

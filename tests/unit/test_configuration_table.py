@@ -1,5 +1,6 @@
-"""README's Configuration table and worker/shared/settings.py name the same variables: each
-one the worker reads is in the table, and the table lists nothing it does not read."""
+"""The configuration reference (docs/reference/configuration.md, generated from
+worker/shared/setting_docs.py) and worker/shared/settings.py name the same variables: each one
+the worker reads is in the table, and the table lists nothing it does not read."""
 
 from __future__ import annotations
 
@@ -34,16 +35,15 @@ class RecordingEnv(Mapping[str, str]):
 
 
 def table_variables() -> set[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    page = (ROOT / "docs" / "reference" / "configuration.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
     # Only the first column names variables; the meaning column may mention others.
     return {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split(" | ", 1)[0])}
 
 
-def test_every_variable_the_settings_read_is_in_the_readme_table_and_back():
+def test_every_variable_the_settings_read_is_in_the_reference_and_back():
     env = RecordingEnv()
     Settings.from_env(env)
     table = table_variables()
-    assert sorted(env.asked - table) == [], "read by worker/shared/settings.py, missing from README's table"
-    assert sorted(table - env.asked) == [], "in README's Configuration table, never read by the settings"
+    assert sorted(env.asked - table) == [], "read by worker/shared/settings.py, missing from the configuration reference"
+    assert sorted(table - env.asked) == [], "in the configuration reference, never read by the settings"

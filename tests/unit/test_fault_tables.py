@@ -1,5 +1,5 @@
-"""The fault tables of README ("Faults") and deploy/README.md ("Faults, and what they mean for
-a deployment") are what `python -m tests.faults.table` prints for the reference run, so the
+"""The fault tables of the site's faults page (docs/explanation/faults.md) and its deployment
+guide (docs/how-to/deployment-faults.md) are what `python -m tests.faults.table` prints for the reference run, so the
 two pages cannot drift from the run or from each other; every schedule has its row."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_both_pages_show_the_reference_run_as_the_table_command_prints_it():
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     printed = table_in(done.stdout)
-    assert table_in((ROOT / "README.md").read_text(encoding="utf-8")) == printed
-    assert table_in((ROOT / "deploy" / "README.md").read_text(encoding="utf-8")) == printed
+    assert table_in((ROOT / "docs" / "explanation" / "faults.md").read_text(encoding="utf-8")) == printed
+    assert table_in((ROOT / "docs" / "how-to" / "deployment-faults.md").read_text(encoding="utf-8")) == printed
     rows = {line.split(" | ", 1)[0].removeprefix("| ") for line in printed[2:]}
     assert rows == set(SCHEDULES)

@@ -1,4 +1,4 @@
-"""README's `memoryctl` table ("Operating it") names every subcommand and every option the
+"""The `memoryctl` table of the operating guide (docs/how-to/operate.md) names every subcommand and every option the
 CLI takes, so a user reading it learns all of them (`memoryctl <cmd> --help` has the rest)."""
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ def commands(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, arg
 
 
 def operating_table() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Operating it\n", 1)[1].split("\n### ", 1)[0]
+    guide = (ROOT / "docs" / "how-to" / "operate.md").read_text(encoding="utf-8")
+    section = guide.split("\n## Operating it {#operating}\n", 1)[1].split("\n## ", 1)[0]
     return "\n".join(line for line in section.splitlines() if line.startswith("| `memoryctl"))
 
 
-def test_the_readme_table_names_every_subcommand_and_option():
+def test_the_operating_table_names_every_subcommand_and_option():
     table = operating_table()
     missing = []
     for name, sub in commands(build_parser()).items():

@@ -81,9 +81,9 @@ def test_what_the_command_shape_grants_is_never_an_event():
 
 
 def test_the_design_lists_every_command_subject():
-    design = (ROOT / "docs" / "design.md").read_text()
+    design = (ROOT / "docs" / "explanation" / "wire-contract.md").read_text()
     listed = set(re.findall(r"^\| `memory\.([a-z_]+)\.<workspace>` \| bot → worker", design, re.M))
-    assert listed == set(COMMAND_KINDS), "docs/design.md, section 3.1: one row per command kind"
+    assert listed == set(COMMAND_KINDS), "docs/explanation/wire-contract.md, subjects and streams: one row per command kind"
 
 
 def test_a_reply_of_any_kind_decodes_as_its_entry_says():
