@@ -178,6 +178,12 @@ async def report(s: SimpleNamespace, ws: str, dry_ids: list[str]) -> dict[str, A
     return {**json.loads(shown.stdout), "text": text.stdout}
 
 
+def unexplained(shown: dict[str, Any]) -> dict[str, int]:
+    """Per kind shadowed, how many unexplained differences its verdict names."""
+    return {kind: sum(m["pairs"] for m in verdict["missing"] if m["reason"] == "unexplained_differences")
+            for kind, verdict in shown["verdicts"].items()}
+
+
 async def nothing_came_from_a_dry_run(s: SimpleNamespace, phases: list[Phase]) -> None:
     dry_ids = [command_id for phase in phases for command_id in phase.dry_ids]
     stored = await s.pool.fetchval("SELECT count(*) FROM memory_worker.processed_commands"
@@ -209,6 +215,10 @@ async def test_a_changed_rule_is_named_and_only_it_then_full_agreement(shadowed)
     kinds = {d["kind"] for d in first["differences"]}
     assert kinds <= {"create", "manual"}, kinds
     assert "most frequent differences" in first["text"] and "memory_save_failed_limit_exceeded" in first["text"]
+    # The verdict counts every one of them as unexplained, and the bot may not switch.
+    assert unexplained(first) == {kind: sum(row["differed"] for row in first["by_status"] if row["kind"] == kind)
+                                  for kind in first["verdicts"]}
+    assert first["switch"] is False and first["text"].startswith("verdict: not yet")
 
     restored = TomoriBotStandIn(s.pool, s.worker_limits)
     two = await run_phase(s, restored)
@@ -217,6 +227,10 @@ async def test_a_changed_rule_is_named_and_only_it_then_full_agreement(shadowed)
     assert second["differences"] == []
     assert "no differences" in second["text"]
     assert {row["kind"] for row in second["by_status"]} == {"create", "update", "manual", "reinforce", "seed_bio"}
+    # Nothing left unexplained or unmeasured: what keeps a kind from ready is only the trial's size.
+    assert set(unexplained(second).values()) == {0} and second["not_shadowed"] == []
+    assert {m["reason"] for v in second["verdicts"].values() for m in v["missing"]} <= {"statuses_never_seen",
+                                                                                        "too_few_pairs"}
 
     await nothing_came_from_a_dry_run(s, [one, two])
 
