@@ -34,7 +34,8 @@ from db.effects import (
     StoreDecision,
     StoreResult,
 )
-from db.repository import StoredCommand, Tx, decode_stored
+from db.inbox import StoredCommand, decode_stored
+from db.transaction import Tx
 from worker.domain.model import MemoryEntry
 
 __all__ = ["carry_out", "store"]

@@ -10,7 +10,8 @@ import asyncpg
 
 from contracts.envelope import Envelope
 from contracts.kinds.create import CreateMemory
-from db.repository import EventRow, MemoryRepository
+from db.inbox import EventRow
+from db.repository import MemoryRepository
 from tests.support.commands import create_command
 from worker.services.stored import published_events
 
@@ -87,7 +88,7 @@ async def module_database(pg_server, template_db: str):
 
     Tests sharing it keep apart by unique workspace and user ids and owner-scoped queries.
     """
-    from db.repository import create_pool
+    from db.pool import create_pool
     from tests.conftest import clone_database
 
     pool = await create_pool(await clone_database(pg_server, template_db), min_size=1, max_size=20)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from db.repository import decode_stored
+from db.inbox import decode_stored
 from worker.services.stored import answer
 
 

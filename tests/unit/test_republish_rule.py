@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from contracts.kinds.create import CreateMemory
-from db.repository import EventRow, StoredCommand
+from db.inbox import EventRow, StoredCommand
 from tests.support.commands import create_bytes, create_fields
 from worker.services.stored import republishes, seen_before
 

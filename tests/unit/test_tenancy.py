@@ -12,7 +12,7 @@ from contracts.kinds.create import CreateMemory
 from contracts.kinds.manual import ManualMemory
 from contracts.kinds.reinforce import ReinforceMemories
 from contracts.registry import COMMANDS, GLOBAL_ONLY
-from db.repository import StoredCommand
+from db.inbox import StoredCommand
 from tests.e2e.bus import create_fields
 from tests.support.commands import create_command, manual_command, reinforce_command, seed_bio_command
 from worker.consuming.administration import streams

@@ -1,7 +1,7 @@
 """An update's inbox row, held to what it renders (worker/domain/update_decision.py): a stored example of
 each decision, as the JSON the row keeps, with the status and events it answers with. The JSON is the
 stored format: a change that stops reading one of these fails here, not on a repeat in production.
-And the row's kind decides whose union its decision is (db/repository.py, decode_stored)."""
+And the row's kind decides whose union its decision is (db/inbox.py, decode_stored)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from contracts.kinds.update import (
     UPDATE_PRIVACY_RESTRICTED,
     UPDATE_USER_NOT_FOUND,
 )
-from db.repository import decode_stored
+from db.inbox import decode_stored
 from worker.domain import create_decision
 from worker.domain.update_decision import Ambiguous, UpdateRecord
 from worker.services.stored import answer, published_events

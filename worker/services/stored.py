@@ -17,7 +17,7 @@ import structlog
 from contracts.codec import encode
 from contracts.envelope import Envelope
 from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
-from db.repository import EventRow, StoredCommand
+from db.inbox import EventRow, StoredCommand
 from worker.domain import messages
 from worker.domain.create_decision import SavePlan, SecretRefused
 from worker.domain.create_result import render_create
@@ -78,7 +78,7 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
 
 
 def _update_record(stored: StoredCommand) -> UpdateRecord:
-    if stored.update is None:  # every update row keeps its decision (db/repository.py, decode_stored)
+    if stored.update is None:  # every update row keeps its decision (db/inbox.py, decode_stored)
         raise ValueError(f"the update {stored.command_id!r} is stored without its decision")
     return stored.update
 

@@ -25,7 +25,7 @@ from contracts.envelope import Envelope
 from contracts.registry import COMMAND_TYPES, decoder_for
 from contracts.result_parts import COMMAND_INVALID
 from contracts.subjects import DEFAULT_REPLY_PREFIXES
-from db.repository import StoredCommand
+from db.inbox import StoredCommand
 from worker.consuming import dead_letters, metrics
 from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake import delivery
