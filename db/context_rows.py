@@ -7,7 +7,7 @@ import msgspec
 
 from contracts.events import Source
 from db.directory_rows import HostRow, IdentityRow, UserRow, WorkspaceRow
-from db.inbox import StoredCommand, _StoredRow
+from db.inbox import RawInboxRow, StoredInboxRow
 
 
 class PanelRow(msgspec.Struct, frozen=True):
@@ -48,7 +48,7 @@ class SeedContextRow(msgspec.Struct, frozen=True):
 
 
 class CreateContextRow(msgspec.Struct, frozen=True):
-    stored: StoredCommand | None  # the command, if it was seen before
+    stored: StoredInboxRow | None  # the command, if it was seen before
     workspace: WorkspaceRow | None
     users: list[UserRow]
 
@@ -56,7 +56,7 @@ class CreateContextRow(msgspec.Struct, frozen=True):
 class _ContextRow(msgspec.Struct, frozen=True):
     """memory_create_context() as it comes (its stored command decoded by kind afterwards)."""
 
-    stored: _StoredRow | None
+    stored: RawInboxRow | None
     workspace: WorkspaceRow | None
     users: list[UserRow]
 

@@ -18,7 +18,7 @@ class EventRow(msgspec.Struct, frozen=True):
     payload: msgspec.Raw
 
 
-class _Stored(msgspec.Struct, frozen=True):
+class _InboxColumns(msgspec.Struct, frozen=True):
     """What every inbox row has, whatever its kind."""
 
     command_id: str
@@ -32,13 +32,14 @@ class _Stored(msgspec.Struct, frozen=True):
     applied_by: int | None = None
 
 
-class StoredCommand(_Stored, frozen=True):
-    """A command as its inbox row stores it: the one shape every reader gets
-    (memory_stored_command(), db/functions/memory_stored_command.sql).
+class StoredInboxRow(_InboxColumns, frozen=True):
+    """A command as its inbox row stores it, read back: the one shape every reader gets
+    (memory_stored_command(), db/functions/memory_stored_command.sql). What a service hands
+    the applier to store is db/effects.py's InboxRow.
 
     A create keeps its `decision` and what its save learned under the lock (`facts`), an
     update its own (`update`: its decision and facts, another union, read by the row's kind:
-    decode_stored); their answer and events are rendered from them (worker/services/stored.py).
+    decode_inbox_row); their answer and events are rendered from them (worker/services/stored.py).
     Every other kind keeps its `result` as sent, with its `status`, and its `events` whole (so
     does a create stored before db/migrations/009_decisions.sql, which keeps its result).
     `applied_by` is the MEMORY_COMMANDS stream sequence of the delivery that applied it (None:
@@ -52,14 +53,14 @@ class StoredCommand(_Stored, frozen=True):
 _NULL = msgspec.Raw(b"null")
 
 
-class _StoredRow(_Stored, frozen=True):
+class RawInboxRow(_InboxColumns, frozen=True):
     """memory_stored_command() as it comes: its decision and facts left as JSON until its kind
     says whose union they are."""
 
     decision: msgspec.Raw = _NULL
     facts: msgspec.Raw = _NULL
 
-    def decoded(self) -> StoredCommand:
+    def decoded(self) -> StoredInboxRow:
         decision: CreateDecision | None = None
         facts: SaveFacts | None = None
         update: UpdateRecord | None = None
@@ -70,21 +71,21 @@ class _StoredRow(_Stored, frozen=True):
             else:
                 decision = _CREATE_DECISION.decode(self.decision)
                 facts = None if bytes(self.facts) == b"null" else _SAVE_FACTS.decode(self.facts)
-        shared = {name: getattr(self, name) for name in _Stored.__struct_fields__}
-        return StoredCommand(**shared, decision=decision, facts=facts, update=update)
+        shared = {name: getattr(self, name) for name in _InboxColumns.__struct_fields__}
+        return StoredInboxRow(**shared, decision=decision, facts=facts, update=update)
 
 
 _CREATE_DECISION = msgspec.json.Decoder(CreateDecision)
 _SAVE_FACTS = msgspec.json.Decoder(SaveFacts)
 _UPDATE_DECISION = msgspec.json.Decoder(UpdateDecision)
 _UPDATE_FACTS = msgspec.json.Decoder(UpdateFacts)
-_STORED_ROW = msgspec.json.Decoder(_StoredRow)
+_RAW_INBOX_ROW = msgspec.json.Decoder(RawInboxRow)
 
 
-def decode_stored(raw: str | bytes) -> StoredCommand:
+def decode_inbox_row(raw: str | bytes) -> StoredInboxRow:
     """A memory_stored_command() value: a create's decision and facts, or an update's, decoded as
     the row's kind says."""
-    return _STORED_ROW.decode(raw).decoded()
+    return _RAW_INBOX_ROW.decode(raw).decoded()
 
 
 class BatchRow(msgspec.Struct, frozen=True):
@@ -92,4 +93,4 @@ class BatchRow(msgspec.Struct, frozen=True):
     or (`duplicate`) by another delivery before it."""
 
     duplicate: bool
-    stored: StoredCommand
+    stored: StoredInboxRow

@@ -13,7 +13,7 @@ import asyncpg
 
 from contracts.codec import encode
 from db.context_rows import CreateContextRow, decode_create_contexts
-from db.inbox import BatchRow, StoredCommand, decode_stored
+from db.inbox import BatchRow, StoredInboxRow, decode_inbox_row
 from db.pool import PooledCalls, connection
 from db.requests import CreateBatchRequest, CreateContextRequest
 from db.shadow_pairs import ShadowPairs
@@ -74,21 +74,21 @@ class MemoryRepository:
         transaction; a row per op, in order."""
         rows = await self._pool.fetch("SELECT duplicate, stored FROM memory_create_batch($1::jsonb)",
                                       encode(batch).decode())
-        return [BatchRow(row[0], decode_stored(row[1])) for row in rows]
+        return [BatchRow(row[0], decode_inbox_row(row[1])) for row in rows]
 
     async def create_dry_batch(self, batch: CreateBatchRequest) -> list[BatchRow]:
         """memory_create_dry_batch(): the same decisions under the same locks, nothing written;
         a row per op, in order, each the command as it would have been stored."""
         rows = await self._pool.fetch("SELECT duplicate, stored FROM memory_create_dry_batch($1::jsonb)",
                                       encode(batch).decode())
-        return [BatchRow(row[0], decode_stored(row[1])) for row in rows]
+        return [BatchRow(row[0], decode_inbox_row(row[1])) for row in rows]
 
-    async def stored_command(self, command_id: str, workspace_id: str) -> StoredCommand | None:
+    async def stored_command(self, command_id: str, workspace_id: str) -> StoredInboxRow | None:
         """A command of this workspace and tenant as stored (never another's)."""
         raw = await self._pool.fetchval(
             "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1"
             " AND pc.workspace_id = $2 AND pc.tenant = $3", command_id, workspace_id, self.tenant)
-        return None if raw is None else decode_stored(raw)
+        return None if raw is None else decode_inbox_row(raw)
 
     @property
     def shadow_pairs(self) -> ShadowPairs:

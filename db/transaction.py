@@ -9,7 +9,7 @@ import msgspec
 
 from contracts.codec import encode
 from db.context_rows import ManualContextRow, SeedContextRow, UpdateTargetRow
-from db.inbox import StoredCommand, decode_stored
+from db.inbox import StoredInboxRow, decode_inbox_row
 from db.requests import ManualContextRequest, UpdateTargetRequest
 from db.shadow_pairs import ShadowPairs
 
@@ -38,11 +38,11 @@ class Tx:
     def shadow_pairs(self) -> ShadowPairs:
         return ShadowPairs(self.conn, self.tenant)
 
-    async def stored(self, command_id: str) -> StoredCommand | None:
+    async def stored(self, command_id: str) -> StoredInboxRow | None:
         """The command as stored, if it was seen before."""
         raw = await self.conn.fetchval(
             "SELECT memory_stored_command(pc) FROM processed_commands pc WHERE pc.command_id = $1", command_id)
-        return None if raw is None else decode_stored(raw)
+        return None if raw is None else decode_inbox_row(raw)
 
     async def manual_context(self, request: ManualContextRequest) -> ManualContextRow:
         raw = await self.conn.fetchval("SELECT memory_manual_context($1::jsonb)", encode(request).decode())

@@ -106,7 +106,7 @@ async def raw_consumer_info(nc, stream: str, durable: str) -> dict:
 
 async def migrated_before(pg_server, monkeypatch, version: int) -> str:
     """A fresh database as a release before migration `version` left it: the migrations before
-    it, and neither worker nor directory functions (db/functions/ and db/facts.py make this
+    it, and neither worker nor directory functions (db/functions/ and db/directory_functions.py make this
     release's, which read what every migration made); the DSN. `monkeypatch` is undone before
     it returns."""
     from db import functions, migrate
