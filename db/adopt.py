@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from db import facts, functions, migrate
+from db import directory_functions, functions, migrate
 from db.connection import WORKER_SCHEMA
 from worker.domain.model import Limits
 
@@ -44,12 +44,12 @@ class Findings:
     bot_migrations: int
     rows: dict[str, int]
     at_cap: list[str]
-    sources: list[facts.Source]
+    sources: list[directory_functions.Source]
     additions: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # what the worker needs and did not find
 
 
-async def _bot_version(conn: asyncpg.Connection, catalog: facts.Catalog) -> tuple[str | None, int]:
+async def _bot_version(conn: asyncpg.Connection, catalog: directory_functions.Catalog) -> tuple[str | None, int]:
     """The last migration in the bot's own ledger (TomoriBot: schema_migrations(id, name))."""
     if not (catalog.has("schema_migrations", "name") and catalog.has("schema_migrations", "id")):
         return None, 0
@@ -82,14 +82,14 @@ async def _at_cap(conn: asyncpg.Connection, limits: Limits) -> list[str]:
     return found
 
 
-def _missing_required(catalog: facts.Catalog) -> list[str]:
+def _missing_required(catalog: directory_functions.Catalog) -> list[str]:
     return [f"{table}.{column}" for table, columns in REQUIRED.items() for column in columns
             if not catalog.has(table, column)]
 
 
 async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
     """What is there and what adoption would add; reads only."""
-    catalog = await facts.read_catalog(conn)
+    catalog = await directory_functions.read_catalog(conn)
     current = await migrate.mode(conn)
     version, count = await _bot_version(conn, catalog)
     rows = {}
@@ -98,7 +98,7 @@ async def inspect(conn: asyncpg.Connection, limits: Limits) -> Findings:
             rows[table] = await conn.fetchval(f"SELECT count(*) FROM public.{table}")
     missing = _missing_required(catalog)
     at_cap = [] if missing else await _at_cap(conn, limits)
-    _, sources = facts.adopted(catalog)
+    _, sources = directory_functions.adopted(catalog)
     findings = Findings(current, version, count, rows, at_cap, sources, missing=missing)
     if current is None and not missing:
         findings.additions = [f"schema {WORKER_SCHEMA} with its own ledger {WORKER_SCHEMA}.schema_migrations",
@@ -126,7 +126,7 @@ async def _adopt(conn: asyncpg.Connection, limits: Limits) -> Findings:
             return findings  # nothing to add: `memoryctl migrate` brings an adopted database up to date
         if findings.mode == "standalone":
             raise AdoptionError("this database is already the worker's own (standalone mode): nothing to adopt")
-        catalog = await facts.read_catalog(conn)
+        catalog = await directory_functions.read_catalog(conn)
         if missing := _missing_required(catalog):
             raise AdoptionError("not a TomoriBot-shaped database: missing " + ", ".join(missing))
         await migrate.create_layout(conn, "adopted", findings.bot_schema_version)

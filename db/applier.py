@@ -34,7 +34,8 @@ from db.effects import (
     StoreDecision,
     StoreResult,
 )
-from db.repository import StoredCommand, Tx, decode_stored
+from db.inbox import StoredInboxRow, decode_inbox_row
+from db.transaction import Tx
 from worker.domain.model import MemoryEntry
 
 __all__ = ["carry_out", "store"]
@@ -58,10 +59,10 @@ async def carry_out(tx: Tx, effects: Sequence[Effect]) -> Applied:
 
 
 @overload
-async def store(tx: Tx, row: StoreDecision) -> StoredCommand: ...
+async def store(tx: Tx, row: StoreDecision) -> StoredInboxRow: ...
 @overload
 async def store(tx: Tx, row: StoreResult) -> None: ...
-async def store(tx: Tx, row: InboxRow) -> StoredCommand | None:
+async def store(tx: Tx, row: InboxRow) -> StoredInboxRow | None:
     """The command's inbox row; the row as stored for a decision (its answer and events are
     rendered from it), None for a result, which the caller already holds. A dry run stores
     nothing and gets the row it would have stored."""
@@ -74,7 +75,7 @@ async def store(tx: Tx, row: InboxRow) -> StoredCommand | None:
                 " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6) RETURNING memory_stored_command(processed_commands)",
                 row.command_id, row.kind, row.workspace_id, encode(row.decision).decode(),
                 None if row.facts is None else encode(row.facts).decode(), row.applied_by)
-            return decode_stored(raw)
+            return decode_inbox_row(raw)
         case StoreResult():
             if not tx.read_only:
                 # `result` is a json column, which keeps the text as sent, so a first answer and
@@ -179,9 +180,9 @@ def _inserts(effect: InsertServerMemories | InsertPersonalMemories | SeedBioMemo
             assert_never(effect)
 
 
-def _unstored(tx: Tx, row: StoreDecision) -> StoredCommand:
+def _unstored(tx: Tx, row: StoreDecision) -> StoredInboxRow:
     """The inbox row a decision would be stored as, decoded as a stored one is, by its kind."""
-    return decode_stored(encode({
+    return decode_inbox_row(encode({
         "command_id": row.command_id, "kind": row.kind, "workspace_id": row.workspace_id, "tenant": tx.tenant,
         # memory_event_time()'s format: the time the events of a stored row would carry.
         "event_time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00"),

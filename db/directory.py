@@ -1,7 +1,7 @@
 """The directory a bot would otherwise write, for operators (memoryctl). Explicit SQL.
 
 The rule for what the CLI may write (README, "What the CLI may write"):
-- reads go through the directory functions (db/facts.py), so they show what the worker sees
+- reads go through the directory functions (db/directory_functions.py), so they show what the worker sees
   in either mode;
 - standalone: the directory tables are the worker's own layout, standing in for a bot, and
   every command writes them (a new id is registered, and the command says so);

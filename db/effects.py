@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from db.repository import EventRow
+from db.inbox import EventRow
 from worker.domain.model import MemoryEntry, Scope
 
 __all__ = [

@@ -14,7 +14,7 @@ release made it (LAYOUTS):
 A database that holds a bot's tables but was not adopted is refused, naming the command. In
 either mode the same steps then bring it up to date (apply_pending): the numbered migrations
 of db/migrations/ not yet applied (every schema change after the first release), the
-directory functions (db/facts.py) when what they should read changed, and the worker's own
+directory functions (db/directory_functions.py) when what they should read changed, and the worker's own
 functions (db/functions/) when their files changed. A fresh database is thus made exactly as
 an old one is upgraded.
 """
@@ -29,7 +29,7 @@ from importlib import resources
 import asyncpg
 import structlog
 
-from db import facts, functions
+from db import directory_functions, functions
 from db.connection import BOT_SCHEMA, DEFAULT_TIMEOUTS, WORKER_SCHEMA, Timeouts, connect
 
 log = structlog.get_logger("migrate")
@@ -96,13 +96,13 @@ async def bot_tables(conn: asyncpg.Connection) -> list[str]:
 
 async def directory_bodies(conn: asyncpg.Connection, current_mode: str) -> dict[str, str]:
     if current_mode == "standalone":
-        return facts.STANDALONE
-    bodies, _ = facts.adopted(await facts.read_catalog(conn))
+        return directory_functions.STANDALONE
+    bodies, _ = directory_functions.adopted(await directory_functions.read_catalog(conn))
     return bodies
 
 
 def fingerprint(bodies: dict[str, str]) -> str:
-    return hashlib.sha256(facts.ddl(bodies).encode()).hexdigest()
+    return hashlib.sha256(directory_functions.ddl(bodies).encode()).hexdigest()
 
 
 async def _applied(conn: asyncpg.Connection) -> set[int]:
@@ -156,7 +156,7 @@ async def create_worker_schema(conn: asyncpg.Connection, new_mode: str, bot_vers
 
 
 async def apply_directory(conn: asyncpg.Connection, bodies: dict[str, str]) -> None:
-    await conn.execute(facts.ddl(bodies))
+    await conn.execute(directory_functions.ddl(bodies))
     await conn.execute(f"UPDATE {WORKER_SCHEMA}.database_mode SET directory_fingerprint = $1", fingerprint(bodies))
 
 

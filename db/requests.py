@@ -1,4 +1,5 @@
-"""The arguments of the SQL functions that take one JSON document, as db/repository.py encodes them.
+"""The arguments of the SQL functions that take one JSON document, as db/repository.py and
+db/transaction.py encode them.
 
 Each Struct is what one function reads with `p ->> 'key'` / `p -> 'key'`.
 tests/unit/test_sql_arguments.py names the Struct that feeds each function and reads the

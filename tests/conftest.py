@@ -26,7 +26,7 @@ import pytest
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 from db.migrate import migrate_dsn  # noqa: E402
-from db.repository import create_pool  # noqa: E402
+from db.pool import create_pool  # noqa: E402
 from tests.support.directory import register_triggerer  # noqa: E402
 from worker.local.embedded import NatsServer, PostgresServer, free_port  # noqa: E402
 from worker.local.processes import ChildProcess  # noqa: E402

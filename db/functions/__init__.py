@@ -9,7 +9,7 @@ written the way it is; changing a function means changing its file, nothing else
 files with the one the database's functions were made from
 (memory_worker.database_mode.functions_fingerprint) and, when they differ, makes them again
 in one transaction, after the migrations: every function of the worker's schema that is not
-a directory function (db/facts.py makes those, from the bot's tables) is dropped, so a
+a directory function (db/directory_functions.py makes those, from the bot's tables) is dropped, so a
 function removed from this folder is gone from the database too, and the files are run.
 Bodies are checked once every function exists, so the files may call each other in any order.
 """
@@ -23,7 +23,7 @@ from importlib import resources
 import asyncpg
 
 from db.connection import WORKER_SCHEMA
-from db.facts import FUNCTION_NAMES as DIRECTORY_FUNCTIONS
+from db.directory_functions import FUNCTION_NAMES as DIRECTORY_FUNCTIONS
 
 
 @cache

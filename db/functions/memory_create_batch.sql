@@ -1,7 +1,7 @@
 -- The writes of several creates in one transaction (docs/design.md, sections 4 step 8 and 5;
 -- worker/services/create_memory.py: a lone create is a batch of one). p is db/requests.py's
 -- CreateBatchRequest (tests/unit/test_sql_arguments.py holds the keys read here to its fields,
--- both ways): p.owners are locked first, in the caller's order (db/repository.py's
+-- both ways): p.owners are locked first, in the caller's order (db/transaction.py's
 -- lock_order(), so two batches sharing owners wait rather than deadlock), then each op runs in
 -- order. An op carries a create's decision (worker/domain/create_decision.py), which is stored
 -- as it is, with what a save learned under the lock (`facts`); nothing else about the

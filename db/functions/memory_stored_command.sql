@@ -1,5 +1,5 @@
 -- A stored command, as every reader gets it: the one row shape of the inbox
--- (db/repository.py's StoredCommand decodes it). The create's context read, its batch write
+-- (db/inbox.py's StoredInboxRow decodes it). The create's context read, its batch write
 -- (a repeat that raced the original), the other commands' locked read and the result lookup
 -- all report a stored command through this.
 --

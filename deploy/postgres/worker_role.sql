@@ -64,7 +64,7 @@ BEGIN
             EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE %s TO memory_worker', seq);
         END LOOP;
     END LOOP;
-    -- Read where the bot keeps each fact (db/facts.py), where the table exists.
+    -- Read where the bot keeps each fact (db/directory_functions.py), where the table exists.
     FOREACH t IN ARRAY ARRAY['personalization_blacklist', 'server_member_permissions_configs',
                              'server_notice_embeds_configs', 'server_channel_scope_configs',
                              'user_personalization_configs', 'user_persona_naming_preferences',

@@ -35,7 +35,7 @@ import asyncpg
 from contracts.codec import encode
 from contracts.kinds.create import CreateMemory
 from db.connection import SEARCH_PATH
-from db.repository import create_pool
+from db.pool import create_pool
 from db.requests import CreateContextRequest
 from tests.bench.dataset import HISTORY_PREFIX
 from tests.support.answers import stored_answers

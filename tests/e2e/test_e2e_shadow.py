@@ -32,7 +32,8 @@ import pytest
 
 from contracts import subjects
 from contracts.registry import COMMAND_TYPES
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.conftest import WorkerProcess, unique, worker_env
 from tests.e2e.bus import create_fields

@@ -10,7 +10,8 @@ import asyncpg
 
 from contracts.envelope import Envelope
 from contracts.kinds.create import CreateMemory
-from db.repository import EventRow, MemoryRepository
+from db.inbox import EventRow
+from db.repository import MemoryRepository
 from tests.support.commands import create_command
 from worker.services.stored import published_events
 
@@ -87,7 +88,7 @@ async def module_database(pg_server, template_db: str):
 
     Tests sharing it keep apart by unique workspace and user ids and owner-scoped queries.
     """
-    from db.repository import create_pool
+    from db.pool import create_pool
     from tests.conftest import clone_database
 
     pool = await create_pool(await clone_database(pg_server, template_db), min_size=1, max_size=20)
@@ -105,7 +106,7 @@ async def raw_consumer_info(nc, stream: str, durable: str) -> dict:
 
 async def migrated_before(pg_server, monkeypatch, version: int) -> str:
     """A fresh database as a release before migration `version` left it: the migrations before
-    it, and neither worker nor directory functions (db/functions/ and db/facts.py make this
+    it, and neither worker nor directory functions (db/functions/ and db/directory_functions.py make this
     release's, which read what every migration made); the DSN. `monkeypatch` is undone before
     it returns."""
     from db import functions, migrate

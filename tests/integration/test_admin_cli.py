@@ -19,7 +19,8 @@ import pytest
 from contracts.codec import OP_RESULT_DECODER
 from contracts.kinds.manual import ADDED, BLACKLISTED, PRIVACY_BLOCKED, ManualMemory
 from contracts.kinds.seed_bio import SKIPPED
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.support.commands import manual_command, seed_bio_command
 from tests.support.directory import add_server, add_user
 from worker.cli import admin

@@ -207,7 +207,8 @@ async def test_a_bot_database_without_proxy_tables_fails_closed_for_proxy_users(
 async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_worker_uses(bot_dsn, pg_server):
     from contracts.kinds.create import SAVED
     from db.migrate import migrate_dsn
-    from db.repository import MemoryRepository, create_pool
+    from db.pool import create_pool
+    from db.repository import MemoryRepository
     from tests.integration.helpers import server_save
     from worker.domain.model import Limits
     from worker.services.create_memory import CreateMemoryService

@@ -11,7 +11,8 @@ import asyncpg
 from contracts.kinds.create import CreateMemory
 from db import adopt, functions, migrate
 from db.connection import connect
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.memoryctl import memoryctl as run_memoryctl
 from tests.support.commands import create_command

@@ -32,7 +32,9 @@ from contracts.kinds.reinforce import ReinforceMemories
 from contracts.result_parts import COMMAND_INVALID, InvalidCommandResult
 from db import applier
 from db.effects import StoreResult
-from db.repository import EventRow, MemoryRepository, create_pool
+from db.inbox import EventRow
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.cluster.nats_deploy import PASSWORDS, NatsNode, connect_as, connect_options, eventually, single_node
 from tests.conftest import WorkerProcess, clone_database, unique, worker_env
 from tests.e2e.bus import create_fields

@@ -11,7 +11,7 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from contracts import subjects
-from db.repository import EventRow
+from db.inbox import EventRow
 from tests.support.partitions import partition_of
 from worker.consuming.administration import streams
 from worker.consuming.events.publisher import EventPublisher

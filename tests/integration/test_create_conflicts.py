@@ -8,7 +8,8 @@ import msgspec
 import pytest
 
 from contracts.codec import RESULT_DECODER
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.support.directory import add_server
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService

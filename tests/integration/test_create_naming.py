@@ -14,7 +14,8 @@ import pytest
 from contracts.codec import RESULT_DECODER
 from contracts.kinds.create import INTERNAL_ERROR, SAVED, USER_NOT_FOUND, CommandResult
 from db.connection import connect
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.conftest import unique
 from tests.memoryctl import memoryctl

@@ -16,7 +16,7 @@ import pytest
 
 from db import replication
 from db.connection import Timeouts, connect
-from db.repository import WORKER_TIMEOUTS, connection, create_pool, leaves_connection_usable
+from db.pool import WORKER_TIMEOUTS, connection, create_pool, leaves_connection_usable
 from tests.conftest import ROOT, unique
 from worker.consuming.database import timeouts_from
 from worker.consuming.replication_check import SyncStandbyRequired, check_replication

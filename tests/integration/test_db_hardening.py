@@ -19,7 +19,8 @@ import pytest
 from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.kinds.manual import ManualMemory
 from db.migrate import migrate_dsn
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.conftest import ROOT, clone_database, unique
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox_row_events
 from tests.support.commands import TRIGGERER_ID, manual_command, reinforce_command

@@ -23,7 +23,8 @@ from contracts.kinds.reinforce import ReinforceMemories
 from contracts.kinds.seed_bio import SeedBio
 from contracts.kinds.shadow import ShadowReport
 from contracts.kinds.update import UpdateMemory
-from db.repository import MemoryRepository, Tx
+from db.repository import MemoryRepository
+from db.transaction import Tx
 from tests.support.commands import envelope, manual_command, reinforce_command, seed_bio_command, update_command
 from tests.support.services import service_table
 from worker.domain.model import Limits

@@ -21,7 +21,8 @@ from structlog.testing import capture_logs
 from contracts import subjects
 from contracts.kinds.create import CreateMemory
 from db import migrate
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.conftest import unique
 from tests.integration.helpers import migrated_before
 from tests.support.commands import create_bytes, create_fields

@@ -35,7 +35,8 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from contracts import subjects
 from contracts.envelope import Envelope as CommandEnvelope
 from contracts.registry import decoder_for
-from db.repository import EventRow, MemoryRepository
+from db.inbox import EventRow
+from db.repository import MemoryRepository
 from tests.support import fresh_nats
 from tests.support.commands import command_payload, create_fields, manual_fields, update_fields
 from tests.support.services import service_table

@@ -39,7 +39,8 @@ from contracts.codec import OP_RESULT_DECODER, RESULT_DECODER
 from contracts.kinds.create import LIMIT_EXCEEDED, SAVED, SAVED_WITH_EVICTION
 from contracts.kinds.manual import ADDED, EMPTY_CONTENT, LIMIT_REACHED, NOT_FOUND, REMOVED, UNCHANGED, UPDATED, ManualMemory
 from contracts.kinds.reinforce import REINFORCED, ReinforceMemories
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.conftest import clone_database
 from tests.support.commands import manual_command, reinforce_command
 from worker.domain.model import Limits

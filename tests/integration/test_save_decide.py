@@ -8,7 +8,8 @@ import asyncpg
 import pytest
 
 from db import functions
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.conftest import clone_database
 from tests.support.directory import add_server
 from tests.support.planned import planned_batch

@@ -16,8 +16,10 @@ import pytest
 from contracts import subjects
 from contracts.codec import RESULT_DECODER, encode
 from contracts.kinds.create import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED
-from db.repository import BatchRow, MemoryRepository, lock_order
+from db.inbox import BatchRow
+from db.repository import MemoryRepository
 from db.requests import CreateBatchRequest, CreateOp
+from db.transaction import lock_order
 from tests.support.directory import add_server, add_user
 from tests.support.planned import planned_batch
 from worker.domain.create_decision import SaveFacts, SavePlan

@@ -17,7 +17,8 @@ import pytest
 
 from db import adopt, functions, migrate
 from db.connection import connect
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.integration.helpers import migrated_before
 from tests.memoryctl import memoryctl

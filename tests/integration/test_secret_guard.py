@@ -15,7 +15,8 @@ import pytest
 
 from contracts.codec import RESULT_DECODER
 from contracts.kinds.create import INVALID_CONTENT, SAVED
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.conftest import ROOT, unique
 from tests.memoryctl import memoryctl as in_process

@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.conftest import ROOT
 from tests.memoryctl import memoryctl as in_process
 from tests.support.commands import shadow_command

@@ -25,7 +25,7 @@ from nats.js.errors import NotFoundError
 from structlog.testing import capture_logs
 
 from contracts import subjects
-from db.repository import create_pool
+from db.pool import create_pool
 from tests.support.waiting import wait_until
 from worker.consuming.administration import streams
 from worker.sinks.app import SinksConfig, build

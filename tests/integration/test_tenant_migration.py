@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncpg
 
 from db import migrate
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from tests.conftest import unique
 from tests.integration.helpers import migrated_before
 from worker.services.stored import answer

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from db import facts, functions, migrate
+from db import directory_functions, functions, migrate
 from db.connection import connect
 from tests.conftest import clone_database
 from tests.integration.helpers import migrated_before
@@ -29,7 +29,7 @@ async def conn(pg_server, template_db):
 
 
 async def test_a_migrated_database_has_exactly_the_files_functions_and_the_directory_ones(conn):
-    assert await _names(conn) == set(functions.files()) | facts.FUNCTION_NAMES
+    assert await _names(conn) == set(functions.files()) | directory_functions.FUNCTION_NAMES
     assert await functions.made_from(conn) == functions.fingerprint()
 
 
@@ -62,7 +62,7 @@ async def test_a_body_naming_something_missing_fails_the_migrate_and_changes_not
     with pytest.raises(asyncpg.UndefinedFunctionError):
         await migrate.migrate(conn)
     assert await functions.made_from(conn) == before
-    assert await _names(conn) == set(files) | facts.FUNCTION_NAMES
+    assert await _names(conn) == set(files) | directory_functions.FUNCTION_NAMES
 
 
 async def test_a_database_an_older_release_left_loses_the_functions_it_no_longer_has(pg_server, monkeypatch):
@@ -74,6 +74,6 @@ async def test_a_database_an_older_release_left_loses_the_functions_it_no_longer
                            " LANGUAGE sql AS $$ SELECT p $$")
         applied = await migrate.migrate(conn)
         assert applied == [m.name for m in migrate.available() if m.version >= 8]
-        assert await _names(conn) == set(functions.files()) | facts.FUNCTION_NAMES
+        assert await _names(conn) == set(functions.files()) | directory_functions.FUNCTION_NAMES
     finally:
         await conn.close()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from db.repository import create_pool
+from db.pool import create_pool
 from tests import tomoribot
 from tests.conftest import clone_database, unique, worker_env
 from tests.memoryctl import memoryctl

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from db.repository import decode_stored
+from db.inbox import decode_inbox_row
 from worker.services.stored import answer
 
 
@@ -21,6 +21,6 @@ async def stored_answers(db: _Fetches) -> dict[str, dict[str, Any]]:
     rows = await db.fetch("SELECT memory_stored_command(pc)::text AS stored FROM processed_commands pc")
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
-        stored = decode_stored(row["stored"])
+        stored = decode_inbox_row(row["stored"])
         out[stored.command_id] = json.loads(answer(stored).result)
     return out

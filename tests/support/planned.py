@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import asyncpg
 
 from contracts.kinds.create import CreateMemory
-from db.repository import BatchRow, MemoryRepository
+from db.inbox import BatchRow
+from db.repository import MemoryRepository
 from db.requests import CreateBatchRequest
 from worker.domain.model import Limits
 from worker.services.create_memory import CreateMemoryService

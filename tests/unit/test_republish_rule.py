@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from contracts.kinds.create import CreateMemory
-from db.repository import EventRow, StoredCommand
+from db.inbox import EventRow, StoredInboxRow
 from tests.support.commands import create_bytes, create_fields
 from worker.services.stored import republishes, seen_before
 
@@ -20,8 +20,8 @@ EVENT = EventRow("cache.invalidate.tomori_state.42", {"Nats-Msg-Id": "c-1:invali
 CMD = msgspec.json.decode(create_bytes(create_fields("42"), command_id="c-1", reply_to=None), type=CreateMemory)
 
 
-def stored(applied_by: int | None) -> StoredCommand:
-    return StoredCommand(command_id="c-1", kind="manual", workspace_id="42", tenant="", event_time="t",
+def stored(applied_by: int | None) -> StoredInboxRow:
+    return StoredInboxRow(command_id="c-1", kind="manual", workspace_id="42", tenant="", event_time="t",
                          status="added", result='{"stored": true}', events=[EVENT], applied_by=applied_by)
 
 

@@ -15,7 +15,7 @@ import typing
 import msgspec
 
 from db import functions
-from db.repository import HostRow
+from db.directory_rows import HostRow
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp, ManualContextRequest, UpdateTargetRequest
 from worker.domain.create_decision import SavePlan
 

@@ -12,7 +12,7 @@ from contracts.kinds.create import CreateMemory
 from contracts.kinds.manual import ManualMemory
 from contracts.kinds.reinforce import ReinforceMemories
 from contracts.registry import COMMANDS, GLOBAL_ONLY
-from db.repository import StoredCommand
+from db.inbox import StoredInboxRow
 from tests.e2e.bus import create_fields
 from tests.support.commands import create_command, manual_command, reinforce_command, seed_bio_command
 from worker.consuming.administration import streams
@@ -74,8 +74,8 @@ def test_a_command_of_a_type_the_registry_does_not_know_is_refused(allowed):
     assert tenancy.foreign_lineage(lookalike, allowed).startswith("CreateLookalike is not a command kind")
 
 
-def stored(workspace: str | None, tenant: str) -> StoredCommand:
-    return StoredCommand(command_id="c", kind="reinforce", workspace_id=workspace, tenant=tenant, event_time="t",
+def stored(workspace: str | None, tenant: str) -> StoredInboxRow:
+    return StoredInboxRow(command_id="c", kind="reinforce", workspace_id=workspace, tenant=tenant, event_time="t",
                          status="reinforced", result='{"stored": true}')
 
 

@@ -1,7 +1,7 @@
 """An update's inbox row, held to what it renders (worker/domain/update_decision.py): a stored example of
 each decision, as the JSON the row keeps, with the status and events it answers with. The JSON is the
 stored format: a change that stops reading one of these fails here, not on a repeat in production.
-And the row's kind decides whose union its decision is (db/repository.py, decode_stored)."""
+And the row's kind decides whose union its decision is (db/inbox.py, decode_inbox_row)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from contracts.kinds.update import (
     UPDATE_PRIVACY_RESTRICTED,
     UPDATE_USER_NOT_FOUND,
 )
-from db.repository import decode_stored
+from db.inbox import decode_inbox_row
 from worker.domain import create_decision
 from worker.domain.update_decision import Ambiguous, UpdateRecord
 from worker.services.stored import answer, published_events
@@ -79,7 +79,7 @@ def row(decision: dict | None, facts: dict | None, kind: str = "update") -> byte
 
 @pytest.mark.parametrize(("decision", "facts", "status"), STORED)
 def test_each_stored_decision_renders_its_status_and_its_events(decision, facts, status):
-    stored = decode_stored(row(decision, facts))
+    stored = decode_inbox_row(row(decision, facts))
     assert stored.decision is None and isinstance(stored.update, UpdateRecord)
     rendered = answer(stored)
     assert rendered.status == status
@@ -99,14 +99,14 @@ def test_each_stored_decision_renders_its_status_and_its_events(decision, facts,
     (LEGACY_TARGET, "Invalid parameters: Parameter 'target_user_nickname' expected type 'string' but got 'array'"),
 ])
 def test_a_stored_parameter_check_renders_tomoribots_text_in_error_and_reason(decision, text):
-    result = msgspec.json.decode(answer(decode_stored(row(decision, None))).result)
+    result = msgspec.json.decode(answer(decode_inbox_row(row(decision, None))).result)
     assert (result["error"], result["data"]["reason"]) == (text, text)
 
 
 def test_the_rows_kind_says_whose_union_its_decision_is():
     same = {"decided": "ambiguous", "query": "Sam", "candidates": ["a", "b"]}  # a tag both unions have
-    update = decode_stored(row(same, None))
-    create = decode_stored(row(same, None, kind="create"))
+    update = decode_inbox_row(row(same, None))
+    create = decode_inbox_row(row(same, None, kind="create"))
     assert update.update is not None
     assert isinstance(update.update.decision, Ambiguous) and update.decision is None
     assert isinstance(create.decision, create_decision.Ambiguous) and create.update is None
@@ -116,4 +116,4 @@ def test_the_rows_kind_says_whose_union_its_decision_is():
 
 def test_an_update_row_without_its_decision_is_a_storage_fault():
     with pytest.raises(ValueError, match="without its decision"):
-        answer(decode_stored(row(None, None)))
+        answer(decode_inbox_row(row(None, None)))

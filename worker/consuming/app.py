@@ -18,7 +18,8 @@ from contracts import registry, subjects
 from contracts.envelope import Envelope
 from contracts.registry import COMMAND_KINDS, CommandKind, CommandSpec
 from db.migrate import prepare_dsn
-from db.repository import MemoryRepository, create_pool
+from db.pool import create_pool
+from db.repository import MemoryRepository
 from worker.consuming import collector, connection, metrics
 from worker.consuming.administration import streams
 from worker.consuming.administration.inbox_prune import prune_forever

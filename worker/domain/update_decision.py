@@ -13,7 +13,7 @@ A decision holds facts, not words. Its JSON is the stored format
 (tests/unit/test_update_decision.py holds a stored example of each kind to what it renders),
 so fields are only ever added, with defaults. Its `decided` tags are its own: a create's
 decision is another union (worker/domain/create_decision.py), and which one a row holds is
-read off the row's kind (db/repository.py, decode_stored).
+read off the row's kind (db/inbox.py, decode_inbox_row).
 """
 
 from __future__ import annotations

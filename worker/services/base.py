@@ -11,7 +11,7 @@ import msgspec
 
 from contracts.codec import encode
 from contracts.envelope import Envelope
-from db.repository import EventRow
+from db.inbox import EventRow
 from worker.domain.events import EventTemplate
 
 

@@ -19,8 +19,11 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from contracts.codec import encode
 from contracts.kinds.create import CreateMemory
-from db.repository import BatchRow, CreateContextRow, MemoryRepository, lock_order
+from db.context_rows import CreateContextRow
+from db.inbox import BatchRow
+from db.repository import MemoryRepository
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp
+from db.transaction import lock_order
 from worker.domain import messages
 from worker.domain.arguments import ToolArguments, parse_tool_args
 from worker.domain.create import decide_create

@@ -11,6 +11,7 @@ from contracts.events import Source
 from contracts.kinds.manual import ManualMemory
 from contracts.op_result import OpResult
 from db import applier
+from db.context_rows import ManualContextRow
 from db.effects import (
     Applied,
     DeleteLineage,
@@ -22,7 +23,7 @@ from db.effects import (
     PanelEdit,
     StoreResult,
 )
-from db.repository import ManualContextRow, MemoryRepository
+from db.repository import MemoryRepository
 from db.requests import ManualContextRequest
 from worker.domain import events, op_results
 from worker.domain.events import EventTemplate

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import get_args
 
-from db.repository import HostRow, IdentityRow, PanelRow, UserRow, WorkspaceRow
+from db.context_rows import PanelRow
+from db.directory_rows import HostRow, IdentityRow, UserRow, WorkspaceRow
 from worker.domain.model import (
     AddressingStyle,
     HostLink,

@@ -10,7 +10,9 @@ import msgspec
 from contracts.codec import encode
 from contracts.envelope import Envelope
 from contracts.kinds.shadow import ShadowData, ShadowDifference, ShadowOutcome, ShadowReport, ShadowResult
-from db.repository import MemoryRepository, ShadowPairRow, Tx
+from db.repository import MemoryRepository
+from db.shadow_pairs import ShadowPairRow
+from db.transaction import Tx
 from worker.domain import messages
 from worker.domain.shadow import compare, insert_window, kept_differences, kept_result, withheld
 from worker.services.base import Answer, CommandService, Handled

@@ -17,7 +17,7 @@ import structlog
 from contracts.codec import encode
 from contracts.envelope import Envelope
 from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
-from db.repository import EventRow, StoredCommand
+from db.inbox import EventRow, StoredInboxRow
 from worker.domain import messages
 from worker.domain.create_decision import SavePlan, SecretRefused
 from worker.domain.create_result import render_create
@@ -30,7 +30,7 @@ from worker.services.base import Answer, Handled, event_rows
 log = structlog.get_logger("worker")
 
 
-def answer(stored: StoredCommand) -> Answer:
+def answer(stored: StoredInboxRow) -> Answer:
     """The command's answer, as first sent and as every repeat and lookup gets it."""
     if stored.kind == "update":
         record = _update_record(stored)
@@ -49,7 +49,7 @@ def answer(stored: StoredCommand) -> Answer:
     return Answer(stored.result.encode(), stored.status)
 
 
-def published_events(stored: StoredCommand) -> list[EventRow]:
+def published_events(stored: StoredInboxRow) -> list[EventRow]:
     """The command's events, in publish order: kept whole in its row, or for a create rendered
     from its decision (none for a refusal). The first publish and every republish build them
     here, so they are the same events."""
@@ -78,13 +78,13 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
     return []
 
 
-def _update_record(stored: StoredCommand) -> UpdateRecord:
-    if stored.update is None:  # every update row keeps its decision (db/repository.py, decode_stored)
+def _update_record(stored: StoredInboxRow) -> UpdateRecord:
+    if stored.update is None:  # every update row keeps its decision (db/inbox.py, decode_inbox_row)
         raise ValueError(f"the update {stored.command_id!r} is stored without its decision")
     return stored.update
 
 
-def republishes(stored: StoredCommand, delivery: int | None) -> bool:
+def republishes(stored: StoredInboxRow, delivery: int | None) -> bool:
     """Does answering this delivery of a command seen before publish its stored events again?
 
     The rule: only a delivery of the very stream message that applied the command does
@@ -110,11 +110,11 @@ def republishes(stored: StoredCommand, delivery: int | None) -> bool:
 
 
 @overload
-def seen_before(cmd: Envelope, stored: StoredCommand, tenant: str, delivery: int | None = None) -> Handled: ...
+def seen_before(cmd: Envelope, stored: StoredInboxRow, tenant: str, delivery: int | None = None) -> Handled: ...
 @overload
-def seen_before(cmd: Envelope, stored: StoredCommand | None, tenant: str,
+def seen_before(cmd: Envelope, stored: StoredInboxRow | None, tenant: str,
                 delivery: int | None = None) -> Handled | None: ...
-def seen_before(cmd: Envelope, stored: StoredCommand | None, tenant: str, delivery: int | None = None) -> Handled | None:
+def seen_before(cmd: Envelope, stored: StoredInboxRow | None, tenant: str, delivery: int | None = None) -> Handled | None:
     """Was this command seen before? The one place that decides; every path that can find a
     stored command asks here: the create's context read and its batch write (which may find
     a racing delivery's row), and the other commands' locked read.

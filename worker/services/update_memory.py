@@ -19,8 +19,9 @@ from __future__ import annotations
 from contracts.codec import encode
 from contracts.kinds.update import UpdateMemory
 from db import applier
+from db.context_rows import UpdateTargetRow
 from db.effects import DeleteMemory, Effect, ModelEdit, StoreDecision
-from db.repository import MemoryRepository, UpdateTargetRow
+from db.repository import MemoryRepository
 from db.requests import CreateContextRequest, UpdateTargetRequest
 from worker.domain.model import Limits, ProxyIdentity
 from worker.domain.targets import lookup_ids

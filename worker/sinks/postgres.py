@@ -16,7 +16,7 @@ from worker.sinks.consumer import _delay, _nak, _Sink
 from worker.sinks.metrics import POSTGRES_DURABLE, InvalidMetric, _encode, _event_id, parse_metric
 
 # Where the samples go, and how a redelivery is stored once, is the database mode's
-# (db/facts.py): the bot's own metric_samples in an adopted TomoriBot database.
+# (db/directory_functions.py): the bot's own metric_samples in an adopted TomoriBot database.
 _INSERT = "SELECT memory_worker.memory_record_metric($1, $2::jsonb, $3, $4)"
 
 _PRUNE = "SELECT memory_worker.memory_prune_metric_samples($1, $2)"

@@ -24,7 +24,7 @@ was down catches up from the stream, which keeps events for 7 days):
   after a lost acknowledgement is stored once; db/standalone.sql), through
   `memory_worker.memory_record_metric()`: in an adopted TomoriBot database the samples go into
   the bot's own `metric_samples(metric_name, fields, created_at)` and the event ids into the
-  worker's schema (db/facts.py). It never fails its caller: a
+  worker's schema (db/directory_functions.py). It never fails its caller: a
   database error is logged once (`metric_sink_db_failed`) until the next success
   (`metric_sink_db_recovered`), and the messages are nak'ed with a growing delay, so they are
   retried until the database is back (`max_deliver` is unlimited; nothing is dropped). Rows

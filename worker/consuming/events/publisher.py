@@ -20,7 +20,7 @@ from nats.js import JetStreamContext
 
 from contracts import subjects
 from contracts.subjects import EVENTS_STREAM
-from db.repository import EventRow
+from db.inbox import EventRow
 from worker.shared.atomic import publish_atomic
 from worker.shared.coalescer import Coalescer
 

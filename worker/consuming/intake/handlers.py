@@ -25,7 +25,7 @@ from contracts.envelope import Envelope
 from contracts.registry import COMMAND_TYPES, decoder_for
 from contracts.result_parts import COMMAND_INVALID
 from contracts.subjects import DEFAULT_REPLY_PREFIXES
-from db.repository import StoredCommand
+from db.inbox import StoredInboxRow
 from worker.consuming import dead_letters, metrics
 from worker.consuming.events.publisher import EventPublisher
 from worker.consuming.intake import delivery
@@ -40,7 +40,7 @@ from worker.shared.jetstream import stream_seq
 log = structlog.get_logger("worker")
 
 # A command of a workspace as stored (MemoryRepository.stored_command).
-StoredLookup = Callable[[str, str], Awaitable[StoredCommand | None]]
+StoredLookup = Callable[[str, str], Awaitable[StoredInboxRow | None]]
 
 
 @dataclass(frozen=True, slots=True)
