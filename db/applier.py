@@ -35,7 +35,7 @@ from db.effects import (
     StoreResult,
 )
 from db.repository import StoredCommand, Tx, decode_stored
-from worker.domain.model import MemoryEntry
+from worker.domain.memory import MemoryEntry
 
 __all__ = ["carry_out", "store"]
 

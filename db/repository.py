@@ -17,8 +17,8 @@ from contracts.codec import encode
 from contracts.events import Source
 from db.connection import SERVER_SETTINGS, Timeouts
 from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest, UpdateTargetRequest
-from worker.domain.create_decision import CreateDecision, SaveFacts
-from worker.domain.update_decision import UpdateDecision, UpdateFacts, UpdateRecord
+from worker.kinds.create.record import CreateDecision, SaveFacts
+from worker.kinds.update.record import UpdateDecision, UpdateFacts, UpdateRecord
 
 
 class EventRow(msgspec.Struct, frozen=True):

@@ -10,8 +10,8 @@ import pytest
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository, create_pool
 from tests.support.directory import add_server
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 from ..conftest import unique
 from .helpers import server_save

@@ -1,4 +1,4 @@
-"""The outcomes of a save are one set of labels in Python and in SQL (worker/domain/model.py's
+"""The outcomes of a save are one set of labels in Python and in SQL (worker/kinds/create/outcome.py's
 SaveOutcome, db/migrations/002_save_outcome.sql). So are the privacy levels (Privacy): the
 schema's CHECK and what the locked save reads. A create's op carries its decision, nothing
 rendered; memory_create_batch() stores it with what the save learned under the lock
@@ -20,9 +20,11 @@ from db.repository import BatchRow, MemoryRepository, lock_order
 from db.requests import CreateBatchRequest, CreateOp
 from tests.support.directory import add_server, add_user
 from tests.support.planned import planned_batch
-from worker.domain.create_decision import SaveFacts, SavePlan
-from worker.domain.model import Limits, Privacy, SaveOutcome
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.people import Privacy
+from worker.domain.workspace import Limits
+from worker.kinds.create.outcome import SaveOutcome
+from worker.kinds.create.record import SaveFacts, SavePlan
+from worker.kinds.create.service import CreateMemoryService
 from worker.services.stored import answer, published_events
 
 from ..conftest import unique

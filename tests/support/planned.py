@@ -12,8 +12,8 @@ import asyncpg
 from contracts.kinds.create import CreateMemory
 from db.repository import BatchRow, MemoryRepository
 from db.requests import CreateBatchRequest
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 
 class _Taken(Exception):

@@ -1,5 +1,5 @@
 """A create's answer and events, rendered from what its inbox row stores: its decision and, for
-a save, what the save learned under the lock (worker/domain/create_result.py, events.py).
+a save, what the save learned under the lock (worker/kinds/create/rendering.py, events.py).
 Pure: no database here; tests/integration/test_save_outcome.py runs the same against the SQL."""
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from contracts.kinds.create import (
     USER_NOT_FOUND,
 )
 from tests.unit.test_create_decision import READY, command, context, decide, personal_args, planned, server_args
-from worker.domain import messages
-from worker.domain.arguments import parse_tool_args
-from worker.domain.create import decide_create
-from worker.domain.create_decision import CreateDecision, SaveFacts, SavePlan
-from worker.domain.create_result import render_create
-from worker.domain.events import create_events
-from worker.domain.model import Limits, SaveOutcome, Workspace
 from worker.domain.notice import NoticeSettings
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.create import texts
+from worker.kinds.create.arguments import parse_tool_args
+from worker.kinds.create.decision import decide_create
+from worker.kinds.create.events import create_events
+from worker.kinds.create.outcome import SaveOutcome
+from worker.kinds.create.record import CreateDecision, SaveFacts, SavePlan
+from worker.kinds.create.rendering import render_create
 
 WRITES = {SaveOutcome.SAVED, SaveOutcome.SAVED_WITH_EVICTION}
 AT = "2026-12-03T05:55:47.967643+00:00"
@@ -106,8 +107,8 @@ def test_a_repeat_is_worded_by_the_code_that_renders_it(monkeypatch):
     """Nothing of the words is stored: a row rendered after an upgrade says what the new code says."""
     plan = _plan(server_args(), decay=False)
     facts = SaveFacts(outcome=SaveOutcome.SAVED, memory_id=1)
-    assert render_create("c", plan, facts).message == messages.SAVED_MESSAGE
-    monkeypatch.setattr(messages, "SAVED_MESSAGE", "Saved, in newer words")
+    assert render_create("c", plan, facts).message == texts.SAVED_MESSAGE
+    monkeypatch.setattr(texts, "SAVED_MESSAGE", "Saved, in newer words")
     assert render_create("c", *_stored(plan, facts)).message == "Saved, in newer words"
 
 

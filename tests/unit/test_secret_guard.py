@@ -41,13 +41,15 @@ from tests.support.secret_corpus import (
     wrapped_jwt,
 )
 from worker.domain import secret_guard
-from worker.domain.arguments import parse_tool_args
-from worker.domain.create import decide_create
-from worker.domain.create_decision import CreateDecision, InvalidContent, PrivacyRestricted, SavePlan, SecretRefused
-from worker.domain.create_result import render_create
-from worker.domain.model import CreateContext, KnownUser, Limits, Privacy, Workspace
+from worker.domain.context import CreateContext
 from worker.domain.notice import NoticeSettings
+from worker.domain.people import KnownUser, Privacy
 from worker.domain.secret_guard import NAMES, CredentialKind, find_credential, guard_on, reading
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.create.arguments import parse_tool_args
+from worker.kinds.create.decision import decide_create
+from worker.kinds.create.record import CreateDecision, InvalidContent, PrivacyRestricted, SavePlan, SecretRefused
+from worker.kinds.create.rendering import render_create
 
 ALICE = "100000000000000001"
 TRIGGERER = "110000000000000009"  # who caused the turn: the bot knows them (a users row)

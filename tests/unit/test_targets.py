@@ -13,8 +13,9 @@ import pytest
 from contracts.kinds.create import CreateMemory
 from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
 from tests.support.commands import create_command, fixed_envelope
-from worker.domain.model import CreateContext, KnownUser, PersonaNamingPreference
+from worker.domain.context import CreateContext
 from worker.domain.naming import format_user_name, strip_affixes
+from worker.domain.people import KnownUser, PersonaNamingPreference
 from worker.domain.targets import NOT_FOUND, Ambiguous, Resolved, lookup_ids, normalize, resolve_target
 
 BOT = "900000000000000001"

@@ -33,11 +33,13 @@ from contracts.kinds.update import (
 )
 from tests.support.commands import fixed_envelope, update_command
 from tests.support.secret_corpus import CREDENTIALS
-from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, Privacy, ProxyIdentity, Workspace
+from worker.domain.context import CreateContext
 from worker.domain.notice import NoticeSettings
-from worker.domain.update import decide_update
-from worker.domain.update_arguments import read_update_args
-from worker.domain.update_decision import (
+from worker.domain.people import HostLink, KnownUser, Privacy, ProxyIdentity
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.update.arguments import read_update_args
+from worker.kinds.update.decision import decide_update
+from worker.kinds.update.record import (
     LockedMemory,
     LockedTarget,
     SecretRefused,
@@ -46,7 +48,7 @@ from worker.domain.update_decision import (
     UpdatePlan,
     settle_update,
 )
-from worker.domain.update_result import gave_up, render_update
+from worker.kinds.update.rendering import gave_up, render_update
 
 WS = "500000000000000001"
 BOT = "900000000000000001"

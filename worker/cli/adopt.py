@@ -12,7 +12,7 @@ from db import adopt, functions
 from db.connection import connect
 from db.migrate import NotAdopted, available, migrate, mode
 from worker.cli import terminal
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,7 +19,7 @@ import asyncpg
 
 from db.connection import connect
 from worker.cli import terminal
-from worker.domain.shadow import withheld
+from worker.kinds.shadow.comparison import withheld
 
 Out = Callable[[str], None]
 KIND_WIDTH, STATUS_WIDTH, VALUE_WIDTH = 24, 48, 200  # a bot reports the status, the fields and the values

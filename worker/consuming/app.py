@@ -32,13 +32,13 @@ from worker.consuming.limits import limits_from
 from worker.consuming.lookup.answer import ResultLookups
 from worker.consuming.lookup.outcomes import CommandOutcomes
 from worker.consuming.replication_check import check_replication, watch_replication
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.manual.service import ManualMemoryService
+from worker.kinds.reinforce.service import ReinforceService
+from worker.kinds.seed_bio.service import SeedBioService
+from worker.kinds.shadow.service import DryRunning, ShadowReportService
+from worker.kinds.update.service import UpdateMemoryService
 from worker.services.base import CommandService
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
-from worker.services.seed_bio import SeedBioService
-from worker.services.shadow import DryRunning, ShadowReportService
-from worker.services.update_memory import UpdateMemoryService
 from worker.shared.settings import Settings
 
 log = structlog.get_logger("worker")

@@ -34,8 +34,9 @@ from typing import Literal
 
 from contracts.tool_call import MemberMatch, Participant, ToolCall
 from worker.domain.content import JS_SPACE_RUN, js_trim
-from worker.domain.model import CreateContext, KnownUser
+from worker.domain.context import CreateContext
 from worker.domain.naming import composed_name, effective_nickname, lookup_normalize, strip_affixes
+from worker.domain.people import KnownUser
 from worker.domain.proxy import is_proxy_identity_id
 from worker.domain.tool_texts import format_bridge_label, format_discord_user_label
 

@@ -5,16 +5,10 @@ from __future__ import annotations
 from typing import get_args
 
 from db.repository import HostRow, IdentityRow, PanelRow, UserRow, WorkspaceRow
-from worker.domain.model import (
-    AddressingStyle,
-    HostLink,
-    KnownUser,
-    PanelMemory,
-    PersonaNamingPreference,
-    ProxyIdentity,
-    Workspace,
-)
 from worker.domain.notice import NoticeSettings, Verbosity
+from worker.domain.people import AddressingStyle, HostLink, KnownUser, PersonaNamingPreference, ProxyIdentity
+from worker.domain.workspace import Workspace
+from worker.kinds.manual.context import PanelMemory
 
 
 def workspace(row: WorkspaceRow | None) -> Workspace:
