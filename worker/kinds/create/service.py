@@ -29,7 +29,7 @@ from worker.kinds.create import texts
 from worker.kinds.create.arguments import ToolArguments, parse_tool_args
 from worker.kinds.create.decision import decide_create
 from worker.services import rows
-from worker.services.base import Handled, once
+from worker.services.base import Handled, Wiring, once
 from worker.services.stored import answer, published_events, seen_before
 from worker.shared.coalescer import Coalescer
 
@@ -126,3 +126,9 @@ async def _stored(cmds: Sequence[CreateMemory], applied_by: Sequence[int | None]
         else:
             answered[index] = Handled(answer(row.stored), published_events(row.stored), duplicate=False)
     return answered
+
+
+def build(wiring: Wiring) -> CreateMemoryService:
+    """The create kind's service, as the service table (worker/consuming/app.py) makes it."""
+    return CreateMemoryService(wiring.repo, wiring.limits, max_batch=wiring.settings.create_batch_max,
+                               runners=wiring.settings.create_batch_runners, observe=wiring.observe_batch)

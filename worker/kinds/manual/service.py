@@ -35,7 +35,7 @@ from worker.kinds.manual.decided import Delete, Import, Insert, ManualDecision, 
 from worker.kinds.manual.decision import decide_manual
 from worker.kinds.manual.rendering import added, imported, refused, removed, unchanged, updated
 from worker.services import rows
-from worker.services.base import Answer, Handled, event_rows, once
+from worker.services.base import Answer, Handled, Wiring, event_rows, once
 from worker.services.stored import seen_before
 
 
@@ -187,3 +187,8 @@ def _insert(cmd: ManualMemory, row: ManualContextRow, entries: Sequence[MemoryEn
         return InsertServerMemories(server, teacher, cmd.persona_id, cmd.lineage_id, entries, source, True)
     user_id = row.identity.user_id if row.identity is not None else row.owner_user_id or None
     return InsertPersonalMemories(DirectoryRow(user_id, cmd.actor.id), cmd.lineage_id, entries, source, True)
+
+
+def build(wiring: Wiring) -> ManualMemoryService:
+    """The manual kind's service, as the service table (worker/consuming/app.py) makes it."""
+    return ManualMemoryService(wiring.repo, wiring.limits)

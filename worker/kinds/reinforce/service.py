@@ -9,7 +9,7 @@ from db.effects import Reinforce, StoreResult
 from db.repository import MemoryRepository
 from worker.domain.op_result import failed
 from worker.kinds.reinforce.rendering import reinforced
-from worker.services.base import Answer, Handled, once
+from worker.services.base import Answer, Handled, Wiring, once
 from worker.services.stored import seen_before
 
 
@@ -43,3 +43,8 @@ class ReinforceService:
 
     def failure_result(self, cmd: ReinforceMemories) -> bytes:
         return encode(failed(cmd.command_id, "the memories could not be marked as used"))
+
+
+def build(wiring: Wiring) -> ReinforceService:
+    """The reinforce kind's service, as the service table (worker/consuming/app.py) makes it."""
+    return ReinforceService(wiring.repo)

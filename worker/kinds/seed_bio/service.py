@@ -16,7 +16,7 @@ from worker.domain.workspace import Limits
 from worker.kinds.seed_bio.decision import SeedPlan, decide_seed
 from worker.kinds.seed_bio.rendering import seeded, skipped
 from worker.services import rows
-from worker.services.base import Answer, Handled, event_rows, once
+from worker.services.base import Answer, Handled, Wiring, event_rows, once
 from worker.services.stored import seen_before
 
 
@@ -64,3 +64,8 @@ class SeedBioService:
 
     def failure_result(self, cmd: SeedBio) -> bytes:
         return encode(failed(cmd.command_id, "the bio could not be saved"))
+
+
+def build(wiring: Wiring) -> SeedBioService:
+    """The seed_bio kind's service, as the service table (worker/consuming/app.py) makes it."""
+    return SeedBioService(wiring.repo, wiring.limits, wiring.settings.message_proxy_bio_seed_max_chars)

@@ -13,7 +13,7 @@ from contracts.kinds.shadow import ShadowData, ShadowDifference, ShadowOutcome, 
 from db.repository import MemoryRepository, ShadowPairRow, Tx
 from worker.kinds.create import texts
 from worker.kinds.shadow.comparison import compare, insert_window, kept_differences, kept_result, withheld
-from worker.services.base import Answer, CommandService, Handled
+from worker.services.base import Answer, CommandService, Handled, Wiring
 
 # The one rule in which the worker differs from TomoriBot on purpose (docs/tomoribot.md): a
 # dry run the secret guard refused is marked so, and the shadow report says its differences
@@ -129,3 +129,8 @@ def _status(result: dict[str, Any] | None) -> str | None:
     if not isinstance(status, str):
         return None
     return status if len(status.encode()) <= KEPT_STATUS_BYTES else f"<not kept: {len(status.encode())} bytes>"
+
+
+def build(wiring: Wiring) -> ShadowReportService:
+    """The shadow kind's service, as the service table (worker/consuming/app.py) makes it."""
+    return ShadowReportService(wiring.repo)

@@ -31,7 +31,7 @@ from worker.kinds.update.decision import decide_update
 from worker.kinds.update.record import LockedMemory, LockedTarget, UpdateFacts, UpdateOutcome, UpdatePlan, settle_update
 from worker.kinds.update.rendering import gave_up
 from worker.services import rows
-from worker.services.base import Handled, once
+from worker.services.base import Handled, Wiring, once
 from worker.services.stored import answer, published_events, seen_before
 
 
@@ -92,3 +92,8 @@ class UpdateMemoryService:
                 await applier.carry_out(tx, update_effects(plan, facts))
             stored = await applier.store(tx, StoreDecision(cid, "update", cmd.workspace_id, decision, facts, delivery))
         return Handled(answer(stored), published_events(stored), duplicate=False)
+
+
+def build(wiring: Wiring) -> UpdateMemoryService:
+    """The update kind's service, as the service table (worker/consuming/app.py) makes it."""
+    return UpdateMemoryService(wiring.repo, wiring.limits)
