@@ -42,10 +42,10 @@ from worker.kinds.update.decision import decide_update
 from worker.kinds.update.record import (
     LockedMemory,
     LockedTarget,
-    SecretRefused,
     UpdateFacts,
     UpdateOutcome,
     UpdatePlan,
+    UpdateSecretRefused,
     settle_update,
 )
 from worker.kinds.update.rendering import gave_up, render_update
@@ -451,7 +451,7 @@ def test_an_edit_holding_a_credential_is_refused_by_the_workers_guard_and_stores
     credential as invalid content, right after the length check, never saying the secret."""
     tool_args = {"memory_id": 24, "memory_content": credential.content}
     decision = decide(tool_args)
-    assert decision == SecretRefused(credential.kind)
+    assert decision == UpdateSecretRefused(credential.kind)
     assert credential.secret not in msgspec.json.encode(decision).decode()
     status, error, reason = said(answer(tool_args))
     assert status == UPDATE_INVALID_CONTENT and error == reason

@@ -27,7 +27,7 @@ from contracts.kinds.update import (
 )
 from db.repository import decode_stored
 from worker.kinds.create import record as record_create_decision
-from worker.kinds.update.record import Ambiguous, UpdateRecord
+from worker.kinds.update.record import UpdateRecord, UpdateTargetAmbiguous
 from worker.services.stored import answer, published_events
 
 ROUTE = {"verbosity": "minimal", "hidden": False, "conversation_channel_id": "120000000000000001",
@@ -108,8 +108,8 @@ def test_the_rows_kind_says_whose_union_its_decision_is():
     update = decode_stored(row(same, None))
     create = decode_stored(row(same, None, kind="create"))
     assert update.update is not None
-    assert isinstance(update.update.decision, Ambiguous) and update.decision is None
-    assert isinstance(create.decision, record_create_decision.Ambiguous) and create.update is None
+    assert isinstance(update.update.decision, UpdateTargetAmbiguous) and update.decision is None
+    assert isinstance(create.decision, record_create_decision.CreateTargetAmbiguous) and create.update is None
     assert json.loads(answer(update).result)["data"]["status"] == UPDATE_AMBIGUOUS_USER
     assert json.loads(answer(create).result)["data"]["status"] == AMBIGUOUS_USER
 

@@ -43,7 +43,7 @@ from worker.domain.tool_texts import format_bridge_label, format_discord_user_la
 __all__ = [
     "MAX_CANDIDATES",
     "NOT_FOUND",
-    "Ambiguous",
+    "AmbiguousTarget",
     "NotFound",
     "Resolution",
     "Resolved",
@@ -72,7 +72,7 @@ class Resolved:
 
 
 @dataclass(frozen=True, slots=True)
-class Ambiguous:
+class AmbiguousTarget:
     candidates: tuple[str, ...]  # at most MAX_CANDIDATES labels, in stage order
 
 
@@ -82,7 +82,7 @@ class NotFound:
 
 
 NOT_FOUND = NotFound()
-Resolution = Resolved | Ambiguous | NotFound
+Resolution = Resolved | AmbiguousTarget | NotFound
 
 _BRIDGE_ID = re.compile(r"@[^:]+:[^:]+")  # TomoriBot's isBridgeUserId: a prefix test
 _SNOWFLAKE = re.compile(r"[0-9]{17,20}")
@@ -136,7 +136,7 @@ def _decide(found: Sequence[Resolved]) -> Resolution | None:
         return None
     if len(unique) == 1:
         return unique[0]
-    return Ambiguous(tuple(r.label for r in unique[:MAX_CANDIDATES]))
+    return AmbiguousTarget(tuple(r.label for r in unique[:MAX_CANDIDATES]))
 
 
 def _by_id(raw: str, cmd: ToolCall) -> Resolution | None:

@@ -20,11 +20,10 @@ from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
 from db.repository import EventRow, StoredCommand
 from worker.kinds.create import texts
 from worker.kinds.create.events import create_events
-from worker.kinds.create.record import SavePlan, SecretRefused
+from worker.kinds.create.record import CreateSecretRefused, SavePlan
 from worker.kinds.create.rendering import render_create
 from worker.kinds.update.events import update_events
-from worker.kinds.update.record import SecretRefused as UpdateSecretRefused
-from worker.kinds.update.record import UpdatePlan, UpdateRecord
+from worker.kinds.update.record import UpdatePlan, UpdateRecord, UpdateSecretRefused
 from worker.kinds.update.rendering import render_update
 from worker.services.base import Answer, Handled, event_rows
 
@@ -42,7 +41,7 @@ def answer(stored: StoredCommand) -> Answer:
         result = render_create(stored.command_id, stored.decision, stored.facts)
         status = result.data.status
         return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None,
-                      stored.decision.kind if isinstance(stored.decision, SecretRefused) else None,
+                      stored.decision.kind if isinstance(stored.decision, CreateSecretRefused) else None,
                       created_for=(stored.decision.scope, stored.decision.owner_id)
                       if isinstance(stored.decision, SavePlan) else None)
     if stored.result is None or stored.status is None:  # the table's CHECK keeps one or the other

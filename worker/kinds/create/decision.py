@@ -38,16 +38,16 @@ from worker.domain.people import KnownUser, Privacy
 from worker.domain.proxy import host_protection, is_proxy_identity_id
 from worker.domain.scope import Scope, ToolScope
 from worker.domain.secret_guard import find_credential, guard_on
-from worker.domain.targets import Ambiguous as AmbiguousTarget
-from worker.domain.targets import Resolved, resolve_target
+from worker.domain.targets import AmbiguousTarget, Resolved, resolve_target
 from worker.domain.tool_arguments import ParameterCheck
 from worker.domain.tool_texts import bridge_display_name
 from worker.domain.workspace import Limits
 from worker.kinds.create.arguments import InvalidArguments, ToolArguments
 from worker.kinds.create.capacity import eviction_blockers
 from worker.kinds.create.record import (
-    Ambiguous,
     CreateDecision,
+    CreateSecretRefused,
+    CreateTargetAmbiguous,
     Disabled,
     HostProtected,
     InvalidArgs,
@@ -56,7 +56,6 @@ from worker.kinds.create.record import (
     PrivacyRestricted,
     ReservedLineage,
     SavePlan,
-    SecretRefused,
     UserNotFound,
 )
 
@@ -93,7 +92,7 @@ def _target(args: ToolArguments, cmd: CreateMemory, ctx: CreateContext) -> _Targ
         return InvalidArgs(nul_in=args.target_parameter or "target_user")
     found = resolve_target(args.target, cmd, ctx)
     if isinstance(found, AmbiguousTarget):
-        return Ambiguous(args.target, list(found.candidates))
+        return CreateTargetAmbiguous(args.target, list(found.candidates))
     if not isinstance(found, Resolved):
         return UserNotFound(args.target)
     if found.id == cmd.bot_user_id or args.target.lower() == SELF:
@@ -173,7 +172,7 @@ def decide_create(cmd: CreateMemory, args: ToolArguments | InvalidArguments, ctx
     if length == 0 or length > limits.max_memory_length:
         return InvalidContent(target.tool_scope, length, limits.max_memory_length)
     if guard_on(ctx.workspace, limits) and (credential := find_credential(content)) is not None:
-        return SecretRefused(target.tool_scope, credential)
+        return CreateSecretRefused(target.tool_scope, credential)
     if cmd.persona.lineage_id == GLOBAL_LINEAGE:
         return ReservedLineage(target.tool_scope)
     user = None

@@ -28,7 +28,7 @@ from worker.domain.tool_arguments import ParameterCheck
 from worker.kinds.create.outcome import EvictionBlocker, SaveOutcome
 
 __all__ = [
-    "Ambiguous",
+    "CreateTargetAmbiguous",
     "CreateDecision",
     "Disabled",
     "HostProtected",
@@ -41,7 +41,7 @@ __all__ = [
     "ReservedLineage",
     "SaveFacts",
     "SavePlan",
-    "SecretRefused",
+    "CreateSecretRefused",
     "UserNotFound",
 ]
 
@@ -90,7 +90,7 @@ class ReservedLineage(_Decided, frozen=True, tag="reserved_lineage"):
     tool_scope: ToolScope
 
 
-class Ambiguous(_Decided, frozen=True, tag="ambiguous"):
+class CreateTargetAmbiguous(_Decided, frozen=True, tag="ambiguous"):
     query: str  # the requested target, trimmed
     candidates: list[str]
 
@@ -111,7 +111,7 @@ class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
     limit: int
 
 
-class SecretRefused(_Decided, frozen=True, tag="secret_refused"):
+class CreateSecretRefused(_Decided, frozen=True, tag="secret_refused"):
     """The content holds a credential (worker/domain/secret_guard/). Only its kind is kept:
     never the content, which this decision is stored instead of."""
 
@@ -157,8 +157,8 @@ class SavePlan(_Decided, frozen=True, tag="save"):
         return not self.blocked_by
 
 
-CreateDecision = (InvalidArgs | Disabled | MissingState | ReservedLineage | Ambiguous | UserNotFound
-                  | HostProtected | InvalidContent | PrivacyRestricted | SavePlan | SecretRefused)
+CreateDecision = (InvalidArgs | Disabled | MissingState | ReservedLineage | CreateTargetAmbiguous | UserNotFound
+                  | HostProtected | InvalidContent | PrivacyRestricted | SavePlan | CreateSecretRefused)
 
 
 class SaveFacts(msgspec.Struct, frozen=True, omit_defaults=True):

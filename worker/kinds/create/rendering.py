@@ -19,8 +19,9 @@ from worker.domain.owner import cache_key
 from worker.kinds.create import texts
 from worker.kinds.create.outcome import SaveOutcome
 from worker.kinds.create.record import (
-    Ambiguous,
     CreateDecision,
+    CreateSecretRefused,
+    CreateTargetAmbiguous,
     Disabled,
     HostProtected,
     InvalidArgs,
@@ -30,7 +31,6 @@ from worker.kinds.create.record import (
     ReservedLineage,
     SaveFacts,
     SavePlan,
-    SecretRefused,
     UserNotFound,
 )
 
@@ -48,7 +48,7 @@ def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | 
             return texts.missing_state(command_id)
         case ReservedLineage():
             return texts.reserved_lineage(command_id)
-        case Ambiguous(query, candidates):
+        case CreateTargetAmbiguous(query, candidates):
             return texts.ambiguous(command_id, query, candidates)
         case UserNotFound(query, label):
             return texts.user_not_found(command_id, query, label=label)
@@ -58,7 +58,7 @@ def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | 
             return texts.invalid_content(command_id, length, limit)
         case PrivacyRestricted(label, _):
             return texts.privacy_restricted(command_id, label)
-        case SecretRefused(tool_scope, kind):
+        case CreateSecretRefused(tool_scope, kind):
             return texts.secret_refused(command_id, tool_scope, kind)
         case SavePlan():
             if facts is None:

@@ -27,13 +27,11 @@ from worker.domain.notice import NoticeSettings, route_notice
 from worker.domain.proxy import is_proxy_identity_id
 from worker.domain.scope import Scope
 from worker.domain.secret_guard import find_credential, guard_on
-from worker.domain.targets import Ambiguous as AmbiguousTarget
-from worker.domain.targets import Resolved, resolve_target
+from worker.domain.targets import AmbiguousTarget, Resolved, resolve_target
 from worker.domain.tool_arguments import ParameterCheck
 from worker.domain.workspace import Limits
 from worker.kinds.update.arguments import UpdateArguments
 from worker.kinds.update.record import (
-    Ambiguous,
     BotTarget,
     BridgeTarget,
     Disabled,
@@ -42,9 +40,10 @@ from worker.kinds.update.record import (
     InvalidParameters,
     MissingServerContext,
     NotMember,
-    SecretRefused,
     UpdateDecision,
     UpdatePlan,
+    UpdateSecretRefused,
+    UpdateTargetAmbiguous,
     UserNotFound,
 )
 
@@ -83,12 +82,12 @@ def decide_update(cmd: UpdateMemory, args: UpdateArguments, ctx: CreateContext, 
         # The worker's one deliberate difference from TomoriBot (docs/design.md, section 4.2), in
         # the create's place: after the length, before the target. A delete holds nothing to guard.
         if guard_on(ctx.workspace, limits) and (kind := find_credential(content)) is not None:
-            return SecretRefused(kind)
+            return UpdateSecretRefused(kind)
     found: Resolved | None = None
     if args.target is not None:
         resolution = resolve_target(args.target, cmd, ctx)
         if isinstance(resolution, AmbiguousTarget):
-            return Ambiguous(args.target, list(resolution.candidates))
+            return UpdateTargetAmbiguous(args.target, list(resolution.candidates))
         if not isinstance(resolution, Resolved):
             return UserNotFound(args.target)
         if resolution.kind == "matrix":

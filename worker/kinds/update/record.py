@@ -33,7 +33,7 @@ from worker.domain.secret_guard import CredentialKind
 from worker.domain.tool_arguments import ParameterCheck
 
 __all__ = [
-    "Ambiguous",
+    "UpdateTargetAmbiguous",
     "BotTarget",
     "BridgeTarget",
     "Disabled",
@@ -83,14 +83,14 @@ class InvalidContent(_Decided, frozen=True, tag="invalid_content"):
     limit: int
 
 
-class SecretRefused(_Decided, frozen=True, tag="secret_refused"):
+class UpdateSecretRefused(_Decided, frozen=True, tag="secret_refused"):
     """The new content holds a credential (worker/domain/secret_guard/). Only its kind is kept:
     never the content, which this decision is stored instead of."""
 
     kind: CredentialKind
 
 
-class Ambiguous(_Decided, frozen=True, tag="ambiguous"):
+class UpdateTargetAmbiguous(_Decided, frozen=True, tag="ambiguous"):
     query: str
     candidates: list[str]
 
@@ -140,7 +140,7 @@ class UpdatePlan(_Decided, frozen=True, tag="plan"):
         return self.content is None
 
 
-UpdateDecision = (InvalidParameters | InvalidArgument | Disabled | InvalidContent | SecretRefused | Ambiguous
+UpdateDecision = (InvalidParameters | InvalidArgument | Disabled | InvalidContent | UpdateSecretRefused | UpdateTargetAmbiguous
                   | UserNotFound | BridgeTarget | MissingServerContext | BotTarget | NotMember | UpdatePlan)
 
 

@@ -36,7 +36,6 @@ from worker.domain.secret_guard import refusal_text
 from worker.kinds.update import texts
 from worker.kinds.update.notice import update_notice
 from worker.kinds.update.record import (
-    Ambiguous,
     BotTarget,
     BridgeTarget,
     Disabled,
@@ -45,11 +44,12 @@ from worker.kinds.update.record import (
     InvalidParameters,
     MissingServerContext,
     NotMember,
-    SecretRefused,
     UpdateDecision,
     UpdateFacts,
     UpdateOutcome,
     UpdatePlan,
+    UpdateSecretRefused,
+    UpdateTargetAmbiguous,
     UserNotFound,
 )
 
@@ -90,10 +90,10 @@ def render_update(command_id: str, decision: UpdateDecision, facts: UpdateFacts 
             return _refused(command_id, UPDATE_DISABLED, texts.DISABLED)
         case InvalidContent(_, limit):
             return _refused(command_id, UPDATE_INVALID_CONTENT, texts.content_too_long(limit))
-        case SecretRefused(kind):
+        case UpdateSecretRefused(kind):
             refusal = refusal_text(kind, "update_long_term_memory")
             return _refused(command_id, UPDATE_INVALID_CONTENT, (refusal, refusal))
-        case Ambiguous(query, candidates):
+        case UpdateTargetAmbiguous(query, candidates):
             return _refused(command_id, UPDATE_AMBIGUOUS_USER, texts.ambiguous(query, candidates),
                             candidates=list(candidates))
         case UserNotFound(query, label):
