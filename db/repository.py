@@ -17,8 +17,8 @@ from contracts.codec import encode
 from contracts.events import Source
 from db.connection import SERVER_SETTINGS, Timeouts
 from db.requests import CreateBatchRequest, CreateContextRequest, ManualContextRequest, UpdateTargetRequest
-from worker.kinds.create.record import CreateDecision, SaveFacts
-from worker.kinds.update.record import UpdateDecision, UpdateFacts, UpdateRecord
+from worker.kinds.create.record import CreateDecision, SaveSettled
+from worker.kinds.update.record import UpdateDecision, UpdateRecord, UpdateSettled
 
 
 class EventRow(msgspec.Struct, frozen=True):
@@ -57,7 +57,7 @@ class StoredCommand(_Stored, frozen=True):
     unknown, or no delivery); `event_time` when its transaction ran."""
 
     decision: CreateDecision | None = None
-    facts: SaveFacts | None = None
+    facts: SaveSettled | None = None
     update: UpdateRecord | None = None
 
 
@@ -73,7 +73,7 @@ class _StoredRow(_Stored, frozen=True):
 
     def decoded(self) -> StoredCommand:
         decision: CreateDecision | None = None
-        facts: SaveFacts | None = None
+        facts: SaveSettled | None = None
         update: UpdateRecord | None = None
         if bytes(self.decision) != b"null":
             if self.kind == "update":
@@ -87,9 +87,9 @@ class _StoredRow(_Stored, frozen=True):
 
 
 _CREATE_DECISION = msgspec.json.Decoder(CreateDecision)
-_SAVE_FACTS = msgspec.json.Decoder(SaveFacts)
+_SAVE_FACTS = msgspec.json.Decoder(SaveSettled)
 _UPDATE_DECISION = msgspec.json.Decoder(UpdateDecision)
-_UPDATE_FACTS = msgspec.json.Decoder(UpdateFacts)
+_UPDATE_FACTS = msgspec.json.Decoder(UpdateSettled)
 _STORED_ROW = msgspec.json.Decoder(_StoredRow)
 
 

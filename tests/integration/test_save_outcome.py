@@ -23,7 +23,7 @@ from tests.support.planned import planned_batch
 from worker.domain.people import Privacy
 from worker.domain.workspace import Limits
 from worker.kinds.create.outcome import SaveOutcome
-from worker.kinds.create.record import SaveFacts, SavePlan
+from worker.kinds.create.record import SavePlan, SaveSettled
 from worker.kinds.create.service import CreateMemoryService
 from worker.services.stored import answer, published_events
 
@@ -121,7 +121,7 @@ async def test_an_evicting_save_stores_the_forgotten_row_for_its_answer_and_even
     row = await _store(MemoryRepository(pool), op)
 
     facts = row.stored.facts
-    assert facts == SaveFacts(SaveOutcome.SAVED_WITH_EVICTION, memory_id=facts.memory_id if facts else None,
+    assert facts == SaveSettled(SaveOutcome.SAVED_WITH_EVICTION, memory_id=facts.memory_id if facts else None,
                               evicted_id=oldest, forgotten="old #0")
     result = RESULT_DECODER.decode(answer(row.stored).result)
     assert result.data.content_forgotten == "old #0" and "forgotten" in result.notice["title"]
@@ -157,7 +157,7 @@ async def test_a_save_that_writes_nothing_is_stored_by_the_same_statement_with_t
 
     assert len(repo.sent) == 1
     stored = await repo.stored_command(cmd.command_id, ws)
-    assert stored is not None and stored.facts == SaveFacts(SaveOutcome.AT_CAP, count=100)
+    assert stored is not None and stored.facts == SaveSettled(SaveOutcome.AT_CAP, count=100)
     assert isinstance(stored.decision, SavePlan) and (stored.status, stored.result, stored.events) == (None, None, None)
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 100

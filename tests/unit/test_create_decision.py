@@ -36,7 +36,7 @@ from worker.kinds.create import texts
 from worker.kinds.create.arguments import parse_tool_args
 from worker.kinds.create.decision import decide_create
 from worker.kinds.create.outcome import EvictionBlocker, SaveOutcome
-from worker.kinds.create.record import SaveFacts, SavePlan
+from worker.kinds.create.record import SavePlan, SaveSettled
 from worker.kinds.create.rendering import render_create, save_notice
 
 WORKSPACE = "500000000000000001"
@@ -104,7 +104,7 @@ def decide(cmd: CreateMemory, ctx: CreateContext | None = None, limits: Limits =
 
 def ended(plan: SavePlan, outcome: SaveOutcome, **facts: Any) -> CommandResult:
     """The result of a save that ended in `outcome` under the lock."""
-    return render_create("cmd-1", plan, SaveFacts(outcome=outcome, **facts))
+    return render_create("cmd-1", plan, SaveSettled(outcome=outcome, **facts))
 
 
 def refused(result: Any, status: str) -> CommandResult:
@@ -616,7 +616,7 @@ def test_a_cap_refusal_stored_without_its_count_fails_instead_of_saying_zero() -
 
 def test_saved_with_eviction_result_encodes_like_the_contract() -> None:
     plan = _plan()
-    facts = SaveFacts(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=412, evicted_id=9,
+    facts = SaveSettled(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=412, evicted_id=9,
                       forgotten="{user} likes coffee")
     result = render_create("cmd-1", plan, facts)
     encoded = msgspec.json.decode(msgspec.json.encode(result))

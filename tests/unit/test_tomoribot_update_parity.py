@@ -42,10 +42,10 @@ from worker.kinds.update.decision import decide_update
 from worker.kinds.update.record import (
     LockedMemory,
     LockedTarget,
-    UpdateFacts,
     UpdateOutcome,
     UpdatePlan,
     UpdateSecretRefused,
+    UpdateSettled,
     settle_update,
 )
 from worker.kinds.update.rendering import gave_up, render_update
@@ -439,7 +439,7 @@ def test_updateLongTermMemoryTool_a_throw_is_memory_update_failed_error():
 def test_a_settled_plan_without_facts_is_refused_as_a_storage_fault():
     with pytest.raises(ValueError, match="without what it learned"):
         render_update("c-1", plan(EDIT_MIKA), None)
-    assert UpdateFacts(UpdateOutcome.NOT_FOUND) == msgspec.json.decode(b'{"outcome":"not_found"}', type=UpdateFacts)
+    assert UpdateSettled(UpdateOutcome.NOT_FOUND) == msgspec.json.decode(b'{"outcome":"not_found"}', type=UpdateSettled)
 
 
 # --- the worker's one deliberate difference (issue 39): no credential is remembered -------------

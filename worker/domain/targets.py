@@ -17,7 +17,7 @@ stage with any match decides, even when that match is ambiguous:
 7. the members' composed names ("Master Mika"), rebuilt from their naming layers.
 
 TomoriBot reads stages 5 to 7 from the guild and its database, over all users; the worker reads
-the database facts for the members the bot sent (the bot runs its own naming look-ups to find
+what the database knows of the members the bot sent (the bot runs its own naming look-ups to find
 them: contracts/tool_call.py, MemberMatch). A resolved Discord member is labelled
 `Display (@username)` unless the two are the same ignoring case; a bridge user's label carries
 " (Matrix)". Bots are never matched by a member stage. The resolver has no notion of the bot
@@ -249,7 +249,7 @@ def resolve_target(raw: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
 
 
 def lookup_ids(cmd: ToolCall, target: str | None) -> tuple[str, ...]:
-    """The ids whose `users` rows (with naming facts, blacklist flag, proxy hosts) a tool's
+    """The ids whose `users` rows (with naming preferences, blacklist flag, proxy hosts) a tool's
     decision may read: the triggerer's and, when a `target` is requested, every id it may
     resolve to. Empty without a triggerer and target, so the caller can skip the query."""
     ids: list[str] = [cmd.triggerer.id] if cmd.triggerer is not None else []

@@ -34,7 +34,7 @@ def answer(stored: StoredCommand) -> Answer:
     """The command's answer, as first sent and as every repeat and lookup gets it."""
     if stored.kind == "update":
         record = _update_record(stored)
-        rendered = render_update(stored.command_id, record.decision, record.facts)
+        rendered = render_update(stored.command_id, record.decision, record.settled)
         return Answer(encode(rendered), rendered.data.status, None,
                       record.decision.kind if isinstance(record.decision, UpdateSecretRefused) else None)
     if stored.decision is not None:
@@ -59,13 +59,13 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
         record = _update_record(stored)
         if not isinstance(record.decision, UpdatePlan):
             return []
-        if record.facts is None or stored.workspace_id is None:
-            raise ValueError(f"the update of {stored.command_id!r} was stored without its facts or workspace")
-        return event_rows(update_events(stored.command_id, stored.workspace_id, record.decision, record.facts,
+        if record.settled is None or stored.workspace_id is None:
+            raise ValueError(f"the update of {stored.command_id!r} was stored without how its lock settled it or without its workspace")
+        return event_rows(update_events(stored.command_id, stored.workspace_id, record.decision, record.settled,
                                         stored.event_time))
     if isinstance(stored.decision, SavePlan):
         if stored.facts is None or stored.workspace_id is None:
-            raise ValueError(f"the save of {stored.command_id!r} was stored without its facts or workspace")
+            raise ValueError(f"the save of {stored.command_id!r} was stored without how its lock settled it or without its workspace")
         return event_rows(create_events(stored.command_id, stored.workspace_id, stored.decision, stored.facts,
                                         stored.event_time))
     if stored.decision is None and stored.status in (SAVED, SAVED_WITH_EVICTION):

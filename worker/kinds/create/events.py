@@ -9,27 +9,27 @@ from contracts.events import EvictedMemory, MemoryEvicted, MemoryEvictionMetric
 from worker.domain.events import EventTemplate, event_id, invalidations, saved
 from worker.domain.owner import cache_key
 from worker.kinds.create.outcome import SaveOutcome
-from worker.kinds.create.record import SaveFacts, SavePlan
+from worker.kinds.create.record import SavePlan, SaveSettled
 from worker.kinds.create.rendering import save_notice
 
 
-def create_events(command_id: str, workspace_id: str, plan: SavePlan, facts: SaveFacts, occurred_at: str
+def create_events(command_id: str, workspace_id: str, plan: SavePlan, settled: SaveSettled, occurred_at: str
                   ) -> list[EventTemplate]:
     """The events of a model save, in publish order: invalidations first, then memory.saved,
     and after an eviction memory.evicted and the eviction metric; none for a save that ended
     writing nothing. Built from what the inbox row stores: the plan, what the save learned
     under the lock, and `occurred_at`, when its transaction ran."""
-    if facts.outcome not in (SaveOutcome.SAVED, SaveOutcome.SAVED_WITH_EVICTION):
+    if settled.outcome not in (SaveOutcome.SAVED, SaveOutcome.SAVED_WITH_EVICTION):
         return []
-    if facts.memory_id is None:
+    if settled.memory_id is None:
         raise ValueError(f"the save of {command_id!r} was stored without its memory id")
     scope, owner = plan.scope, plan.owner_id
-    forgot = facts.evicted_id
+    forgot = settled.evicted_id
     out = invalidations(command_id, [cache_key(scope, owner)], occurred_at, "memory_saved")
     out.append(saved(command_id, occurred_at, scope=scope, workspace_id=workspace_id, owner_id=owner,
-                     lineage_id=plan.lineage_id, memory_id=facts.memory_id, content=plan.content,
-                     source="model", manually_written=False, notice=save_notice(plan, facts),
-                     evicted=None if forgot is None else EvictedMemory(forgot, facts.forgotten or "")))
+                     lineage_id=plan.lineage_id, memory_id=settled.memory_id, content=plan.content,
+                     source="model", manually_written=False, notice=save_notice(plan, settled),
+                     evicted=None if forgot is None else EvictedMemory(forgot, settled.forgotten or "")))
     if forgot is None:
         return out
     if plan.metric_event_id is None:
@@ -40,7 +40,7 @@ def create_events(command_id: str, workspace_id: str, plan: SavePlan, facts: Sav
         headers={"Nats-Msg-Id": eid},
         payload=MemoryEvicted(event_id=eid, command_id=command_id, occurred_at=occurred_at, scope=scope,
                               owner_id=owner, lineage_id=plan.lineage_id, memory_id=forgot,
-                              content_forgotten=facts.forgotten or "", replaced_by=facts.memory_id,
+                              content_forgotten=settled.forgotten or "", replaced_by=settled.memory_id,
                               decay_days=plan.decay_days),
     ))
     out.append(EventTemplate(

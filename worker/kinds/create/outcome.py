@@ -9,7 +9,7 @@ from typing import Literal
 class SaveOutcome(StrEnum):
     """How a create's save ends under the owner lock; the same labels are the SQL enum
     memory_worker.save_outcome. memory_create_batch() names one for each save and stores it in
-    the command's facts; worker/kinds/create/rendering.py renders each."""
+    the save's `SaveSettled`; worker/kinds/create/rendering.py renders each."""
 
     SAVED = "saved"  # below the cap: inserted
     SAVED_WITH_EVICTION = "saved_with_eviction"  # at the cap: one dormant row replaced

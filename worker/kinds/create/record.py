@@ -2,14 +2,14 @@
 
 The pure decision (worker/kinds/create/decision.py) ends in one of these values: a refusal decided
 before the lock, or the `SavePlan` of a save. memory_create_batch() stores it as sent
-(processed_commands.decision) and, for a save, the `SaveFacts` only the locked transaction
+(processed_commands.decision) and, for a save, the `SaveSettled` only the locked transaction
 knows (processed_commands.facts): the outcome, the new id, the count, the forgotten row.
 Nothing else about the command is kept: its reply, every repeat of it, the result lookup's
 answer (worker/kinds/create/rendering.py) and its events (worker/domain/events.py) are rendered
 from the two, the same way every time. So a repeat answered after an upgrade is worded by the
 newer code, as its events are.
 
-A decision holds facts, not words: codes and values the texts are rendered from. Its JSON is
+A decision holds values, not words. codes and values the texts are rendered from. Its JSON is
 the stored format (tests/unit/test_create_rendering.py holds examples as older releases stored them to
 what it renders), so fields are only ever added, with defaults.
 """
@@ -39,7 +39,7 @@ __all__ = [
     "MissingState",
     "PrivacyRestricted",
     "ReservedLineage",
-    "SaveFacts",
+    "SaveSettled",
     "SavePlan",
     "CreateSecretRefused",
     "UserNotFound",
@@ -161,7 +161,7 @@ CreateDecision = (InvalidArgs | Disabled | MissingState | ReservedLineage | Crea
                   | HostProtected | InvalidContent | PrivacyRestricted | SavePlan | CreateSecretRefused)
 
 
-class SaveFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+class SaveSettled(msgspec.Struct, frozen=True, omit_defaults=True):
     """What a save learned under the owner's lock (memory_create_batch() writes it): how it
     ended, and for a save that wrote the new row's id and after an eviction the forgotten
     row's id and text; for one that ended at a cap, the count read there."""

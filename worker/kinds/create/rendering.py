@@ -1,9 +1,9 @@
 """A create's result, rendered from what its inbox row stores: the one place it is built.
 
 The reply, every repeat, the result lookup's answer and the give-up path's answer of a create
-all come from `render_create(command_id, decision, facts)`: the decision the pure domain made
+all come from `render_create(command_id, decision, settled)`: the decision the pure domain made
 (worker/kinds/create/decision.py) and, for a save, what the save learned under the owner lock
-(`SaveFacts`: how it ended, the new id, the count, the forgotten row). The texts are
+(`SaveSettled`: how it ended, the new id, the count, the forgotten row). The texts are
 worker/kinds/create/texts.py's; the notice is planned from the decision's route
 (worker/domain/notice.py).
 """
@@ -29,16 +29,16 @@ from worker.kinds.create.record import (
     MissingState,
     PrivacyRestricted,
     ReservedLineage,
-    SaveFacts,
     SavePlan,
+    SaveSettled,
     UserNotFound,
 )
 
 __all__ = ["render_create", "save_notice"]
 
 
-def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | None) -> CommandResult:
-    """The result of a create that ended in `decision` (and, for a save, `facts`)."""
+def render_create(command_id: str, decision: CreateDecision, settled: SaveSettled | None) -> CommandResult:
+    """The result of a create that ended in `decision` (and, for a save, `settled`)."""
     match decision:
         case InvalidArgs():
             return _invalid_args(command_id, decision)
@@ -61,9 +61,9 @@ def render_create(command_id: str, decision: CreateDecision, facts: SaveFacts | 
         case CreateSecretRefused(tool_scope, kind):
             return texts.secret_refused(command_id, tool_scope, kind)
         case SavePlan():
-            if facts is None:
+            if settled is None:
                 raise ValueError(f"the save of {command_id!r} was stored without what it learned under the lock")
-            return _saved_or_refused(command_id, decision, facts)
+            return _saved_or_refused(command_id, decision, settled)
         case _:
             assert_never(decision)
 
@@ -80,40 +80,40 @@ def _invalid_args(command_id: str, decision: InvalidArgs) -> CommandResult:
     return texts.legacy_invalid_args(command_id, decision.detail)
 
 
-def _saved_or_refused(command_id: str, plan: SavePlan, facts: SaveFacts) -> CommandResult:
+def _saved_or_refused(command_id: str, plan: SavePlan, settled: SaveSettled) -> CommandResult:
     label = plan.target_label or plan.owner_id
-    match facts.outcome:
+    match settled.outcome:
         case SaveOutcome.SAVED | SaveOutcome.SAVED_WITH_EVICTION:
-            if facts.memory_id is None:
+            if settled.memory_id is None:
                 raise ValueError(f"the save of {command_id!r} was stored without its memory id")
-            return texts.saved(command_id, plan, facts.memory_id, facts.forgotten,
-                                  cache_key(plan.scope, plan.owner_id), save_notice(plan, facts))
+            return texts.saved(command_id, plan, settled.memory_id, settled.forgotten,
+                                  cache_key(plan.scope, plan.owner_id), save_notice(plan, settled))
         case SaveOutcome.AT_CAP | SaveOutcome.OVER_CAP:
-            if facts.count is None:
-                raise ValueError(f"{facts.outcome} was stored for {command_id!r} without the count read under the lock")
-            return texts.limit_exceeded(command_id, plan, facts.count)
+            if settled.count is None:
+                raise ValueError(f"{settled.outcome} was stored for {command_id!r} without the count read under the lock")
+            return texts.limit_exceeded(command_id, plan, settled.count)
         case SaveOutcome.PRIVACY_PARTIAL | SaveOutcome.PRIVACY_FULL:
             return texts.privacy_restricted(command_id, label)
         case SaveOutcome.HOST_PROTECTED:
             return texts.host_protected(command_id, label, "changed_while_saving")
         case _:
-            assert_never(facts.outcome)
+            assert_never(settled.outcome)
 
 
-def save_notice(plan: SavePlan, facts: SaveFacts) -> NoticePlan:
+def save_notice(plan: SavePlan, settled: SaveSettled) -> NoticePlan:
     """The notice of a save that wrote: what the result and the memory.saved event carry."""
-    if facts.memory_id is None:
+    if settled.memory_id is None:
         raise ValueError("a save's notice needs the new memory's id")
     label = plan.target_label or plan.owner_id
-    evicted = facts.outcome == SaveOutcome.SAVED_WITH_EVICTION
+    evicted = settled.outcome == SaveOutcome.SAVED_WITH_EVICTION
     personal = plan.scope == "personal"
     footer = tool_texts.footer_key(plan.scope, personalization_enabled=plan.personalization_enabled,
                                    blacklisted=plan.target_blacklisted)
     embed = tool_texts.memory_embed(
         "learned", plan.scope, persona_nickname=plan.persona_name, user_nickname=label if personal else None,
         content=plan.content, footer_key=footer,
-        ref={"kind": "personal_memory" if personal else "server_memory", "id": facts.memory_id})
+        ref={"kind": "personal_memory" if personal else "server_memory", "id": settled.memory_id})
     return plan_notice(plan.notice, NoticeSubject(
         kind="saved_with_eviction" if evicted else "saved", scope_label=scope_label(plan.scope, label),
-        content_saved=plan.content, content_forgotten=(facts.forgotten or "") if evicted else None,
+        content_saved=plan.content, content_forgotten=(settled.forgotten or "") if evicted else None,
         persona_name=plan.persona_name), embed)

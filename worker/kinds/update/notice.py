@@ -10,29 +10,29 @@ from __future__ import annotations
 from contracts.notice import NoticePlan
 from worker.domain import tool_texts
 from worker.domain.notice import NoticeSubject, SubjectKind, plan_notice, scope_label
-from worker.kinds.update.record import UpdateFacts, UpdateOutcome, UpdatePlan
+from worker.kinds.update.record import UpdateOutcome, UpdatePlan, UpdateSettled
 
 __all__ = ["update_notice"]
 
 
-def _shown(plan: UpdatePlan, facts: UpdateFacts) -> str:
+def _shown(plan: UpdatePlan, settled: UpdateSettled) -> str:
     """The text the notice shows: the new one, or the one deleted."""
-    text = facts.content_before if facts.outcome == UpdateOutcome.DELETED else plan.content
+    text = settled.content_before if settled.outcome == UpdateOutcome.DELETED else plan.content
     if text is None:
-        raise ValueError(f"a notice of {facts.outcome} memory {plan.memory_id} without its text")
+        raise ValueError(f"a notice of {settled.outcome} memory {plan.memory_id} without its text")
     return text
 
 
-def update_notice(plan: UpdatePlan, facts: UpdateFacts) -> NoticePlan:
+def update_notice(plan: UpdatePlan, settled: UpdateSettled) -> NoticePlan:
     """The notice of an edit or a delete that happened: what the result and its event carry.
     The personal footer names the target blacklisted when it is, or (in a guild) when its proxy
-    host protects it (`facts.blacklisted`)."""
-    deleted = facts.outcome == UpdateOutcome.DELETED
+    host protects it (`settled.blacklisted`)."""
+    deleted = settled.outcome == UpdateOutcome.DELETED
     personal = plan.scope == "personal"
     label = plan.target_label or plan.owner_id
-    content = _shown(plan, facts)
+    content = _shown(plan, settled)
     footer = tool_texts.footer_key(plan.scope, personalization_enabled=plan.personal_memories_enabled,
-                                   blacklisted=facts.blacklisted)
+                                   blacklisted=settled.blacklisted)
     embed = tool_texts.memory_embed("deleted" if deleted else "updated", plan.scope,
                                     persona_nickname=plan.persona_name, user_nickname=label if personal else None,
                                     content=content, footer_key=footer, memory_id=plan.memory_id)

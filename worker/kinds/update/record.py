@@ -3,13 +3,13 @@ and the rule that settles it there.
 
 The pure decision (worker/kinds/update/decision.py) ends in one of these values: a refusal decided
 before the lock, or the `UpdatePlan` of an edit or a delete. worker/kinds/update/service.py
-stores it as it is (processed_commands.decision) with, for a plan, the `UpdateFacts` only the
+stores it as it is (processed_commands.decision) with, for a plan, the `UpdateSettled` only the
 locked transaction knows (processed_commands.facts): how it ended (`settle_update`), and the
 row's text before, lineage, source and protection. Nothing else is kept: the reply, every
 repeat, the result lookup's answer (worker/kinds/update/rendering.py) and the events
 (worker/domain/events.py) are rendered from the two, the same way every time.
 
-A decision holds facts, not words. Its JSON is the stored format
+A decision holds values, not words. Its JSON is the stored format
 (tests/unit/test_update_decision.py holds a stored example of each kind to what it renders),
 so fields are only ever added, with defaults. Its `decided` tags are its own: a create's
 decision is another union (worker/kinds/create/record.py), and which one a row holds is
@@ -45,7 +45,7 @@ __all__ = [
     "MissingServerContext",
     "NotMember",
     "UpdateDecision",
-    "UpdateFacts",
+    "UpdateSettled",
     "UpdateOutcome",
     "UpdatePlan",
     "UpdateRecord",
@@ -155,7 +155,7 @@ class UpdateOutcome(StrEnum):
     HOST_PROTECTED = "host_protected"  # an edit of a proxy identity a host protects
 
 
-class UpdateFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+class UpdateSettled(msgspec.Struct, frozen=True, omit_defaults=True):
     """What a plan learned under the lock: how it ended, and for a memory it changed, what the
     row was (its text before, lineage, source, protection) and whether the footer names the
     target as blacklisted; for a host-protected edit, why."""
@@ -170,10 +170,10 @@ class UpdateFacts(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 class UpdateRecord(msgspec.Struct, frozen=True):
-    """An update's inbox row, decoded: its decision and, for a plan, its facts."""
+    """An update's inbox row, decoded: its decision and, for a plan, how it was settled under the lock."""
 
     decision: UpdateDecision
-    facts: UpdateFacts | None = None
+    settled: UpdateSettled | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +198,7 @@ class LockedTarget:
     identity: ProxyIdentity | None = None  # set when the plan is a proxy identity's
 
 
-def settle_update(plan: UpdatePlan, locked: LockedTarget) -> UpdateFacts:
+def settle_update(plan: UpdatePlan, locked: LockedTarget) -> UpdateSettled:
     """TomoriBot's checks after the target's membership, in its order, on what holds under the
     lock: an edit (never a delete) of a personal memory is refused for the user's privacy
     (1 or 2; any other level but 0, or a vanished users row, reads as full: fail closed), then
@@ -206,14 +206,14 @@ def settle_update(plan: UpdatePlan, locked: LockedTarget) -> UpdateFacts:
     if plan.scope == "personal" and not plan.deletes:
         if locked.privacy_level != Privacy.OPEN:
             partial = locked.privacy_level == Privacy.PARTIAL
-            return UpdateFacts(UpdateOutcome.PRIVACY_PARTIAL if partial else UpdateOutcome.PRIVACY_FULL)
+            return UpdateSettled(UpdateOutcome.PRIVACY_PARTIAL if partial else UpdateOutcome.PRIVACY_FULL)
         if plan.proxy and (why := host_protection(locked.identity)) is not None:
-            return UpdateFacts(UpdateOutcome.HOST_PROTECTED, host=why)
+            return UpdateSettled(UpdateOutcome.HOST_PROTECTED, host=why)
     memory = locked.memory
     if memory is None:
-        return UpdateFacts(UpdateOutcome.NOT_FOUND)
+        return UpdateSettled(UpdateOutcome.NOT_FOUND)
     protected = plan.proxy and host_protection(locked.identity) is not None
-    return UpdateFacts(UpdateOutcome.DELETED if plan.deletes else UpdateOutcome.UPDATED,
+    return UpdateSettled(UpdateOutcome.DELETED if plan.deletes else UpdateOutcome.UPDATED,
                        content_before=memory.content, lineage_id=memory.lineage_id, source=memory.source,
                        manually_written=memory.manually_written,
                        blacklisted=plan.scope == "personal" and plan.in_guild and (locked.blacklisted or protected))

@@ -1,7 +1,7 @@
 """A memory.update's result, rendered from what its inbox row stores: the one place it is built.
 
 The reply, every repeat, the result lookup's answer and the give-up path's answer of an update
-all come from `render_update(command_id, decision, facts)`: the decision the pure domain made
+all come from `render_update(command_id, decision, settled)`: the decision the pure domain made
 (worker/kinds/update/decision.py) and, for a plan, what it learned under the owner lock. The texts are
 TomoriBot's (worker/kinds/update/texts.py); the notice is planned from the plan's route
 (worker/kinds/update/notice.py).
@@ -45,10 +45,10 @@ from worker.kinds.update.record import (
     MissingServerContext,
     NotMember,
     UpdateDecision,
-    UpdateFacts,
     UpdateOutcome,
     UpdatePlan,
     UpdateSecretRefused,
+    UpdateSettled,
     UpdateTargetAmbiguous,
     UserNotFound,
 )
@@ -79,8 +79,8 @@ def _invalid_argument(decision: InvalidArgument) -> texts.Texts:
             assert_never(decision.problem)
 
 
-def render_update(command_id: str, decision: UpdateDecision, facts: UpdateFacts | None) -> UpdateResult:
-    """The result of an update that ended in `decision` (and, for a plan, `facts`)."""
+def render_update(command_id: str, decision: UpdateDecision, settled: UpdateSettled | None) -> UpdateResult:
+    """The result of an update that ended in `decision` (and, for a plan, `settled`)."""
     match decision:
         case InvalidParameters(check):
             return _refused(command_id, UPDATE_INVALID_ARGS, texts.invalid_parameters(check))
@@ -109,18 +109,18 @@ def render_update(command_id: str, decision: UpdateDecision, facts: UpdateFacts 
             return _refused(command_id, UPDATE_INVALID_SCOPE,
                             texts.NOT_IN_CONVERSATION if dm else texts.NOT_IN_SERVER)
         case UpdatePlan():
-            if facts is None:
+            if settled is None:
                 raise ValueError(f"the update of {command_id!r} was stored without what it learned under the lock")
-            return _settled(command_id, decision, facts)
+            return _settled(command_id, decision, settled)
         case _:
             assert_never(decision)
 
 
-def _settled(command_id: str, plan: UpdatePlan, facts: UpdateFacts) -> UpdateResult:
+def _settled(command_id: str, plan: UpdatePlan, settled: UpdateSettled) -> UpdateResult:
     label = plan.target_label or plan.owner_id
-    match facts.outcome:
+    match settled.outcome:
         case UpdateOutcome.UPDATED | UpdateOutcome.DELETED:
-            return _changed(command_id, plan, facts)
+            return _changed(command_id, plan, settled)
         case UpdateOutcome.NOT_FOUND:
             said = texts.SERVER_NOT_FOUND if plan.scope == "server" else texts.PERSONAL_NOT_FOUND
             return _refused(command_id, UPDATE_NOT_FOUND, said)
@@ -128,14 +128,14 @@ def _settled(command_id: str, plan: UpdatePlan, facts: UpdateFacts) -> UpdateRes
             return _refused(command_id, UPDATE_PRIVACY_RESTRICTED, texts.privacy_restricted(label))
         case UpdateOutcome.HOST_PROTECTED:
             return _refused(command_id, UPDATE_PRIVACY_RESTRICTED,
-                            texts.host_protected(label, facts.host or "no_host"))
+                            texts.host_protected(label, settled.host or "no_host"))
         case _:
-            assert_never(facts.outcome)
+            assert_never(settled.outcome)
 
 
-def _changed(command_id: str, plan: UpdatePlan, facts: UpdateFacts) -> UpdateResult:
-    deleted = facts.outcome == UpdateOutcome.DELETED
-    if deleted and facts.content_before is None:
+def _changed(command_id: str, plan: UpdatePlan, settled: UpdateSettled) -> UpdateResult:
+    deleted = settled.outcome == UpdateOutcome.DELETED
+    if deleted and settled.content_before is None:
         raise ValueError(f"the delete of {command_id!r} was stored without the deleted text")
     personal = plan.scope == "personal"
     data = UpdateData(
@@ -143,9 +143,9 @@ def _changed(command_id: str, plan: UpdatePlan, facts: UpdateFacts) -> UpdateRes
         scope="target_user" if personal else "server_wide",
         memory_id=plan.memory_id,
         content_saved=UNSET if deleted or plan.content is None else plan.content,
-        content_deleted=facts.content_before if deleted and facts.content_before is not None else UNSET,
+        content_deleted=settled.content_before if deleted and settled.content_before is not None else UNSET,
         target_user=(plan.target_label or plan.owner_id) if personal else UNSET,
     )
     message = (texts.DELETED_MESSAGE if deleted else texts.UPDATED_MESSAGE)[plan.scope]
     return UpdateResult(command_id=command_id, success=True, message=message, data=data,
-                        invalidated=[cache_key(plan.scope, plan.owner_id)], notice=dict(update_notice(plan, facts)))
+                        invalidated=[cache_key(plan.scope, plan.owner_id)], notice=dict(update_notice(plan, settled)))

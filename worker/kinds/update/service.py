@@ -8,7 +8,7 @@ in one transaction under the owner's lock; answer from what was stored.
    read-only for a dry run): the inbox is looked at again (a racing delivery may have stored
    the command since), the plan's memory is read and locked with what may refuse an edit now
    (privacy, a proxy's hosts: never a delete), `settle_update` decides, and its effect (the
-   edit or the delete) and the inbox row with the decision and what it learned (`facts`) go
+   edit or the delete) and the inbox row with the decision and how the lock settled it (`settled`) go
    to the applier (db/applier.py), which writes them, or in a dry run foretells the row.
 4. The answer and the events come from the stored row (worker/services/stored.py), exactly as
    a repeat's would.
@@ -28,7 +28,7 @@ from worker.domain.workspace import Limits
 from worker.kinds.create.service import context_from_row
 from worker.kinds.update.arguments import read_update_args
 from worker.kinds.update.decision import decide_update
-from worker.kinds.update.record import LockedMemory, LockedTarget, UpdateFacts, UpdateOutcome, UpdatePlan, settle_update
+from worker.kinds.update.record import LockedMemory, LockedTarget, UpdateOutcome, UpdatePlan, UpdateSettled, settle_update
 from worker.kinds.update.rendering import gave_up
 from worker.services import rows
 from worker.services.base import Handled, Wiring, once
@@ -46,11 +46,11 @@ def locked_target(plan: UpdatePlan, row: UpdateTargetRow) -> LockedTarget:
         privacy_level=row.privacy_level, blacklisted=row.blacklisted, identity=identity)
 
 
-def update_effects(plan: UpdatePlan, facts: UpdateFacts) -> list[Effect]:
+def update_effects(plan: UpdatePlan, settled: UpdateSettled) -> list[Effect]:
     """What a settled plan changes: the delete, the edit, or nothing (a refusal under the lock)."""
-    if facts.outcome == UpdateOutcome.DELETED:
+    if settled.outcome == UpdateOutcome.DELETED:
         return [DeleteMemory(plan.scope, plan.memory_id)]
-    if facts.outcome == UpdateOutcome.UPDATED and plan.content is not None:
+    if settled.outcome == UpdateOutcome.UPDATED and plan.content is not None:
         return [ModelEdit(plan.scope, plan.memory_id, plan.content)]
     return []
 
@@ -83,14 +83,14 @@ class UpdateMemoryService:
             repeat = seen_before(cmd, await tx.stored(cid), tx.tenant, delivery)
             if repeat is not None:
                 return repeat
-            facts: UpdateFacts | None = None
+            settled: UpdateSettled | None = None
             if plan is not None:
                 row = await tx.update_target(UpdateTargetRequest(
                     scope=plan.scope, workspace_id=cmd.workspace_id, owner_id=plan.owner_id, user_id=plan.user_id,
                     memory_id=plan.memory_id, lineage_id=plan.lineage_id, proxy=plan.proxy))
-                facts = settle_update(plan, locked_target(plan, row))
-                await applier.carry_out(tx, update_effects(plan, facts))
-            stored = await applier.store(tx, StoreDecision(cid, "update", cmd.workspace_id, decision, facts, delivery))
+                settled = settle_update(plan, locked_target(plan, row))
+                await applier.carry_out(tx, update_effects(plan, settled))
+            stored = await applier.store(tx, StoreDecision(cid, "update", cmd.workspace_id, decision, settled, delivery))
         return Handled(answer(stored), published_events(stored), duplicate=False)
 
 
