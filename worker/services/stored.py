@@ -60,12 +60,12 @@ def published_events(stored: StoredCommand) -> list[EventRow]:
         if not isinstance(record.decision, UpdatePlan):
             return []
         if record.settled is None or stored.workspace_id is None:
-            raise ValueError(f"the update of {stored.command_id!r} was stored without how its lock settled it or without its workspace")
+            raise ValueError(f"the update of {stored.command_id!r} was stored without its settled outcome or workspace")
         return event_rows(update_events(stored.command_id, stored.workspace_id, record.decision, record.settled,
                                         stored.event_time))
     if isinstance(stored.decision, SavePlan):
         if stored.facts is None or stored.workspace_id is None:
-            raise ValueError(f"the save of {stored.command_id!r} was stored without how its lock settled it or without its workspace")
+            raise ValueError(f"the save of {stored.command_id!r} was stored without its settled outcome or workspace")
         return event_rows(create_events(stored.command_id, stored.workspace_id, stored.decision, stored.facts,
                                         stored.event_time))
     if stored.decision is None and stored.status in (SAVED, SAVED_WITH_EVICTION):
