@@ -16,7 +16,7 @@ import asyncpg
 
 from db import directory_functions, functions, migrate
 from db.connection import WORKER_SCHEMA
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 
 # What the worker needs of the bot's tables to run at all.
 REQUIRED = {

@@ -36,7 +36,7 @@ from db.effects import (
 )
 from db.inbox import StoredInboxRow, decode_inbox_row
 from db.transaction import Tx
-from worker.domain.model import MemoryEntry
+from worker.domain.memory import MemoryEntry
 
 __all__ = ["carry_out", "store"]
 

@@ -22,7 +22,7 @@ from typing import Any
 import asyncpg
 
 from db import migrate
-from worker.domain.model import Privacy
+from worker.domain.people import Privacy
 
 # The names an operator types for users.privacy_level: open, partial, full.
 PRIVACY_LEVELS = {level.name.lower(): level.value for level in Privacy}

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import msgspec
 
 from db.inbox import EventRow
-from worker.domain.model import MemoryEntry, Scope
+from worker.domain.memory import MemoryEntry
+from worker.domain.scope import Scope
 
 __all__ = [
     "Applied",

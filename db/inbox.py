@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
-from worker.domain.create_decision import CreateDecision, SaveFacts
-from worker.domain.update_decision import UpdateDecision, UpdateFacts, UpdateRecord
+from worker.kinds.create.record import CreateDecision, SaveSettled
+from worker.kinds.update.record import UpdateDecision, UpdateRecord, UpdateSettled
 
 
 class EventRow(msgspec.Struct, frozen=True):
@@ -46,7 +46,7 @@ class StoredInboxRow(_InboxColumns, frozen=True):
     unknown, or no delivery); `event_time` when its transaction ran."""
 
     decision: CreateDecision | None = None
-    facts: SaveFacts | None = None
+    facts: SaveSettled | None = None
     update: UpdateRecord | None = None
 
 
@@ -62,7 +62,7 @@ class RawInboxRow(_InboxColumns, frozen=True):
 
     def decoded(self) -> StoredInboxRow:
         decision: CreateDecision | None = None
-        facts: SaveFacts | None = None
+        facts: SaveSettled | None = None
         update: UpdateRecord | None = None
         if bytes(self.decision) != b"null":
             if self.kind == "update":
@@ -76,9 +76,9 @@ class RawInboxRow(_InboxColumns, frozen=True):
 
 
 _CREATE_DECISION = msgspec.json.Decoder(CreateDecision)
-_SAVE_FACTS = msgspec.json.Decoder(SaveFacts)
+_SAVE_FACTS = msgspec.json.Decoder(SaveSettled)
 _UPDATE_DECISION = msgspec.json.Decoder(UpdateDecision)
-_UPDATE_FACTS = msgspec.json.Decoder(UpdateFacts)
+_UPDATE_FACTS = msgspec.json.Decoder(UpdateSettled)
 _RAW_INBOX_ROW = msgspec.json.Decoder(RawInboxRow)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import msgspec
 
-from worker.domain.create_decision import CreateDecision, SavePlan
-from worker.domain.model import Scope
+from worker.domain.scope import Scope
+from worker.kinds.create.record import CreateDecision, SavePlan
 
 __all__ = [
     "CreateBatchRequest",

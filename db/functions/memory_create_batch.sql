@@ -1,12 +1,12 @@
 -- The writes of several creates in one transaction (docs/design.md, sections 4 step 8 and 5;
--- worker/services/create_memory.py: a lone create is a batch of one). p is db/requests.py's
+-- worker/kinds/create/service.py: a lone create is a batch of one). p is db/requests.py's
 -- CreateBatchRequest (tests/unit/test_sql_arguments.py holds the keys read here to its fields,
 -- both ways): p.owners are locked first, in the caller's order (db/transaction.py's
 -- lock_order(), so two batches sharing owners wait rather than deadlock), then each op runs in
--- order. An op carries a create's decision (worker/domain/create_decision.py), which is stored
+-- order. An op carries a create's decision (worker/kinds/create/record.py), which is stored
 -- as it is, with what a save learned under the lock (`facts`); nothing else about the
 -- command is stored, and every answer and event is rendered from the two in Python
--- (worker/domain/create_result.py, events.py).
+-- (worker/kinds/create/rendering.py, events.py).
 --
 -- A save is decided by memory_save_decide() (the capacity rule's one home) and applied here:
 -- these writes are the only ones a create makes. A dry run (memory_create_dry_batch) decides

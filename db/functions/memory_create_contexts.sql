@@ -1,7 +1,7 @@
 -- memory_create_context() for every request of p (a JSON array of db/requests.py's
 -- CreateContextRequest: {command_id, workspace_id, ids, lineage_id}), in the same order: the
 -- creates that arrive together read their contexts in one round trip
--- (worker/services/create_memory.py; a lone create is a list of one).
+-- (worker/kinds/create/service.py; a lone create is a list of one).
 CREATE OR REPLACE FUNCTION memory_worker.memory_create_contexts(p jsonb) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(jsonb_agg(memory_create_context(e ->> 'command_id', e ->> 'workspace_id',

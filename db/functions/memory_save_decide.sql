@@ -1,6 +1,6 @@
 -- The capacity and eviction rule under the owner's lock, and its one home: what one save would
 -- do (its effects, as data), decided from the owner's rows and written nowhere. p_plan is a
--- create's SavePlan (worker/domain/create_decision.py), its owner locked by the caller.
+-- create's SavePlan (worker/kinds/create/record.py), its owner locked by the caller.
 -- memory_create_batch() applies what this returns; memory_create_dry_batch() only answers it.
 -- STABLE, so PostgreSQL refuses any write here: a dry run, which calls only this, cannot write.
 -- tests/integration/test_capacity_conformance.py holds it to one table of cases.
@@ -33,7 +33,7 @@ BEGIN
         SELECT u.privacy_level INTO v_privacy FROM directory_users() u WHERE u.user_id = owner_key;
         IF v_privacy IS DISTINCT FROM 0 THEN
             -- Fails closed: a vanished user row, or any level but 0 and 1, reads as full privacy
-            -- (worker/domain/model.py's Privacy: 0 open, 1 partial, 2 full).
+            -- (worker/domain/people.py's Privacy: 0 open, 1 partial, 2 full).
             outcome := CASE WHEN v_privacy = 1 THEN 'privacy_partial' ELSE 'privacy_full' END;
             RETURN;
         ELSIF (p_plan ->> 'proxy')::boolean THEN

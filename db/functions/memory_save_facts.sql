@@ -1,5 +1,5 @@
 -- What a create's save learned under the lock, as its inbox row keeps it (`facts`;
--- worker/domain/create_decision.py's SaveFacts decodes it): stored by memory_create_batch, and
+-- worker/kinds/create/record.py's SaveSettled decodes it): stored by memory_create_batch, and
 -- made the same way for a dry run, which stores nothing.
 CREATE OR REPLACE FUNCTION memory_worker.memory_save_facts(p_outcome memory_worker.save_outcome, p_memory_id bigint,
                                                            p_evicted_id bigint, p_forgotten text, p_count integer)

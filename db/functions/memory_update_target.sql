@@ -1,5 +1,5 @@
 -- What a memory.update plan learns under its owner's lock (docs/design.md, section 8.4;
--- worker/services/update_memory.py), in one statement: the memory it names, locked for the write
+-- worker/kinds/update/service.py), in one statement: the memory it names, locked for the write
 -- (a server memory of this workspace and exactly this lineage; a personal memory of this user, of
 -- this lineage or global, lineage 0: TomoriBot's removeByIdWithLineage and loadForUserLineage),
 -- and for a personal memory what decides whether it may be written now: the user's privacy level

@@ -1,6 +1,6 @@
 """The baseline: the worker's own per-command database work, driven by pgbench.
 
-For every command the worker makes two calls (worker/services/create_memory.py, a batch of one):
+For every command the worker makes two calls (worker/kinds/create/service.py, a batch of one):
 
     SELECT memory_create_contexts($1::jsonb)                      -- read what the decision needs
     SELECT * FROM memory_create_batch($1::jsonb)                  -- lock, count, evict, insert, inbox
@@ -40,10 +40,10 @@ from db.requests import CreateContextRequest
 from tests.bench.dataset import HISTORY_PREFIX
 from tests.support.answers import stored_answers
 from tests.support.planned import planned_batch
-from worker.domain.arguments import ToolArguments, parse_tool_args
-from worker.domain.create_decision import SavePlan
-from worker.domain.model import Limits
 from worker.domain.targets import lookup_ids
+from worker.domain.workspace import Limits
+from worker.kinds.create.arguments import ToolArguments, parse_tool_args
+from worker.kinds.create.record import SavePlan
 from worker.local.embedded import LOOPBACK, PostgresServer
 
 

@@ -19,8 +19,8 @@ from contracts.codec import encode
 from contracts.kinds.create import CreateMemory
 from tests.support.commands import create_fields
 from worker.client.memory_client import new_create
-from worker.domain.create_decision import SavePlan
 from worker.domain.notice import NoticeRoute
+from worker.kinds.create.record import SavePlan
 
 WS_BASE = 400_000_000_000_000_000  # workspace (guild) snowflakes
 USER_BASE = 500_000_000_000_000_000  # known users

@@ -48,7 +48,7 @@ from tests.bench import baseline, database_work, load, peer, report  # noqa: E40
 from tests.bench.breakdown import where_the_time_went  # noqa: E402
 from tests.bench.cpu import Probe  # noqa: E402
 from tests.bench.dataset import World, command, seed, specs  # noqa: E402
-from worker.domain.model import Limits  # noqa: E402
+from worker.domain.workspace import Limits  # noqa: E402
 from worker.local.embedded import PostgresServer, _nats_server_binary  # noqa: E402
 from worker.shared.settings import Settings  # noqa: E402
 

@@ -16,8 +16,8 @@ from db.repository import MemoryRepository
 from tests.faults.checker import SEARCH_PATH, stored_commands
 from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, server_save
 from tests.support.directory import add_server
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 from ..conftest import unique
 

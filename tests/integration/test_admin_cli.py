@@ -24,9 +24,9 @@ from db.repository import MemoryRepository
 from tests.support.commands import manual_command, seed_bio_command
 from tests.support.directory import add_server, add_user
 from worker.cli import admin
-from worker.domain.model import Limits
-from worker.services.manual import ManualMemoryService
-from worker.services.seed_bio import SeedBioService
+from worker.domain.workspace import Limits
+from worker.kinds.manual.service import ManualMemoryService
+from worker.kinds.seed_bio.service import SeedBioService
 
 from ..conftest import ROOT, clone_database, unique
 from .helpers import add_personal_memories, add_server_memories

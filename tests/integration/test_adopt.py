@@ -210,8 +210,8 @@ async def test_the_worker_role_on_an_adopted_database_reaches_only_what_the_work
     from db.pool import create_pool
     from db.repository import MemoryRepository
     from tests.integration.helpers import server_save
-    from worker.domain.model import Limits
-    from worker.services.create_memory import CreateMemoryService
+    from worker.domain.workspace import Limits
+    from worker.kinds.create.service import CreateMemoryService
 
     world = await tomori(bot_dsn)
     assert (await memoryctl(bot_dsn, "adopt")).returncode == 0

@@ -16,8 +16,8 @@ from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.memoryctl import memoryctl as run_memoryctl
 from tests.support.commands import create_command
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 from worker.services.stored import answer
 
 OLD_RESULT = ('{"command_id":"old-1","success":true,"message":"Memory saved successfully","error":null,'

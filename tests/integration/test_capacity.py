@@ -12,8 +12,8 @@ from contracts.codec import RESULT_DECODER
 from contracts.kinds.create import LIMIT_EXCEEDED, PRIVACY_RESTRICTED, SAVED, SAVED_WITH_EVICTION
 from db.repository import MemoryRepository
 from tests.support.directory import add_server, add_user
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 from ..conftest import unique
 from .helpers import (

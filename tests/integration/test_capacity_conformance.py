@@ -14,9 +14,12 @@ from msgspec import UNSET
 from contracts.codec import RESULT_DECODER
 from db.repository import MemoryRepository
 from tests.support.directory import add_server, add_user
-from worker.domain.create_decision import SavePlan
-from worker.domain.model import Limits, SaveOutcome, Scope, StoredMemory
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.memory import StoredMemory
+from worker.domain.scope import Scope
+from worker.domain.workspace import Limits
+from worker.kinds.create.outcome import SaveOutcome
+from worker.kinds.create.record import SavePlan
+from worker.kinds.create.service import CreateMemoryService
 from worker.services.stored import answer
 
 from ..conftest import unique

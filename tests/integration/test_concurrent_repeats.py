@@ -8,7 +8,7 @@ from contracts.codec import OP_RESULT_DECODER
 from db.repository import MemoryRepository
 from tests.support.commands import reinforce_command
 from tests.support.directory import add_server
-from worker.services.reinforce import ReinforceService
+from worker.kinds.reinforce.service import ReinforceService
 
 from ..conftest import unique
 from .helpers import add_server_memories

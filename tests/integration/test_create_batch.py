@@ -1,4 +1,4 @@
-"""Creates saved together (CreateMemoryService.run_batch, worker/services/create_memory.py) on
+"""Creates saved together (CreateMemoryService.run_batch, worker/kinds/create/service.py) on
 real PostgreSQL: each command ends exactly as it would on its own (a batch of one), in one
 transaction."""
 
@@ -17,9 +17,10 @@ from db.requests import CreateBatchRequest
 from tests.support.directory import add_server, add_user
 from tests.support.planned import planned_batch
 from worker.consuming import metrics
-from worker.domain.create_decision import InvalidArgs, SavePlan
-from worker.domain.model import Limits, SaveOutcome
-from worker.services.create_memory import CreateMemoryService, DuplicateInBatch
+from worker.domain.workspace import Limits
+from worker.kinds.create.outcome import SaveOutcome
+from worker.kinds.create.record import InvalidArgs, SavePlan
+from worker.kinds.create.service import CreateMemoryService, DuplicateInBatch
 from worker.services.stored import answer
 
 from ..conftest import unique

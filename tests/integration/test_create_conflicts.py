@@ -11,8 +11,8 @@ from contracts.codec import RESULT_DECODER
 from db.pool import create_pool
 from db.repository import MemoryRepository
 from tests.support.directory import add_server
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 from ..conftest import unique
 from .helpers import server_save

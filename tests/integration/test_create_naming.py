@@ -22,8 +22,8 @@ from tests.memoryctl import memoryctl
 from tests.support.commands import create_fields
 from tests.support.directory import add_server, add_user, blacklist, set_persona_nickname
 from worker.client.memory_client import new_create
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 LINEAGE = 7
 NAMING = {"prefixes": {"neutral": "Master"}, "suffixes": {"feminine": "-chan", "neutral": "-san"}}

@@ -26,10 +26,10 @@ from tests.integration.helpers import GOOD_RETRIEVAL, add_server_memories, inbox
 from tests.support.commands import TRIGGERER_ID, manual_command, reinforce_command
 from tests.support.directory import add_server, add_user
 from worker.client.memory_client import new_create
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.manual.service import ManualMemoryService
+from worker.kinds.reinforce.service import ReinforceService
 from worker.services.stored import answer, published_events
 
 ROLE = "memory_worker"

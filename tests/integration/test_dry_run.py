@@ -27,9 +27,9 @@ from db.repository import MemoryRepository
 from db.transaction import Tx
 from tests.support.commands import envelope, manual_command, reinforce_command, seed_bio_command, update_command
 from tests.support.services import service_table
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
+from worker.kinds.shadow.service import DryRunning
 from worker.services.base import CommandService, Handled
-from worker.services.shadow import DryRunning
 
 from .helpers import GOOD_RETRIEVAL, personal_save, server_save
 from .worlds import MODES, World, world

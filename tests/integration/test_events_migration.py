@@ -26,8 +26,8 @@ from db.repository import MemoryRepository
 from tests.conftest import unique
 from tests.integration.helpers import migrated_before
 from tests.support.commands import create_bytes, create_fields
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 from worker.services.stored import answer, seen_before
 
 NINE = [m.name for m in migrate.available() if m.version >= 9]

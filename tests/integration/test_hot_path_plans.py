@@ -15,8 +15,8 @@ import asyncpg
 from contracts.codec import encode
 from tests.support.directory import add_server, add_user
 from tests.support.planned import planned_batch
-from worker.domain.create_decision import SavePlan
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
+from worker.kinds.create.record import SavePlan
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, add_server_memories, server_save

@@ -33,9 +33,9 @@ from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.support.commands import manual_command
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
+from worker.kinds.manual.service import ManualMemoryService
 from worker.services.base import Handled
-from worker.services.manual import ManualMemoryService
 
 from ..conftest import unique
 from .helpers import add_personal_memories, add_server_memories, event_subjects, module_database

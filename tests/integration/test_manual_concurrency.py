@@ -19,10 +19,10 @@ from contracts.kinds.seed_bio import SEEDED, SKIPPED
 from db.repository import MemoryRepository
 from tests.support.commands import manual_command, seed_bio_command
 from tests.support.directory import add_proxy_identity, add_server, add_user
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.seed_bio import SeedBioService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.manual.service import ManualMemoryService
+from worker.kinds.seed_bio.service import SeedBioService
 
 from ..conftest import unique
 from .helpers import (

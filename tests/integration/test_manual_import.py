@@ -21,10 +21,10 @@ from contracts.op_result import OpResult
 from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.support.commands import manual_command
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.manual.service import ManualMemoryService
 from worker.services.base import Handled
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
 
 from .helpers import event_subjects, personal_save, server_save
 from .worlds import MODES, World, world

@@ -43,10 +43,10 @@ from db.pool import create_pool
 from db.repository import MemoryRepository
 from tests.conftest import clone_database
 from tests.support.commands import manual_command, reinforce_command
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.manual.service import ManualMemoryService
+from worker.kinds.reinforce.service import ReinforceService
 
 from .helpers import GOOD_RETRIEVAL, personal_save, server_save
 

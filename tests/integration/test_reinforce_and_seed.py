@@ -16,10 +16,10 @@ from db.repository import MemoryRepository
 from tests.support.commands import TRIGGERER_ID, reinforce_command, seed_bio_command
 from tests.support.directory import add_proxy_identity, add_server, add_user, blacklist
 from worker.client.memory_client import new_create
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
-from worker.services.reinforce import ReinforceService
-from worker.services.seed_bio import SeedBioService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.reinforce.service import ReinforceService
+from worker.kinds.seed_bio.service import SeedBioService
 
 from ..conftest import unique
 from .helpers import (

@@ -13,7 +13,7 @@ from db.repository import MemoryRepository
 from tests.conftest import clone_database
 from tests.support.directory import add_server
 from tests.support.planned import planned_batch
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 
 from ..conftest import unique
 from .helpers import GOOD_RETRIEVAL, add_server_memories, server_save

@@ -1,4 +1,4 @@
-"""The outcomes of a save are one set of labels in Python and in SQL (worker/domain/model.py's
+"""The outcomes of a save are one set of labels in Python and in SQL (worker/kinds/create/outcome.py's
 SaveOutcome, db/migrations/002_save_outcome.sql). So are the privacy levels (Privacy): the
 schema's CHECK and what the locked save reads. A create's op carries its decision, nothing
 rendered; memory_create_batch() stores it with what the save learned under the lock
@@ -22,9 +22,11 @@ from db.requests import CreateBatchRequest, CreateOp
 from db.transaction import lock_order
 from tests.support.directory import add_server, add_user
 from tests.support.planned import planned_batch
-from worker.domain.create_decision import SaveFacts, SavePlan
-from worker.domain.model import Limits, Privacy, SaveOutcome
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.people import Privacy
+from worker.domain.workspace import Limits
+from worker.kinds.create.outcome import SaveOutcome
+from worker.kinds.create.record import SavePlan, SaveSettled
+from worker.kinds.create.service import CreateMemoryService
 from worker.services.stored import answer, published_events
 
 from ..conftest import unique
@@ -121,7 +123,7 @@ async def test_an_evicting_save_stores_the_forgotten_row_for_its_answer_and_even
     row = await _store(MemoryRepository(pool), op)
 
     facts = row.stored.facts
-    assert facts == SaveFacts(SaveOutcome.SAVED_WITH_EVICTION, memory_id=facts.memory_id if facts else None,
+    assert facts == SaveSettled(SaveOutcome.SAVED_WITH_EVICTION, memory_id=facts.memory_id if facts else None,
                               evicted_id=oldest, forgotten="old #0")
     result = RESULT_DECODER.decode(answer(row.stored).result)
     assert result.data.content_forgotten == "old #0" and "forgotten" in result.notice["title"]
@@ -157,7 +159,7 @@ async def test_a_save_that_writes_nothing_is_stored_by_the_same_statement_with_t
 
     assert len(repo.sent) == 1
     stored = await repo.stored_command(cmd.command_id, ws)
-    assert stored is not None and stored.facts == SaveFacts(SaveOutcome.AT_CAP, count=100)
+    assert stored is not None and stored.facts == SaveSettled(SaveOutcome.AT_CAP, count=100)
     assert isinstance(stored.decision, SavePlan) and (stored.status, stored.result, stored.events) == (None, None, None)
     async with pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM server_memories WHERE server_id = $1", server_id) == 100

@@ -22,7 +22,7 @@ from db.repository import MemoryRepository
 from tests import tomoribot
 from tests.integration.helpers import migrated_before
 from tests.memoryctl import memoryctl
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 from worker.local.embedded import PostgresServer
 from worker.services.stored import answer
 

@@ -22,8 +22,8 @@ from tests.conftest import ROOT, unique
 from tests.memoryctl import memoryctl as in_process
 from tests.support.directory import add_server
 from tests.support.secret_corpus import CREDENTIALS, ONE_OF_EACH_SHAPE
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 from .helpers import migrated_before, server_save
 

@@ -1,4 +1,4 @@
-"""memory.shadow on real PostgreSQL (worker/services/shadow.py): how a report is paired with its
+"""memory.shadow on real PostgreSQL (worker/kinds/shadow/service.py): how a report is paired with its
 dry run and stored (unpaired, timed out, another kind, a repeat, nothing compared, a concurrent
 insert of the same owner or of another, a dry run the secret guard refused, marked intended,
 with the bot's credential kept as its kind, a large report kept bounded), and refused when it
@@ -24,10 +24,10 @@ from tests.support.secret_corpus import CREDENTIALS
 from worker.cli.shadow import build_report, render
 from worker.client.memory_client import MemoryClient
 from worker.consuming.administration import streams
-from worker.domain.model import Limits
-from worker.domain.shadow import KEPT_DIFFERENCES_BYTES, MORE_FIELD
-from worker.services.create_memory import CreateMemoryService
-from worker.services.shadow import DryRunning, ShadowReportService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.shadow.comparison import KEPT_DIFFERENCES_BYTES, MORE_FIELD
+from worker.kinds.shadow.service import DryRunning, ShadowReportService
 from worker.shared.settings import Settings
 
 from .helpers import module_database, server_save

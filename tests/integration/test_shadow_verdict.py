@@ -20,10 +20,10 @@ from tests.memoryctl import memoryctl as in_process
 from tests.support.commands import shadow_command
 from tests.support.secret_corpus import CREDENTIALS
 from worker.cli.memoryctl import build_parser
-from worker.domain.model import Limits
-from worker.domain.shadow_verdict import KIND_STATUSES, NEEDS_A_FAILURE
-from worker.services.create_memory import CreateMemoryService
-from worker.services.shadow import DryRunning, ShadowReportService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.shadow.service import DryRunning, ShadowReportService
+from worker.kinds.shadow.verdict import KIND_STATUSES, NEEDS_A_FAILURE
 
 from .helpers import server_save
 

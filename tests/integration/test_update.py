@@ -26,9 +26,9 @@ from contracts.result_parts import CacheKey
 from db.repository import MemoryRepository
 from tests.conftest import unique
 from tests.support.commands import update_command
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
+from worker.kinds.update.service import UpdateMemoryService
 from worker.services.base import Handled
-from worker.services.update_memory import UpdateMemoryService
 
 from .worlds import MODES, World, world
 

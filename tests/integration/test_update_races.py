@@ -26,9 +26,9 @@ from contracts.kinds.update import MEMORY_DELETED, MEMORY_UPDATED, UpdateMemory
 from db.repository import MemoryRepository
 from db.requests import UpdateTargetRequest
 from tests.support.commands import update_command
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
-from worker.services.update_memory import UpdateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
+from worker.kinds.update.service import UpdateMemoryService
 
 from .helpers import personal_save, server_save
 from .worlds import MODES, World, world

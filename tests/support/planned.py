@@ -13,8 +13,8 @@ from contracts.kinds.create import CreateMemory
 from db.inbox import BatchRow
 from db.repository import MemoryRepository
 from db.requests import CreateBatchRequest
-from worker.domain.model import Limits
-from worker.services.create_memory import CreateMemoryService
+from worker.domain.workspace import Limits
+from worker.kinds.create.service import CreateMemoryService
 
 
 class _Taken(Exception):

@@ -10,7 +10,7 @@ from typing import Any
 from db.repository import MemoryRepository
 from worker.consuming.app import build_services
 from worker.consuming.limits import limits_from
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 from worker.services.base import CommandService
 from worker.shared.settings import Settings
 

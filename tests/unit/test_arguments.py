@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from worker.domain.arguments import CREATE_PARAMETERS, InvalidArguments, ToolArguments, parse_tool_args
 from worker.domain.tool_arguments import ParameterCheck, ParameterProblem
+from worker.kinds.create.arguments import CREATE_PARAMETERS, InvalidArguments, ToolArguments, parse_tool_args
 
 SCOPES = ["server_wide", "target_user"]
 
@@ -56,7 +56,7 @@ def test_the_parameter_check(raw: dict[str, Any], expected: ParameterCheck) -> N
 
 
 def test_a_blank_content_passes_the_check_and_is_returned_unchanged() -> None:
-    """TomoriBot refuses it a step later, in its own words (worker/domain/create.py)."""
+    """TomoriBot refuses it a step later, in its own words (worker/kinds/create/decision.py)."""
     assert parse_tool_args({"memory_content": "  ", "memory_scope": "server_wide"}) == ToolArguments(
         "  ", "server_wide", None)
     parsed = parse_tool_args({"memory_content": "  {name} likes tea ", "memory_scope": "server_wide"})

@@ -8,10 +8,11 @@ from hypothesis import strategies as st
 
 from contracts.kinds.seed_bio import SeedBio
 from tests.support.commands import fixed_envelope, seed_bio_command
-from worker.domain.bio import ALREADY_SEEDED, BLANK_BIO, NOT_NEW, decide_seed, normalize_bio
 from worker.domain.content import JS_SPACE_RUN, JS_WHITESPACE, js_trim, utf16_length
-from worker.domain.model import HostLink, Limits, ProxyIdentity, SeedPlan, SeedSkip
+from worker.domain.people import HostLink, ProxyIdentity
 from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
+from worker.domain.workspace import Limits
+from worker.kinds.seed_bio.decision import ALREADY_SEEDED, BLANK_BIO, NOT_NEW, SeedPlan, SeedSkip, decide_seed, normalize_bio
 
 IDENTITY = "pk:0f8e4c1a-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
 HOST = "100000000000000001"

@@ -1,4 +1,4 @@
-"""The capacity rule's part that runs before the owner lock (worker/domain/capacity.py): what
+"""The capacity rule's part that runs before the owner lock (worker/kinds/create/capacity.py): what
 keeps a save at the cap from replacing a row. The part under the lock is memory_create_batch()'s,
 held to its case table in tests/integration/test_capacity_conformance.py."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from contracts.kinds.create import Retrieval
-from worker.domain.capacity import eviction_blockers
-from worker.domain.model import Workspace
+from worker.domain.workspace import Workspace
+from worker.kinds.create.capacity import eviction_blockers
 
 READY = Retrieval(rag_available=True, embedding_model="text-embedding-3-small", embedding_credentials=True)
 DECAY_ON = Workspace(memory_decay_enabled=True)

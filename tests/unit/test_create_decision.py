@@ -1,5 +1,5 @@
 """The whole `memory.create` decision, and the results rendered from it and from what the save
-learned under the lock (worker/domain/create_result.py): what each rule decides and plans. The
+learned under the lock (worker/kinds/create/rendering.py): what each rule decides and plans. The
 words of each result are held to TomoriBot's in tests/unit/test_tomoribot_create_parity.py."""
 
 from __future__ import annotations
@@ -27,24 +27,17 @@ from contracts.kinds.create import (
 from contracts.result_parts import COMMAND_INVALID, CacheKey
 from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
 from tests.support.commands import create_command, fixed_envelope
-from worker.domain import messages
-from worker.domain.arguments import parse_tool_args
-from worker.domain.create import decide_create
-from worker.domain.create_decision import SaveFacts, SavePlan
-from worker.domain.create_result import render_create, save_notice
-from worker.domain.model import (
-    CreateContext,
-    EvictionBlocker,
-    HostLink,
-    KnownUser,
-    Limits,
-    PersonaNamingPreference,
-    ProxyIdentity,
-    SaveOutcome,
-    Workspace,
-)
+from worker.domain.context import CreateContext
 from worker.domain.notice import NoticeSettings, route_notice
+from worker.domain.people import HostLink, KnownUser, PersonaNamingPreference, ProxyIdentity
 from worker.domain.targets import lookup_ids
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.create import texts
+from worker.kinds.create.arguments import parse_tool_args
+from worker.kinds.create.decision import decide_create
+from worker.kinds.create.outcome import EvictionBlocker, SaveOutcome
+from worker.kinds.create.record import SavePlan, SaveSettled
+from worker.kinds.create.rendering import render_create, save_notice
 
 WORKSPACE = "500000000000000001"
 BOT = "900000000000000001"
@@ -111,7 +104,7 @@ def decide(cmd: CreateMemory, ctx: CreateContext | None = None, limits: Limits =
 
 def ended(plan: SavePlan, outcome: SaveOutcome, **facts: Any) -> CommandResult:
     """The result of a save that ended in `outcome` under the lock."""
-    return render_create("cmd-1", plan, SaveFacts(outcome=outcome, **facts))
+    return render_create("cmd-1", plan, SaveSettled(outcome=outcome, **facts))
 
 
 def refused(result: Any, status: str) -> CommandResult:
@@ -623,7 +616,7 @@ def test_a_cap_refusal_stored_without_its_count_fails_instead_of_saying_zero() -
 
 def test_saved_with_eviction_result_encodes_like_the_contract() -> None:
     plan = _plan()
-    facts = SaveFacts(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=412, evicted_id=9,
+    facts = SaveSettled(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=412, evicted_id=9,
                       forgotten="{user} likes coffee")
     result = render_create("cmd-1", plan, facts)
     encoded = msgspec.json.decode(msgspec.json.encode(result))
@@ -648,18 +641,18 @@ def test_saved_with_eviction_result_encodes_like_the_contract() -> None:
 
 
 def test_db_error_result() -> None:
-    refused(messages.db_error("cmd-1"), DB_ERROR)
+    refused(texts.db_error("cmd-1"), DB_ERROR)
 
 
 def test_invalid_command_result() -> None:
-    result = messages.invalid_command("cmd-9", "workspace_id does not match the subject")
+    result = texts.invalid_command("cmd-9", "workspace_id does not match the subject")
     assert (result.command_id, result.success, result.data.status) == ("cmd-9", False, COMMAND_INVALID)
     assert result.data.reason == result.error
     assert "workspace_id does not match" in result.error  # type: ignore[operator]
 
 
 def test_refusal_keeps_extra_fields_and_omits_unset_ones() -> None:
-    result = messages.refusal("cmd-2", AMBIGUOUS_USER, "which one?", "why", candidates=["a", "b"])
+    result = texts.refusal("cmd-2", AMBIGUOUS_USER, "which one?", "why", candidates=["a", "b"])
     data = msgspec.json.decode(msgspec.json.encode(result))["data"]
     assert data == {
         "status": AMBIGUOUS_USER,
@@ -686,7 +679,7 @@ def test_every_create_status_is_reachable() -> None:
         decide(command(server_args("a" * 1001))).data.status,
         decide(command(personal_args()), context(users={ALICE: KnownUser(1, ALICE, privacy_level=1)})).data.status,
         ended(plan, SaveOutcome.AT_CAP, count=0).data.status,
-        messages.db_error(cmd.command_id).data.status,
+        texts.db_error(cmd.command_id).data.status,
         ended(plan, SaveOutcome.SAVED, memory_id=1).data.status,
         ended(plan, SaveOutcome.SAVED_WITH_EVICTION, memory_id=1, evicted_id=2, forgotten="old").data.status,
     }
@@ -713,7 +706,7 @@ def test_command_from_wire_json() -> None:
 
 
 def test_a_decision_reads_back_from_its_stored_json_as_it_was() -> None:
-    from worker.domain.create_decision import CreateDecision
+    from worker.kinds.create.record import CreateDecision
 
     for cmd, ctx in ((command(server_args(), retrieval=READY), context(Workspace(memory_decay_enabled=True))),
                      (command(personal_args("nobody")), context()),
@@ -725,6 +718,6 @@ def test_a_decision_reads_back_from_its_stored_json_as_it_was() -> None:
 
 
 def test_ambiguous_result_never_lists_more_than_three() -> None:
-    result = messages.ambiguous("cmd-1", "jo", ["Jo A", "Jo B", "Jo C", "Jo D", "Jo E"])
+    result = texts.ambiguous("cmd-1", "jo", ["Jo A", "Jo B", "Jo C", "Jo D", "Jo E"])
     assert result.data.candidates == ["Jo A", "Jo B", "Jo C"]
     assert "Jo C" in result.error and "Jo D" not in result.error  # type: ignore[operator]

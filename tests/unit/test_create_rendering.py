@@ -1,5 +1,5 @@
 """A create's answer and events, rendered from what its inbox row stores: its decision and, for
-a save, what the save learned under the lock (worker/domain/create_result.py, events.py).
+a save, what the save learned under the lock (worker/kinds/create/rendering.py, events.py).
 Pure: no database here; tests/integration/test_save_outcome.py runs the same against the SQL."""
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from contracts.kinds.create import (
     USER_NOT_FOUND,
 )
 from tests.unit.test_create_decision import READY, command, context, decide, personal_args, planned, server_args
-from worker.domain import messages
-from worker.domain.arguments import parse_tool_args
-from worker.domain.create import decide_create
-from worker.domain.create_decision import CreateDecision, SaveFacts, SavePlan
-from worker.domain.create_result import render_create
-from worker.domain.events import create_events
-from worker.domain.model import Limits, SaveOutcome, Workspace
 from worker.domain.notice import NoticeSettings
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.create import texts
+from worker.kinds.create.arguments import parse_tool_args
+from worker.kinds.create.decision import decide_create
+from worker.kinds.create.events import create_events
+from worker.kinds.create.outcome import SaveOutcome
+from worker.kinds.create.record import CreateDecision, SavePlan, SaveSettled
+from worker.kinds.create.rendering import render_create
 
 WRITES = {SaveOutcome.SAVED, SaveOutcome.SAVED_WITH_EVICTION}
 AT = "2026-12-03T05:55:47.967643+00:00"
@@ -39,20 +40,20 @@ def _plan(tool_args, *, decay: bool) -> SavePlan:
     return planned(decide(command(tool_args, retrieval=READY), context(Workspace(memory_decay_enabled=decay))))
 
 
-def _stored(decision: CreateDecision, facts: SaveFacts | None) -> tuple[CreateDecision, SaveFacts | None]:
+def _stored(decision: CreateDecision, facts: SaveSettled | None) -> tuple[CreateDecision, SaveSettled | None]:
     """The decision and facts as they come back from their stored JSON."""
     return (msgspec.json.decode(encode(decision), type=CreateDecision),
-            None if facts is None else msgspec.json.decode(encode(facts), type=SaveFacts))
+            None if facts is None else msgspec.json.decode(encode(facts), type=SaveSettled))
 
 
-def _facts_for(outcome: SaveOutcome) -> SaveFacts:
+def _facts_for(outcome: SaveOutcome) -> SaveSettled:
     if outcome == SaveOutcome.SAVED:
-        return SaveFacts(outcome=outcome, memory_id=412)
+        return SaveSettled(outcome=outcome, memory_id=412)
     if outcome == SaveOutcome.SAVED_WITH_EVICTION:
-        return SaveFacts(outcome=outcome, memory_id=413, evicted_id=9, forgotten="an old fact")
+        return SaveSettled(outcome=outcome, memory_id=413, evicted_id=9, forgotten="an old fact")
     if outcome in (SaveOutcome.AT_CAP, SaveOutcome.OVER_CAP):
-        return SaveFacts(outcome=outcome, count=20)
-    return SaveFacts(outcome=outcome)
+        return SaveSettled(outcome=outcome, count=20)
+    return SaveSettled(outcome=outcome)
 
 
 @pytest.mark.parametrize("outcome", sorted(set(SaveOutcome) - WRITES))
@@ -78,14 +79,14 @@ def test_a_save_stored_without_what_it_learned_under_the_lock_fails_loudly():
     with pytest.raises(ValueError, match="under the lock"):
         render_create("cmd-1", _plan(server_args(), decay=False), None)
     with pytest.raises(ValueError, match="memory id"):
-        render_create("cmd-1", _plan(server_args(), decay=False), SaveFacts(outcome=SaveOutcome.SAVED))
+        render_create("cmd-1", _plan(server_args(), decay=False), SaveSettled(outcome=SaveOutcome.SAVED))
 
 
 @given(content=st.text(min_size=1, max_size=300).filter(lambda t: t.strip() and "\x00" not in t),
        forgotten=st.text(max_size=300), memory_id=st.integers(1, 2**62))
 def test_a_stored_row_renders_the_same_bytes_and_events_every_time(content, forgotten, memory_id):
     plan = _plan(server_args(content), decay=True)
-    facts = SaveFacts(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=memory_id, evicted_id=3, forgotten=forgotten)
+    facts = SaveSettled(outcome=SaveOutcome.SAVED_WITH_EVICTION, memory_id=memory_id, evicted_id=3, forgotten=forgotten)
     decision, stored_facts = _stored(plan, facts)
     assert encode(render_create("c", decision, stored_facts)) == encode(render_create("c", plan, facts))
     assert isinstance(decision, SavePlan) and stored_facts is not None
@@ -105,9 +106,9 @@ def test_a_refusal_renders_the_same_from_its_stored_json(tool_args):
 def test_a_repeat_is_worded_by_the_code_that_renders_it(monkeypatch):
     """Nothing of the words is stored: a row rendered after an upgrade says what the new code says."""
     plan = _plan(server_args(), decay=False)
-    facts = SaveFacts(outcome=SaveOutcome.SAVED, memory_id=1)
-    assert render_create("c", plan, facts).message == messages.SAVED_MESSAGE
-    monkeypatch.setattr(messages, "SAVED_MESSAGE", "Saved, in newer words")
+    facts = SaveSettled(outcome=SaveOutcome.SAVED, memory_id=1)
+    assert render_create("c", plan, facts).message == texts.SAVED_MESSAGE
+    monkeypatch.setattr(texts, "SAVED_MESSAGE", "Saved, in newer words")
     assert render_create("c", *_stored(plan, facts)).message == "Saved, in newer words"
 
 
@@ -188,5 +189,5 @@ def test_a_save_stored_before_issue_37_renders_its_notice_with_the_default_foote
     for added in ("personalization_enabled", "target_blacklisted"):
         stored.pop(added)
     old = msgspec.json.decode(msgspec.json.encode(stored), type=CreateDecision)
-    notice = render_create("c", old, SaveFacts(outcome=SaveOutcome.SAVED, memory_id=5)).notice
+    notice = render_create("c", old, SaveSettled(outcome=SaveOutcome.SAVED, memory_id=5)).notice
     assert notice is not None and notice["embed"]["footer_key"] == "genai.self_teach.personal_memory_footer_manage"

@@ -46,29 +46,22 @@ from tests.support.fuzz import delete_at, inner_paths, paths, replace_at
 from worker.consuming import dead_letters
 from worker.consuming.intake.handlers import CommandHandler, Invalid
 from worker.consuming.probe import answerable
-from worker.domain import messages
-from worker.domain.arguments import parse_tool_args
 from worker.domain.content import utf16_length
-from worker.domain.create import decide_create
-from worker.domain.create_decision import SavePlan
-from worker.domain.create_result import render_create
-from worker.domain.manual import decide_manual
-from worker.domain.model import (
-    CreateContext,
-    HostLink,
-    KnownUser,
-    Limits,
-    ManualContext,
-    PanelMemory,
-    PersonaNamingPreference,
-    ProxyIdentity,
-    Workspace,
-)
+from worker.domain.context import CreateContext
 from worker.domain.notice import NoticeSettings
-from worker.domain.update import decide_update
-from worker.domain.update_arguments import read_update_args
-from worker.domain.update_decision import UpdatePlan
-from worker.domain.update_result import render_update
+from worker.domain.people import HostLink, KnownUser, PersonaNamingPreference, ProxyIdentity
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.create import texts
+from worker.kinds.create.arguments import parse_tool_args
+from worker.kinds.create.decision import decide_create
+from worker.kinds.create.record import SavePlan
+from worker.kinds.create.rendering import render_create
+from worker.kinds.manual.context import ManualContext, PanelMemory
+from worker.kinds.manual.decision import decide_manual
+from worker.kinds.update.arguments import read_update_args
+from worker.kinds.update.decision import decide_update
+from worker.kinds.update.record import UpdatePlan
+from worker.kinds.update.rendering import render_update
 
 FUZZ = settings(max_examples=200, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -297,7 +290,7 @@ def check_outcome(kind: str, data: bytes, token: str = TOKEN) -> Any:
         assert isinstance(decoded.reason, str) and decoded.reason.strip()
         assert decoded.code in INVALID_CODES
         # The refusal is answerable: its text encodes as a result.
-        encode(messages.invalid_command(command_id or "", decoded.reason))
+        encode(texts.invalid_command(command_id or "", decoded.reason))
         return decoded
     assert kind in COMMAND_TYPES and isinstance(decoded, COMMAND_TYPES[kind]), decoded
     assert subjects.encode_token(decoded.workspace_id) == token

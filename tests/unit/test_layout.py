@@ -30,6 +30,42 @@ def test_every_worker_subpackage_says_which_process_it_belongs_to():
         assert doc.startswith('"""'), f"worker/{package.name}/__init__.py has no docstring"
 
 
+KINDS = WORKER / "kinds"
+
+
+def _pure_kind_modules() -> list[str]:
+    """The module patterns of the import contract that keeps a kind's pieces pure."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [contract] = [c for c in config["tool"]["importlinter"]["contracts"]
+                  if any(m.startswith("worker.kinds.*.") for m in c.get("source_modules", []))]
+    return list(contract["source_modules"])
+
+
+def test_every_command_kind_is_one_package_saying_what_it_holds():
+    """worker/kinds/<kind>/ for each kind of the registry, and nothing else there."""
+    from contracts.registry import COMMAND_KINDS
+
+    packages = {p.name for p in KINDS.iterdir() if (p / "__init__.py").exists()}
+    assert packages == set(COMMAND_KINDS)
+    for name in packages:
+        assert (KINDS / name / "__init__.py").read_text(encoding="utf-8").startswith('"""'), name
+        assert (KINDS / name / "service.py").exists(), f"worker/kinds/{name} has no service.py"
+
+
+def test_every_module_of_a_kind_but_its_service_is_held_pure():
+    """A new module in a kind package falls under the purity contract (pyproject.toml) or is
+    its service: none slips out of both."""
+    from fnmatch import fnmatchcase
+
+    patterns = _pure_kind_modules()
+    unheld = [f"{p.parent.name}/{p.name}" for p in KINDS.glob("*/*.py")
+              if p.stem not in ("__init__", "service")
+              and not any(fnmatchcase(f"worker.kinds.{p.parent.name}.{p.stem}", pattern) for pattern in patterns)]
+    assert unheld == [], f"add these to the purity contract's source_modules (pyproject.toml): {unheld}"
+
+
 def test_the_bot_library_imports_without_the_database_driver_or_the_embedded_servers():
     """What a bot installs without the `local` extra: MemoryClient and the cache node load
     with asyncpg and the embedded servers' wheels unavailable."""

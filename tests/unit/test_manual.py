@@ -21,22 +21,12 @@ from contracts.kinds.manual import (
     ManualMemory,
 )
 from tests.support.commands import fixed_envelope, manual_command
-from worker.domain.manual import decide_manual
-from worker.domain.model import (
-    Delete,
-    HostLink,
-    Insert,
-    Limits,
-    ManualContext,
-    ManualDecision,
-    PanelMemory,
-    ProxyIdentity,
-    Refuse,
-    Unchanged,
-    Update,
-    Workspace,
-)
+from worker.domain.people import HostLink, ProxyIdentity
 from worker.domain.proxy import HOST_BLACKLISTED, HOST_FULL_PRIVACY, NO_HOST
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.manual.context import ManualContext, PanelMemory
+from worker.kinds.manual.decided import Delete, Insert, ManualDecision, Refuse, Unchanged, Update
+from worker.kinds.manual.decision import decide_manual
 
 ALICE = "100000000000000001"
 BOB = "100000000000000002"
@@ -625,8 +615,10 @@ def test_refusal_reasons_are_distinct() -> None:
 
 
 def test_full_privacy_still_lets_a_user_remove_their_own_memories():
-    from worker.domain.manual import decide_manual
-    from worker.domain.model import Delete, Limits, ManualContext, PanelMemory
+    from worker.domain.workspace import Limits
+    from worker.kinds.manual.context import ManualContext, PanelMemory
+    from worker.kinds.manual.decided import Delete
+    from worker.kinds.manual.decision import decide_manual
 
     cmd = manual_command("1", actor="5", is_manager=False, scope="personal", action="remove", lineage_id=3,
                          persona_id=None, memory_id=9, envelope_fields=fixed_envelope("c"))

@@ -31,18 +31,13 @@ from contracts.kinds.manual import (
 )
 from tests.support.commands import fixed_envelope, manual_command
 from tests.unit.test_manual import refused
-from worker.domain.manual import decide_manual
-from worker.domain.manual_import import duplicate_key
-from worker.domain.model import (
-    HostLink,
-    Import,
-    Limits,
-    ManualContext,
-    ManualDecision,
-    MemoryEntry,
-    ProxyIdentity,
-    Workspace,
-)
+from worker.domain.memory import MemoryEntry
+from worker.domain.people import HostLink, ProxyIdentity
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.manual.context import ManualContext
+from worker.kinds.manual.data_import import duplicate_key
+from worker.kinds.manual.decided import Import, ManualDecision
+from worker.kinds.manual.decision import decide_manual
 
 ALICE = "100000000000000001"
 IDENTITY = "pk:0f8e4c1a-2b3d-4e5f-8a9b-0c1d2e3f4a5b"

@@ -27,8 +27,11 @@ from contracts.kinds.reinforce import REINFORCED
 from contracts.kinds.seed_bio import SEEDED, SKIPPED
 from contracts.op_result import OpResult
 from contracts.result_parts import FAILED, CacheKey
-from worker.domain import op_results
-from worker.domain.model import Refuse
+from worker.domain.op_result import failed
+from worker.kinds.manual.decided import Refuse
+from worker.kinds.manual.rendering import added, imported, refused, removed, unchanged, updated
+from worker.kinds.reinforce.rendering import reinforced
+from worker.kinds.seed_bio.rendering import seeded, skipped
 
 KEYS = [CacheKey("tomori_state", "500"), CacheKey("user", "100")]
 
@@ -41,7 +44,7 @@ def wire(result: OpResult) -> dict[str, Any]:
 
 
 def test_refused_carries_the_reason_twice() -> None:
-    result = op_results.refused("m-1", Refuse(EMPTY_CONTENT, "The memory is empty."))
+    result = refused("m-1", Refuse(EMPTY_CONTENT, "The memory is empty."))
     assert wire(result) == {
         "command_id": "m-1",
         "success": False,
@@ -53,13 +56,13 @@ def test_refused_carries_the_reason_twice() -> None:
 
 def test_refused_batch_carries_available_and_requested() -> None:
     refuse = Refuse(BATCH_LIMIT_REACHED, "Too many.", {"available": 2, "requested": 7})
-    data = wire(op_results.refused("m-1", refuse))["data"]
+    data = wire(refused("m-1", refuse))["data"]
     assert data == {"status": BATCH_LIMIT_REACHED, "reason": "Too many.", "available": 2, "requested": 7}
 
 
 def test_refused_with_zero_available_still_says_so() -> None:
     refuse = Refuse(BATCH_LIMIT_REACHED, "Full.", {"available": 0, "requested": 1})
-    assert wire(op_results.refused("m-1", refuse))["data"]["available"] == 0
+    assert wire(refused("m-1", refuse))["data"]["available"] == 0
 
 
 @pytest.mark.parametrize(
@@ -71,12 +74,12 @@ def test_refused_with_zero_available_still_says_so() -> None:
     ],
 )
 def test_every_refusal_status_passes_through(status: str) -> None:
-    result = op_results.refused("m-7", Refuse(status, "why"))
+    result = refused("m-7", Refuse(status, "why"))
     assert (result.command_id, result.success, result.data.status, result.invalidated) == ("m-7", False, status, [])
 
 
 def test_added_one() -> None:
-    assert wire(op_results.added("m-1", [412], KEYS)) == {
+    assert wire(added("m-1", [412], KEYS)) == {
         "command_id": "m-1",
         "success": True,
         "error": None,
@@ -87,30 +90,30 @@ def test_added_one() -> None:
 
 @pytest.mark.parametrize("ids", [[412, 413], [1, 2, 3]])
 def test_added_several_has_no_single_memory_id(ids: list[int]) -> None:
-    data = wire(op_results.added("m-1", ids, KEYS[:1], skipped_duplicates=2))["data"]
+    data = wire(added("m-1", ids, KEYS[:1], skipped_duplicates=2))["data"]
     assert data == {"status": "added", "reason": None, "memory_ids": ids, "skipped_duplicates": 2}
 
 
 def test_added_copies_its_inputs() -> None:
     ids = [1]
     keys = list(KEYS)
-    result = op_results.added("m-1", ids, keys)
+    result = added("m-1", ids, keys)
     ids.append(2)
     keys.clear()
     assert result.data.memory_ids == [1] and result.invalidated == KEYS
 
 
 def test_invalidated_may_be_any_iterable() -> None:
-    assert op_results.updated("m-1", 5, (key for key in KEYS)).invalidated == KEYS
+    assert updated("m-1", 5, (key for key in KEYS)).invalidated == KEYS
 
 
 @pytest.mark.parametrize(
     ("result", "status", "memory_id", "invalidated"),
     [
-        (op_results.updated("m-1", 5, KEYS[:1]), UPDATED, 5, KEYS[:1]),
-        (op_results.unchanged("m-1", 6), UNCHANGED, 6, []),
-        (op_results.removed("m-1", 7, KEYS[1:]), REMOVED, 7, KEYS[1:]),
-        (op_results.seeded("m-1", 8, KEYS[1:]), SEEDED, 8, KEYS[1:]),
+        (updated("m-1", 5, KEYS[:1]), UPDATED, 5, KEYS[:1]),
+        (unchanged("m-1", 6), UNCHANGED, 6, []),
+        (removed("m-1", 7, KEYS[1:]), REMOVED, 7, KEYS[1:]),
+        (seeded("m-1", 8, KEYS[1:]), SEEDED, 8, KEYS[1:]),
     ],
 )
 def test_single_row_successes(result: OpResult, status: str, memory_id: int, invalidated: list[CacheKey]) -> None:
@@ -120,19 +123,19 @@ def test_single_row_successes(result: OpResult, status: str, memory_id: int, inv
 
 @pytest.mark.parametrize("count", [0, 3])
 def test_reinforced(count: int) -> None:
-    result = op_results.reinforced("r-1", count)
+    result = reinforced("r-1", count)
     assert (result.success, result.error, result.invalidated) == (True, None, [])
     assert wire(result)["data"] == {"status": REINFORCED, "reason": None, "count": count}
 
 
 def test_skipped_is_a_success_with_its_reason() -> None:
-    result = op_results.skipped("s-1", "already seeded")
+    result = skipped("s-1", "already seeded")
     assert (result.success, result.error, result.invalidated) == (True, None, [])
     assert wire(result)["data"] == {"status": SKIPPED, "reason": "already seeded"}
 
 
 def test_failed() -> None:
-    result = op_results.failed("m-9", "the database stayed unavailable")
+    result = failed("m-9", "the database stayed unavailable")
     assert wire(result) == {
         "command_id": "m-9",
         "success": False,
@@ -145,18 +148,18 @@ def test_failed() -> None:
 
 def test_results_round_trip_through_the_contract_type() -> None:
     for result in (
-        op_results.added("m-1", [1, 2], KEYS, 1),
-        op_results.refused("m-1", Refuse(BATCH_LIMIT_REACHED, "r", {"available": 1, "requested": 3})),
-        op_results.reinforced("m-1", 2),
+        added("m-1", [1, 2], KEYS, 1),
+        refused("m-1", Refuse(BATCH_LIMIT_REACHED, "r", {"available": 1, "requested": 3})),
+        reinforced("m-1", 2),
     ):
         assert msgspec.json.decode(msgspec.json.encode(result), type=OpResult) == result
 
 
 def test_imported_lists_ids_removed_and_skipped_and_never_a_single_memory_id() -> None:
-    assert wire(op_results.imported("m-1", [412], 3, 2, KEYS))["data"] == {
+    assert wire(imported("m-1", [412], 3, 2, KEYS))["data"] == {
         "status": "imported", "reason": None, "memory_ids": [412], "skipped_duplicates": 2, "removed_count": 3}
 
 
 def test_imported_nothing_invalidates_nothing() -> None:
-    result = wire(op_results.imported("m-1", [], 0, 4, []))
+    result = wire(imported("m-1", [], 0, 4, []))
     assert (result["success"], result["data"]["memory_ids"], result["invalidated"]) == (True, [], [])

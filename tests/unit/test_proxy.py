@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.domain.model import HostLink, Privacy, ProxyIdentity
+from worker.domain.people import HostLink, Privacy, ProxyIdentity
 from worker.domain.proxy import (
     HOST_BLACKLISTED,
     HOST_FULL_PRIVACY,

@@ -41,13 +41,15 @@ from tests.support.secret_corpus import (
     wrapped_jwt,
 )
 from worker.domain import secret_guard
-from worker.domain.arguments import parse_tool_args
-from worker.domain.create import decide_create
-from worker.domain.create_decision import CreateDecision, InvalidContent, PrivacyRestricted, SavePlan, SecretRefused
-from worker.domain.create_result import render_create
-from worker.domain.model import CreateContext, KnownUser, Limits, Privacy, Workspace
+from worker.domain.context import CreateContext
 from worker.domain.notice import NoticeSettings
+from worker.domain.people import KnownUser, Privacy
 from worker.domain.secret_guard import NAMES, CredentialKind, find_credential, guard_on, reading
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.create.arguments import parse_tool_args
+from worker.kinds.create.decision import decide_create
+from worker.kinds.create.record import CreateDecision, CreateSecretRefused, InvalidContent, PrivacyRestricted, SavePlan
+from worker.kinds.create.rendering import render_create
 
 ALICE = "100000000000000001"
 TRIGGERER = "110000000000000009"  # who caused the turn: the bot knows them (a users row)
@@ -312,7 +314,7 @@ SECRET = next(c for c in CREDENTIALS if c.kind == "discord_token")
 
 def test_a_memory_holding_a_credential_is_refused_naming_only_its_kind():
     decision = decide(command(SECRET.content))
-    assert decision == SecretRefused("server_wide", "discord_token")
+    assert decision == CreateSecretRefused("server_wide", "discord_token")
 
     result = render_create("cmd-1", decision, None)
     assert isinstance(result, CommandResult)
@@ -341,13 +343,13 @@ def test_a_stored_refusal_renders_as_the_code_words_it_now():
 def test_the_guard_comes_after_the_length_check_and_before_privacy():
     too_long = f"{SECRET.content} {'x' * 1000}"
     assert isinstance(decide(command(too_long)), InvalidContent)
-    assert isinstance(decide(command(SECRET.content, "target_user"), privacy=Privacy.FULL), SecretRefused)
+    assert isinstance(decide(command(SECRET.content, "target_user"), privacy=Privacy.FULL), CreateSecretRefused)
     assert isinstance(decide(command("{user} likes tea", "target_user"), privacy=Privacy.FULL), PrivacyRestricted)
 
 
 def test_the_guard_reads_the_cleaned_content():
     # Cleaning turns {token} into its bare word; what is checked is what would be stored.
-    assert decide(command("{password} is {user}'s favourite word")) != SecretRefused("server_wide", "password")
+    assert decide(command("{password} is {user}'s favourite word")) != CreateSecretRefused("server_wide", "password")
 
 
 @pytest.mark.parametrize("workspace, limits, saved", [

@@ -1,4 +1,4 @@
-"""Shadow mode's comparison (worker/domain/shadow.py): what agrees, what differs, what compared
+"""Shadow mode's comparison (worker/kinds/shadow/comparison.py): what agrees, what differs, what compared
 nothing, and what is put down to a concurrent write rather than to a rule; and what a pair
 keeps: a credential as its kind alone, values and differences bounded."""
 
@@ -9,7 +9,7 @@ import msgspec
 from contracts.codec import encode
 from contracts.kinds.shadow import ShadowDifference
 from tests.support.secret_corpus import CREDENTIALS
-from worker.domain.shadow import (
+from worker.kinds.shadow.comparison import (
     KEPT_DIFFERENCES_BYTES,
     KEPT_RESULT_BYTES,
     MORE_FIELD,

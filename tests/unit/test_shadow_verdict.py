@@ -1,4 +1,4 @@
-"""The shadow trial's verdict (worker/domain/shadow_verdict.py): a kind is ready with enough
+"""The shadow trial's verdict (worker/kinds/shadow/verdict.py): a kind is ready with enough
 compared pairs, no unexplained difference, few pairs that measured nothing and every status it
 can answer seen; each reason it is not is named, with its numbers; the bot may switch only
 when every kind it shadowed is ready."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.domain.shadow_verdict import (
+from worker.kinds.shadow.verdict import (
     KIND_STATUSES,
     NEEDS_A_FAILURE,
     NotMeasuring,

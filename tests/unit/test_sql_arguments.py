@@ -17,7 +17,7 @@ import msgspec
 from db import functions
 from db.directory_rows import HostRow
 from db.requests import CreateBatchRequest, CreateContextRequest, CreateOp, ManualContextRequest, UpdateTargetRequest
-from worker.domain.create_decision import SavePlan
+from worker.kinds.create.record import SavePlan
 
 _CREATE = re.compile(r"CREATE(?: OR REPLACE)? FUNCTION memory_worker\.(\w+)\(.*?\$\$(.*?)\$\$", re.S)
 _READ = re.compile(r"\b(\w+)\s*->>?\s*'(\w+)'")

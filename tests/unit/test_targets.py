@@ -13,9 +13,10 @@ import pytest
 from contracts.kinds.create import CreateMemory
 from contracts.tool_call import AffixVariants, Channel, MemberMatch, Participant, Persona, PersonaNaming, Triggerer
 from tests.support.commands import create_command, fixed_envelope
-from worker.domain.model import CreateContext, KnownUser, PersonaNamingPreference
+from worker.domain.context import CreateContext
 from worker.domain.naming import format_user_name, strip_affixes
-from worker.domain.targets import NOT_FOUND, Ambiguous, Resolved, lookup_ids, normalize, resolve_target
+from worker.domain.people import KnownUser, PersonaNamingPreference
+from worker.domain.targets import NOT_FOUND, AmbiguousTarget, Resolved, lookup_ids, normalize, resolve_target
 
 BOT = "900000000000000001"
 ALICE = "100000000000000001"
@@ -185,7 +186,7 @@ def test_the_one_whose_label_it_is_wins_a_shared_alias() -> None:
 def test_an_alias_tie_without_one_label_match_is_ambiguous(labels: tuple[str, str]) -> None:
     cmd = command(participants=[Participant(id=ALICE, label=labels[0], aliases=["Sam"]),
                                 Participant(id=BOB, label=labels[1], aliases=["sam"])])
-    assert resolve("sam", cmd) == Ambiguous(labels)
+    assert resolve("sam", cmd) == AmbiguousTarget(labels)
 
 
 def test_participant_duplicates_of_one_id_resolve() -> None:
@@ -208,7 +209,7 @@ def test_participants_beat_member_matches() -> None:
 
 def test_participant_ambiguity_reports_at_most_three() -> None:
     cmd = command(participants=[Participant(id=str(10**17 + i), label=f"Jo {i}", aliases=["jo"]) for i in range(5)])
-    assert resolve("jo", cmd) == Ambiguous(("Jo 0", "Jo 1", "Jo 2"))
+    assert resolve("jo", cmd) == AmbiguousTarget(("Jo 0", "Jo 1", "Jo 2"))
 
 
 def test_dm_stops_after_the_participants() -> None:
@@ -284,7 +285,7 @@ def test_persona_nickname_of_a_bot_is_ignored() -> None:
 def test_two_members_with_one_persona_nickname_are_ambiguous() -> None:
     cmd = command(members=[member(ALICE, "Alice", username="a1"), member(BOB, "Bob", username="b1")])
     ctx = users(user(ALICE, persona="Kit"), user(BOB, persona="kit"))
-    assert resolve("kit", cmd, ctx) == Ambiguous(("Alice (@a1)", "Bob (@b1)"))
+    assert resolve("kit", cmd, ctx) == AmbiguousTarget(("Alice (@a1)", "Bob (@b1)"))
 
 
 @pytest.mark.parametrize("raw", ["Ali", "Alic", "Alice W", "lice", "alice!", "A lice"])
@@ -297,12 +298,12 @@ def test_no_fuzzy_or_prefix_matching(raw: str) -> None:
 def test_member_ambiguity_reports_at_most_three_labels() -> None:
     cmd = command(members=[member(ALICE, "Sam", username="sam1"), member(BOB, "Sam", username="sam2"),
                            member(CAROL, "Sam", username="sam3"), member(DAVE, "Sam", username="sam4")])
-    assert resolve("sam", cmd) == Ambiguous(("Sam (@sam1)", "Sam (@sam2)", "Sam (@sam3)"))
+    assert resolve("sam", cmd) == AmbiguousTarget(("Sam (@sam1)", "Sam (@sam2)", "Sam (@sam3)"))
 
 
 def test_member_labels_omit_an_equal_username() -> None:
     cmd = command(members=[member(ALICE, "Sam", username="sam"), member(BOB, "SAM", username="other")])
-    assert resolve("sam", cmd) == Ambiguous(("Sam", "SAM (@other)"))
+    assert resolve("sam", cmd) == AmbiguousTarget(("Sam", "SAM (@other)"))
 
 
 def test_same_member_twice_is_one_id() -> None:
@@ -378,7 +379,7 @@ def test_a_composed_name_needs_a_stored_nickname_inside_the_input() -> None:
 def test_two_composed_names_alike_are_ambiguous() -> None:
     cmd = command(members=[member(ALICE, "Alice", username="a1"), member(BOB, "Bob", username="b1")])
     ctx = users(user(ALICE, "Kit", prefix_override="Sir"), user(BOB, "kit", prefix_override="sir"))
-    assert resolve("Sir Kit", cmd, ctx) == Ambiguous(("Alice (@a1)", "Bob (@b1)"))
+    assert resolve("Sir Kit", cmd, ctx) == AmbiguousTarget(("Alice (@a1)", "Bob (@b1)"))
 
 
 @pytest.mark.parametrize("raw", ["", "   ", "@", "nobody"])

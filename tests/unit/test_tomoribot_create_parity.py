@@ -44,8 +44,11 @@ from tests.unit.test_create_decision import (
     planned,
     server_args,
 )
-from worker.domain import messages
-from worker.domain.model import CreateContext, HostLink, KnownUser, ProxyIdentity, SaveOutcome, Workspace
+from worker.domain.context import CreateContext
+from worker.domain.people import HostLink, KnownUser, ProxyIdentity
+from worker.domain.workspace import Workspace
+from worker.kinds.create import texts
+from worker.kinds.create.outcome import SaveOutcome
 
 CRITICAL = "Internal bot error: Critical state information is missing"
 
@@ -257,7 +260,7 @@ def test_personal_limit() -> None:
 
 def test_db_error() -> None:
     """The worker gives up after its retries: TomoriBot's words for a thrown database error."""
-    refusal(messages.db_error("cmd-1"), DB_ERROR, "Database error occurred while saving memory",
+    refusal(texts.db_error("cmd-1"), DB_ERROR, "Database error occurred while saving memory",
             "Database error occurred")
 
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from worker.domain.bio import normalize_bio
 from worker.domain.content import js_trim, sanitize, utf16_length
 from worker.domain.proxy import is_proxy_identity_id
 from worker.domain.targets import is_bridge_user_id, is_snowflake, normalize
 from worker.domain.tool_texts import bridge_display_name, format_bridge_label, format_discord_user_label
+from worker.kinds.seed_bio.decision import normalize_bio
 from worker.shared.settings import js_positive_int
 
 PAIRS = Path(__file__).resolve().parents[1] / "parity" / "tomoribot"

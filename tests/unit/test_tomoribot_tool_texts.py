@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from worker.domain import tool_texts
-from worker.domain.model import Scope
+from worker.domain.scope import Scope
 from worker.domain.tool_arguments import (
     Parameter,
     ParameterCheck,

@@ -33,20 +33,22 @@ from contracts.kinds.update import (
 )
 from tests.support.commands import fixed_envelope, update_command
 from tests.support.secret_corpus import CREDENTIALS
-from worker.domain.model import CreateContext, HostLink, KnownUser, Limits, Privacy, ProxyIdentity, Workspace
+from worker.domain.context import CreateContext
 from worker.domain.notice import NoticeSettings
-from worker.domain.update import decide_update
-from worker.domain.update_arguments import read_update_args
-from worker.domain.update_decision import (
+from worker.domain.people import HostLink, KnownUser, Privacy, ProxyIdentity
+from worker.domain.workspace import Limits, Workspace
+from worker.kinds.update.arguments import read_update_args
+from worker.kinds.update.decision import decide_update
+from worker.kinds.update.record import (
     LockedMemory,
     LockedTarget,
-    SecretRefused,
-    UpdateFacts,
     UpdateOutcome,
     UpdatePlan,
+    UpdateSecretRefused,
+    UpdateSettled,
     settle_update,
 )
-from worker.domain.update_result import gave_up, render_update
+from worker.kinds.update.rendering import gave_up, render_update
 
 WS = "500000000000000001"
 BOT = "900000000000000001"
@@ -437,7 +439,7 @@ def test_updateLongTermMemoryTool_a_throw_is_memory_update_failed_error():
 def test_a_settled_plan_without_facts_is_refused_as_a_storage_fault():
     with pytest.raises(ValueError, match="without what it learned"):
         render_update("c-1", plan(EDIT_MIKA), None)
-    assert UpdateFacts(UpdateOutcome.NOT_FOUND) == msgspec.json.decode(b'{"outcome":"not_found"}', type=UpdateFacts)
+    assert UpdateSettled(UpdateOutcome.NOT_FOUND) == msgspec.json.decode(b'{"outcome":"not_found"}', type=UpdateSettled)
 
 
 # --- the worker's one deliberate difference (issue 39): no credential is remembered -------------
@@ -449,7 +451,7 @@ def test_an_edit_holding_a_credential_is_refused_by_the_workers_guard_and_stores
     credential as invalid content, right after the length check, never saying the secret."""
     tool_args = {"memory_id": 24, "memory_content": credential.content}
     decision = decide(tool_args)
-    assert decision == SecretRefused(credential.kind)
+    assert decision == UpdateSecretRefused(credential.kind)
     assert credential.secret not in msgspec.json.encode(decision).decode()
     status, error, reason = said(answer(tool_args))
     assert status == UPDATE_INVALID_CONTENT and error == reason

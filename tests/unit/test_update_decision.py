@@ -1,4 +1,4 @@
-"""An update's inbox row, held to what it renders (worker/domain/update_decision.py): a stored example of
+"""An update's inbox row, held to what it renders (worker/kinds/update/record.py): a stored example of
 each decision, as the JSON the row keeps, with the status and events it answers with. The JSON is the
 stored format: a change that stops reading one of these fails here, not on a repeat in production.
 And the row's kind decides whose union its decision is (db/inbox.py, decode_inbox_row)."""
@@ -26,8 +26,8 @@ from contracts.kinds.update import (
     UPDATE_USER_NOT_FOUND,
 )
 from db.inbox import decode_inbox_row
-from worker.domain import create_decision
-from worker.domain.update_decision import Ambiguous, UpdateRecord
+from worker.kinds.create import record as record_create_decision
+from worker.kinds.update.record import UpdateRecord, UpdateTargetAmbiguous
 from worker.services.stored import answer, published_events
 
 ROUTE = {"verbosity": "minimal", "hidden": False, "conversation_channel_id": "120000000000000001",
@@ -108,8 +108,8 @@ def test_the_rows_kind_says_whose_union_its_decision_is():
     update = decode_inbox_row(row(same, None))
     create = decode_inbox_row(row(same, None, kind="create"))
     assert update.update is not None
-    assert isinstance(update.update.decision, Ambiguous) and update.decision is None
-    assert isinstance(create.decision, create_decision.Ambiguous) and create.update is None
+    assert isinstance(update.update.decision, UpdateTargetAmbiguous) and update.decision is None
+    assert isinstance(create.decision, record_create_decision.CreateTargetAmbiguous) and create.update is None
     assert json.loads(answer(update).result)["data"]["status"] == UPDATE_AMBIGUOUS_USER
     assert json.loads(answer(create).result)["data"]["status"] == AMBIGUOUS_USER
 

@@ -11,7 +11,7 @@ import asyncpg
 from db import adopt, functions
 from db.migrate import NotAdopted, available, migrate, mode
 from worker.cli import reach, terminal
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,7 +8,7 @@ frequent differences, each with one example, the secret guard's marked as intend
 when. A credential is shown as its kind only, also in pairs kept by an earlier release.
 
 First, the verdict: per kind shadowed, ready or what is missing, and whether the bot may switch
-(the rule: worker/domain/shadow_verdict.py)."""
+(the rule: worker/kinds/shadow/verdict.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from typing import Any
 import asyncpg
 
 from worker.cli import reach, terminal
-from worker.domain.shadow import withheld
-from worker.domain.shadow_verdict import (
+from worker.kinds.shadow.comparison import withheld
+from worker.kinds.shadow.verdict import (
     ALL_STATUSES,
     DEFAULT_MIN_PAIRS,
     NEEDS_A_FAILURE,

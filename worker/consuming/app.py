@@ -33,13 +33,14 @@ from worker.consuming.limits import limits_from
 from worker.consuming.lookup.answer import ResultLookups
 from worker.consuming.lookup.outcomes import CommandOutcomes
 from worker.consuming.replication_check import check_replication, watch_replication
-from worker.services.base import CommandService
-from worker.services.create_memory import CreateMemoryService
-from worker.services.manual import ManualMemoryService
-from worker.services.reinforce import ReinforceService
-from worker.services.seed_bio import SeedBioService
-from worker.services.shadow import DryRunning, ShadowReportService
-from worker.services.update_memory import UpdateMemoryService
+from worker.kinds.create import service as create
+from worker.kinds.manual import service as manual
+from worker.kinds.reinforce import service as reinforce
+from worker.kinds.seed_bio import service as seed_bio
+from worker.kinds.shadow import service as shadow
+from worker.kinds.shadow.service import DryRunning
+from worker.kinds.update import service as update
+from worker.services.base import CommandService, Wiring
 from worker.shared.settings import Settings
 
 log = structlog.get_logger("worker")
@@ -62,29 +63,28 @@ def build_services(repo: MemoryRepository, settings: Settings) -> dict[str, Comm
     """The service table: one service for each kind of the command registry, by its kind (the
     handler decodes with the kind's decoder and runs services[kind]). Every kind a bot may shadow
     keeps its dry runs for the shadow report (a report's own dry run stores nothing)."""
-    return {kind: _service(kind, repo, settings) if kind == "shadow" else DryRunning(kind, _service(kind, repo, settings), repo)
+    wiring = Wiring(repo, settings, limits_from(settings), observe_batch=metrics.CREATE_BATCH.observe)
+    return {kind: _service(kind, wiring) if kind == "shadow" else DryRunning(kind, _service(kind, wiring), repo)
             for kind in COMMAND_KINDS}
 
 
-def _service(kind: CommandKind, repo: MemoryRepository, settings: Settings) -> CommandService[Any]:
-    """The service of a kind. mypy holds the match to every kind of the registry
-    (assert_never) and, through `_serving`, each service to its entry's command type."""
-    limits = limits_from(settings)
+def _service(kind: CommandKind, wiring: Wiring) -> CommandService[Any]:
+    """The service of a kind, built by its package (worker/kinds/<kind>/service.py). mypy holds
+    the match to every kind of the registry (assert_never) and, through `_serving`, each
+    service to its entry's command type."""
     match kind:
         case "create":
-            return _serving(kind, registry.CREATE, CreateMemoryService(
-                repo, limits, max_batch=settings.create_batch_max, runners=settings.create_batch_runners,
-                observe=metrics.CREATE_BATCH.observe))
+            return _serving(kind, registry.CREATE, create.build(wiring))
         case "manual":
-            return _serving(kind, registry.MANUAL, ManualMemoryService(repo, limits))
+            return _serving(kind, registry.MANUAL, manual.build(wiring))
         case "reinforce":
-            return _serving(kind, registry.REINFORCE, ReinforceService(repo))
+            return _serving(kind, registry.REINFORCE, reinforce.build(wiring))
         case "seed_bio":
-            return _serving(kind, registry.SEED_BIO, SeedBioService(repo, limits, settings.message_proxy_bio_seed_max_chars))
+            return _serving(kind, registry.SEED_BIO, seed_bio.build(wiring))
         case "shadow":
-            return _serving(kind, registry.SHADOW, ShadowReportService(repo))
+            return _serving(kind, registry.SHADOW, shadow.build(wiring))
         case "update":
-            return _serving(kind, registry.UPDATE, UpdateMemoryService(repo, limits))
+            return _serving(kind, registry.UPDATE, update.build(wiring))
         case _:
             assert_never(kind)
 

@@ -3,7 +3,7 @@ CLI's commands that write memories (adopt), so both apply the same ones."""
 
 from __future__ import annotations
 
-from worker.domain.model import Limits
+from worker.domain.workspace import Limits
 from worker.shared.settings import Settings
 
 

@@ -11,7 +11,7 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from contracts.kinds.shadow import ShadowedKind, ShadowOutcome
-from worker.domain.model import SCOPE_OF
+from worker.domain.scope import SCOPE_OF
 from worker.domain.secret_guard import CredentialKind
 from worker.services.base import Answer
 from worker.shared.version import DISTRIBUTION, version

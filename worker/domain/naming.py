@@ -18,7 +18,7 @@ import regex
 
 from contracts.tool_call import AffixVariants, PersonaNaming
 from worker.domain.content import JS_SPACE_RUN, JS_WHITESPACE, js_trim, utf16_length
-from worker.domain.model import AddressingStyle, KnownUser
+from worker.domain.people import AddressingStyle, KnownUser
 
 __all__ = ["composed_name", "effective_nickname", "format_user_name", "lookup_normalize", "strip_affixes"]
 

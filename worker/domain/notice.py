@@ -138,7 +138,7 @@ def channel_privacy(channel: Channel, private_channel_ids: tuple[str, ...]) -> C
 class NoticeRoute(msgspec.Struct, frozen=True):
     """Where a save's notice goes, decided before the save from the workspace's settings and the
     command's channel (`route_notice`): all of the plan that does not depend on what was saved
-    or forgotten. A create's decision stores it (worker/domain/create_decision.py), and its
+    or forgotten. A create's decision stores it (worker/kinds/create/record.py), and its
     notice is planned from it and the subject whenever its result is rendered (`plan_notice`)."""
 
     verbosity: Verbosity

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from contracts.notice import Attachment, Card, CardField, Expand
-from worker.domain.model import Scope
+from worker.domain.scope import Scope
 
 __all__ = [
     "DESCRIPTION_LIMIT",

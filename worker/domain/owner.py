@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from contracts.result_parts import CacheKey
-from worker.domain.model import Scope
+from worker.domain.scope import Scope
 
-__all__ = ["cache_key"]
+__all__ = ["GLOBAL_LINEAGE", "cache_key"]
+
+# Lineage 0 holds a user's global memories (bio seeds among them): never replaced automatically.
+GLOBAL_LINEAGE = 0
 
 
 def cache_key(scope: Scope, owner_id: str) -> CacheKey:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from worker.domain.model import Privacy, ProxyIdentity
+from worker.domain.people import Privacy, ProxyIdentity
 
 __all__ = ["WORDS", "HostProtection", "host_protection", "is_proxy_identity_id"]
 

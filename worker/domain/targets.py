@@ -17,7 +17,7 @@ stage with any match decides, even when that match is ambiguous:
 7. the members' composed names ("Master Mika"), rebuilt from their naming layers.
 
 TomoriBot reads stages 5 to 7 from the guild and its database, over all users; the worker reads
-the database facts for the members the bot sent (the bot runs its own naming look-ups to find
+what the database knows of the members the bot sent (the bot runs its own naming look-ups to find
 them: contracts/tool_call.py, MemberMatch). A resolved Discord member is labelled
 `Display (@username)` unless the two are the same ignoring case; a bridge user's label carries
 " (Matrix)". Bots are never matched by a member stage. The resolver has no notion of the bot
@@ -34,15 +34,16 @@ from typing import Literal
 
 from contracts.tool_call import MemberMatch, Participant, ToolCall
 from worker.domain.content import JS_SPACE_RUN, js_trim
-from worker.domain.model import CreateContext, KnownUser
+from worker.domain.context import CreateContext
 from worker.domain.naming import composed_name, effective_nickname, lookup_normalize, strip_affixes
+from worker.domain.people import KnownUser
 from worker.domain.proxy import is_proxy_identity_id
 from worker.domain.tool_texts import format_bridge_label, format_discord_user_label
 
 __all__ = [
     "MAX_CANDIDATES",
     "NOT_FOUND",
-    "Ambiguous",
+    "AmbiguousTarget",
     "NotFound",
     "Resolution",
     "Resolved",
@@ -71,7 +72,7 @@ class Resolved:
 
 
 @dataclass(frozen=True, slots=True)
-class Ambiguous:
+class AmbiguousTarget:
     candidates: tuple[str, ...]  # at most MAX_CANDIDATES labels, in stage order
 
 
@@ -81,7 +82,7 @@ class NotFound:
 
 
 NOT_FOUND = NotFound()
-Resolution = Resolved | Ambiguous | NotFound
+Resolution = Resolved | AmbiguousTarget | NotFound
 
 _BRIDGE_ID = re.compile(r"@[^:]+:[^:]+")  # TomoriBot's isBridgeUserId: a prefix test
 _SNOWFLAKE = re.compile(r"[0-9]{17,20}")
@@ -135,7 +136,7 @@ def _decide(found: Sequence[Resolved]) -> Resolution | None:
         return None
     if len(unique) == 1:
         return unique[0]
-    return Ambiguous(tuple(r.label for r in unique[:MAX_CANDIDATES]))
+    return AmbiguousTarget(tuple(r.label for r in unique[:MAX_CANDIDATES]))
 
 
 def _by_id(raw: str, cmd: ToolCall) -> Resolution | None:
@@ -248,7 +249,7 @@ def resolve_target(raw: str, cmd: ToolCall, ctx: CreateContext) -> Resolution:
 
 
 def lookup_ids(cmd: ToolCall, target: str | None) -> tuple[str, ...]:
-    """The ids whose `users` rows (with naming facts, blacklist flag, proxy hosts) a tool's
+    """The ids whose `users` rows (with naming preferences, blacklist flag, proxy hosts) a tool's
     decision may read: the triggerer's and, when a `target` is requested, every id it may
     resolve to. Empty without a triggerer and target, so the caller can skip the query."""
     ids: list[str] = [cmd.triggerer.id] if cmd.triggerer is not None else []

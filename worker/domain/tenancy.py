@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from contracts.envelope import Envelope
 from contracts.registry import GlobalOnly, spec_of
-from worker.domain.capacity import GLOBAL_LINEAGE
+from worker.domain.owner import GLOBAL_LINEAGE
 
 
 def foreign_lineage(cmd: Envelope, allowed: frozenset[int] | None) -> str | None:

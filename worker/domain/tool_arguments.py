@@ -12,7 +12,7 @@ optional enum, plus the required names). The check, as TomoriBot runs it:
 - type and enum problems are listed in the order of the arguments, missing ones in the order
   of `required`, and the text names the problems when there are any, else the missing ones.
 
-The result is a `ParameterCheck` of facts (which parameter, what type was wanted and given),
+The result is a `ParameterCheck` saying what was found (which parameter, what type was wanted and given),
 stored in a decision as they are; worker/domain/tool_texts.py words them.
 
 Both tools then read the requested target the same way (`requested_target`): the first of

@@ -17,8 +17,8 @@ from typing import Final, Literal
 
 from contracts.notice import Embed, EmbedColor, EmbedRef
 from worker.domain.content import JS_WHITESPACE, js_trim
-from worker.domain.model import Scope
 from worker.domain.proxy import HostProtection
+from worker.domain.scope import Scope
 from worker.domain.tool_arguments import ParameterCheck, ParameterProblem
 
 __all__ = [

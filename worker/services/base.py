@@ -12,7 +12,10 @@ import msgspec
 from contracts.codec import encode
 from contracts.envelope import Envelope
 from db.inbox import EventRow
+from db.repository import MemoryRepository
 from worker.domain.events import EventTemplate
+from worker.domain.workspace import Limits
+from worker.shared.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +88,14 @@ async def once(cmd: Envelope, body: Callable[[], Awaitable[Handled]]) -> Handled
         if not is_inbox_conflict(exc):
             raise
     return await body()
+
+
+@dataclass(frozen=True, slots=True)
+class Wiring:
+    """What a kind's service is built from (each kind's `service.build`): the composition root
+    makes one and the service table hands it to every kind, so a kind's needs stay in its package."""
+
+    repo: MemoryRepository
+    settings: Settings
+    limits: Limits
+    observe_batch: Callable[[int], None] = lambda size: None  # told each create batch's size

@@ -6,16 +6,10 @@ from typing import get_args
 
 from db.context_rows import PanelRow
 from db.directory_rows import HostRow, IdentityRow, UserRow, WorkspaceRow
-from worker.domain.model import (
-    AddressingStyle,
-    HostLink,
-    KnownUser,
-    PanelMemory,
-    PersonaNamingPreference,
-    ProxyIdentity,
-    Workspace,
-)
 from worker.domain.notice import NoticeSettings, Verbosity
+from worker.domain.people import AddressingStyle, HostLink, KnownUser, PersonaNamingPreference, ProxyIdentity
+from worker.domain.workspace import Workspace
+from worker.kinds.manual.context import PanelMemory
 
 
 def workspace(row: WorkspaceRow | None) -> Workspace:

@@ -3,9 +3,9 @@
 The reply to a command, every repeat of it, the give-up path's answer and the result lookup
 all take `answer(stored)`; the first publish of its events and every republish take
 `published_events(stored)`. A create's row keeps its decision and what its save learned
-(worker/domain/create_decision.py), an update's its own (worker/domain/update_decision.py),
-from which both are rendered, the same way every time (worker/domain/create_result.py,
-update_result.py, events.py); every other kind keeps its result as sent and its events whole.
+(worker/kinds/create/record.py), an update's its own (worker/kinds/update/record.py),
+from which both are rendered, the same way every time (worker/kinds/create/rendering.py,
+worker/kinds/update/rendering.py, each kind's events.py); every other kind keeps its result as sent and its events whole.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from contracts.codec import encode
 from contracts.envelope import Envelope
 from contracts.kinds.create import SAVED, SAVED_WITH_EVICTION
 from db.inbox import EventRow, StoredInboxRow
-from worker.domain import messages
-from worker.domain.create_decision import SavePlan, SecretRefused
-from worker.domain.create_result import render_create
-from worker.domain.events import create_events, update_events
-from worker.domain.update_decision import SecretRefused as UpdateSecretRefused
-from worker.domain.update_decision import UpdatePlan, UpdateRecord
-from worker.domain.update_result import render_update
+from worker.kinds.create import texts
+from worker.kinds.create.events import create_events
+from worker.kinds.create.record import CreateSecretRefused, SavePlan
+from worker.kinds.create.rendering import render_create
+from worker.kinds.update.events import update_events
+from worker.kinds.update.record import UpdatePlan, UpdateRecord, UpdateSecretRefused
+from worker.kinds.update.rendering import render_update
 from worker.services.base import Answer, Handled, event_rows
 
 log = structlog.get_logger("worker")
@@ -34,14 +34,14 @@ def answer(stored: StoredInboxRow) -> Answer:
     """The command's answer, as first sent and as every repeat and lookup gets it."""
     if stored.kind == "update":
         record = _update_record(stored)
-        rendered = render_update(stored.command_id, record.decision, record.facts)
+        rendered = render_update(stored.command_id, record.decision, record.settled)
         return Answer(encode(rendered), rendered.data.status, None,
                       record.decision.kind if isinstance(record.decision, UpdateSecretRefused) else None)
     if stored.decision is not None:
         result = render_create(stored.command_id, stored.decision, stored.facts)
         status = result.data.status
         return Answer(encode(result), status, result.data.scope if status == SAVED_WITH_EVICTION else None,
-                      stored.decision.kind if isinstance(stored.decision, SecretRefused) else None,
+                      stored.decision.kind if isinstance(stored.decision, CreateSecretRefused) else None,
                       created_for=(stored.decision.scope, stored.decision.owner_id)
                       if isinstance(stored.decision, SavePlan) else None)
     if stored.result is None or stored.status is None:  # the table's CHECK keeps one or the other
@@ -59,13 +59,13 @@ def published_events(stored: StoredInboxRow) -> list[EventRow]:
         record = _update_record(stored)
         if not isinstance(record.decision, UpdatePlan):
             return []
-        if record.facts is None or stored.workspace_id is None:
-            raise ValueError(f"the update of {stored.command_id!r} was stored without its facts or workspace")
-        return event_rows(update_events(stored.command_id, stored.workspace_id, record.decision, record.facts,
+        if record.settled is None or stored.workspace_id is None:
+            raise ValueError(f"the update of {stored.command_id!r} was stored without its settled outcome or workspace")
+        return event_rows(update_events(stored.command_id, stored.workspace_id, record.decision, record.settled,
                                         stored.event_time))
     if isinstance(stored.decision, SavePlan):
         if stored.facts is None or stored.workspace_id is None:
-            raise ValueError(f"the save of {stored.command_id!r} was stored without its facts or workspace")
+            raise ValueError(f"the save of {stored.command_id!r} was stored without its settled outcome or workspace")
         return event_rows(create_events(stored.command_id, stored.workspace_id, stored.decision, stored.facts,
                                         stored.event_time))
     if stored.decision is None and stored.status in (SAVED, SAVED_WITH_EVICTION):
@@ -129,6 +129,6 @@ def seen_before(cmd: Envelope, stored: StoredInboxRow | None, tenant: str, deliv
         return None
     if stored.tenant != tenant or (stored.workspace_id is not None and stored.workspace_id != cmd.workspace_id):
         reason = "command_id was already used by a command of another workspace or another bot: use a fresh, unique id"
-        invalid = messages.invalid_command(cmd.command_id, reason)
+        invalid = texts.invalid_command(cmd.command_id, reason)
         return Handled(Answer(encode(invalid), invalid.data.status), [], duplicate=True)
     return Handled(answer(stored), published_events(stored) if republishes(stored, delivery) else [], duplicate=True)

@@ -26,7 +26,7 @@ from contracts import subjects
 from contracts.codec import encode
 from worker.consuming import dead_letters
 from worker.consuming.probe import answerable
-from worker.domain import messages
+from worker.kinds.create import texts
 from worker.shared.jetstream import stored_seq, stored_subject
 
 log = structlog.get_logger("worker")
@@ -67,7 +67,7 @@ async def sweep_once(js: JetStreamContext, nc: NatsClient, reply_prefixes: tuple
                                        reason=dead_letters.INVALID_COMMAND, error=reason, deliveries=0, stream_seq=seq)
         command_id, reply_to = answerable(data, reply_prefixes)
         if reply_to:
-            await nc.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
+            await nc.publish(reply_to, encode(texts.invalid_command(command_id or "", reason)))
         with contextlib.suppress(NotFoundError):  # another replica's sweep got there first
             await js.delete_msg(subjects.COMMANDS_STREAM, seq)
         log.warning("command", status="memory_command_invalid", subject=original, command_id=command_id,

@@ -32,7 +32,8 @@ from worker.consuming.intake import delivery
 from worker.consuming.intake.delivery import retry_delay as retry_delay
 from worker.consuming.intake.failures import FailureLedger, is_permanent, is_unavailable
 from worker.consuming.probe import answerable
-from worker.domain import messages, tenancy
+from worker.domain import tenancy
+from worker.kinds.create import texts
 from worker.services.base import CommandService, Handled
 from worker.services.stored import answer, published_events, republishes
 from worker.shared.jetstream import stream_seq
@@ -210,7 +211,7 @@ class CommandHandler:
                 self._js, max_payload=self._conn.max_payload, original_subject=d.subject.original,
                 payload=d.msg.data, reason=invalid.code, error=reason, deliveries=d.deliveries, stream_seq=d.seq)
             if reply_to:
-                await self._conn.publish(reply_to, encode(messages.invalid_command(command_id or "", reason)))
+                await self._conn.publish(reply_to, encode(texts.invalid_command(command_id or "", reason)))
             await d.msg.ack()
         except Exception as exc:
             d.log.warning("command_invalid_not_recorded", error=repr(exc))

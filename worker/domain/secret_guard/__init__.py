@@ -48,7 +48,6 @@ import base64
 import re
 
 from worker.domain.card_numbers import holds_card_number
-from worker.domain.model import Limits, Workspace
 from worker.domain.secret_guard.detectors import (
     AWSKeyDetector,
     AzureStorageKeyDetector,
@@ -72,6 +71,7 @@ from worker.domain.secret_guard.detectors import (
 from worker.domain.secret_guard.kinds import NAMES, CredentialKind
 from worker.domain.secret_guard.names import NAME_HINTS, named_secret
 from worker.domain.secret_guard.reading import as_read, has_long_ascii_run
+from worker.domain.workspace import Limits, Workspace
 
 __all__ = ["NAMES", "CredentialKind", "find_credential", "guard_on", "holds_card_number", "known_format",
            "named_secret", "refusal_text"]

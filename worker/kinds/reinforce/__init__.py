@@ -1,0 +1,1 @@
+"""memory.reinforce: the memories a reply used, marked so decay spares them."""
