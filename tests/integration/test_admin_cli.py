@@ -77,6 +77,21 @@ async def test_user_privacy_creates_the_user_and_sets_the_level(database, level,
                    " (registered now: no users row had this id)"]
 
 
+async def test_user_add_registers_the_user_once(database):
+    _, pool = database
+    user = unique()
+    rc, out = await ctl(database, "user", "add", user)
+    assert (rc, out) == (0, [f"user {user} registered: privacy 0 (open), no saved nickname"])
+    row = await pool.fetchrow("SELECT privacy_level, user_nickname FROM users WHERE user_disc_id = $1", user)
+    assert (row["privacy_level"], row["user_nickname"]) == (0, None)
+
+    await ctl(database, "user", "nickname", user, "Mika")
+    rc, out = await ctl(database, "user", "add", user)
+    assert (rc, out) == (0, [f"user {user} is already registered: nothing changed (memoryctl user show {user})"])
+    assert await pool.fetchval("SELECT count(*) FROM users WHERE user_disc_id = $1", user) == 1
+    assert await pool.fetchval("SELECT user_nickname FROM users WHERE user_disc_id = $1", user) == "Mika"
+
+
 async def test_user_privacy_changes_an_existing_user_and_the_worker_reads_it(database):
     url, pool = database
     ws, user = unique(), unique()

@@ -64,8 +64,13 @@ def _list(value: str) -> list[str]:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    user = sub.add_parser("user", help="users: privacy level, saved nickname").add_subparsers(dest="action",
-                                                                                          required=True)
+    user = sub.add_parser("user", help="users: register one, privacy level, saved nickname").add_subparsers(
+        dest="action", required=True)
+    user.add_parser("add", help="register a user (a users row, as the bot would make); standalone only",
+                    description="Add the users row of a Discord user id, with the defaults (privacy open, no"
+                                " nickname), for a command that needs the row before the bot has written it."
+                                " Nothing changes when the row exists. An adopted database's users are the"
+                                " bot's to register.").add_argument("user_id")
     user.add_parser("show", help="a user's privacy level, saved nickname and blacklists, as the worker reads them"
                     ).add_argument("user_id")
     p = user.add_parser("privacy", help="set a user's privacy level (open, partial, full); standalone only")
@@ -146,6 +151,18 @@ async def _user_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Ou
     out(f"  privacy            {row['privacy_level']} ({_level_name(row['privacy_level'])})")
     out(f"  saved nickname     {row['nickname']!r}")
     out(f"  blacklisted in     {', '.join(row['blacklisted_in']) or 'none'}")
+    return 0
+
+
+async def _user_add(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
+    if await directory.user(conn, args.user_id) is not None:
+        out(f"user {args.user_id} is already registered: nothing changed (memoryctl user show {args.user_id})")
+        return 0
+    if await directory.require_mode(conn) == "adopted":
+        raise directory.BotOwned(f"this database is adopted: user {args.user_id} has no users row, and registering"
+                                 " one is the bot's to do (in the bot itself)")
+    await directory.ensure_user(conn, args.user_id)
+    out(f"user {args.user_id} registered: privacy 0 (open), no saved nickname")
     return 0
 
 
@@ -285,6 +302,7 @@ def _print_settings(row: dict[str, Any], out: Out) -> None:
 
 _COMMANDS = {
     ("user", "show"): _user_show,
+    ("user", "add"): _user_add,
     ("user", "privacy"): _user_privacy,
     ("user", "nickname"): _user_nickname,
     ("workspace", "show"): _workspace_show,
