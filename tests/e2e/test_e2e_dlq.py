@@ -68,6 +68,14 @@ async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, n
     lines.clear()
     assert await dlq_cli.run(_args("replay", letter.seq), nats_server.url, lines.append) == 0
     assert "replayed 1 dead letter(s): 1 max_deliver_exhausted" in lines[-1]
+    # What became of it: the command it is now, that it left the queue, where its result is asked.
+    [became] = [line for line in lines if line.startswith(f"replayed {letter.seq}: ")]
+    head = f"replayed {letter.seq}: republished to {letter.original_subject} as command {cid} (MEMORY_COMMANDS seq "
+    assert became.startswith(head), became
+    assert int(became.removeprefix(head).split(",")[0]) > (letter.command_seq or 0)
+    assert f"Nats-Msg-Id {cid}:replay:{letter.seq}:" in became
+    assert became.endswith("; left the dead-letter queue; its result: the bot's reply subject, or a lookup request"
+                           f" on {subjects.result_subject(ws, cid)}"), became
 
     async def applied():
         return len(await server_memories(bot_db, ws)) == 1 and await processed_count(bot_db, cid) == 1

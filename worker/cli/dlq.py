@@ -13,6 +13,7 @@ import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from contracts import subjects
 from worker.cli import deletion, reach, terminal
 from worker.cli.arguments import stream_sequence
 from worker.consuming import dead_letters
@@ -27,7 +28,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = dlq.add_parser("list", help="a table of dead letters")
     p.add_argument("--reason", help="only this Dlq-Reason (e.g. invalid_command, max_deliver_exhausted)")
     dlq.add_parser("show", help="headers and payload of one dead letter").add_argument("seq", type=stream_sequence)
-    p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)")
+    p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)",
+                       description="Republish dead letters to their original subjects, each with a new Nats-Msg-Id."
+                                   " For each one it says the command it became (command id, subject, new"
+                                   " MEMORY_COMMANDS sequence), whether it left the dead-letter queue, and the"
+                                   " memory.result.<workspace>.<command_id> lookup that answers its result.")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("seqs", nargs="*", type=stream_sequence, default=[], metavar="SEQ")
     which.add_argument("--all", action="store_true")
@@ -146,12 +151,32 @@ async def _replay_or_drop(js: JetStreamContext, args: argparse.Namespace, out: C
         out(f"dry run: {len(targets)} dead letter(s) would be replayed")
         return 1 if refused else 0
     done: Counter[str] = Counter()
+    replayed = []
     for i, letter in enumerate(targets, 1):
-        await dead_letters.replay(js, letter, include_invalid=include_invalid)
+        replayed.append(await dead_letters.replay(js, letter, include_invalid=include_invalid))
         done[letter.reason] += 1
         progress(i, len(targets))
+    for one in replayed:
+        out(_became(one))
     out(f"replayed {len(targets)} dead letter(s): {_by_reason(done)}")
     return 1 if refused else 0
+
+
+def _became(one: dead_letters.Replayed) -> str:
+    """One replayed letter: the command it is now, whether it left the queue, where its answer is."""
+    letter = one.letter
+    command = letter.command_id
+    named = f"command {command}" if command else "a command without a readable command_id"
+    left = ("left the dead-letter queue" if one.left_queue
+            else "its dead letter was already gone (dropped or replayed meanwhile)")
+    if command:
+        _, token = subjects.split_workspace_token(letter.original_subject)
+        answer = (f"its result: the bot's reply subject, or a lookup request on "
+                  f"{subjects.result_subject(subjects.decode_token(token), command)}")
+    else:
+        answer = "no result lookup without a command_id"
+    return (f"replayed {letter.seq}: republished to {letter.original_subject} as {named}"
+            f" ({subjects.COMMANDS_STREAM} seq {one.command_seq}, Nats-Msg-Id {one.msg_id}); {left}; {answer}")
 
 
 async def _drop(js: JetStreamContext, args: argparse.Namespace, targets: list[dead_letters.DeadLetter],
