@@ -10,6 +10,7 @@ import asyncpg
 
 from db import directory
 from worker.cli import reach, terminal
+from worker.cli.arguments import json_option
 from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
@@ -71,8 +72,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                                 " nickname), for a command that needs the row before the bot has written it."
                                 " Nothing changes when the row exists. An adopted database's users are the"
                                 " bot's to register.").add_argument("user_id")
-    user.add_parser("show", help="a user's privacy level, saved nickname and blacklists, as the worker reads them"
-                    ).add_argument("user_id")
+    p = user.add_parser("show", help="a user's privacy level, saved nickname and blacklists, as the worker reads them")
+    p.add_argument("user_id")
+    json_option(p)
     p = user.add_parser("privacy", help="set a user's privacy level (open, partial, full); standalone only")
     p.add_argument("user_id")
     p.add_argument("level", type=_privacy)
@@ -82,7 +84,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     ws = sub.add_parser("workspace", help="workspace settings (adopted: decay and the secret guard only)"
                         ).add_subparsers(dest="action", required=True)
-    ws.add_parser("show", help="print a workspace's settings").add_argument("workspace_id")
+    p = ws.add_parser("show", help="print a workspace's settings")
+    p.add_argument("workspace_id")
+    json_option(p)
     p = ws.add_parser("set", help="change workspace settings (only the options given)")
     p.add_argument("workspace_id")
     p.add_argument("--self-teaching", type=_on_off, metavar="on|off")
@@ -101,7 +105,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         p = bl.add_parser(name, help=f"{name} an entry (standalone only: an adopted bot keeps its own)")
         p.add_argument("workspace_id")
         p.add_argument("user_id")
-    bl.add_parser("list", help="the users blacklisted in a workspace").add_argument("workspace_id")
+    p = bl.add_parser("list", help="the users blacklisted in a workspace")
+    p.add_argument("workspace_id")
+    json_option(p)
 
     px = sub.add_parser("proxy", help="message-proxy identities and their hosts").add_subparsers(dest="action",
                                                                                               required=True)
@@ -113,7 +119,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = px.add_parser("unlink", help="remove a host from a namespace")
     p.add_argument("--namespace", required=True)
     p.add_argument("--host", required=True)
-    px.add_parser("show", help="an identity's namespace and hosts, as the worker reads them").add_argument("identity_id")
+    p = px.add_parser("show", help="an identity's namespace and hosts, as the worker reads them")
+    p.add_argument("identity_id")
+    json_option(p)
 
     mem = sub.add_parser("memories", help="inspect memories").add_subparsers(dest="action", required=True)
     p = mem.add_parser("list", help="an owner's memories with protection and dormancy")
@@ -124,6 +132,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                    help="only this persona lineage (0: a user's global memories, shared by every persona)")
     p.add_argument("--decay-days", type=_positive, default=30,
                    help="dormancy threshold shown for personal memories (default 30)")
+    json_option(p)
 
 
 async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = terminal.say) -> int:
@@ -144,6 +153,12 @@ def _registered(new: bool) -> str:
 
 async def _user_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.user(conn, args.user_id)
+    if args.json:
+        out(terminal.json_text(None if row is None else {
+            "user_id": row["user_disc_id"], "privacy_level": row["privacy_level"],
+            "privacy": _level_name(row["privacy_level"]), "nickname": row["nickname"],
+            "blacklisted_in": row["blacklisted_in"]}))
+        return 1 if row is None else 0
     if row is None:
         out(f"user {args.user_id} is not registered (personal saves for them are refused as user not found)")
         return 1
@@ -181,6 +196,11 @@ async def _user_nickname(conn: asyncpg.Connection, args: argparse.Namespace, out
 
 async def _workspace_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.workspace(conn, args.workspace_id)
+    if args.json:
+        out(terminal.json_text(None if row is None else {
+            "workspace_id": row["server_disc_id"],
+            "settings": {key: row[column] for key, column in directory.WORKSPACE_SETTINGS.items()}}))
+        return 1 if row is None else 0
     if row is None:
         out(f"workspace {args.workspace_id} is not registered (defaults apply)")
         return 1
@@ -220,6 +240,9 @@ async def _blacklist_remove(conn: asyncpg.Connection, args: argparse.Namespace, 
 
 async def _blacklist_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     users = await directory.blacklisted(conn, args.workspace_id)
+    if args.json:
+        out(terminal.json_text({"workspace_id": args.workspace_id, "blacklisted": users}))
+        return 0
     out("\n".join(users) if users else f"no blacklist entries in {args.workspace_id}")
     return 0
 
@@ -243,6 +266,10 @@ async def _proxy_unlink(conn: asyncpg.Connection, args: argparse.Namespace, out:
 
 async def _proxy_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.proxy(conn, args.identity_id)
+    if args.json:
+        out(terminal.json_text(None if row is None else {
+            "identity_id": row["user_disc_id"], "namespace_id": row["namespace_id"], "hosts": row["hosts"]}))
+        return 1 if row is None else 0
     if row is None:
         out(f"{args.identity_id} is not a registered proxy identity")
         return 1
@@ -254,6 +281,10 @@ async def _proxy_show(conn: asyncpg.Connection, args: argparse.Namespace, out: O
 
 async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     rows = await directory.list_memories(conn, workspace_id=args.workspace, user_id=args.user, lineage_id=args.lineage)
+    if args.json:
+        out(terminal.json_text([_memory_json(r, _state(r, r.decay_days if args.workspace else args.decay_days))
+                                for r in rows]))
+        return 0
     if not rows:
         out("no memories")
         return 0
@@ -268,6 +299,14 @@ async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out
     for state in sorted(states):
         out(f"{state}: {STATES[state]}")
     return 0
+
+
+def _memory_json(row: directory.MemoryListing, state: str) -> dict[str, Any]:
+    return {"memory_id": row.memory_id, "lineage_id": row.lineage_id, "state": state, "meaning": STATES[state],
+            "protected": row.manually_written, "idle_days": round(float(row.idle_days), 3), "source": row.source,
+            "reinforcement_count": row.reinforcement_count, "created_at": row.created_at.isoformat(),
+            "last_reinforced_at": row.last_reinforced_at.isoformat() if row.last_reinforced_at else None,
+            "tags": list(row.tags), "content": row.content}
 
 
 # What each state means for the next save at the cap (README, "memories list").
