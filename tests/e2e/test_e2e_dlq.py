@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import subprocess
 import sys
 
@@ -147,6 +148,11 @@ async def test_dlq_list_shows_the_error_and_replay_does_not_offer_a_command_refu
     [line] = [line for line in listed.stdout.splitlines() if line.split()[0] == str(letter.seq)]
     assert line.split()[-1] != "-" and " ".join(letter.error.split())[:40] in line, listed.stdout
     assert listed.stdout.splitlines()[0].split()[-1] == "error"
+    as_json = await ctl(["dlq", "list", "--reason", "invalid_command", "--json"], env)
+    [entry] = [e for e in json.loads(as_json.stdout) if e["seq"] == letter.seq]
+    assert (entry["original_subject"], entry["reason"], entry["error"]) == (letter.original_subject,
+                                                                            "invalid_command", letter.error)
+    assert entry["dead_lettered_at"] == letter.dead_lettered_at.isoformat()
 
     everything = await ctl(["dlq", "replay", "--all", "--reason", "invalid_command", "--dry-run"], env)
     assert f"would replay {letter.seq}:" not in everything.stdout

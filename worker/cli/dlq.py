@@ -15,7 +15,7 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.cli import deletion, reach, terminal
-from worker.cli.arguments import stream_sequence
+from worker.cli.arguments import json_option, stream_sequence
 from worker.consuming import dead_letters
 
 ERROR_WIDTH = 80  # `dlq show SEQ` has the whole error
@@ -27,6 +27,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     dlq = sub.add_parser("dlq", help="dead-lettered commands").add_subparsers(dest="action", required=True)
     p = dlq.add_parser("list", help="a table of dead letters")
     p.add_argument("--reason", help="only this Dlq-Reason (e.g. invalid_command, max_deliver_exhausted)")
+    json_option(p)
     dlq.add_parser("show", help="headers and payload of one dead letter").add_argument("seq", type=stream_sequence)
     p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)",
                        description="Republish dead letters to their original subjects, each with a new Nats-Msg-Id."
@@ -83,6 +84,9 @@ def _time(at: datetime | None) -> str:
 async def _list(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None]) -> int:
     now = datetime.now(UTC)
     rows = [letter async for letter in dead_letters.entries(js, args.reason)]
+    if getattr(args, "json", False):
+        out(terminal.json_text([_letter_json(r) for r in rows]))
+        return 0
     if not rows:
         out("no dead letters" + (f" with reason {args.reason}" if args.reason else ""))
         return 0
@@ -96,6 +100,14 @@ async def _list(js: JetStreamContext, args: argparse.Namespace, out: Callable[[s
             f"  {error or '-'}")
     out(f"{len(rows)} dead letter(s)")
     return 0
+
+
+def _letter_json(letter: dead_letters.DeadLetter) -> dict[str, Any]:
+    return {"seq": letter.seq, "original_subject": letter.original_subject, "reason": letter.reason,
+            "deliveries": letter.deliveries, "command_id": letter.command_id,
+            "first_failed_at": letter.first_failed_at.isoformat() if letter.first_failed_at else None,
+            "dead_lettered_at": letter.dead_lettered_at.isoformat() if letter.dead_lettered_at else None,
+            "error": letter.error, "kept_by_reference": letter.by_reference}
 
 
 async def _show(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None]) -> int:
