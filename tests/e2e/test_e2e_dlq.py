@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import subprocess
 import sys
 
@@ -68,6 +69,14 @@ async def test_dead_letter_then_replay_applies_it_exactly_once(e2e_worker, nc, n
     lines.clear()
     assert await dlq_cli.run(_args("replay", letter.seq), nats_server.url, lines.append) == 0
     assert "replayed 1 dead letter(s): 1 max_deliver_exhausted" in lines[-1]
+    # What became of it: the command it is now, that it left the queue, where its result is asked.
+    [became] = [line for line in lines if line.startswith(f"replayed {letter.seq}: ")]
+    head = f"replayed {letter.seq}: republished to {letter.original_subject} as command {cid} (MEMORY_COMMANDS seq "
+    assert became.startswith(head), became
+    assert int(became.removeprefix(head).split(",")[0]) > (letter.command_seq or 0)
+    assert f"Nats-Msg-Id {cid}:replay:{letter.seq}:" in became
+    assert became.endswith("; left the dead-letter queue; its result: the bot's reply subject, or a lookup request"
+                           f" on {subjects.result_subject(ws, cid)}"), became
 
     async def applied():
         return len(await server_memories(bot_db, ws)) == 1 and await processed_count(bot_db, cid) == 1
@@ -139,6 +148,11 @@ async def test_dlq_list_shows_the_error_and_replay_does_not_offer_a_command_refu
     [line] = [line for line in listed.stdout.splitlines() if line.split()[0] == str(letter.seq)]
     assert line.split()[-1] != "-" and " ".join(letter.error.split())[:40] in line, listed.stdout
     assert listed.stdout.splitlines()[0].split()[-1] == "error"
+    as_json = await ctl(["dlq", "list", "--reason", "invalid_command", "--json"], env)
+    [entry] = [e for e in json.loads(as_json.stdout) if e["seq"] == letter.seq]
+    assert (entry["original_subject"], entry["reason"], entry["error"]) == (letter.original_subject,
+                                                                            "invalid_command", letter.error)
+    assert entry["dead_lettered_at"] == letter.dead_lettered_at.isoformat()
 
     everything = await ctl(["dlq", "replay", "--all", "--reason", "invalid_command", "--dry-run"], env)
     assert f"would replay {letter.seq}:" not in everything.stdout

@@ -32,6 +32,7 @@ INVOCATIONS: dict[tuple[str, ...], tuple[list[str], int, str]] = {
     ("migrate",): (["migrate"], 0, "applied: nothing (up to date)"),
     ("adopt",): (["adopt", "--dry-run"], 0, "already set up: this database runs in standalone mode"),
     ("demo",): (["demo"], 0, "evict"),
+    ("user", "add"): (["user", "add", USER], 0, f"user {USER} registered"),
     ("user", "privacy"): (["user", "privacy", USER, "open"], 0, f"user {USER}: privacy 0 (open)"),
     ("user", "nickname"): (["user", "nickname", USER, "Mika"], 0, f"user {USER}: nickname 'Mika'"),
     ("user", "show"): (["user", "show", USER], 0, "saved nickname     'Mika'"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -76,6 +77,21 @@ async def test_user_privacy_creates_the_user_and_sets_the_level(database, level,
     assert await pool.fetchval("SELECT privacy_level FROM users WHERE user_disc_id = $1", user) == stored
     assert out == [f"user {user}: privacy {stored} ({['open', 'partial', 'full'][stored]})"
                    " (registered now: no users row had this id)"]
+
+
+async def test_user_add_registers_the_user_once(database):
+    _, pool = database
+    user = unique()
+    rc, out = await ctl(database, "user", "add", user)
+    assert (rc, out) == (0, [f"user {user} registered: privacy 0 (open), no saved nickname"])
+    row = await pool.fetchrow("SELECT privacy_level, user_nickname FROM users WHERE user_disc_id = $1", user)
+    assert (row["privacy_level"], row["user_nickname"]) == (0, None)
+
+    await ctl(database, "user", "nickname", user, "Mika")
+    rc, out = await ctl(database, "user", "add", user)
+    assert (rc, out) == (0, [f"user {user} is already registered: nothing changed (memoryctl user show {user})"])
+    assert await pool.fetchval("SELECT count(*) FROM users WHERE user_disc_id = $1", user) == 1
+    assert await pool.fetchval("SELECT user_nickname FROM users WHERE user_disc_id = $1", user) == "Mika"
 
 
 async def test_user_privacy_changes_an_existing_user_and_the_worker_reads_it(database):
@@ -452,3 +468,44 @@ async def test_values_beyond_what_the_tables_hold_are_refused_naming_the_argumen
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert named in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert await pool.fetchval("SELECT count(*) FROM servers WHERE server_disc_id = '1'") == 0
+
+
+# --- --json -----------------------------------------------------------------------------------
+
+async def test_every_directory_listing_and_show_prints_one_json_document_with_what_the_table_shows(database):
+    _, pool = database
+    ws, user, proxy, ns = unique(), unique(), f"pk:{uuid.uuid4()}", unique("ns-")
+    hostile = "\x1b]52;c;aGk=\x07 \u202e memory"
+    async with pool.acquire() as conn:
+        server_id = await add_server(conn, ws, decay=True, decay_days=30)
+        (kept,) = await add_server_memories(conn, server_id, 7, [100], manual=True, source="manual")
+        await conn.execute("UPDATE server_memories SET content = $2 WHERE server_memory_id = $1", kept, hostile)
+        (old,) = await add_server_memories(conn, server_id, 7, [100])
+    await ctl(database, "user", "nickname", user, "Mika")
+    await ctl(database, "blacklist", "add", ws, user)
+    await ctl(database, "proxy", "link", proxy, "--namespace", ns, "--host", user)
+
+    def parsed(done: tuple[int, list[str]]):
+        rc, lines = done
+        text = "\n".join(lines)
+        assert "\x1b" not in text and "\u202e" not in text  # escaped, as the tables escape them
+        return rc, json.loads(text)
+
+    memories = parsed(await ctl(database, "memories", "list", "--workspace", ws, "--json"))
+    assert memories[0] == 0
+    assert [(m["memory_id"], m["state"], m["protected"], m["content"]) for m in memories[1]] == [
+        (kept, "protected", True, hostile), (old, "dormant", False, memories[1][1]["content"])]
+    assert 99.9 < memories[1][1]["idle_days"] < 100.1
+    assert parsed(await ctl(database, "memories", "list", "--user", unique(), "--json")) == (0, [])
+    assert parsed(await ctl(database, "user", "show", user, "--json")) == (0, {
+        "user_id": user, "privacy_level": 0, "privacy": "open", "nickname": "Mika", "blacklisted_in": [ws]})
+    assert parsed(await ctl(database, "user", "show", unique(), "--json")) == (1, None)
+    shown = parsed(await ctl(database, "workspace", "show", ws, "--json"))
+    assert shown[0] == 0 and shown[1]["workspace_id"] == ws
+    assert (shown[1]["settings"]["decay"], shown[1]["settings"]["decay_days"]) == (True, 30)
+    assert parsed(await ctl(database, "workspace", "show", unique(), "--json")) == (1, None)
+    assert parsed(await ctl(database, "blacklist", "list", ws, "--json")) == (0, {"workspace_id": ws,
+                                                                                 "blacklisted": [user]})
+    assert parsed(await ctl(database, "proxy", "show", proxy, "--json")) == (0, {
+        "identity_id": proxy, "namespace_id": ns, "hosts": [user]})
+    assert parsed(await ctl(database, "proxy", "show", f"pk:{uuid.uuid4()}", "--json")) == (1, None)

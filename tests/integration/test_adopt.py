@@ -251,6 +251,7 @@ NEW_ID = "299999999999999999"  # a mistyped id: no users or servers row has it
 # Every directory subcommand, with an invocation on the TomoriBot world.
 DIRECTORY_COMMANDS = {
     ("user", "show"): ["user", "show", W.mika],
+    ("user", "add"): ["user", "add", NEW_ID],
     ("user", "privacy"): ["user", "privacy", NEW_ID, "full"],
     ("user", "nickname"): ["user", "nickname", W.mika, "Mia"],
     ("workspace", "show"): ["workspace", "show", W.taught],
@@ -265,6 +266,7 @@ DIRECTORY_COMMANDS = {
 }
 # In adopted mode: the writes to the bot's tables, each refused (exit 2) with what it names.
 REFUSED_WHEN_ADOPTED = {
+    ("user", "add"): ["user", "add", NEW_ID],
     ("user", "privacy"): ["user", "privacy", W.mika, "full"],
     ("user", "privacy", "mistyped"): ["user", "privacy", NEW_ID, "full"],
     ("user", "nickname"): ["user", "nickname", W.mika, "Mia"],
@@ -308,6 +310,8 @@ async def test_in_adopted_mode_the_cli_writes_no_bot_table_and_reads_back_what_t
         assert "this database is adopted" in said or "the bot has no server" in said, (path, said)
     assert await state(bot_dsn) == before  # not a row of the bot's, not a column
 
+    known = await memoryctl(bot_dsn, "user", "add", W.mika)
+    assert known.returncode == 0 and f"user {W.mika} is already registered: nothing changed" in known.stdout, known
     shown = await memoryctl(bot_dsn, "user", "show", W.mika)
     assert shown.returncode == 0 and shown.stdout.splitlines() == [
         f"user {W.mika}", "  privacy            0 (open)", "  saved nickname     'Mika'",

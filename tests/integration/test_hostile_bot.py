@@ -290,6 +290,13 @@ async def test_the_operator_lists_shows_and_drops_waiting_commands(secured, bot,
         text = "\n".join(lines)
         assert f"{partition} (first" in text and str(kept.seq) in text and drop in text, text
         assert any(line.startswith(streams.UNPLACED_CONSUMER) for line in lines), text
+        code, lines = await ctl("list", "--json")
+        listed = json.loads("\n".join(lines))
+        [waiting] = [c for c in listed["consumers"] if c["consumer"] == partition]
+        assert code == 0 and listed["stream"] == subjects.COMMANDS_STREAM and listed["messages"] >= 2
+        assert [(c["seq"], c["command_id"]) for c in waiting["commands"]][-2:] == [(kept.seq, keep),
+                                                                                  (dropped.seq, drop)]
+        assert streams.UNPLACED_CONSUMER in [c["consumer"] for c in listed["consumers"]]
         code, lines = await ctl("show", str(dropped.seq))
         assert code == 0 and f"seq {dropped.seq}" in lines[0] and any(drop in line for line in lines)
         code, lines = await ctl("drop", "--dry-run", str(dropped.seq))

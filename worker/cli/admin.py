@@ -10,115 +10,12 @@ import asyncpg
 
 from db import directory
 from worker.cli import reach, terminal
+from worker.cli.admin_arguments import add_parsers as add_parsers
 from worker.domain.proxy import is_proxy_identity_id
 
 Out = Callable[[str], None]
 
-ON_OFF = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
-
-
-def _on_off(value: str) -> bool:
-    try:
-        return ON_OFF[value.lower()]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"expected on or off, got {value!r}") from None
-
-
-def _privacy(value: str) -> int:
-    if value.lower() in directory.PRIVACY_LEVELS:
-        return directory.PRIVACY_LEVELS[value.lower()]
-    if value in ("0", "1", "2"):
-        return int(value)
-    raise argparse.ArgumentTypeError(f"expected open, partial or full (or 0, 1, 2), got {value!r}")
-
-
-# The bounds of the tables' own checks and of the contract: out of them, a clear argument
-# error instead of the database driver's traceback.
-MAX_DECAY_DAYS = 36_500  # memory_decay_days' CHECK in db/standalone.sql and db/adopted.sql
-MAX_LINEAGE = 2**63 - 1  # the contract's LineageId (contracts/fields.py): bigint
 CONTENT_WIDTH = 60  # `memories list` cuts a memory to this, marked
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of days, got {value!r}") from None
-    if not 1 <= number <= MAX_DECAY_DAYS:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_DECAY_DAYS} days, got {number}")
-    return number
-
-
-def _lineage(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a persona lineage id (a whole number), got {value!r}") from None
-    if not 0 <= number <= MAX_LINEAGE:
-        raise argparse.ArgumentTypeError(f"expected a lineage id from 0 to 2^63 - 1 ({MAX_LINEAGE}), got {number}")
-    return number
-
-
-def _list(value: str) -> list[str]:
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    user = sub.add_parser("user", help="users: privacy level, saved nickname").add_subparsers(dest="action",
-                                                                                          required=True)
-    user.add_parser("show", help="a user's privacy level, saved nickname and blacklists, as the worker reads them"
-                    ).add_argument("user_id")
-    p = user.add_parser("privacy", help="set a user's privacy level (open, partial, full); standalone only")
-    p.add_argument("user_id")
-    p.add_argument("level", type=_privacy)
-    p = user.add_parser("nickname", help="set (or clear with 'none') a user's saved nickname; standalone only")
-    p.add_argument("user_id")
-    p.add_argument("nickname")
-
-    ws = sub.add_parser("workspace", help="workspace settings (adopted: decay and the secret guard only)"
-                        ).add_subparsers(dest="action", required=True)
-    ws.add_parser("show", help="print a workspace's settings").add_argument("workspace_id")
-    p = ws.add_parser("set", help="change workspace settings (only the options given)")
-    p.add_argument("workspace_id")
-    p.add_argument("--self-teaching", type=_on_off, metavar="on|off")
-    p.add_argument("--personal-memories", type=_on_off, metavar="on|off")
-    p.add_argument("--decay", type=_on_off, metavar="on|off")
-    p.add_argument("--decay-days", type=_positive, metavar="DAYS")
-    p.add_argument("--notice-verbosity", choices=["minimal", "verbose"])
-    p.add_argument("--hidden-keys", type=_list, metavar="KEY,KEY")
-    p.add_argument("--thought-log", metavar="CHANNEL|none")
-    p.add_argument("--private-channels", type=_list, metavar="CHANNEL,CHANNEL")
-    p.add_argument("--secret-guard", choices=directory.GUARD_CHOICES, help="refuse the model's memories holding secrets")
-
-    bl = sub.add_parser("blacklist", help="personalization blacklist entries").add_subparsers(dest="action",
-                                                                                          required=True)
-    for name in ("add", "remove"):
-        p = bl.add_parser(name, help=f"{name} an entry (standalone only: an adopted bot keeps its own)")
-        p.add_argument("workspace_id")
-        p.add_argument("user_id")
-    bl.add_parser("list", help="the users blacklisted in a workspace").add_argument("workspace_id")
-
-    px = sub.add_parser("proxy", help="message-proxy identities and their hosts").add_subparsers(dest="action",
-                                                                                              required=True)
-    p = px.add_parser("link", help="register an identity (pk:<uuid>, pb:<digits>, or a custom instance's"
-                                   " <prefix>i:<length>:<instance>:<key>) under a host")
-    p.add_argument("identity_id")
-    p.add_argument("--namespace", required=True)
-    p.add_argument("--host", required=True, help="the hosting Discord user id")
-    p = px.add_parser("unlink", help="remove a host from a namespace")
-    p.add_argument("--namespace", required=True)
-    p.add_argument("--host", required=True)
-    px.add_parser("show", help="an identity's namespace and hosts, as the worker reads them").add_argument("identity_id")
-
-    mem = sub.add_parser("memories", help="inspect memories").add_subparsers(dest="action", required=True)
-    p = mem.add_parser("list", help="an owner's memories with protection and dormancy")
-    owner = p.add_mutually_exclusive_group(required=True)
-    owner.add_argument("--workspace", help="server memories of this workspace")
-    owner.add_argument("--user", help="personal memories of this user")
-    p.add_argument("--lineage", type=_lineage, metavar="N",
-                   help="only this persona lineage (0: a user's global memories, shared by every persona)")
-    p.add_argument("--decay-days", type=_positive, default=30,
-                   help="dormancy threshold shown for personal memories (default 30)")
 
 
 async def run(args: argparse.Namespace, database_url: str, out: Callable[[str], None] = terminal.say) -> int:
@@ -139,6 +36,12 @@ def _registered(new: bool) -> str:
 
 async def _user_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.user(conn, args.user_id)
+    if args.json:
+        out(terminal.json_text(None if row is None else {
+            "user_id": row["user_disc_id"], "privacy_level": row["privacy_level"],
+            "privacy": _level_name(row["privacy_level"]), "nickname": row["nickname"],
+            "blacklisted_in": row["blacklisted_in"]}))
+        return 1 if row is None else 0
     if row is None:
         out(f"user {args.user_id} is not registered (personal saves for them are refused as user not found)")
         return 1
@@ -146,6 +49,18 @@ async def _user_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Ou
     out(f"  privacy            {row['privacy_level']} ({_level_name(row['privacy_level'])})")
     out(f"  saved nickname     {row['nickname']!r}")
     out(f"  blacklisted in     {', '.join(row['blacklisted_in']) or 'none'}")
+    return 0
+
+
+async def _user_add(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
+    if await directory.user(conn, args.user_id) is not None:
+        out(f"user {args.user_id} is already registered: nothing changed (memoryctl user show {args.user_id})")
+        return 0
+    if await directory.require_mode(conn) == "adopted":
+        raise directory.BotOwned(f"this database is adopted: user {args.user_id} has no users row, and registering"
+                                 " one is the bot's to do (in the bot itself)")
+    await directory.ensure_user(conn, args.user_id)
+    out(f"user {args.user_id} registered: privacy 0 (open), no saved nickname")
     return 0
 
 
@@ -164,6 +79,11 @@ async def _user_nickname(conn: asyncpg.Connection, args: argparse.Namespace, out
 
 async def _workspace_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.workspace(conn, args.workspace_id)
+    if args.json:
+        out(terminal.json_text(None if row is None else {
+            "workspace_id": row["server_disc_id"],
+            "settings": {key: row[column] for key, column in directory.WORKSPACE_SETTINGS.items()}}))
+        return 1 if row is None else 0
     if row is None:
         out(f"workspace {args.workspace_id} is not registered (defaults apply)")
         return 1
@@ -203,6 +123,9 @@ async def _blacklist_remove(conn: asyncpg.Connection, args: argparse.Namespace, 
 
 async def _blacklist_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     users = await directory.blacklisted(conn, args.workspace_id)
+    if args.json:
+        out(terminal.json_text({"workspace_id": args.workspace_id, "blacklisted": users}))
+        return 0
     out("\n".join(users) if users else f"no blacklist entries in {args.workspace_id}")
     return 0
 
@@ -226,6 +149,10 @@ async def _proxy_unlink(conn: asyncpg.Connection, args: argparse.Namespace, out:
 
 async def _proxy_show(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     row = await directory.proxy(conn, args.identity_id)
+    if args.json:
+        out(terminal.json_text(None if row is None else {
+            "identity_id": row["user_disc_id"], "namespace_id": row["namespace_id"], "hosts": row["hosts"]}))
+        return 1 if row is None else 0
     if row is None:
         out(f"{args.identity_id} is not a registered proxy identity")
         return 1
@@ -237,6 +164,10 @@ async def _proxy_show(conn: asyncpg.Connection, args: argparse.Namespace, out: O
 
 async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out: Out) -> int:
     rows = await directory.list_memories(conn, workspace_id=args.workspace, user_id=args.user, lineage_id=args.lineage)
+    if args.json:
+        out(terminal.json_text([_memory_json(r, _state(r, r.decay_days if args.workspace else args.decay_days))
+                                for r in rows]))
+        return 0
     if not rows:
         out("no memories")
         return 0
@@ -251,6 +182,14 @@ async def _memories_list(conn: asyncpg.Connection, args: argparse.Namespace, out
     for state in sorted(states):
         out(f"{state}: {STATES[state]}")
     return 0
+
+
+def _memory_json(row: directory.MemoryListing, state: str) -> dict[str, Any]:
+    return {"memory_id": row.memory_id, "lineage_id": row.lineage_id, "state": state, "meaning": STATES[state],
+            "protected": row.manually_written, "idle_days": round(float(row.idle_days), 3), "source": row.source,
+            "reinforcement_count": row.reinforcement_count, "created_at": row.created_at.isoformat(),
+            "last_reinforced_at": row.last_reinforced_at.isoformat() if row.last_reinforced_at else None,
+            "tags": list(row.tags), "content": row.content}
 
 
 # What each state means for the next save at the cap (README, "memories list").
@@ -285,6 +224,7 @@ def _print_settings(row: dict[str, Any], out: Out) -> None:
 
 _COMMANDS = {
     ("user", "show"): _user_show,
+    ("user", "add"): _user_add,
     ("user", "privacy"): _user_privacy,
     ("user", "nickname"): _user_nickname,
     ("workspace", "show"): _workspace_show,

@@ -1,5 +1,6 @@
-"""Argument types shared by the subcommands that name JetStream messages: out of range, an
-argparse error naming the option, not the JetStream API's BadRequestError traceback."""
+"""Arguments shared by subcommands: the types of those that name JetStream messages (out of
+range, an argparse error naming the option, not the JetStream API's BadRequestError traceback),
+and every listing's --json."""
 
 from __future__ import annotations
 
@@ -26,3 +27,9 @@ def not_negative(value: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError(f"expected 0 or more, got {number}")
     return number
+
+
+def json_option(parser: argparse.ArgumentParser) -> None:
+    """--json on a listing or a show: one JSON document on stdout (terminal.json_text) in place of
+    the table, for a program to read."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")

@@ -23,7 +23,7 @@ from nats.js.errors import NotFoundError
 
 from contracts import subjects
 from worker.cli import deletion, reach, terminal
-from worker.cli.arguments import not_negative, stream_sequence
+from worker.cli.arguments import json_option, not_negative, stream_sequence
 from worker.consuming.administration import retention, streams
 from worker.shared.jetstream import stored_headers, stored_seq
 
@@ -38,6 +38,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = commands.add_parser("list", help="pending commands by partition consumer")
     p.add_argument("--limit", type=not_negative, default=10,
                    help="commands listed per partition (default 10; 0: the counts only)")
+    json_option(p)
     commands.add_parser("show", help="subject, headers and payload of one command").add_argument("seq", type=stream_sequence)
     p = commands.add_parser("drop", help="delete commands from the stream: never applied, never answered; asks"
                             " first, or --yes", description="Delete commands from MEMORY_COMMANDS. Lists which, then"
@@ -52,7 +53,7 @@ async def run(args: argparse.Namespace, nats_url: str, out: Callable[[str], None
     try:
         js = nc.jetstream()
         if args.action == "list":
-            return await _list(js, args.limit, out)
+            return await _list(js, args.limit, out, as_json=args.json)
         if args.action == "show":
             return await _show(js, args.seq, out)
         return await _drop(js, args, out, ask)
@@ -68,24 +69,40 @@ def _partition_count(transform_dest: str | None) -> int:
         return 0
 
 
-def _describe(raw: RawStreamMsg, now: datetime) -> str:
-    age = f"{int((now - raw.time).total_seconds())}s" if raw.time else "?"
+def _command_id(raw: RawStreamMsg) -> str | None:
     try:
         command_id = msgspec.json.decode(raw.data or b"{}").get("command_id")
     except (msgspec.DecodeError, AttributeError):
-        command_id = None
-    shown_id = terminal.cell(command_id, COMMAND_ID_WIDTH) if isinstance(command_id, str) else "(unreadable)"
+        return None
+    return command_id if isinstance(command_id, str) else None
+
+
+def _describe(raw: RawStreamMsg, now: datetime) -> str:
+    age = f"{int((now - raw.time).total_seconds())}s" if raw.time else "?"
+    command_id = _command_id(raw)
+    shown_id = terminal.cell(command_id, COMMAND_ID_WIDTH) if command_id is not None else "(unreadable)"
     return (f"{raw.seq:>8}  {terminal.cell(raw.subject or '', SUBJECT_WIDTH):<{SUBJECT_WIDTH}} "
             f"{len(raw.data or b''):>8}  {age:>7}  {shown_id}")
 
 
-async def _list(js: JetStreamContext, limit: int, out: Callable[[str], None]) -> int:
+def _nowhere(_: str) -> None:
+    return None
+
+
+def _command_json(raw: RawStreamMsg) -> dict[str, Any]:
+    return {"seq": raw.seq, "subject": raw.subject, "bytes": len(raw.data or b""), "command_id": _command_id(raw),
+            "stored_at": raw.time.isoformat() if raw.time else None}
+
+
+async def _list(js: JetStreamContext, limit: int, out: Callable[[str], None], *, as_json: bool = False) -> int:
     info = await js.stream_info(subjects.COMMANDS_STREAM)
     transform = info.config.subject_transform
     partitions = _partition_count(transform.dest if transform else None)
     now = datetime.now(UTC)
-    out(f"{'consumer':<24} {'waiting':>8} {'in hand':>8} {'redelivered':>11}")
+    table = _nowhere if as_json else out  # with --json, the document at the end says it all, once
+    table(f"{'consumer':<24} {'waiting':>8} {'in hand':>8} {'redelivered':>11}")
     listed: list[tuple[str, list[RawStreamMsg]]] = []
+    consumers: list[dict[str, Any]] = []
     for consumer, filter_subject in streams.command_consumers(partitions):
         # Acknowledged commands stay in the stream until the worker's next purge: list from
         # the first one the consumer has not acknowledged.
@@ -96,7 +113,7 @@ async def _list(js: JetStreamContext, limit: int, out: Callable[[str], None]) ->
             seq = max(seq, retention.consumed_below(c))
         except NotFoundError:
             waiting = in_hand = redelivered = "-"
-        out(f"{consumer:<24} {waiting:>8} {in_hand:>8} {redelivered:>11}")
+        table(f"{consumer:<24} {waiting:>8} {in_hand:>8} {redelivered:>11}")
         found: list[RawStreamMsg] = []
         while len(found) < limit:
             try:
@@ -107,6 +124,16 @@ async def _list(js: JetStreamContext, limit: int, out: Callable[[str], None]) ->
             seq = stored_seq(raw) + 1
         if found:
             listed.append((consumer, found))
+        consumers.append({"consumer": consumer, "filter_subject": filter_subject,
+                          **{key: None if value == "-" else value for key, value in
+                             (("waiting", waiting), ("in_hand", in_hand), ("redelivered", redelivered))},
+                          "commands": [_command_json(raw) for raw in found]})
+    if as_json:
+        out(terminal.json_text({"stream": subjects.COMMANDS_STREAM, "messages": info.state.messages,
+                                "bytes": info.state.bytes, "max_age_s": info.config.max_age or None,
+                                "max_bytes": info.config.max_bytes if (info.config.max_bytes or 0) > 0 else None,
+                                "consumers": consumers}))
+        return 0
     for consumer, found in listed:
         out(f"\n{consumer} (first {len(found)}):")
         out(f"{'seq':>8}  {'subject':<60} {'bytes':>8}  {'age':>7}  command_id")

@@ -13,8 +13,9 @@ import msgspec
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
+from contracts import subjects
 from worker.cli import deletion, reach, terminal
-from worker.cli.arguments import stream_sequence
+from worker.cli.arguments import json_option, stream_sequence
 from worker.consuming import dead_letters
 
 ERROR_WIDTH = 80  # `dlq show SEQ` has the whole error
@@ -26,8 +27,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     dlq = sub.add_parser("dlq", help="dead-lettered commands").add_subparsers(dest="action", required=True)
     p = dlq.add_parser("list", help="a table of dead letters")
     p.add_argument("--reason", help="only this Dlq-Reason (e.g. invalid_command, max_deliver_exhausted)")
+    json_option(p)
     dlq.add_parser("show", help="headers and payload of one dead letter").add_argument("seq", type=stream_sequence)
-    p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)")
+    p = dlq.add_parser("replay", help="republish to the original subject (a new Nats-Msg-Id)",
+                       description="Republish dead letters to their original subjects, each with a new Nats-Msg-Id."
+                                   " For each one it says the command it became (command id, subject, new"
+                                   " MEMORY_COMMANDS sequence), whether it left the dead-letter queue, and the"
+                                   " memory.result.<workspace>.<command_id> lookup that answers its result.")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("seqs", nargs="*", type=stream_sequence, default=[], metavar="SEQ")
     which.add_argument("--all", action="store_true")
@@ -78,6 +84,9 @@ def _time(at: datetime | None) -> str:
 async def _list(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None]) -> int:
     now = datetime.now(UTC)
     rows = [letter async for letter in dead_letters.entries(js, args.reason)]
+    if getattr(args, "json", False):
+        out(terminal.json_text([_letter_json(r) for r in rows]))
+        return 0
     if not rows:
         out("no dead letters" + (f" with reason {args.reason}" if args.reason else ""))
         return 0
@@ -91,6 +100,14 @@ async def _list(js: JetStreamContext, args: argparse.Namespace, out: Callable[[s
             f"  {error or '-'}")
     out(f"{len(rows)} dead letter(s)")
     return 0
+
+
+def _letter_json(letter: dead_letters.DeadLetter) -> dict[str, Any]:
+    return {"seq": letter.seq, "original_subject": letter.original_subject, "reason": letter.reason,
+            "deliveries": letter.deliveries, "command_id": letter.command_id,
+            "first_failed_at": letter.first_failed_at.isoformat() if letter.first_failed_at else None,
+            "dead_lettered_at": letter.dead_lettered_at.isoformat() if letter.dead_lettered_at else None,
+            "error": letter.error, "kept_by_reference": letter.by_reference}
 
 
 async def _show(js: JetStreamContext, args: argparse.Namespace, out: Callable[[str], None]) -> int:
@@ -146,12 +163,32 @@ async def _replay_or_drop(js: JetStreamContext, args: argparse.Namespace, out: C
         out(f"dry run: {len(targets)} dead letter(s) would be replayed")
         return 1 if refused else 0
     done: Counter[str] = Counter()
+    replayed = []
     for i, letter in enumerate(targets, 1):
-        await dead_letters.replay(js, letter, include_invalid=include_invalid)
+        replayed.append(await dead_letters.replay(js, letter, include_invalid=include_invalid))
         done[letter.reason] += 1
         progress(i, len(targets))
+    for one in replayed:
+        out(_became(one))
     out(f"replayed {len(targets)} dead letter(s): {_by_reason(done)}")
     return 1 if refused else 0
+
+
+def _became(one: dead_letters.Replayed) -> str:
+    """One replayed letter: the command it is now, whether it left the queue, where its answer is."""
+    letter = one.letter
+    command = letter.command_id
+    named = f"command {command}" if command else "a command without a readable command_id"
+    left = ("left the dead-letter queue" if one.left_queue
+            else "its dead letter was already gone (dropped or replayed meanwhile)")
+    if command:
+        _, token = subjects.split_workspace_token(letter.original_subject)
+        answer = (f"its result: the bot's reply subject, or a lookup request on "
+                  f"{subjects.result_subject(subjects.decode_token(token), command)}")
+    else:
+        answer = "no result lookup without a command_id"
+    return (f"replayed {letter.seq}: republished to {letter.original_subject} as {named}"
+            f" ({subjects.COMMANDS_STREAM} seq {one.command_seq}, Nats-Msg-Id {one.msg_id}); {left}; {answer}")
 
 
 async def _drop(js: JetStreamContext, args: argparse.Namespace, targets: list[dead_letters.DeadLetter],

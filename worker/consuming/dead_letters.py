@@ -222,7 +222,18 @@ def replay_refusal(letter: DeadLetter, *, include_invalid: bool = False) -> str 
     return None
 
 
-async def replay(js: JetStreamContext, letter: DeadLetter, *, include_invalid: bool = False) -> None:
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """What became of a replayed letter: the command it was republished as, and whether the
+    dead letter left MEMORY_DLQ (not when it was already gone, dropped or replayed meanwhile)."""
+
+    letter: DeadLetter
+    msg_id: str
+    command_seq: int  # the republished command's MEMORY_COMMANDS sequence
+    left_queue: bool
+
+
+async def replay(js: JetStreamContext, letter: DeadLetter, *, include_invalid: bool = False) -> Replayed:
     """Republish the original payload to its original subject, then drop the dead letter.
 
     A new Nats-Msg-Id: the original id is inside JetStream's duplicate window or long gone,
@@ -232,9 +243,13 @@ async def replay(js: JetStreamContext, letter: DeadLetter, *, include_invalid: b
     if refusal is not None:
         raise ValueError(f"dead letter {letter.seq} cannot be replayed: {refusal}")
     msg_id = f"{letter.command_id or 'dlq'}:replay:{letter.seq}:{uuid.uuid4().hex}"
-    await js.publish(letter.original_subject, letter.payload, headers={"Nats-Msg-Id": msg_id},
-                     stream=COMMANDS_STREAM)
-    await js.delete_msg(DLQ_STREAM, letter.seq)
+    ack = await js.publish(letter.original_subject, letter.payload, headers={"Nats-Msg-Id": msg_id},
+                           stream=COMMANDS_STREAM)
+    try:
+        left = await js.delete_msg(DLQ_STREAM, letter.seq)
+    except NotFoundError:
+        left = False
+    return Replayed(letter, msg_id, ack.seq, left)
 
 
 async def drop(js: JetStreamContext, seq: int) -> bool:
