@@ -80,12 +80,6 @@ def test_what_the_command_shape_grants_is_never_an_event():
     assert events and set(denied) == events, f"{NOT_EVENTS} must deny exactly {sorted(events)}"
 
 
-def test_the_design_lists_every_command_subject():
-    design = (ROOT / "docs" / "explanation" / "wire-contract.md").read_text()
-    listed = set(re.findall(r"^\| `memory\.([a-z_]+)\.<workspace>` \| bot → worker", design, re.M))
-    assert listed == set(COMMAND_KINDS), "docs/explanation/wire-contract.md, subjects and streams: one row per command kind"
-
-
 def test_a_reply_of_any_kind_decodes_as_its_entry_says():
     """MemoryClient.send takes any entry and reads its reply through it: a refusal is the
     contract's InvalidCommandResult, or (the create) the kind's own result with that status."""
